@@ -1,0 +1,33 @@
+//! # agent-ai
+//!
+//! The model-facing vocabulary of the workspace: messages and content blocks with
+//! Pi's wire names, tool descriptions, argument validation with Pi's scalar
+//! coercions, the streaming [`ModelClient`] trait, and providers.
+//!
+//! Everything here is independent of any agent loop or tool: a program that only
+//! wants to talk to a model can use this crate alone.
+//!
+//! ```
+//! use agent_ai::{ContentBlock, Message};
+//! let msg = Message::user("list the files");
+//! let json = serde_json::to_value(&msg).unwrap();
+//! assert_eq!(json["role"], "user");
+//! assert_eq!(json["content"][0], serde_json::json!({"type": "text", "text": "list the files"}));
+//! # let _ = ContentBlock::text("x");
+//! ```
+
+mod content;
+mod message;
+pub mod providers;
+mod stream;
+mod tool;
+mod validation;
+
+pub use content::{ContentBlock, ImageContent, TextContent, ThinkingContent, ToolCall};
+pub use message::{
+    AssistantMessage, Cost, Message, StopReason, ToolResultMessage, Usage, UserContent,
+    UserMessage, now_millis,
+};
+pub use stream::{AssistantEventStream, AssistantMessageEvent, ModelClient, StreamOptions, complete};
+pub use tool::{Context, Model, Tool};
+pub use validation::{ArgumentValidator, ValidationError, coerce_to_schema, validate_tool_arguments};

@@ -1,0 +1,3 @@
+//! Model providers: implementations of [`ModelClient`](crate::ModelClient).
+
+pub mod scripted;

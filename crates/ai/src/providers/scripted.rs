@@ -1,0 +1,427 @@
+//! A provider that replays a script instead of calling a model.
+//!
+//! Tests, examples and the demo use it to drive the agent loop deterministically.
+//!
+//! # Script format
+//!
+//! A script is JSON Lines: one assistant turn per line. Blank lines and lines
+//! whose first non-blank character is `#` are skipped.
+//!
+//! ```text
+//! # first turn: ask for a tool
+//! {"content":[{"type":"text","text":"Let me look."},{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a.txt"}}],"stopReason":"toolUse"}
+//! # second turn: answer
+//! {"content":[{"type":"text","text":"Done."}]}
+//! ```
+//!
+//! Fields of a turn:
+//! - `content` (required): content blocks as in an assistant message (`text`,
+//!   `thinking`, `toolCall`).
+//! - `stopReason` (optional): `stop`, `length`, `toolUse`, `error` or `aborted`;
+//!   defaults to `toolUse` when the turn has a tool call and `stop` otherwise.
+//! - `errorMessage` (optional): set with `stopReason` `error`.
+//! - `usage` (optional): token usage to report.
+//! - `delayMs` (optional): wait this long before streaming (cancellable), to
+//!   imitate a slow model.
+//!
+//! Each turn is streamed as events (`start`, block start / deltas / end, `done`),
+//! text and argument JSON split into small deltas. A request made after the last
+//! turn ends with an error event whose message starts with `script exhausted`.
+//! Cancelling a request ends it with `stopReason` `aborted`.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde::Deserialize;
+
+use crate::content::ContentBlock;
+use crate::message::{AssistantMessage, StopReason, Usage, now_millis};
+use crate::stream::{AssistantEventStream, AssistantMessageEvent, ModelClient, StreamOptions};
+use crate::tool::{Context, Model};
+
+/// Size of the pieces text and argument JSON are streamed in.
+const DELTA_CHARS: usize = 24;
+
+/// One scripted assistant turn.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScriptedTurn {
+    /// Blocks the turn produces.
+    pub content: Vec<ContentBlock>,
+    /// Stop reason; derived from the content when absent.
+    #[serde(default)]
+    pub stop_reason: Option<StopReason>,
+    /// Error message for `error` turns.
+    #[serde(default)]
+    pub error_message: Option<String>,
+    /// Usage to report.
+    #[serde(default)]
+    pub usage: Option<Usage>,
+    /// Delay before streaming, in milliseconds.
+    #[serde(default)]
+    pub delay_ms: Option<u64>,
+}
+
+/// A script could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    /// The file could not be read.
+    #[error("cannot read script {path}: {source}")]
+    Io {
+        /// The script path.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A line is not a valid turn.
+    #[error("script line {line}: {message}")]
+    Parse {
+        /// 1-based line number.
+        line: usize,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+/// Replays scripted turns, one per request, and records every request's context.
+///
+/// ```
+/// use agent_ai::providers::scripted::ScriptedClient;
+/// let client = ScriptedClient::from_jsonl(r#"{"content":[{"type":"text","text":"hi"}]}"#).unwrap();
+/// assert_eq!(client.remaining(), 1);
+/// ```
+#[derive(Debug, Default)]
+pub struct ScriptedClient {
+    turns: Vec<ScriptedTurn>,
+    next: AtomicUsize,
+    requests: Mutex<Vec<Context>>,
+}
+
+impl ScriptedClient {
+    /// A client replaying the given turns.
+    pub fn new(turns: Vec<ScriptedTurn>) -> Self {
+        ScriptedClient {
+            turns,
+            next: AtomicUsize::new(0),
+            requests: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Parses a JSONL script (see the module docs).
+    pub fn from_jsonl(text: &str) -> Result<Self, ScriptError> {
+        let mut turns = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let trimmed = line.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            let turn: ScriptedTurn =
+                serde_json::from_str(trimmed).map_err(|e| ScriptError::Parse {
+                    line: i + 1,
+                    message: e.to_string(),
+                })?;
+            turns.push(turn);
+        }
+        Ok(Self::new(turns))
+    }
+
+    /// Reads and parses a JSONL script file.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, ScriptError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::from_jsonl(&text)
+    }
+
+    /// Turns not yet replayed.
+    pub fn remaining(&self) -> usize {
+        self.turns
+            .len()
+            .saturating_sub(self.next.load(Ordering::SeqCst))
+    }
+
+    /// The context of every request received so far, in order.
+    pub fn requests(&self) -> Vec<Context> {
+        self.requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+impl ModelClient for ScriptedClient {
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: StreamOptions,
+    ) -> AssistantEventStream {
+        self.requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(context.clone());
+        let index = self.next.fetch_add(1, Ordering::SeqCst);
+        let turn = self.turns.get(index).cloned();
+        let total = self.turns.len();
+        let mut base = AssistantMessage::empty(&model.provider, &model.id);
+        base.api = Some("scripted".to_string());
+        let cancel = options.cancel;
+
+        let (tx, rx) = futures::channel::mpsc::unbounded();
+        let producer = async move {
+            let emit = |e: AssistantMessageEvent| tx.unbounded_send(e).is_ok();
+            let Some(turn) = turn else {
+                base.stop_reason = StopReason::Error;
+                base.error_message = Some(format!(
+                    "script exhausted: all {total} scripted turns were used (request {} has no reply)",
+                    index + 1
+                ));
+                emit(AssistantMessageEvent::Error {
+                    reason: StopReason::Error,
+                    error: base,
+                });
+                return;
+            };
+            if let Some(ms) = turn.delay_ms {
+                tokio::select! {
+                    _ = cancel.cancelled() => {}
+                    _ = tokio::time::sleep(Duration::from_millis(ms)) => {}
+                }
+            }
+            replay(turn, base, &cancel, &emit).await;
+        };
+        // The producer runs as its own task so events reach the consumer as they are made
+        // (a slow consumer never blocks it: the channel is unbounded, and a dropped
+        // consumer makes every later send fail, which ends the task).
+        tokio::spawn(producer);
+        rx.boxed()
+    }
+}
+
+async fn replay(
+    turn: ScriptedTurn,
+    mut msg: AssistantMessage,
+    cancel: &tokio_util::sync::CancellationToken,
+    emit: &impl Fn(AssistantMessageEvent) -> bool,
+) {
+    let aborted = |mut msg: AssistantMessage| {
+        msg.stop_reason = StopReason::Aborted;
+        msg.error_message = Some("Request was aborted".to_string());
+        AssistantMessageEvent::Error {
+            reason: StopReason::Aborted,
+            error: msg,
+        }
+    };
+    if cancel.is_cancelled() {
+        emit(aborted(msg));
+        return;
+    }
+    emit(AssistantMessageEvent::Start {
+        partial: msg.clone(),
+    });
+    let has_tool_call = turn
+        .content
+        .iter()
+        .any(|b| matches!(b, ContentBlock::ToolCall(_)));
+    for block in turn.content {
+        if cancel.is_cancelled() {
+            emit(aborted(msg));
+            return;
+        }
+        let index = msg.content.len();
+        match block {
+            ContentBlock::Text(t) => {
+                msg.content.push(ContentBlock::text(""));
+                emit(AssistantMessageEvent::TextStart {
+                    content_index: index,
+                    partial: msg.clone(),
+                });
+                for piece in chunks(&t.text) {
+                    if let Some(ContentBlock::Text(cur)) = msg.content.get_mut(index) {
+                        cur.text.push_str(piece);
+                    }
+                    emit(AssistantMessageEvent::TextDelta {
+                        content_index: index,
+                        delta: piece.to_string(),
+                        partial: msg.clone(),
+                    });
+                }
+                msg.content[index] = ContentBlock::Text(t.clone());
+                emit(AssistantMessageEvent::TextEnd {
+                    content_index: index,
+                    content: t.text,
+                    partial: msg.clone(),
+                });
+            }
+            ContentBlock::Thinking(t) => {
+                msg.content.push(ContentBlock::Thinking(crate::ThinkingContent {
+                    thinking: String::new(),
+                    thinking_signature: None,
+                }));
+                emit(AssistantMessageEvent::ThinkingStart {
+                    content_index: index,
+                    partial: msg.clone(),
+                });
+                for piece in chunks(&t.thinking) {
+                    if let Some(ContentBlock::Thinking(cur)) = msg.content.get_mut(index) {
+                        cur.thinking.push_str(piece);
+                    }
+                    emit(AssistantMessageEvent::ThinkingDelta {
+                        content_index: index,
+                        delta: piece.to_string(),
+                        partial: msg.clone(),
+                    });
+                }
+                msg.content[index] = ContentBlock::Thinking(t.clone());
+                emit(AssistantMessageEvent::ThinkingEnd {
+                    content_index: index,
+                    content: t.thinking,
+                    partial: msg.clone(),
+                });
+            }
+            ContentBlock::ToolCall(call) => {
+                let mut streaming = call.clone();
+                streaming.arguments = serde_json::Value::Object(Default::default());
+                msg.content.push(ContentBlock::ToolCall(streaming));
+                emit(AssistantMessageEvent::ToolCallStart {
+                    content_index: index,
+                    partial: msg.clone(),
+                });
+                let json = call.arguments.to_string();
+                for piece in chunks(&json) {
+                    emit(AssistantMessageEvent::ToolCallDelta {
+                        content_index: index,
+                        delta: piece.to_string(),
+                        partial: msg.clone(),
+                    });
+                }
+                msg.content[index] = ContentBlock::ToolCall(call.clone());
+                emit(AssistantMessageEvent::ToolCallEnd {
+                    content_index: index,
+                    tool_call: call,
+                    partial: msg.clone(),
+                });
+            }
+            other @ ContentBlock::Image(_) => msg.content.push(other),
+        }
+        tokio::task::yield_now().await;
+    }
+    if let Some(usage) = turn.usage {
+        msg.usage = usage;
+    }
+    let reason = turn.stop_reason.unwrap_or(if has_tool_call {
+        StopReason::ToolUse
+    } else {
+        StopReason::Stop
+    });
+    msg.stop_reason = reason;
+    msg.timestamp = now_millis();
+    match reason {
+        StopReason::Error | StopReason::Aborted => {
+            msg.error_message = Some(
+                turn.error_message
+                    .unwrap_or_else(|| "scripted error".to_string()),
+            );
+            emit(AssistantMessageEvent::Error { reason, error: msg });
+        }
+        _ => {
+            emit(AssistantMessageEvent::Done {
+                reason,
+                message: msg,
+            });
+        }
+    }
+}
+
+/// Splits text into pieces of at most [`DELTA_CHARS`] characters.
+fn chunks(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut count = 0;
+    for (i, _) in text.char_indices() {
+        if count == DELTA_CHARS {
+            out.push(&text[start..i]);
+            start = i;
+            count = 0;
+        }
+        count += 1;
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stream::complete;
+
+    #[tokio::test]
+    async fn replays_turns_then_reports_exhaustion() {
+        let client = ScriptedClient::from_jsonl(
+            "# comment\n{\"content\":[{\"type\":\"text\",\"text\":\"hello there, this is a longer text to split\"}]}\n\n",
+        )
+        .unwrap();
+        let model = Model::new("scripted", "script");
+        let mut stream = client.stream(&model, &Context::default(), StreamOptions::default());
+        let mut deltas = String::new();
+        let mut last = None;
+        while let Some(e) = stream.next().await {
+            if let AssistantMessageEvent::TextDelta { delta, .. } = &e {
+                deltas.push_str(delta);
+            }
+            last = Some(e);
+        }
+        assert_eq!(deltas, "hello there, this is a longer text to split");
+        let Some(AssistantMessageEvent::Done { reason, message }) = last else {
+            panic!("no done event")
+        };
+        assert_eq!(reason, StopReason::Stop);
+        assert_eq!(message.text(), "hello there, this is a longer text to split");
+
+        let second = complete(&client, &model, &Context::default(), StreamOptions::default()).await;
+        assert_eq!(second.stop_reason, StopReason::Error);
+        assert!(second.error_message.unwrap().starts_with("script exhausted"));
+        assert_eq!(client.requests().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn cancellation_during_delay_aborts() {
+        let client =
+            ScriptedClient::from_jsonl(r#"{"content":[{"type":"text","text":"x"}],"delayMs":5000}"#)
+                .unwrap();
+        let opts = StreamOptions::default();
+        let cancel = opts.cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            cancel.cancel();
+        });
+        let started = std::time::Instant::now();
+        let msg = complete(&client, &Model::new("scripted", "s"), &Context::default(), opts).await;
+        assert_eq!(msg.stop_reason, StopReason::Aborted);
+        assert!(started.elapsed() < Duration::from_secs(4));
+    }
+
+    #[test]
+    fn parse_errors_name_the_line() {
+        let err = ScriptedClient::from_jsonl("\n{\"content\": 5}").unwrap_err();
+        assert!(err.to_string().starts_with("script line 2:"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn tool_call_turn_defaults_to_tool_use() {
+        let client = ScriptedClient::from_jsonl(
+            r#"{"content":[{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a.txt"}}]}"#,
+        )
+        .unwrap();
+        let msg = complete(&client, &Model::new("scripted", "s"), &Context::default(), StreamOptions::default()).await;
+        assert_eq!(msg.stop_reason, StopReason::ToolUse);
+        assert_eq!(msg.tool_calls().count(), 1);
+    }
+}

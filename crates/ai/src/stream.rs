@@ -1,0 +1,208 @@
+//! Streaming model responses: the event vocabulary and the client trait.
+
+use futures::stream::BoxStream;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::content::ToolCall;
+use crate::message::{AssistantMessage, StopReason};
+use crate::tool::{Context, Model};
+
+/// One step of a streamed assistant message, tagged by `type` on the wire.
+///
+/// Every event carries `partial`: the message as assembled so far, so a consumer
+/// never has to re-assemble deltas itself. A well-formed stream starts with
+/// [`AssistantMessageEvent::Start`] and ends with exactly one
+/// [`AssistantMessageEvent::Done`] or [`AssistantMessageEvent::Error`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AssistantMessageEvent {
+    /// The message began.
+    Start {
+        /// The (empty) message.
+        partial: AssistantMessage,
+    },
+    /// A text block began at `contentIndex`.
+    TextStart {
+        /// Index of the block in `content`.
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        /// The message so far.
+        partial: AssistantMessage,
+    },
+    /// More text for the block at `contentIndex`.
+    TextDelta {
+        /// Index of the block in `content`.
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        /// The new text.
+        delta: String,
+        /// The message so far.
+        partial: AssistantMessage,
+    },
+    /// The text block at `contentIndex` is complete.
+    TextEnd {
+        /// Index of the block in `content`.
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        /// The block's full text.
+        content: String,
+        /// The message so far.
+        partial: AssistantMessage,
+    },
+    /// A thinking block began.
+    ThinkingStart {
+        /// Index of the block in `content`.
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        /// The message so far.
+        partial: AssistantMessage,
+    },
+    /// More reasoning text.
+    ThinkingDelta {
+        /// Index of the block in `content`.
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        /// The new text.
+        delta: String,
+        /// The message so far.
+        partial: AssistantMessage,
+    },
+    /// The thinking block is complete.
+    ThinkingEnd {
+        /// Index of the block in `content`.
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        /// The block's full text.
+        content: String,
+        /// The message so far.
+        partial: AssistantMessage,
+    },
+    /// A tool call began.
+    #[serde(rename = "toolcall_start")]
+    ToolCallStart {
+        /// Index of the block in `content`.
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        /// The message so far.
+        partial: AssistantMessage,
+    },
+    /// More of the tool call's JSON arguments.
+    #[serde(rename = "toolcall_delta")]
+    ToolCallDelta {
+        /// Index of the block in `content`.
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        /// A fragment of the arguments' JSON text.
+        delta: String,
+        /// The message so far.
+        partial: AssistantMessage,
+    },
+    /// The tool call is complete, with parsed arguments.
+    #[serde(rename = "toolcall_end")]
+    ToolCallEnd {
+        /// Index of the block in `content`.
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        /// The finished call.
+        #[serde(rename = "toolCall")]
+        tool_call: ToolCall,
+        /// The message so far.
+        partial: AssistantMessage,
+    },
+    /// The message finished normally.
+    Done {
+        /// `stop`, `length` or `toolUse`.
+        reason: StopReason,
+        /// The final message.
+        message: AssistantMessage,
+    },
+    /// The request failed or was cancelled.
+    Error {
+        /// `error` or `aborted`.
+        reason: StopReason,
+        /// The final message, with `errorMessage` set.
+        error: AssistantMessage,
+    },
+}
+
+impl AssistantMessageEvent {
+    /// The message as it stands after this event.
+    pub fn message(&self) -> &AssistantMessage {
+        match self {
+            AssistantMessageEvent::Start { partial }
+            | AssistantMessageEvent::TextStart { partial, .. }
+            | AssistantMessageEvent::TextDelta { partial, .. }
+            | AssistantMessageEvent::TextEnd { partial, .. }
+            | AssistantMessageEvent::ThinkingStart { partial, .. }
+            | AssistantMessageEvent::ThinkingDelta { partial, .. }
+            | AssistantMessageEvent::ThinkingEnd { partial, .. }
+            | AssistantMessageEvent::ToolCallStart { partial, .. }
+            | AssistantMessageEvent::ToolCallDelta { partial, .. }
+            | AssistantMessageEvent::ToolCallEnd { partial, .. } => partial,
+            AssistantMessageEvent::Done { message, .. } => message,
+            AssistantMessageEvent::Error { error, .. } => error,
+        }
+    }
+
+    /// Whether this event ends the stream.
+    pub fn is_final(&self) -> bool {
+        matches!(
+            self,
+            AssistantMessageEvent::Done { .. } | AssistantMessageEvent::Error { .. }
+        )
+    }
+}
+
+/// A stream of assistant-message events.
+pub type AssistantEventStream = BoxStream<'static, AssistantMessageEvent>;
+
+/// Per-request options.
+#[derive(Debug, Clone, Default)]
+pub struct StreamOptions {
+    /// Cancels the request; the stream then ends with an `aborted` error event.
+    pub cancel: CancellationToken,
+    /// Overrides the model's default maximum output tokens.
+    pub max_tokens: Option<u64>,
+    /// Sampling temperature, when the caller wants one.
+    pub temperature: Option<f64>,
+}
+
+/// Something that turns a [`Context`] into a streamed assistant message.
+///
+/// Implementations never fail out of band: transport errors, HTTP errors and
+/// cancellation all end the stream with an [`AssistantMessageEvent::Error`] whose
+/// message has `stopReason` `error` or `aborted` and an `errorMessage`.
+pub trait ModelClient: Send + Sync {
+    /// Starts one request and streams its events.
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: StreamOptions,
+    ) -> AssistantEventStream;
+}
+
+/// A finished stream's message, built from an error when nothing usable came back.
+///
+/// Used by callers that want the final message and do not care about deltas.
+pub async fn complete(
+    client: &dyn ModelClient,
+    model: &Model,
+    context: &Context,
+    options: StreamOptions,
+) -> AssistantMessage {
+    use futures::StreamExt;
+    let mut stream = client.stream(model, context, options);
+    let mut last: Option<AssistantMessage> = None;
+    while let Some(event) = stream.next().await {
+        if event.is_final() {
+            return event.message().clone();
+        }
+        last = Some(event.message().clone());
+    }
+    let mut msg = last.unwrap_or_else(|| AssistantMessage::empty(&model.provider, &model.id));
+    msg.stop_reason = StopReason::Error;
+    msg.error_message = Some("model stream ended without a final event".to_string());
+    msg
+}
