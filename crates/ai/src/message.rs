@@ -255,3 +255,15 @@ impl ToolResultMessage {
             .join("\n")
     }
 }
+
+impl From<&str> for Message {
+    fn from(text: &str) -> Self {
+        Message::user(text)
+    }
+}
+
+impl From<String> for Message {
+    fn from(text: String) -> Self {
+        Message::user(text)
+    }
+}

@@ -1,0 +1,321 @@
+//! The agent loop: stream a response, run its tool calls, repeat.
+
+use std::sync::Arc;
+
+use agent_ai::{
+    AssistantMessage, AssistantMessageEvent, Context, Message, Model, ModelClient, StopReason,
+    StreamOptions,
+};
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::event::{AgentEvent, EventSink};
+use crate::hooks::{AfterToolCallHook, BeforeToolCallHook};
+use crate::tool::{AgentTool, ExecutionMode};
+use crate::tool_execution::execute_tool_calls;
+
+/// Supplies queued messages (steering or follow-up) when the loop asks for them.
+pub type MessageSource = Arc<dyn Fn() -> Vec<Message> + Send + Sync>;
+
+/// The state a run works on: system prompt, transcript and active tools.
+#[derive(Clone, Default)]
+pub struct AgentContext {
+    /// System prompt sent with every request.
+    pub system_prompt: String,
+    /// The transcript; the run appends to it.
+    pub messages: Vec<Message>,
+    /// Tools the model is offered and the loop may execute. A call naming any
+    /// other tool gets a `Tool <name> not found` error result.
+    pub tools: Vec<Arc<dyn AgentTool>>,
+}
+
+impl std::fmt::Debug for AgentContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentContext")
+            .field("system_prompt", &self.system_prompt)
+            .field("messages", &self.messages.len())
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| t.name().to_string()).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+/// How the loop talks to the model and runs tools.
+#[derive(Clone)]
+pub struct AgentLoopConfig {
+    /// The model to call.
+    pub model: Model,
+    /// The client that streams responses.
+    pub client: Arc<dyn ModelClient>,
+    /// Batch scheduling: `Parallel` (default) unless a tool in the batch asks otherwise.
+    pub tool_execution: ExecutionMode,
+    /// Runs after validation, before execution; may block or rewrite arguments.
+    pub before_tool_call: Option<BeforeToolCallHook>,
+    /// Runs after execution; may replace parts of the result.
+    pub after_tool_call: Option<AfterToolCallHook>,
+    /// Polled after each turn; messages it returns are injected before the next request.
+    pub steering_messages: Option<MessageSource>,
+    /// Polled when the loop would stop; messages it returns start a new turn.
+    pub follow_up_messages: Option<MessageSource>,
+    /// Maximum output tokens per request, if not the model default.
+    pub max_tokens: Option<u64>,
+    /// Sampling temperature, if any.
+    pub temperature: Option<f64>,
+}
+
+impl AgentLoopConfig {
+    /// A parallel-execution config with no hooks and no queues.
+    pub fn new(model: Model, client: Arc<dyn ModelClient>) -> Self {
+        AgentLoopConfig {
+            model,
+            client,
+            tool_execution: ExecutionMode::Parallel,
+            before_tool_call: None,
+            after_tool_call: None,
+            steering_messages: None,
+            follow_up_messages: None,
+            max_tokens: None,
+            temperature: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for AgentLoopConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentLoopConfig")
+            .field("model", &self.model.id)
+            .field("tool_execution", &self.tool_execution)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs the loop for new `prompts` until the model stops asking for tools.
+///
+/// Prompts and every produced message are appended to `context.messages`; the
+/// messages this run added are returned (and sent in `agent_end`). The loop never
+/// fails: model errors end the run with an assistant message whose `stopReason`
+/// is `error` or `aborted`, tool failures become error results.
+pub async fn run_agent_loop(
+    prompts: Vec<Message>,
+    context: &mut AgentContext,
+    config: &AgentLoopConfig,
+    cancel: CancellationToken,
+    emit: &EventSink,
+) -> Vec<Message> {
+    let mut added = Vec::new();
+    emit(AgentEvent::AgentStart);
+    emit(AgentEvent::TurnStart);
+    for prompt in prompts {
+        emit(AgentEvent::MessageStart {
+            message: prompt.clone(),
+        });
+        emit(AgentEvent::MessageEnd {
+            message: prompt.clone(),
+        });
+        context.messages.push(prompt.clone());
+        added.push(prompt);
+    }
+    run_turns(context, config, cancel, emit, &mut added, true).await;
+    emit(AgentEvent::AgentEnd {
+        messages: added.clone(),
+    });
+    added
+}
+
+/// Continues from the current transcript without a new prompt (e.g. after an
+/// error or to answer pending tool results). Emits the same events as
+/// [`run_agent_loop`], minus the prompt messages.
+pub async fn run_agent_loop_continue(
+    context: &mut AgentContext,
+    config: &AgentLoopConfig,
+    cancel: CancellationToken,
+    emit: &EventSink,
+) -> Vec<Message> {
+    let mut added = Vec::new();
+    emit(AgentEvent::AgentStart);
+    emit(AgentEvent::TurnStart);
+    run_turns(context, config, cancel, emit, &mut added, true).await;
+    emit(AgentEvent::AgentEnd {
+        messages: added.clone(),
+    });
+    added
+}
+
+/// Runs the loop in a task and returns its events as a stream.
+///
+/// The stream ends after `agent_end`. The final context is discarded; use
+/// [`run_agent_loop`] to keep it.
+pub fn agent_loop(
+    prompts: Vec<Message>,
+    mut context: AgentContext,
+    config: AgentLoopConfig,
+    cancel: CancellationToken,
+) -> futures::stream::BoxStream<'static, AgentEvent> {
+    let (tx, rx) = futures::channel::mpsc::unbounded();
+    let emit: EventSink = Arc::new(move |e| {
+        let _ = tx.unbounded_send(e);
+    });
+    tokio::spawn(async move {
+        run_agent_loop(prompts, &mut context, &config, cancel, &emit).await;
+    });
+    rx.boxed()
+}
+
+async fn run_turns(
+    context: &mut AgentContext,
+    config: &AgentLoopConfig,
+    cancel: CancellationToken,
+    emit: &EventSink,
+    added: &mut Vec<Message>,
+    mut first_turn: bool,
+) {
+    let poll = |source: &Option<MessageSource>| source.as_ref().map(|f| f()).unwrap_or_default();
+    let mut pending = poll(&config.steering_messages);
+    loop {
+        let mut more_tool_calls = true;
+        while more_tool_calls || !pending.is_empty() {
+            if !first_turn {
+                emit(AgentEvent::TurnStart);
+            }
+            first_turn = false;
+            for message in pending.drain(..) {
+                emit(AgentEvent::MessageStart {
+                    message: message.clone(),
+                });
+                emit(AgentEvent::MessageEnd {
+                    message: message.clone(),
+                });
+                context.messages.push(message.clone());
+                added.push(message);
+            }
+
+            let assistant = stream_assistant_response(context, config, &cancel, emit).await;
+            context.messages.push(Message::Assistant(assistant.clone()));
+            added.push(Message::Assistant(assistant.clone()));
+
+            if matches!(
+                assistant.stop_reason,
+                StopReason::Error | StopReason::Aborted
+            ) {
+                emit(AgentEvent::TurnEnd {
+                    message: Message::Assistant(assistant),
+                    tool_results: Vec::new(),
+                });
+                return;
+            }
+
+            let calls: Vec<_> = assistant.tool_calls().cloned().collect();
+            more_tool_calls = !calls.is_empty();
+            let mut results = Vec::new();
+            if more_tool_calls {
+                let batch =
+                    execute_tool_calls(&assistant, calls, context, config, &cancel, emit).await;
+                more_tool_calls = !batch.terminate;
+                for result in &batch.results {
+                    context.messages.push(Message::ToolResult(result.clone()));
+                    added.push(Message::ToolResult(result.clone()));
+                }
+                results = batch.results;
+            }
+            emit(AgentEvent::TurnEnd {
+                message: Message::Assistant(assistant),
+                tool_results: results,
+            });
+            pending = poll(&config.steering_messages);
+        }
+        let follow_ups = poll(&config.follow_up_messages);
+        if follow_ups.is_empty() {
+            return;
+        }
+        pending = follow_ups;
+    }
+}
+
+/// Streams one model response, emitting `message_start` / `message_update` /
+/// `message_end`, and returns the final message.
+async fn stream_assistant_response(
+    context: &AgentContext,
+    config: &AgentLoopConfig,
+    cancel: &CancellationToken,
+    emit: &EventSink,
+) -> AssistantMessage {
+    let model = &config.model;
+    let aborted = |partial: Option<AssistantMessage>| {
+        let mut msg =
+            partial.unwrap_or_else(|| AssistantMessage::empty(&model.provider, &model.id));
+        msg.stop_reason = StopReason::Aborted;
+        msg.error_message = Some("Request was aborted".to_string());
+        msg
+    };
+    let finish = |msg: AssistantMessage, started: bool| {
+        if !started {
+            emit(AgentEvent::MessageStart {
+                message: Message::Assistant(msg.clone()),
+            });
+        }
+        emit(AgentEvent::MessageEnd {
+            message: Message::Assistant(msg.clone()),
+        });
+        msg
+    };
+    if cancel.is_cancelled() {
+        return finish(aborted(None), false);
+    }
+    let request = Context {
+        system_prompt: (!context.system_prompt.is_empty()).then(|| context.system_prompt.clone()),
+        messages: context.messages.clone(),
+        tools: context.tools.iter().map(|t| t.to_tool()).collect(),
+    };
+    let options = StreamOptions {
+        cancel: cancel.clone(),
+        max_tokens: config.max_tokens,
+        temperature: config.temperature,
+    };
+    let mut stream = config.client.stream(model, &request, options);
+    let mut started = false;
+    let mut last: Option<AssistantMessage> = None;
+    loop {
+        // A client that ignores cancellation must not keep the loop waiting.
+        let next = tokio::select! {
+            biased;
+            event = stream.next() => event,
+            _ = cancel.cancelled() => return finish(aborted(last), started),
+        };
+        let Some(event) = next else {
+            let mut msg =
+                last.unwrap_or_else(|| AssistantMessage::empty(&model.provider, &model.id));
+            msg.stop_reason = StopReason::Error;
+            msg.error_message = Some("model stream ended without a final event".to_string());
+            return finish(msg, started);
+        };
+        match event {
+            AssistantMessageEvent::Start { partial } => {
+                if !started {
+                    started = true;
+                    emit(AgentEvent::MessageStart {
+                        message: Message::Assistant(partial.clone()),
+                    });
+                }
+                last = Some(partial);
+            }
+            AssistantMessageEvent::Done { message, .. } => return finish(message, started),
+            AssistantMessageEvent::Error { error, .. } => return finish(error, started),
+            delta => {
+                let partial = delta.message().clone();
+                if !started {
+                    started = true;
+                    emit(AgentEvent::MessageStart {
+                        message: Message::Assistant(partial.clone()),
+                    });
+                }
+                emit(AgentEvent::MessageUpdate {
+                    message: Message::Assistant(partial.clone()),
+                    assistant_message_event: delta,
+                });
+                last = Some(partial);
+            }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! Events the loop emits, with Pi's wire names.
+
+use std::sync::Arc;
+
+use agent_ai::{AssistantMessageEvent, Message, ToolResultMessage};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::tool::AgentToolResult;
+
+/// Something that happened during a run, tagged by `type` (snake_case) on the wire.
+///
+/// For one prompt with one successful tool call the order is: `agent_start`,
+/// `turn_start`, `message_start`/`message_end` (user), `message_start`,
+/// `message_update`..., `message_end` (assistant), `tool_execution_start`,
+/// `tool_execution_end`, `message_start`/`message_end` (toolResult), `turn_end`,
+/// then the next turn, and finally `agent_end`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// A run began.
+    AgentStart,
+    /// A run finished; `messages` are the messages the run added.
+    AgentEnd {
+        /// Messages added by the run, prompts included.
+        messages: Vec<Message>,
+    },
+    /// A turn (one model request plus its tool calls) began.
+    TurnStart,
+    /// A turn finished.
+    TurnEnd {
+        /// The assistant message of the turn.
+        message: Message,
+        /// Tool results of the turn, in the assistant message's call order.
+        #[serde(rename = "toolResults")]
+        tool_results: Vec<ToolResultMessage>,
+    },
+    /// A message began (user, assistant or toolResult).
+    MessageStart {
+        /// The message (partial for an assistant message).
+        message: Message,
+    },
+    /// An assistant message is streaming.
+    MessageUpdate {
+        /// The message so far.
+        message: Message,
+        /// The provider event that changed it.
+        #[serde(rename = "assistantMessageEvent")]
+        assistant_message_event: AssistantMessageEvent,
+    },
+    /// A message is complete.
+    MessageEnd {
+        /// The final message.
+        message: Message,
+    },
+    /// A tool call is about to be prepared and run.
+    ToolExecutionStart {
+        /// Tool call id.
+        #[serde(rename = "toolCallId")]
+        tool_call_id: String,
+        /// Tool name.
+        #[serde(rename = "toolName")]
+        tool_name: String,
+        /// Raw arguments as the model sent them.
+        args: Value,
+    },
+    /// A running tool reported progress.
+    ToolExecutionUpdate {
+        /// Tool call id.
+        #[serde(rename = "toolCallId")]
+        tool_call_id: String,
+        /// Tool name.
+        #[serde(rename = "toolName")]
+        tool_name: String,
+        /// Raw arguments as the model sent them.
+        args: Value,
+        /// The partial result.
+        #[serde(rename = "partialResult")]
+        partial_result: AgentToolResult,
+    },
+    /// A tool call finished (events come in completion order).
+    ToolExecutionEnd {
+        /// Tool call id.
+        #[serde(rename = "toolCallId")]
+        tool_call_id: String,
+        /// Tool name.
+        #[serde(rename = "toolName")]
+        tool_name: String,
+        /// The final result.
+        result: AgentToolResult,
+        /// Whether the call failed.
+        #[serde(rename = "isError")]
+        is_error: bool,
+    },
+}
+
+impl AgentEvent {
+    /// The wire name of the event type, e.g. `tool_execution_start`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AgentEvent::AgentStart => "agent_start",
+            AgentEvent::AgentEnd { .. } => "agent_end",
+            AgentEvent::TurnStart => "turn_start",
+            AgentEvent::TurnEnd { .. } => "turn_end",
+            AgentEvent::MessageStart { .. } => "message_start",
+            AgentEvent::MessageUpdate { .. } => "message_update",
+            AgentEvent::MessageEnd { .. } => "message_end",
+            AgentEvent::ToolExecutionStart { .. } => "tool_execution_start",
+            AgentEvent::ToolExecutionUpdate { .. } => "tool_execution_update",
+            AgentEvent::ToolExecutionEnd { .. } => "tool_execution_end",
+        }
+    }
+}
+
+/// Receives every event of a run, synchronously and in order.
+pub type EventSink = Arc<dyn Fn(AgentEvent) + Send + Sync>;

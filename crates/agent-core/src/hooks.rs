@@ -1,0 +1,105 @@
+//! Hooks around tool execution: `before_tool_call` and `after_tool_call`.
+
+use std::sync::Arc;
+
+use agent_ai::{AssistantMessage, ContentBlock, ToolCall, Usage};
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::tool::AgentToolResult;
+
+/// What a `before_tool_call` hook sees.
+#[derive(Debug, Clone)]
+pub struct BeforeToolCallContext {
+    /// The assistant message that asked for the call.
+    pub assistant_message: AssistantMessage,
+    /// The call as the model sent it.
+    pub tool_call: ToolCall,
+    /// Arguments after preparation, coercion and validation.
+    pub args: Value,
+}
+
+/// A `before_tool_call` decision. The default lets the call run unchanged.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BeforeToolCallResult {
+    /// Refuse the call; it never executes and gets an error result.
+    pub block: bool,
+    /// Text of the error result of a blocked call (default `Tool execution was blocked`).
+    pub reason: Option<String>,
+    /// Carried onto a blocked call's result.
+    pub terminate: bool,
+    /// Replacement arguments; executed as given, without re-validation.
+    pub args: Option<Value>,
+}
+
+impl BeforeToolCallResult {
+    /// Blocks the call with a reason.
+    pub fn block(reason: impl Into<String>) -> Self {
+        BeforeToolCallResult {
+            block: true,
+            reason: Some(reason.into()),
+            ..Default::default()
+        }
+    }
+
+    /// Lets the call run with other arguments.
+    pub fn rewrite(args: Value) -> Self {
+        BeforeToolCallResult {
+            args: Some(args),
+            ..Default::default()
+        }
+    }
+}
+
+/// What an `after_tool_call` hook sees.
+#[derive(Debug, Clone)]
+pub struct AfterToolCallContext {
+    /// The assistant message that asked for the call.
+    pub assistant_message: AssistantMessage,
+    /// The call as the model sent it.
+    pub tool_call: ToolCall,
+    /// The arguments the tool ran with.
+    pub args: Value,
+    /// The tool's result (or its error result).
+    pub result: AgentToolResult,
+    /// Whether the call failed.
+    pub is_error: bool,
+}
+
+/// Replacements an `after_tool_call` hook asks for; each `Some` field replaces the
+/// original wholesale (no deep merge), `None` keeps it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AfterToolCallResult {
+    /// New content.
+    pub content: Option<Vec<ContentBlock>>,
+    /// New details.
+    pub details: Option<Value>,
+    /// New usage.
+    pub usage: Option<Usage>,
+    /// New terminate flag.
+    pub terminate: Option<bool>,
+    /// New error flag.
+    pub is_error: Option<bool>,
+}
+
+/// A hook run after validation and before execution. An `Err` becomes the call's
+/// error result.
+pub type BeforeToolCallHook = Arc<
+    dyn Fn(
+            BeforeToolCallContext,
+            CancellationToken,
+        ) -> BoxFuture<'static, Result<Option<BeforeToolCallResult>, String>>
+        + Send
+        + Sync,
+>;
+
+/// A hook run after execution. An `Err` becomes the call's error result.
+pub type AfterToolCallHook = Arc<
+    dyn Fn(
+            AfterToolCallContext,
+            CancellationToken,
+        ) -> BoxFuture<'static, Result<Option<AfterToolCallResult>, String>>
+        + Send
+        + Sync,
+>;

@@ -1,0 +1,258 @@
+//! The tool contract the loop executes: [`AgentTool`] and what it returns.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use agent_ai::{ContentBlock, Tool, Usage};
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// How a tool wants to be scheduled relative to the other calls of a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutionMode {
+    /// The whole batch runs one call at a time if any of its tools asks for this.
+    Sequential,
+    /// May run concurrently with the other calls of its batch (the default).
+    #[default]
+    Parallel,
+}
+
+/// What a tool returns: content for the model plus data for people and programs.
+///
+/// ```
+/// use agent_core::AgentToolResult;
+/// let r = AgentToolResult::text("3 files").with_details(serde_json::json!({"count": 3}));
+/// assert_eq!(r.text_content(), "3 files");
+/// ```
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentToolResult {
+    /// What the model sees: text and image blocks.
+    #[serde(default)]
+    pub content: Vec<ContentBlock>,
+    /// Structured data for UIs and logs; never sent to the model. `null` when absent.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub details: Value,
+    /// Tokens used by work inside the tool (not counted as context).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Names of tools this result introduced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added_tool_names: Vec<String>,
+    /// Asks the loop to stop after this batch (honoured only if every result asks).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub terminate: bool,
+}
+
+impl AgentToolResult {
+    /// A result with one text block and no details.
+    pub fn text(text: impl Into<String>) -> Self {
+        AgentToolResult {
+            content: vec![ContentBlock::text(text)],
+            ..Default::default()
+        }
+    }
+
+    /// The same result with `details` set.
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = details;
+        self
+    }
+
+    /// The shape every failure takes: one text block, `details` `{}`.
+    pub fn error(message: impl Into<String>) -> Self {
+        AgentToolResult {
+            content: vec![ContentBlock::text(message)],
+            details: Value::Object(Default::default()),
+            ..Default::default()
+        }
+    }
+
+    /// All text blocks joined with newlines.
+    pub fn text_content(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(ContentBlock::as_text)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// A tool failure. The loop turns it into an error result the model can read.
+///
+/// ```
+/// use agent_core::ToolError;
+/// let e: ToolError = "Path not found: /x".into();
+/// assert_eq!(e.to_string(), "Path not found: /x");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    message: String,
+}
+
+impl ToolError {
+    /// An error with the given model-facing message.
+    pub fn new(message: impl Into<String>) -> Self {
+        ToolError {
+            message: message.into(),
+        }
+    }
+
+    /// The standard cancellation error, `Operation aborted`.
+    pub fn aborted() -> Self {
+        ToolError::new(ABORTED_MESSAGE)
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// Text of the error a cancelled operation reports.
+pub const ABORTED_MESSAGE: &str = "Operation aborted";
+
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        ToolError::new(message)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        ToolError::new(message)
+    }
+}
+
+impl From<std::io::Error> for ToolError {
+    fn from(e: std::io::Error) -> Self {
+        ToolError::new(e.to_string())
+    }
+}
+
+impl From<serde_json::Error> for ToolError {
+    fn from(e: serde_json::Error) -> Self {
+        ToolError::new(e.to_string())
+    }
+}
+
+impl From<agent_ai::ValidationError> for ToolError {
+    fn from(e: agent_ai::ValidationError) -> Self {
+        ToolError::new(e.to_string())
+    }
+}
+
+type UpdateFn = dyn Fn(AgentToolResult) + Send + Sync;
+
+/// Where a running tool sends partial results (progress).
+///
+/// Cheap to clone. Once the loop has finalised the call the sink is closed and
+/// further updates are silently dropped, so a tool never has to track that.
+#[derive(Clone)]
+pub struct ToolUpdateSink {
+    send: Option<Arc<UpdateFn>>,
+    closed: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for ToolUpdateSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolUpdateSink")
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+
+impl ToolUpdateSink {
+    /// A sink that calls `f` for every update until closed.
+    pub fn new(f: impl Fn(AgentToolResult) + Send + Sync + 'static) -> Self {
+        ToolUpdateSink {
+            send: Some(Arc::new(f)),
+            closed: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// A sink that drops everything (for running a tool outside the loop).
+    pub fn noop() -> Self {
+        ToolUpdateSink {
+            send: None,
+            closed: Arc::new(AtomicBool::new(true)),
+        }
+    }
+
+    /// Sends a partial result; dropped when the sink is closed.
+    pub fn send(&self, partial: AgentToolResult) {
+        if self.is_closed() {
+            return;
+        }
+        if let Some(f) = &self.send {
+            f(partial);
+        }
+    }
+
+    /// Stops delivery of any later update.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether updates are still delivered.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+}
+
+/// A tool the agent loop can run.
+///
+/// The trait is object safe: the loop holds `Arc<dyn AgentTool>`. `execute`
+/// returns a boxed future; most tools are easier to write with
+/// [`TypedTool`](crate::TypedTool), which derives the schema and parses arguments.
+///
+/// `execute` reports failure with `Err(ToolError)`: never encode an error in the
+/// content of an `Ok` result. Tools should watch `cancel` and return
+/// [`ToolError::aborted`] promptly when it fires.
+pub trait AgentTool: Send + Sync {
+    /// Name the model calls the tool by.
+    fn name(&self) -> &str;
+
+    /// Short human-readable label for UIs. Defaults to the name.
+    fn label(&self) -> &str {
+        self.name()
+    }
+
+    /// What the tool does, written for the model.
+    fn description(&self) -> &str;
+
+    /// JSON Schema of the arguments (an object schema).
+    fn parameters(&self) -> &Value;
+
+    /// Repairs raw arguments before validation (e.g. legacy shapes). Default: unchanged.
+    fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
+        Ok(args)
+    }
+
+    /// Scheduling preference; `None` means no preference (parallel).
+    fn execution_mode(&self) -> Option<ExecutionMode> {
+        None
+    }
+
+    /// Runs one call with validated arguments.
+    fn execute<'a>(
+        &'a self,
+        call_id: &'a str,
+        params: Value,
+        cancel: CancellationToken,
+        on_update: ToolUpdateSink,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>>;
+
+    /// The model-facing description of this tool.
+    fn to_tool(&self) -> Tool {
+        Tool {
+            name: self.name().to_string(),
+            description: self.description().to_string(),
+            parameters: self.parameters().clone(),
+        }
+    }
+}

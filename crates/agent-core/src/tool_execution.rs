@@ -1,0 +1,347 @@
+//! One batch of tool calls: prepare, execute, finalise, in Pi's order.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use agent_ai::{
+    AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage, now_millis,
+    validate_tool_arguments,
+};
+use futures::stream::FuturesUnordered;
+use futures::{FutureExt, StreamExt};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent_loop::{AgentContext, AgentLoopConfig};
+use crate::event::{AgentEvent, EventSink};
+use crate::hooks::{AfterToolCallContext, BeforeToolCallContext};
+use crate::tool::{ABORTED_MESSAGE, AgentTool, AgentToolResult, ExecutionMode, ToolUpdateSink};
+
+/// The outcome of a batch.
+pub(crate) struct BatchOutcome {
+    /// Tool results in the assistant message's call order.
+    pub results: Vec<ToolResultMessage>,
+    /// Whether every result asked to stop.
+    pub terminate: bool,
+}
+
+/// A finished call: its result and whether it failed.
+struct Finished {
+    call: ToolCall,
+    result: AgentToolResult,
+    is_error: bool,
+}
+
+/// A call after preparation: ready to run, or already answered.
+enum Prepared {
+    Ready {
+        tool: Arc<dyn AgentTool>,
+        call: ToolCall,
+        args: Value,
+    },
+    Done(Finished),
+}
+
+fn failed(call: &ToolCall, message: impl Into<String>, terminate: bool) -> Finished {
+    let mut result = AgentToolResult::error(message);
+    result.terminate = terminate;
+    Finished {
+        call: call.clone(),
+        result,
+        is_error: true,
+    }
+}
+
+fn length_guard_message(name: &str) -> String {
+    format!(
+        "Tool call \"{name}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments."
+    )
+}
+
+pub(crate) async fn execute_tool_calls(
+    assistant: &AssistantMessage,
+    calls: Vec<ToolCall>,
+    context: &AgentContext,
+    config: &AgentLoopConfig,
+    cancel: &CancellationToken,
+    emit: &EventSink,
+) -> BatchOutcome {
+    // (result message, terminate flag), in source order.
+    let mut finished: Vec<(ToolResultMessage, bool)> = Vec::with_capacity(calls.len());
+
+    if assistant.stop_reason == StopReason::Length {
+        for call in &calls {
+            emit_start(emit, call);
+            let done = failed(call, length_guard_message(&call.name), false);
+            emit_end(emit, &done);
+            finished.push(emit_result_message(emit, done));
+        }
+        return outcome(finished, true);
+    }
+
+    let sequential = config.tool_execution == ExecutionMode::Sequential
+        || calls.iter().any(|call| {
+            find_tool(context, &call.name)
+                .is_some_and(|t| t.execution_mode() == Some(ExecutionMode::Sequential))
+        });
+
+    if sequential {
+        for call in &calls {
+            emit_start(emit, call);
+            let done = match prepare(assistant, call, context, config, cancel).await {
+                Prepared::Done(done) => done,
+                Prepared::Ready { tool, call, args } => {
+                    run_prepared(assistant, tool, call, args, config, cancel, emit).await
+                }
+            };
+            emit_end(emit, &done);
+            finished.push(emit_result_message(emit, done));
+            if cancel.is_cancelled() {
+                break;
+            }
+        }
+        return outcome(finished, false);
+    }
+
+    // Parallel: prepare every call first (hooks run one at a time, in order), then
+    // run all prepared calls together.
+    let mut slots: Vec<Option<Finished>> = Vec::with_capacity(calls.len());
+    let mut ready = Vec::new();
+    for call in &calls {
+        emit_start(emit, call);
+        match prepare(assistant, call, context, config, cancel).await {
+            Prepared::Done(done) => {
+                emit_end(emit, &done);
+                slots.push(Some(done));
+            }
+            Prepared::Ready { tool, call, args } => {
+                ready.push((slots.len(), tool, call, args));
+                slots.push(None);
+            }
+        }
+        if cancel.is_cancelled() {
+            break;
+        }
+    }
+    let mut running: FuturesUnordered<_> = ready
+        .into_iter()
+        .map(|(index, tool, call, args)| {
+            run_prepared(assistant, tool, call, args, config, cancel, emit)
+                .map(move |done| (index, done))
+        })
+        .collect();
+    while let Some((index, done)) = running.next().await {
+        emit_end(emit, &done);
+        slots[index] = Some(done);
+    }
+    for done in slots.into_iter().flatten() {
+        finished.push(emit_result_message(emit, done));
+    }
+    outcome(finished, false)
+}
+
+fn outcome(finished: Vec<(ToolResultMessage, bool)>, never_terminate: bool) -> BatchOutcome {
+    let terminate =
+        !never_terminate && !finished.is_empty() && finished.iter().all(|(_, t)| *t);
+    BatchOutcome {
+        results: finished.into_iter().map(|(m, _)| m).collect(),
+        terminate,
+    }
+}
+
+fn find_tool(context: &AgentContext, name: &str) -> Option<Arc<dyn AgentTool>> {
+    context.tools.iter().find(|t| t.name() == name).cloned()
+}
+
+async fn prepare(
+    assistant: &AssistantMessage,
+    call: &ToolCall,
+    context: &AgentContext,
+    config: &AgentLoopConfig,
+    cancel: &CancellationToken,
+) -> Prepared {
+    let Some(tool) = find_tool(context, &call.name) else {
+        return Prepared::Done(failed(call, format!("Tool {} not found", call.name), false));
+    };
+    let prepared = match tool.prepare_arguments(call.arguments.clone()) {
+        Ok(args) => args,
+        Err(e) => return Prepared::Done(failed(call, e.to_string(), false)),
+    };
+    let mut args = match validate_tool_arguments(&tool.to_tool(), &prepared) {
+        Ok(args) => args,
+        Err(e) => return Prepared::Done(failed(call, e.to_string(), false)),
+    };
+    if let Some(hook) = &config.before_tool_call {
+        let ctx = BeforeToolCallContext {
+            assistant_message: assistant.clone(),
+            tool_call: call.clone(),
+            args: args.clone(),
+        };
+        let decision = AssertUnwindSafe(hook(ctx, cancel.clone()))
+            .catch_unwind()
+            .await;
+        if cancel.is_cancelled() {
+            return Prepared::Done(failed(call, ABORTED_MESSAGE, false));
+        }
+        match decision {
+            Err(panic) => {
+                return Prepared::Done(failed(call, panic_message("before_tool_call hook", &panic), false));
+            }
+            Ok(Err(message)) => return Prepared::Done(failed(call, message, false)),
+            Ok(Ok(Some(decision))) => {
+                if decision.block {
+                    let reason = decision
+                        .reason
+                        .unwrap_or_else(|| "Tool execution was blocked".to_string());
+                    return Prepared::Done(failed(call, reason, decision.terminate));
+                }
+                if let Some(new_args) = decision.args {
+                    args = new_args;
+                }
+            }
+            Ok(Ok(None)) => {}
+        }
+    }
+    if cancel.is_cancelled() {
+        return Prepared::Done(failed(call, ABORTED_MESSAGE, false));
+    }
+    Prepared::Ready {
+        tool,
+        call: call.clone(),
+        args,
+    }
+}
+
+/// Executes a prepared call, forwarding its progress, then applies `after_tool_call`.
+async fn run_prepared(
+    assistant: &AssistantMessage,
+    tool: Arc<dyn AgentTool>,
+    call: ToolCall,
+    args: Value,
+    config: &AgentLoopConfig,
+    cancel: &CancellationToken,
+    emit: &EventSink,
+) -> Finished {
+    let (tx, mut rx) = futures::channel::mpsc::unbounded::<AgentToolResult>();
+    let sink = ToolUpdateSink::new(move |partial| {
+        let _ = tx.unbounded_send(partial);
+    });
+    let forward = |partial: AgentToolResult| {
+        emit(AgentEvent::ToolExecutionUpdate {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            args: call.arguments.clone(),
+            partial_result: partial,
+        })
+    };
+    let outcome = {
+        let execution = AssertUnwindSafe(tool.execute(&call.id, args.clone(), cancel.clone(), sink.clone()))
+            .catch_unwind()
+            .fuse();
+        futures::pin_mut!(execution);
+        loop {
+            futures::select_biased! {
+                partial = rx.next() => if let Some(partial) = partial { forward(partial) },
+                done = execution => break done,
+            }
+        }
+    };
+    // Updates already queued are delivered; anything sent from now on is dropped.
+    sink.close();
+    while let Ok(partial) = rx.try_recv() {
+        forward(partial);
+    }
+    let (result, is_error) = match outcome {
+        Ok(Ok(result)) => (result, false),
+        Ok(Err(e)) => (AgentToolResult::error(e.to_string()), true),
+        Err(panic) => (
+            AgentToolResult::error(panic_message(&format!("Tool {}", call.name), &panic)),
+            true,
+        ),
+    };
+    let mut done = Finished {
+        call,
+        result,
+        is_error,
+    };
+    if let Some(hook) = &config.after_tool_call {
+        let ctx = AfterToolCallContext {
+            assistant_message: assistant.clone(),
+            tool_call: done.call.clone(),
+            args,
+            result: done.result.clone(),
+            is_error: done.is_error,
+        };
+        match AssertUnwindSafe(hook(ctx, cancel.clone())).catch_unwind().await {
+            Ok(Ok(Some(patch))) => {
+                if let Some(content) = patch.content {
+                    done.result.content = content;
+                }
+                if let Some(details) = patch.details {
+                    done.result.details = details;
+                }
+                if let Some(usage) = patch.usage {
+                    done.result.usage = Some(usage);
+                }
+                if let Some(terminate) = patch.terminate {
+                    done.result.terminate = terminate;
+                }
+                if let Some(is_error) = patch.is_error {
+                    done.is_error = is_error;
+                }
+            }
+            Ok(Ok(None)) => {}
+            Ok(Err(message)) => done = failed(&done.call, message, false),
+            Err(panic) => done = failed(&done.call, panic_message("after_tool_call hook", &panic), false),
+        }
+    }
+    done
+}
+
+fn panic_message(what: &str, panic: &Box<dyn std::any::Any + Send>) -> String {
+    let detail = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string());
+    tracing::error!(%what, %detail, "panic caught during tool call");
+    format!("{what} panicked: {detail}")
+}
+
+fn emit_start(emit: &EventSink, call: &ToolCall) {
+    emit(AgentEvent::ToolExecutionStart {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        args: call.arguments.clone(),
+    });
+}
+
+fn emit_end(emit: &EventSink, done: &Finished) {
+    emit(AgentEvent::ToolExecutionEnd {
+        tool_call_id: done.call.id.clone(),
+        tool_name: done.call.name.clone(),
+        result: done.result.clone(),
+        is_error: done.is_error,
+    });
+}
+
+/// Announces the call's toolResult message and returns it with its terminate flag.
+fn emit_result_message(emit: &EventSink, done: Finished) -> (ToolResultMessage, bool) {
+    let terminate = done.result.terminate;
+    let result = ToolResultMessage {
+        tool_call_id: done.call.id,
+        tool_name: done.call.name,
+        content: done.result.content,
+        details: done.result.details,
+        usage: done.result.usage,
+        added_tool_names: done.result.added_tool_names,
+        is_error: done.is_error,
+        timestamp: now_millis(),
+    };
+    let message = Message::ToolResult(result.clone());
+    emit(AgentEvent::MessageStart {
+        message: message.clone(),
+    });
+    emit(AgentEvent::MessageEnd { message });
+    (result, terminate)
+}
