@@ -1,2 +1,106 @@
-//! xtask
-fn main() {}
+//! Project automation, run as `cargo xtask <command>`.
+//!
+//! - `test-all [--slow]`: formatting, clippy, tests (nextest when installed, plus
+//!   doc tests), rustdoc with warnings denied. Stops at the first failure.
+
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("test-all") => test_all(args.iter().any(|a| a == "--slow")),
+        Some("help") | Some("--help") | Some("-h") | None => {
+            println!(
+                "usage: cargo xtask <command>\n\ncommands:\n  test-all [--slow]   fmt, clippy, tests, docs (--slow adds the slow hardening tests)"
+            );
+            Ok(())
+        }
+        Some(other) => bail!("unknown xtask command `{other}` (try `cargo xtask help`)"),
+    }
+}
+
+/// One step: a name and a command line.
+struct Step {
+    name: &'static str,
+    program: &'static str,
+    args: Vec<&'static str>,
+    env: Vec<(&'static str, &'static str)>,
+}
+
+fn step(name: &'static str, args: &[&'static str]) -> Step {
+    Step {
+        name,
+        program: "cargo",
+        args: args.to_vec(),
+        env: Vec::new(),
+    }
+}
+
+fn has_nextest() -> bool {
+    Command::new("cargo")
+        .args(["nextest", "--version"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+fn test_all(slow: bool) -> Result<()> {
+    let mut steps = vec![
+        step("fmt", &["fmt", "--all", "--", "--check"]),
+        step(
+            "clippy",
+            &[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ],
+        ),
+    ];
+    if has_nextest() {
+        steps.push(step(
+            "test (nextest)",
+            &["nextest", "run", "--workspace", "--no-fail-fast"],
+        ));
+        steps.push(step("doc tests", &["test", "--workspace", "--doc"]));
+    } else {
+        steps.push(step("test", &["test", "--workspace", "--no-fail-fast"]));
+    }
+    let mut doc = step("doc", &["doc", "--workspace", "--no-deps"]);
+    doc.env.push(("RUSTDOCFLAGS", "-Dwarnings"));
+    steps.push(doc);
+
+    let total = Instant::now();
+    for s in &steps {
+        println!("==> {}: {} {}", s.name, s.program, s.args.join(" "));
+        let started = Instant::now();
+        let mut cmd = Command::new(s.program);
+        cmd.args(&s.args);
+        for (k, v) in &s.env {
+            cmd.env(k, v);
+        }
+        if slow {
+            cmd.env("CODING_AGENT_SLOW_TESTS", "1");
+        }
+        let status = cmd
+            .status()
+            .with_context(|| format!("could not start {}", s.program))?;
+        let secs = started.elapsed().as_secs_f64();
+        if !status.success() {
+            println!("<== {} FAILED after {secs:.1}s", s.name);
+            bail!("step `{}` failed ({status})", s.name);
+        }
+        println!("<== {} ok in {secs:.1}s", s.name);
+    }
+    println!(
+        "test-all: all {} steps passed in {:.1}s",
+        steps.len(),
+        total.elapsed().as_secs_f64()
+    );
+    Ok(())
+}

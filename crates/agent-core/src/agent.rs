@@ -363,7 +363,10 @@ impl Agent {
     }
 
     /// Calls `listener` for every event, synchronously, in order.
-    pub fn subscribe(&self, listener: impl Fn(&AgentEvent) + Send + Sync + 'static) -> SubscriptionId {
+    pub fn subscribe(
+        &self,
+        listener: impl Fn(&AgentEvent) + Send + Sync + 'static,
+    ) -> SubscriptionId {
         let mut next = self
             .shared
             .next_listener

@@ -36,7 +36,11 @@ impl std::fmt::Debug for AgentContext {
             .field("messages", &self.messages.len())
             .field(
                 "tools",
-                &self.tools.iter().map(|t| t.name().to_string()).collect::<Vec<_>>(),
+                &self
+                    .tools
+                    .iter()
+                    .map(|t| t.name().to_string())
+                    .collect::<Vec<_>>(),
             )
             .finish()
     }

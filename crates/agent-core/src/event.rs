@@ -15,6 +15,9 @@ use crate::tool::AgentToolResult;
 /// `message_update`..., `message_end` (assistant), `tool_execution_start`,
 /// `tool_execution_end`, `message_start`/`message_end` (toolResult), `turn_end`,
 /// then the next turn, and finally `agent_end`.
+// Events are short-lived and matched on by value; boxing the big variant would
+// only make every consumer's pattern noisier.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {

@@ -38,7 +38,9 @@ mod tool_execution;
 mod truncate;
 mod typed;
 
-pub use agent::{Agent, AgentError, AgentOptions, AgentState, IntoPrompt, QueueMode, SubscriptionId};
+pub use agent::{
+    Agent, AgentError, AgentOptions, AgentState, IntoPrompt, QueueMode, SubscriptionId,
+};
 pub use agent_loop::{
     AgentContext, AgentLoopConfig, MessageSource, agent_loop, run_agent_loop,
     run_agent_loop_continue,

@@ -141,8 +141,7 @@ pub(crate) async fn execute_tool_calls(
 }
 
 fn outcome(finished: Vec<(ToolResultMessage, bool)>, never_terminate: bool) -> BatchOutcome {
-    let terminate =
-        !never_terminate && !finished.is_empty() && finished.iter().all(|(_, t)| *t);
+    let terminate = !never_terminate && !finished.is_empty() && finished.iter().all(|(_, t)| *t);
     BatchOutcome {
         results: finished.into_iter().map(|(m, _)| m).collect(),
         terminate,
@@ -185,7 +184,11 @@ async fn prepare(
         }
         match decision {
             Err(panic) => {
-                return Prepared::Done(failed(call, panic_message("before_tool_call hook", &panic), false));
+                return Prepared::Done(failed(
+                    call,
+                    panic_message("before_tool_call hook", &panic),
+                    false,
+                ));
             }
             Ok(Err(message)) => return Prepared::Done(failed(call, message, false)),
             Ok(Ok(Some(decision))) => {
@@ -235,9 +238,10 @@ async fn run_prepared(
         })
     };
     let outcome = {
-        let execution = AssertUnwindSafe(tool.execute(&call.id, args.clone(), cancel.clone(), sink.clone()))
-            .catch_unwind()
-            .fuse();
+        let execution =
+            AssertUnwindSafe(tool.execute(&call.id, args.clone(), cancel.clone(), sink.clone()))
+                .catch_unwind()
+                .fuse();
         futures::pin_mut!(execution);
         loop {
             futures::select_biased! {
@@ -272,7 +276,10 @@ async fn run_prepared(
             result: done.result.clone(),
             is_error: done.is_error,
         };
-        match AssertUnwindSafe(hook(ctx, cancel.clone())).catch_unwind().await {
+        match AssertUnwindSafe(hook(ctx, cancel.clone()))
+            .catch_unwind()
+            .await
+        {
             Ok(Ok(Some(patch))) => {
                 if let Some(content) = patch.content {
                     done.result.content = content;
@@ -292,7 +299,13 @@ async fn run_prepared(
             }
             Ok(Ok(None)) => {}
             Ok(Err(message)) => done = failed(&done.call, message, false),
-            Err(panic) => done = failed(&done.call, panic_message("after_tool_call hook", &panic), false),
+            Err(panic) => {
+                done = failed(
+                    &done.call,
+                    panic_message("after_tool_call hook", &panic),
+                    false,
+                )
+            }
         }
     }
     done

@@ -28,6 +28,10 @@ pub use message::{
     AssistantMessage, Cost, Message, StopReason, ToolResultMessage, Usage, UserContent,
     UserMessage, now_millis,
 };
-pub use stream::{AssistantEventStream, AssistantMessageEvent, ModelClient, StreamOptions, complete};
+pub use stream::{
+    AssistantEventStream, AssistantMessageEvent, ModelClient, StreamOptions, complete,
+};
 pub use tool::{Context, Model, Tool};
-pub use validation::{ArgumentValidator, ValidationError, coerce_to_schema, validate_tool_arguments};
+pub use validation::{
+    ArgumentValidator, ValidationError, coerce_to_schema, validate_tool_arguments,
+};

@@ -56,11 +56,12 @@ pub struct ArgumentValidator {
 impl ArgumentValidator {
     /// Compiles the tool's parameter schema.
     pub fn new(tool: &Tool) -> Result<Self, ValidationError> {
-        let validator =
-            jsonschema::validator_for(&tool.parameters).map_err(|e| ValidationError::BadSchema {
+        let validator = jsonschema::validator_for(&tool.parameters).map_err(|e| {
+            ValidationError::BadSchema {
                 tool: tool.name.clone(),
                 reason: e.to_string(),
-            })?;
+            }
+        })?;
         Ok(ArgumentValidator {
             name: tool.name.clone(),
             schema: tool.parameters.clone(),
@@ -357,11 +358,18 @@ mod tests {
 
     #[test]
     fn leaves_uncoercible_values_for_the_validator() {
-        let t = tool(json!({"type":"object","properties":{"n":{"type":"number"}},"required":["n"]}));
+        let t =
+            tool(json!({"type":"object","properties":{"n":{"type":"number"}},"required":["n"]}));
         let err = validate_tool_arguments(&t, &json!({"n": "abc"})).unwrap_err();
         let msg = err.to_string();
-        assert!(msg.starts_with("Validation failed for tool \"t\":\n  - n: "), "{msg}");
-        assert!(msg.ends_with("\n\nReceived arguments:\n{\n  \"n\": \"abc\"\n}"), "{msg}");
+        assert!(
+            msg.starts_with("Validation failed for tool \"t\":\n  - n: "),
+            "{msg}"
+        );
+        assert!(
+            msg.ends_with("\n\nReceived arguments:\n{\n  \"n\": \"abc\"\n}"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -409,7 +417,8 @@ mod tests {
     fn schema_change_recompiles_cached_validator() {
         let a = tool(json!({"type":"object","properties":{"x":{"type":"number"}}}));
         assert!(validate_tool_arguments(&a, &json!({"x": 1})).is_ok());
-        let b = tool(json!({"type":"object","properties":{"x":{"type":"string"}},"required":["y"]}));
+        let b =
+            tool(json!({"type":"object","properties":{"x":{"type":"string"}},"required":["y"]}));
         assert!(validate_tool_arguments(&b, &json!({"x": 1})).is_err());
     }
 

@@ -30,8 +30,8 @@
 //! Cancelling a request ends it with `stopReason` `aborted`.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -259,10 +259,11 @@ async fn replay(
                 });
             }
             ContentBlock::Thinking(t) => {
-                msg.content.push(ContentBlock::Thinking(crate::ThinkingContent {
-                    thinking: String::new(),
-                    thinking_signature: None,
-                }));
+                msg.content
+                    .push(ContentBlock::Thinking(crate::ThinkingContent {
+                        thinking: String::new(),
+                        thinking_signature: None,
+                    }));
                 emit(AssistantMessageEvent::ThinkingStart {
                     content_index: index,
                     partial: msg.clone(),
@@ -383,19 +384,34 @@ mod tests {
             panic!("no done event")
         };
         assert_eq!(reason, StopReason::Stop);
-        assert_eq!(message.text(), "hello there, this is a longer text to split");
+        assert_eq!(
+            message.text(),
+            "hello there, this is a longer text to split"
+        );
 
-        let second = complete(&client, &model, &Context::default(), StreamOptions::default()).await;
+        let second = complete(
+            &client,
+            &model,
+            &Context::default(),
+            StreamOptions::default(),
+        )
+        .await;
         assert_eq!(second.stop_reason, StopReason::Error);
-        assert!(second.error_message.unwrap().starts_with("script exhausted"));
+        assert!(
+            second
+                .error_message
+                .unwrap()
+                .starts_with("script exhausted")
+        );
         assert_eq!(client.requests().len(), 2);
     }
 
     #[tokio::test]
     async fn cancellation_during_delay_aborts() {
-        let client =
-            ScriptedClient::from_jsonl(r#"{"content":[{"type":"text","text":"x"}],"delayMs":5000}"#)
-                .unwrap();
+        let client = ScriptedClient::from_jsonl(
+            r#"{"content":[{"type":"text","text":"x"}],"delayMs":5000}"#,
+        )
+        .unwrap();
         let opts = StreamOptions::default();
         let cancel = opts.cancel.clone();
         tokio::spawn(async move {
@@ -403,7 +419,13 @@ mod tests {
             cancel.cancel();
         });
         let started = std::time::Instant::now();
-        let msg = complete(&client, &Model::new("scripted", "s"), &Context::default(), opts).await;
+        let msg = complete(
+            &client,
+            &Model::new("scripted", "s"),
+            &Context::default(),
+            opts,
+        )
+        .await;
         assert_eq!(msg.stop_reason, StopReason::Aborted);
         assert!(started.elapsed() < Duration::from_secs(4));
     }
@@ -420,7 +442,13 @@ mod tests {
             r#"{"content":[{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a.txt"}}]}"#,
         )
         .unwrap();
-        let msg = complete(&client, &Model::new("scripted", "s"), &Context::default(), StreamOptions::default()).await;
+        let msg = complete(
+            &client,
+            &Model::new("scripted", "s"),
+            &Context::default(),
+            StreamOptions::default(),
+        )
+        .await;
         assert_eq!(msg.stop_reason, StopReason::ToolUse);
         assert_eq!(msg.tool_calls().count(), 1);
     }

@@ -1,0 +1,624 @@
+//! The loop's observable behaviour: event order, scheduling, preparation
+//! failures, hooks, termination, steering and cancellation.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_ai::{ContentBlock, Message, StopReason};
+use agent_core::{
+    AfterToolCallResult, Agent, AgentEvent, AgentOptions, AgentToolResult, BeforeToolCallResult,
+    ExecutionMode, ToolError,
+};
+use common::*;
+use futures::FutureExt;
+use serde_json::json;
+
+#[tokio::test]
+async fn one_tool_turn_emits_pis_event_sequence() {
+    let (tool, _) = sleeper("sleep").arc();
+    let client = scripted(vec![
+        calls(&[("c1", "sleep", json!({"ms": 1, "label": "a"}))]),
+        text("done"),
+    ]);
+    let (rec, ctx) = run(client, vec![tool], |_| {}).await;
+    assert_eq!(
+        rec.kinds(),
+        [
+            "agent_start",
+            "turn_start",
+            "message_start(user)",
+            "message_end(user)",
+            "message_start(assistant)",
+            "message_end(assistant)",
+            "tool_execution_start",
+            "tool_execution_end",
+            "message_start(toolResult)",
+            "message_end(toolResult)",
+            "turn_end",
+            "turn_start",
+            "message_start(assistant)",
+            "message_end(assistant)",
+            "turn_end",
+            "agent_end",
+        ]
+    );
+    assert!(rec.events().iter().any(|e| e.kind() == "message_update"));
+    // user, assistant, toolResult, assistant
+    let roles: Vec<_> = ctx.messages.iter().map(Message::role).collect();
+    assert_eq!(roles, ["user", "assistant", "toolResult", "assistant"]);
+    let result = ctx.messages[2].as_tool_result().unwrap();
+    assert_eq!(result.text(), "slept a");
+    assert!(!result.is_error);
+    assert_eq!(result.tool_call_id, "c1");
+}
+
+#[tokio::test]
+async fn parallel_batch_ends_in_completion_order_but_results_in_source_order() {
+    let (tool, _) = sleeper("sleep").arc();
+    let client = scripted(vec![
+        calls(&[
+            ("slow", "sleep", json!({"ms": 300, "label": "slow"})),
+            ("fast", "sleep", json!({"ms": 10, "label": "fast"})),
+        ]),
+        text("done"),
+    ]);
+    let started = std::time::Instant::now();
+    let (rec, ctx) = run(client, vec![tool], |_| {}).await;
+    assert!(
+        started.elapsed() < Duration::from_millis(600),
+        "calls overlapped"
+    );
+    assert_eq!(rec.starts(), ["slow", "fast"]);
+    let ends: Vec<_> = rec.ends().into_iter().map(|(id, _, _)| id).collect();
+    assert_eq!(ends, ["fast", "slow"]);
+    let turn_end = rec
+        .events()
+        .into_iter()
+        .find_map(|e| match e {
+            AgentEvent::TurnEnd { tool_results, .. } if !tool_results.is_empty() => {
+                Some(tool_results)
+            }
+            _ => None,
+        })
+        .unwrap();
+    let ids: Vec<_> = turn_end.iter().map(|r| r.tool_call_id.as_str()).collect();
+    assert_eq!(ids, ["slow", "fast"]);
+    let ctx_ids: Vec<_> = ctx
+        .messages
+        .iter()
+        .filter_map(|m| m.as_tool_result().map(|r| r.tool_call_id.clone()))
+        .collect();
+    assert_eq!(ctx_ids, ["slow", "fast"]);
+    // toolResult message events come after both ends, in source order.
+    let kinds = rec.kinds();
+    let last_end = kinds
+        .iter()
+        .rposition(|k| k == "tool_execution_end")
+        .unwrap();
+    let first_result = kinds
+        .iter()
+        .position(|k| k == "message_start(toolResult)")
+        .unwrap();
+    assert!(first_result > last_end);
+}
+
+#[tokio::test]
+async fn a_sequential_tool_makes_the_whole_batch_serial() {
+    let (slow, slow_calls) = sleeper("slow").arc();
+    let (seq, seq_calls) = sleeper("seq").sequential().arc();
+    let client = scripted(vec![
+        calls(&[
+            ("a", "slow", json!({"ms": 150})),
+            ("b", "seq", json!({"ms": 10})),
+            ("c", "slow", json!({"ms": 10})),
+        ]),
+        text("done"),
+    ]);
+    let (rec, _) = run(client, vec![slow, seq], |_| {}).await;
+    let ends: Vec<_> = rec.ends().into_iter().map(|(id, _, _)| id).collect();
+    assert_eq!(ends, ["a", "b", "c"]);
+    let slow_calls = slow_calls.lock().unwrap();
+    let seq_calls = seq_calls.lock().unwrap();
+    // a ends before b starts; b ends before c starts.
+    assert!(slow_calls[0].2 <= seq_calls[0].1);
+    assert!(seq_calls[0].2 <= slow_calls[1].1);
+    // Sequential mode interleaves start/end per call.
+    let kinds: Vec<_> = rec
+        .kinds()
+        .into_iter()
+        .filter(|k| k.starts_with("tool_execution") || k.contains("toolResult"))
+        .collect();
+    assert_eq!(
+        &kinds[..4],
+        [
+            "tool_execution_start",
+            "tool_execution_end",
+            "message_start(toolResult)",
+            "message_end(toolResult)"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn config_sequential_serialises_plain_tools() {
+    let (tool, calls_log) = sleeper("sleep").arc();
+    let client = scripted(vec![
+        calls(&[
+            ("a", "sleep", json!({"ms": 80})),
+            ("b", "sleep", json!({"ms": 5})),
+        ]),
+        text("done"),
+    ]);
+    let (rec, _) = run(client, vec![tool], |c| {
+        c.tool_execution = ExecutionMode::Sequential
+    })
+    .await;
+    let ends: Vec<_> = rec.ends().into_iter().map(|(id, _, _)| id).collect();
+    assert_eq!(ends, ["a", "b"]);
+    let log = calls_log.lock().unwrap();
+    assert!(log[0].2 <= log[1].1);
+}
+
+#[tokio::test]
+async fn unknown_tool_is_an_error_result() {
+    let client = scripted(vec![calls(&[("c1", "nope", json!({}))]), text("ok")]);
+    let (rec, _) = run(client, vec![], |_| {}).await;
+    let (_, result, is_error) = &rec.ends()[0];
+    assert!(is_error);
+    assert_eq!(result.text_content(), "Tool nope not found");
+    assert_eq!(result.details, json!({}));
+}
+
+#[tokio::test]
+async fn validation_failure_has_pis_message_shape_and_never_executes() {
+    let (tool, log) = FnTool::new("read", |_, _, _| async { Ok(AgentToolResult::text("ran")) })
+        .schema(json!({
+            "type":"object",
+            "properties":{"path":{"type":"string"},"limit":{"type":"number"}},
+            "required":["path"]
+        }))
+        .arc();
+    let client = scripted(vec![
+        calls(&[("c1", "read", json!({"limit": "many"}))]),
+        text("ok"),
+    ]);
+    let (rec, _) = run(client, vec![tool], |_| {}).await;
+    let (_, result, is_error) = &rec.ends()[0];
+    assert!(is_error);
+    let text = result.text_content();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("Validation failed for tool \"read\":"));
+    let problems: Vec<&str> = text.lines().filter(|l| l.starts_with("  - ")).collect();
+    assert_eq!(problems.len(), 2, "{text}");
+    assert!(
+        problems.iter().any(|l| l.starts_with("  - path: ")),
+        "{text}"
+    );
+    assert!(
+        problems.iter().any(|l| l.starts_with("  - limit: ")),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("\n\nReceived arguments:\n{\n  \"limit\": \"many\"\n}"),
+        "{text}"
+    );
+    assert!(log.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn numeric_strings_are_coerced_before_execute() {
+    let (tool, log) = FnTool::new("t", |_, _, _| async { Ok(AgentToolResult::text("ok")) })
+        .schema(json!({"type":"object","properties":{"n":{"type":"integer"},"flag":{"type":"boolean"}}}))
+        .arc();
+    let client = scripted(vec![
+        calls(&[("c1", "t", json!({"n": "5", "flag": "true"}))]),
+        text("ok"),
+    ]);
+    let (rec, _) = run(client, vec![tool], |_| {}).await;
+    assert_eq!(log.lock().unwrap()[0].0, json!({"n": 5, "flag": true}));
+    // Events keep the raw arguments.
+    let raw = rec
+        .events()
+        .into_iter()
+        .find_map(|e| match e {
+            AgentEvent::ToolExecutionStart { args, .. } => Some(args),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(raw, json!({"n": "5", "flag": "true"}));
+}
+
+#[tokio::test]
+async fn blocked_call_never_executes() {
+    let (tool, log) = sleeper("sleep").arc();
+    let client = scripted(vec![
+        calls(&[
+            ("c1", "sleep", json!({"ms": 1})),
+            ("c2", "sleep", json!({"ms": 1})),
+        ]),
+        text("ok"),
+    ]);
+    let (rec, _) = run(client, vec![tool], |c| {
+        c.before_tool_call = Some(Arc::new(|ctx, _| {
+            async move {
+                Ok(match ctx.tool_call.id.as_str() {
+                    "c1" => Some(BeforeToolCallResult::block("not allowed here")),
+                    _ => Some(BeforeToolCallResult {
+                        block: true,
+                        ..Default::default()
+                    }),
+                })
+            }
+            .boxed()
+        }));
+    })
+    .await;
+    assert!(log.lock().unwrap().is_empty());
+    let ends = rec.ends();
+    assert_eq!(ends[0].1.text_content(), "not allowed here");
+    assert_eq!(ends[1].1.text_content(), "Tool execution was blocked");
+    assert!(ends.iter().all(|(_, _, e)| *e));
+}
+
+#[tokio::test]
+async fn rewritten_args_reach_execute_without_revalidation() {
+    let (tool, log) = FnTool::new("t", |_, _, _| async { Ok(AgentToolResult::text("ok")) })
+        .schema(json!({"type":"object","properties":{"n":{"type":"number"}}}))
+        .arc();
+    let client = scripted(vec![calls(&[("c1", "t", json!({"n": 1}))]), text("ok")]);
+    run(client, vec![tool], |c| {
+        c.before_tool_call = Some(Arc::new(|ctx, _| {
+            async move {
+                assert_eq!(ctx.args, json!({"n": 1}));
+                Ok(Some(BeforeToolCallResult::rewrite(
+                    json!({"n": "not a number"}),
+                )))
+            }
+            .boxed()
+        }));
+    })
+    .await;
+    assert_eq!(log.lock().unwrap()[0].0, json!({"n": "not a number"}));
+}
+
+#[tokio::test]
+async fn after_hook_override_keeps_untouched_fields() {
+    let (tool, _) = FnTool::new("t", |_, _, _| async {
+        Ok(AgentToolResult::text("original").with_details(json!({"kept": true})))
+    })
+    .arc();
+    let client = scripted(vec![calls(&[("c1", "t", json!({}))]), text("ok")]);
+    let (rec, ctx) = run(client, vec![tool], |c| {
+        c.after_tool_call = Some(Arc::new(|ctx, _| {
+            async move {
+                assert_eq!(ctx.result.text_content(), "original");
+                Ok(Some(AfterToolCallResult {
+                    content: Some(vec![ContentBlock::text("patched")]),
+                    is_error: Some(true),
+                    ..Default::default()
+                }))
+            }
+            .boxed()
+        }));
+    })
+    .await;
+    let (_, result, is_error) = &rec.ends()[0];
+    assert_eq!(result.text_content(), "patched");
+    assert_eq!(result.details, json!({"kept": true}));
+    assert!(is_error);
+    let msg = ctx.messages[2].as_tool_result().unwrap();
+    assert!(msg.is_error);
+    assert_eq!(msg.details, json!({"kept": true}));
+}
+
+#[tokio::test]
+async fn hook_errors_become_error_results() {
+    let (tool, log) = sleeper("sleep").arc();
+    let client = scripted(vec![
+        calls(&[("c1", "sleep", json!({"ms": 1}))]),
+        text("ok"),
+    ]);
+    let (rec, _) = run(client, vec![tool.clone()], |c| {
+        c.before_tool_call = Some(Arc::new(|_, _| {
+            async { Err("hook broke".to_string()) }.boxed()
+        }));
+    })
+    .await;
+    assert_eq!(rec.ends()[0].1.text_content(), "hook broke");
+    assert!(log.lock().unwrap().is_empty());
+
+    let client = scripted(vec![
+        calls(&[("c1", "sleep", json!({"ms": 1}))]),
+        text("ok"),
+    ]);
+    let (rec, _) = run(client, vec![tool], |c| {
+        c.after_tool_call = Some(Arc::new(|_, _| {
+            async { Err("after broke".to_string()) }.boxed()
+        }));
+    })
+    .await;
+    let (_, result, is_error) = &rec.ends()[0];
+    assert!(is_error);
+    assert_eq!(result.text_content(), "after broke");
+    assert_eq!(result.details, json!({}));
+}
+
+#[tokio::test]
+async fn tool_error_and_panic_become_error_results() {
+    let (failing, _) = FnTool::new("fail", |_, _, _| async {
+        Err(ToolError::new("disk on fire"))
+    })
+    .arc();
+    let (panicking, _) = FnTool::new("boom", |_, _, _| async {
+        if true {
+            panic!("kaboom");
+        }
+        Ok(AgentToolResult::text("unreachable"))
+    })
+    .arc();
+    let client = scripted(vec![
+        calls(&[("c1", "fail", json!({})), ("c2", "boom", json!({}))]),
+        text("still alive"),
+    ]);
+    let (rec, ctx) = run(client, vec![failing, panicking], |_| {}).await;
+    let ends = rec.ends();
+    let fail = ends.iter().find(|(id, _, _)| id == "c1").unwrap();
+    assert!(fail.2);
+    assert_eq!(
+        serde_json::to_value(&fail.1).unwrap(),
+        json!({"content":[{"type":"text","text":"disk on fire"}],"details":{}})
+    );
+    let boom = ends.iter().find(|(id, _, _)| id == "c2").unwrap();
+    assert!(boom.2);
+    assert!(boom.1.text_content().contains("kaboom"));
+    let last = ctx.messages.last().unwrap().as_assistant().unwrap();
+    assert_eq!(last.text(), "still alive");
+}
+
+fn terminating(name: &str, terminate: bool) -> std::sync::Arc<dyn agent_core::AgentTool> {
+    FnTool::new(name, move |_, _, _| async move {
+        let mut r = AgentToolResult::text("t");
+        r.terminate = terminate;
+        Ok(r)
+    })
+    .arc()
+    .0
+}
+
+#[tokio::test]
+async fn terminate_only_when_every_result_asks() {
+    let client = scripted(vec![
+        calls(&[("c1", "yes", json!({})), ("c2", "yes", json!({}))]),
+        text("should not be requested"),
+    ]);
+    let (_, ctx) = run(client.clone(), vec![terminating("yes", true)], |_| {}).await;
+    assert_eq!(client.remaining(), 1, "loop stopped after the batch");
+    assert_eq!(ctx.messages.last().unwrap().role(), "toolResult");
+
+    let client = scripted(vec![
+        calls(&[("c1", "yes", json!({})), ("c2", "no", json!({}))]),
+        text("continued"),
+    ]);
+    let (_, ctx) = run(
+        client.clone(),
+        vec![terminating("yes", true), terminating("no", false)],
+        |_| {},
+    )
+    .await;
+    assert_eq!(client.remaining(), 0);
+    assert_eq!(
+        ctx.messages.last().unwrap().as_assistant().unwrap().text(),
+        "continued"
+    );
+}
+
+#[tokio::test]
+async fn length_stop_runs_no_tool_and_continues() {
+    let (tool, log) = sleeper("sleep").arc();
+    let mut turn = calls(&[("c1", "sleep", json!({"ms": 1}))]);
+    turn["stopReason"] = json!("length");
+    let client = scripted(vec![turn, text("retrying")]);
+    let (rec, ctx) = run(client, vec![tool], |_| {}).await;
+    assert!(log.lock().unwrap().is_empty());
+    let (_, result, is_error) = &rec.ends()[0];
+    assert!(is_error);
+    assert_eq!(
+        result.text_content(),
+        "Tool call \"sleep\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments."
+    );
+    assert_eq!(
+        ctx.messages.last().unwrap().as_assistant().unwrap().text(),
+        "retrying"
+    );
+}
+
+#[tokio::test]
+async fn updates_are_forwarded_and_late_ones_dropped() {
+    let late = Arc::new(Mutex::new(None));
+    let late2 = late.clone();
+    let (tool, _) = FnTool::new("t", move |_, _, updates| {
+        let late = late2.clone();
+        async move {
+            updates.send(AgentToolResult::text("half"));
+            *late.lock().unwrap() = Some(updates);
+            Ok(AgentToolResult::text("done"))
+        }
+    })
+    .arc();
+    let client = scripted(vec![calls(&[("c1", "t", json!({}))]), text("ok")]);
+    let (rec, _) = run(client, vec![tool], |_| {}).await;
+    late.lock()
+        .unwrap()
+        .as_ref()
+        .unwrap()
+        .send(AgentToolResult::text("too late"));
+    let updates: Vec<String> = rec
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolExecutionUpdate { partial_result, .. } => {
+                Some(partial_result.text_content())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(updates, ["half"]);
+    let kinds = rec.kinds();
+    let update = kinds
+        .iter()
+        .position(|k| k == "tool_execution_update")
+        .unwrap();
+    let end = kinds
+        .iter()
+        .position(|k| k == "tool_execution_end")
+        .unwrap();
+    assert!(update < end);
+}
+
+#[tokio::test]
+async fn added_tool_names_reach_the_message() {
+    let (tool, _) = FnTool::new("t", |_, _, _| async {
+        let mut r = AgentToolResult::text("ok");
+        r.added_tool_names = vec!["new_tool".into()];
+        Ok(r)
+    })
+    .arc();
+    let client = scripted(vec![calls(&[("c1", "t", json!({}))]), text("ok")]);
+    let (_, ctx) = run(client, vec![tool], |_| {}).await;
+    let json = serde_json::to_value(&ctx.messages[2]).unwrap();
+    assert_eq!(json["addedToolNames"], json!(["new_tool"]));
+    let json = serde_json::to_value(&ctx.messages[0]).unwrap();
+    assert!(json.get("addedToolNames").is_none());
+}
+
+#[tokio::test]
+async fn steering_message_lands_after_the_batch() {
+    let (tool, _) = sleeper("sleep").arc();
+    let client = scripted(vec![
+        calls(&[
+            ("c1", "sleep", json!({"ms": 200})),
+            ("c2", "sleep", json!({"ms": 10})),
+        ]),
+        text("saw steering"),
+    ]);
+    let mut opts = AgentOptions::new(model(), client.clone());
+    opts.tools = vec![tool];
+    let agent = Agent::new(opts);
+    let steered = Arc::new(AtomicUsize::new(0));
+    let (a, s) = (agent.clone(), steered.clone());
+    agent.subscribe(move |e| {
+        if e.kind() == "tool_execution_start" && s.fetch_add(1, Ordering::SeqCst) == 0 {
+            a.steer("change of plan");
+        }
+    });
+    agent.prompt("start").await.unwrap();
+    let roles: Vec<String> = agent
+        .messages()
+        .iter()
+        .map(|m| match m {
+            Message::User(u) => format!("user:{}", u.content.to_blocks()[0].as_text().unwrap()),
+            other => other.role().to_string(),
+        })
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user:start",
+            "assistant",
+            "toolResult",
+            "toolResult",
+            "user:change of plan",
+            "assistant"
+        ]
+    );
+    // The second request saw both results and the steering message.
+    let second = &client.requests()[1];
+    assert_eq!(second.messages.len(), 5);
+}
+
+#[tokio::test]
+async fn follow_up_starts_a_new_turn_when_the_agent_would_stop() {
+    let client = scripted(vec![text("first"), text("second")]);
+    let agent = Agent::new(AgentOptions::new(model(), client.clone()));
+    agent.follow_up("and then?");
+    agent.prompt("hi").await.unwrap();
+    let texts: Vec<String> = agent
+        .messages()
+        .iter()
+        .map(|m| match m {
+            Message::User(u) => u.content.to_blocks()[0].as_text().unwrap().to_string(),
+            Message::Assistant(a) => a.text(),
+            Message::ToolResult(r) => r.text(),
+        })
+        .collect();
+    assert_eq!(texts, ["hi", "first", "and then?", "second"]);
+}
+
+#[tokio::test]
+async fn abort_mid_tool_stops_the_run_with_an_aborted_message() {
+    let (tool, _) = sleeper("sleep").arc();
+    let client = scripted(vec![
+        calls(&[("c1", "sleep", json!({"ms": 30_000}))]),
+        text("never"),
+    ]);
+    let mut opts = AgentOptions::new(model(), client.clone());
+    opts.tools = vec![tool];
+    let agent = Agent::new(opts);
+    let a = agent.clone();
+    agent.subscribe(move |e| {
+        if e.kind() == "tool_execution_start" {
+            let a = a.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                a.abort();
+            });
+        }
+    });
+    let started = std::time::Instant::now();
+    agent.prompt("go").await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let messages = agent.messages();
+    let result = messages[2].as_tool_result().unwrap();
+    assert!(result.is_error);
+    assert_eq!(result.text(), "Operation aborted");
+    let last = messages.last().unwrap().as_assistant().unwrap();
+    assert_eq!(last.stop_reason, StopReason::Aborted);
+    assert!(!agent.is_running());
+    // The scripted "never" turn was not consumed by a real request.
+    assert_eq!(client.remaining(), 1);
+}
+
+#[tokio::test]
+async fn prompt_while_running_is_refused() {
+    let client = scripted(vec![
+        json!({"content":[{"type":"text","text":"slow"}],"delayMs":300}),
+    ]);
+    let agent = Agent::new(AgentOptions::new(model(), client));
+    let a = agent.clone();
+    let run = tokio::spawn(async move { a.prompt("one").await });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        agent.prompt("two").await,
+        Err(agent_core::AgentError::AlreadyRunning)
+    );
+    run.await.unwrap().unwrap();
+    agent.wait_for_idle().await;
+    assert!(!agent.is_running());
+}
+
+#[tokio::test]
+async fn model_error_ends_the_run() {
+    let client = scripted(vec![
+        json!({"content":[],"stopReason":"error","errorMessage":"upstream 500"}),
+    ]);
+    let (rec, ctx) = run(client, vec![], |_| {}).await;
+    let kinds = rec.kinds();
+    assert_eq!(kinds[kinds.len() - 2], "turn_end");
+    assert_eq!(kinds[kinds.len() - 1], "agent_end");
+    let last = ctx.messages.last().unwrap().as_assistant().unwrap();
+    assert_eq!(last.stop_reason, StopReason::Error);
+    assert_eq!(last.error_message.as_deref(), Some("upstream 500"));
+}
