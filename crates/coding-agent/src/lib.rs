@@ -1,12 +1,52 @@
 //! # coding-agent
 //!
-//! The product layer on top of `agent-core` (being built): `ToolDefinition`
-//! (prompt snippet, guidelines, terminal renderers), the conversions to and from
-//! `AgentTool`, the tool registry with active-set selection and `allowedTools`,
-//! system-prompt assembly, layered settings and the extension API.
+//! The product layer: where a tool becomes a feature. A [`ToolDefinition`] adds
+//! to the loop's lean `AgentTool` a prompt snippet, prompt guidelines and
+//! terminal renderers; the [`ToolRegistry`] decides which tools exist, are
+//! allowed and are active; [`build_system_prompt`] tells the model about them;
+//! [`Settings`] are layered global/project files; [`Extension`]s register tools
+//! and intercept calls; [`AgentSessionBuilder`] assembles all of it around an
+//! `agent_core::Agent`.
 //!
-//! Until those land, this crate re-exports the loop and the helpers a custom tool
-//! needs, so depending on it alone is enough.
+//! The truncation helpers and the file mutation queue are re-exported, so a
+//! custom tool needs only this crate.
+
+mod definition;
+mod extension;
+mod registry;
+mod render;
+mod schema;
+mod session;
+mod settings;
+mod system_prompt;
+
+pub use definition::{
+    ToolContext, ToolContextFactory, ToolDefinition, TypedDefinition, TypedToolDefinition,
+    tool_definition_from_agent_tool, typed_definition, wrap_tool_definition,
+};
+pub use extension::{
+    Extension, ExtensionApi, ToolCallDecision, ToolCallEvent, ToolCallHandler, ToolResultEvent,
+    ToolResultHandler, ToolResultPatch,
+};
+pub use registry::{DEFAULT_ACTIVE_TOOLS, ToolRegistry, ToolSelection, ToolSource};
+pub use render::{
+    RenderContext, RenderResultOptions, RenderShell, Span, StyledLine, StyledText, Theme,
+    default_render_call, default_render_result,
+};
+pub use schema::{string_enum, string_enum_schema, string_enum_with_description};
+pub use session::{AgentSession, AgentSessionBuilder};
+pub use settings::{DEFAULT_BASH_TIMEOUT_SECONDS, Settings, SettingsError, agent_dir};
+pub use system_prompt::{
+    BASH_EXPLORATION_GUIDELINE, CLOSING_GUIDELINES, ContextFile, SystemPromptOptions,
+    build_guidelines, build_system_prompt, load_context_files, today,
+};
 
 pub use agent_ai;
 pub use agent_core;
+pub use agent_core::{
+    AgentToolResult, CancellationToken, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, ExecutionMode,
+    FileMutationQueue, GREP_MAX_LINE_LENGTH, ToolError, ToolUpdateSink, TruncatedBy,
+    TruncationOptions, TruncationResult, format_size, truncate_head, truncate_line, truncate_tail,
+};
+/// Re-exported for `#[derive(JsonSchema)]` on tool parameters.
+pub use schemars;

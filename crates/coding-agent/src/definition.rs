@@ -1,0 +1,383 @@
+//! [`ToolDefinition`]: a tool as a product feature, and the conversions to and
+//! from the loop's lean [`AgentTool`].
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_ai::Model;
+use agent_core::{
+    AgentTool, AgentToolResult, CancellationToken, ExecutionMode, ToolError, ToolUpdateSink,
+    params_schema,
+};
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::render::{RenderContext, RenderResultOptions, RenderShell, StyledText, Theme};
+use crate::settings::Settings;
+
+/// What a tool definition's `execute` gets to know about its environment.
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    /// Working directory of the session.
+    pub cwd: PathBuf,
+    /// The model the session is talking to, if known.
+    pub model: Option<Model>,
+    /// Merged settings.
+    pub settings: Arc<Settings>,
+    /// Fires when the call is cancelled.
+    pub cancel: CancellationToken,
+}
+
+impl ToolContext {
+    /// A context for `cwd` with default settings and no model.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        ToolContext {
+            cwd: cwd.into(),
+            model: None,
+            settings: Arc::new(Settings::default()),
+            cancel: CancellationToken::new(),
+        }
+    }
+}
+
+/// Builds a [`ToolContext`] for each call of a wrapped definition.
+pub type ToolContextFactory = Arc<dyn Fn() -> ToolContext + Send + Sync>;
+
+/// A tool with everything a product needs: the loop's fields plus a prompt
+/// snippet, prompt guidelines and terminal renderers.
+///
+/// Object safe; registries hold `Arc<dyn ToolDefinition>`. Implement it directly,
+/// or implement [`TypedToolDefinition`] and wrap it with [`typed_definition`].
+///
+/// Renderers return `None` to mean "no renderer of my own for this slot": the
+/// registry then falls back to the built-in it overrides, if any, and finally to
+/// a generic renderer.
+pub trait ToolDefinition: Send + Sync {
+    /// Name the model calls the tool by.
+    fn name(&self) -> &str;
+    /// Short human-readable label. Defaults to the name.
+    fn label(&self) -> &str {
+        self.name()
+    }
+    /// What the tool does, written for the model.
+    fn description(&self) -> &str;
+    /// JSON Schema of the arguments.
+    fn parameters(&self) -> &Value;
+    /// One line for the system prompt's "Available tools" list. Without it the
+    /// tool is callable but not listed there.
+    fn prompt_snippet(&self) -> Option<&str> {
+        None
+    }
+    /// Bullets for the system prompt's "Guidelines" section.
+    fn prompt_guidelines(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Scheduling preference; `None` means parallel.
+    fn execution_mode(&self) -> Option<ExecutionMode> {
+        None
+    }
+    /// Repairs raw arguments before validation. Default: unchanged.
+    fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
+        Ok(args)
+    }
+    /// Who draws the frame around this tool's output.
+    fn render_shell(&self) -> RenderShell {
+        RenderShell::Default
+    }
+    /// Draws the call (before and while it runs).
+    fn render_call(
+        &self,
+        _args: &Value,
+        _theme: &Theme,
+        _ctx: &RenderContext,
+    ) -> Option<StyledText> {
+        None
+    }
+    /// Draws a (partial or final) result.
+    fn render_result(
+        &self,
+        _result: &AgentToolResult,
+        _options: &RenderResultOptions,
+        _theme: &Theme,
+        _ctx: &RenderContext,
+    ) -> Option<StyledText> {
+        None
+    }
+    /// Runs one call with validated arguments. `ctx.cancel` fires on cancellation.
+    fn execute<'a>(
+        &'a self,
+        call_id: &'a str,
+        params: Value,
+        on_update: ToolUpdateSink,
+        ctx: ToolContext,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>>;
+}
+
+/// Rich -> lean: an [`AgentTool`] that keeps only name, label, description,
+/// parameters, `prepare_arguments` and execution mode, and runs the definition
+/// with a context from `context` (its `cancel` replaced by the loop's token).
+/// Prompt metadata and renderers are dropped.
+pub fn wrap_tool_definition(
+    definition: Arc<dyn ToolDefinition>,
+    context: ToolContextFactory,
+) -> Arc<dyn AgentTool> {
+    Arc::new(WrappedDefinition {
+        definition,
+        context,
+    })
+}
+
+struct WrappedDefinition {
+    definition: Arc<dyn ToolDefinition>,
+    context: ToolContextFactory,
+}
+
+impl AgentTool for WrappedDefinition {
+    fn name(&self) -> &str {
+        self.definition.name()
+    }
+    fn label(&self) -> &str {
+        self.definition.label()
+    }
+    fn description(&self) -> &str {
+        self.definition.description()
+    }
+    fn parameters(&self) -> &Value {
+        self.definition.parameters()
+    }
+    fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
+        self.definition.prepare_arguments(args)
+    }
+    fn execution_mode(&self) -> Option<ExecutionMode> {
+        self.definition.execution_mode()
+    }
+    fn execute<'a>(
+        &'a self,
+        call_id: &'a str,
+        params: Value,
+        cancel: CancellationToken,
+        on_update: ToolUpdateSink,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+        let mut ctx = (self.context)();
+        ctx.cancel = cancel;
+        self.definition.execute(call_id, params, on_update, ctx)
+    }
+}
+
+/// Lean -> rich: a [`ToolDefinition`] with the tool's core fields, no prompt
+/// metadata and no renderers. Its `execute` ignores the context except for the
+/// cancellation token.
+pub fn tool_definition_from_agent_tool(tool: Arc<dyn AgentTool>) -> Arc<dyn ToolDefinition> {
+    Arc::new(FromAgentTool { tool })
+}
+
+struct FromAgentTool {
+    tool: Arc<dyn AgentTool>,
+}
+
+impl ToolDefinition for FromAgentTool {
+    fn name(&self) -> &str {
+        self.tool.name()
+    }
+    fn label(&self) -> &str {
+        self.tool.label()
+    }
+    fn description(&self) -> &str {
+        self.tool.description()
+    }
+    fn parameters(&self) -> &Value {
+        self.tool.parameters()
+    }
+    fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
+        self.tool.prepare_arguments(args)
+    }
+    fn execution_mode(&self) -> Option<ExecutionMode> {
+        self.tool.execution_mode()
+    }
+    fn execute<'a>(
+        &'a self,
+        call_id: &'a str,
+        params: Value,
+        on_update: ToolUpdateSink,
+        ctx: ToolContext,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+        self.tool.execute(call_id, params, ctx.cancel, on_update)
+    }
+}
+
+/// A [`ToolDefinition`] with typed parameters; the schema is derived from
+/// [`TypedToolDefinition::Params`] (see [`agent_core::params_schema`]).
+///
+/// ```
+/// use coding_agent::{ToolContext, TypedToolDefinition, typed_definition};
+/// use agent_core::{AgentToolResult, ToolError, ToolUpdateSink};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Params {
+///     /// Who to greet.
+///     name: String,
+/// }
+///
+/// struct Greet;
+///
+/// impl TypedToolDefinition for Greet {
+///     type Params = Params;
+///     fn name(&self) -> &str { "greet" }
+///     fn description(&self) -> &str { "Greets someone." }
+///     fn prompt_snippet(&self) -> Option<&str> { Some("Greet people by name") }
+///     async fn execute(&self, _id: &str, p: Params, _u: ToolUpdateSink, _ctx: ToolContext)
+///         -> Result<AgentToolResult, ToolError> {
+///         Ok(AgentToolResult::text(format!("Hello, {}!", p.name)))
+///     }
+/// }
+///
+/// let def = typed_definition(Greet);
+/// assert_eq!(def.prompt_snippet(), Some("Greet people by name"));
+/// assert_eq!(def.parameters()["required"], serde_json::json!(["name"]));
+/// ```
+pub trait TypedToolDefinition: Send + Sync + 'static {
+    /// The arguments.
+    type Params: DeserializeOwned + JsonSchema + Send;
+    /// Name the model calls the tool by.
+    fn name(&self) -> &str;
+    /// Short human-readable label.
+    fn label(&self) -> &str {
+        self.name()
+    }
+    /// What the tool does, written for the model.
+    fn description(&self) -> &str;
+    /// One line for "Available tools".
+    fn prompt_snippet(&self) -> Option<&str> {
+        None
+    }
+    /// Bullets for "Guidelines".
+    fn prompt_guidelines(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Scheduling preference.
+    fn execution_mode(&self) -> Option<ExecutionMode> {
+        None
+    }
+    /// Repairs raw arguments before validation.
+    fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
+        Ok(args)
+    }
+    /// Who draws the frame.
+    fn render_shell(&self) -> RenderShell {
+        RenderShell::Default
+    }
+    /// Draws the call.
+    fn render_call(
+        &self,
+        _args: &Value,
+        _theme: &Theme,
+        _ctx: &RenderContext,
+    ) -> Option<StyledText> {
+        None
+    }
+    /// Draws a result.
+    fn render_result(
+        &self,
+        _result: &AgentToolResult,
+        _options: &RenderResultOptions,
+        _theme: &Theme,
+        _ctx: &RenderContext,
+    ) -> Option<StyledText> {
+        None
+    }
+    /// Runs one call.
+    fn execute(
+        &self,
+        call_id: &str,
+        params: Self::Params,
+        on_update: ToolUpdateSink,
+        ctx: ToolContext,
+    ) -> impl Future<Output = Result<AgentToolResult, ToolError>> + Send;
+}
+
+/// A [`TypedToolDefinition`] with its schema generated once.
+pub struct TypedDefinition<T: TypedToolDefinition> {
+    inner: T,
+    schema: Value,
+}
+
+impl<T: TypedToolDefinition> TypedDefinition<T> {
+    /// Generates the schema and wraps the definition.
+    pub fn new(inner: T) -> Self {
+        TypedDefinition {
+            inner,
+            schema: params_schema::<T::Params>(),
+        }
+    }
+
+    /// The wrapped definition.
+    pub fn inner(&self) -> &T {
+        &self.inner
+    }
+}
+
+/// Wraps a typed definition as `Arc<dyn ToolDefinition>`.
+pub fn typed_definition<T: TypedToolDefinition>(definition: T) -> Arc<dyn ToolDefinition> {
+    Arc::new(TypedDefinition::new(definition))
+}
+
+impl<T: TypedToolDefinition> ToolDefinition for TypedDefinition<T> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn label(&self) -> &str {
+        self.inner.label()
+    }
+    fn description(&self) -> &str {
+        self.inner.description()
+    }
+    fn parameters(&self) -> &Value {
+        &self.schema
+    }
+    fn prompt_snippet(&self) -> Option<&str> {
+        self.inner.prompt_snippet()
+    }
+    fn prompt_guidelines(&self) -> Vec<String> {
+        self.inner.prompt_guidelines()
+    }
+    fn execution_mode(&self) -> Option<ExecutionMode> {
+        self.inner.execution_mode()
+    }
+    fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
+        self.inner.prepare_arguments(args)
+    }
+    fn render_shell(&self) -> RenderShell {
+        self.inner.render_shell()
+    }
+    fn render_call(&self, args: &Value, theme: &Theme, ctx: &RenderContext) -> Option<StyledText> {
+        self.inner.render_call(args, theme, ctx)
+    }
+    fn render_result(
+        &self,
+        result: &AgentToolResult,
+        options: &RenderResultOptions,
+        theme: &Theme,
+        ctx: &RenderContext,
+    ) -> Option<StyledText> {
+        self.inner.render_result(result, options, theme, ctx)
+    }
+    fn execute<'a>(
+        &'a self,
+        call_id: &'a str,
+        params: Value,
+        on_update: ToolUpdateSink,
+        ctx: ToolContext,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+        match serde_json::from_value::<T::Params>(params) {
+            Ok(p) => self.inner.execute(call_id, p, on_update, ctx).boxed(),
+            Err(e) => {
+                let msg = format!("Invalid arguments for tool \"{}\": {e}", self.inner.name());
+                futures::future::ready(Err(ToolError::new(msg))).boxed()
+            }
+        }
+    }
+}

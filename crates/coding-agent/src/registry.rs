@@ -1,0 +1,322 @@
+//! The tool registry: which tools exist, which may be used, which are active.
+
+use std::sync::Arc;
+
+use agent_core::{AgentTool, AgentToolResult};
+use serde_json::Value;
+
+use crate::definition::{ToolContextFactory, ToolDefinition, wrap_tool_definition};
+use crate::render::{
+    RenderContext, RenderResultOptions, StyledText, Theme, default_render_call,
+    default_render_result,
+};
+
+/// Built-ins active when nothing else is chosen.
+pub const DEFAULT_ACTIVE_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
+
+/// Lines of a result the generic renderer shows before "... (N more lines)".
+const DEFAULT_PREVIEW_LINES: usize = 10;
+
+/// Tool selection with the meaning of Pi's command-line flags.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolSelection {
+    /// `--tools a,b`: the allowlist and the initial active list (any kind of tool).
+    pub tools: Option<Vec<String>>,
+    /// `--exclude-tools a,b`: a denylist applied after `tools`.
+    pub exclude_tools: Vec<String>,
+    /// `--no-tools`: an empty allowlist, no tools at all.
+    pub no_tools: bool,
+    /// `--no-builtin-tools`: no built-in active by default; extension and SDK tools stay active.
+    pub no_builtin_tools: bool,
+}
+
+impl ToolSelection {
+    /// Parses a comma-separated flag value, trimming and dropping empty names.
+    pub fn parse_list(value: &str) -> Vec<String> {
+        value
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// Where a tool came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolSource {
+    /// A built-in tool.
+    Builtin,
+    /// Registered by the named extension.
+    Extension(String),
+    /// Supplied by the program assembling the agent.
+    Sdk,
+}
+
+/// Definition-first tool registry.
+///
+/// Built-ins come first, then extension tools (the first extension to register a
+/// name wins among extensions), then SDK tools; a custom tool with a built-in's
+/// name overrides it (keeping the built-in's position). Overrides inherit
+/// `render_call` / `render_result` per slot from the built-in they replace when
+/// they have none; they never inherit prompt snippet or guidelines.
+///
+/// A tool is *allowed* when it is in the `--tools` allowlist (if any), not in the
+/// denylist, and in the settings' `allowedTools` (if present). Only allowed tools
+/// are listed, activated, offered to the model or executed.
+///
+/// ```
+/// use coding_agent::{ToolRegistry, ToolSelection};
+/// let mut registry = ToolRegistry::new(Vec::new());
+/// registry.apply_selection(ToolSelection { no_tools: true, ..Default::default() });
+/// assert!(registry.active_names().is_empty());
+/// ```
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    builtins: Vec<Arc<dyn ToolDefinition>>,
+    extension_tools: Vec<(String, Arc<dyn ToolDefinition>)>,
+    sdk_tools: Vec<Arc<dyn ToolDefinition>>,
+    selection: ToolSelection,
+    settings_allowed: Option<Vec<String>>,
+    explicit_active: Option<Vec<String>>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("tools", &self.names())
+            .field("active", &self.active_names())
+            .finish()
+    }
+}
+
+impl ToolRegistry {
+    /// A registry of the given built-ins, with the default selection.
+    pub fn new(builtins: Vec<Arc<dyn ToolDefinition>>) -> Self {
+        ToolRegistry {
+            builtins,
+            ..Default::default()
+        }
+    }
+
+    /// Adds a tool registered by an extension. Ignored (with a warning) when an
+    /// earlier extension already registered the name.
+    pub fn register_extension_tool(
+        &mut self,
+        extension: &str,
+        definition: Arc<dyn ToolDefinition>,
+    ) {
+        if let Some((owner, _)) = self
+            .extension_tools
+            .iter()
+            .find(|(_, d)| d.name() == definition.name())
+        {
+            tracing::warn!(
+                tool = definition.name(),
+                first = %owner,
+                ignored = extension,
+                "tool already registered by an earlier extension"
+            );
+            return;
+        }
+        if self.builtins.iter().any(|b| b.name() == definition.name()) {
+            tracing::info!(
+                tool = definition.name(),
+                extension,
+                "extension overrides a built-in tool"
+            );
+        }
+        self.extension_tools
+            .push((extension.to_string(), definition));
+    }
+
+    /// Adds a tool supplied by the program; replaces an earlier SDK tool of the same name.
+    pub fn register_tool(&mut self, definition: Arc<dyn ToolDefinition>) {
+        self.sdk_tools.retain(|d| d.name() != definition.name());
+        self.sdk_tools.push(definition);
+    }
+
+    /// Applies command-line style selection; resets any explicit active list.
+    pub fn apply_selection(&mut self, selection: ToolSelection) {
+        self.selection = selection;
+        self.explicit_active = None;
+    }
+
+    /// Sets the settings' `allowedTools` whitelist (`None` removes it).
+    pub fn set_settings_allowed_tools(&mut self, allowed: Option<Vec<String>>) {
+        self.settings_allowed = allowed;
+    }
+
+    /// Whether the name passes the allowlist, denylist and `allowedTools`.
+    pub fn is_allowed(&self, name: &str) -> bool {
+        let allowlist = if self.selection.no_tools {
+            Some(&[][..])
+        } else {
+            self.selection.tools.as_deref()
+        };
+        allowlist.is_none_or(|a| a.iter().any(|n| n == name))
+            && !self.selection.exclude_tools.iter().any(|n| n == name)
+            && self
+                .settings_allowed
+                .as_ref()
+                .is_none_or(|a| a.iter().any(|n| n == name))
+    }
+
+    /// Every allowed definition in registry order, overrides applied.
+    pub fn definitions(&self) -> Vec<Arc<dyn ToolDefinition>> {
+        self.entries()
+            .into_iter()
+            .filter(|(d, _)| self.is_allowed(d.name()))
+            .map(|(d, _)| d)
+            .collect()
+    }
+
+    /// Names of every allowed tool, in registry order.
+    pub fn names(&self) -> Vec<String> {
+        self.definitions()
+            .iter()
+            .map(|d| d.name().to_string())
+            .collect()
+    }
+
+    /// Where an allowed tool came from.
+    pub fn source(&self, name: &str) -> Option<ToolSource> {
+        if !self.is_allowed(name) {
+            return None;
+        }
+        self.entries()
+            .into_iter()
+            .find(|(d, _)| d.name() == name)
+            .map(|(_, s)| s)
+    }
+
+    /// An allowed definition by name.
+    pub fn get(&self, name: &str) -> Option<Arc<dyn ToolDefinition>> {
+        self.definitions().into_iter().find(|d| d.name() == name)
+    }
+
+    /// The built-in of this name, even when overridden.
+    pub fn builtin(&self, name: &str) -> Option<Arc<dyn ToolDefinition>> {
+        self.builtins.iter().find(|d| d.name() == name).cloned()
+    }
+
+    /// All definitions with overrides applied, allowed or not.
+    fn entries(&self) -> Vec<(Arc<dyn ToolDefinition>, ToolSource)> {
+        let mut out: Vec<(Arc<dyn ToolDefinition>, ToolSource)> = self
+            .builtins
+            .iter()
+            .map(|d| (d.clone(), ToolSource::Builtin))
+            .collect();
+        let custom = self
+            .extension_tools
+            .iter()
+            .map(|(e, d)| (d.clone(), ToolSource::Extension(e.clone())))
+            .chain(self.sdk_tools.iter().map(|d| (d.clone(), ToolSource::Sdk)));
+        for (definition, source) in custom {
+            match out.iter_mut().find(|(d, _)| d.name() == definition.name()) {
+                Some(slot) => *slot = (definition, source),
+                None => out.push((definition, source)),
+            }
+        }
+        out
+    }
+
+    /// The active tool names, in order.
+    pub fn active_names(&self) -> Vec<String> {
+        let exists_and_allowed = |name: &str| {
+            self.is_allowed(name) && self.entries().iter().any(|(d, _)| d.name() == name)
+        };
+        let mut active: Vec<String> = Vec::new();
+        let add = |name: &str, active: &mut Vec<String>| {
+            if exists_and_allowed(name) && !active.iter().any(|n| n == name) {
+                active.push(name.to_string());
+            }
+        };
+        if let Some(explicit) = &self.explicit_active {
+            for name in explicit {
+                add(name, &mut active);
+            }
+            return active;
+        }
+        let initial: Vec<String> = match &self.selection.tools {
+            Some(list) => list.clone(),
+            None if self.selection.no_tools || self.selection.no_builtin_tools => Vec::new(),
+            None => DEFAULT_ACTIVE_TOOLS.iter().map(|s| s.to_string()).collect(),
+        };
+        for name in &initial {
+            add(name, &mut active);
+        }
+        // With an allowlist (`--tools`, `--no-tools` or `allowedTools`) every allowed
+        // tool is active; otherwise every extension and SDK tool joins the defaults.
+        let has_allowlist = self.selection.tools.is_some()
+            || self.selection.no_tools
+            || self.settings_allowed.is_some();
+        for (definition, source) in self.entries() {
+            if has_allowlist || source != ToolSource::Builtin {
+                add(definition.name(), &mut active);
+            }
+        }
+        active
+    }
+
+    /// Sets the active tools: keeps the given order, ignores unknown or disallowed names.
+    pub fn set_active_tools<S: AsRef<str>>(&mut self, names: &[S]) {
+        self.explicit_active = Some(names.iter().map(|s| s.as_ref().to_string()).collect());
+    }
+
+    /// The active definitions, in order.
+    pub fn active_definitions(&self) -> Vec<Arc<dyn ToolDefinition>> {
+        let all = self.definitions();
+        self.active_names()
+            .iter()
+            .filter_map(|n| all.iter().find(|d| d.name() == n).cloned())
+            .collect()
+    }
+
+    /// The active tools wrapped for the loop, each run with a context from `context`.
+    pub fn active_agent_tools(&self, context: ToolContextFactory) -> Vec<Arc<dyn AgentTool>> {
+        self.active_definitions()
+            .into_iter()
+            .map(|d| wrap_tool_definition(d, context.clone()))
+            .collect()
+    }
+
+    /// Draws a call: the tool's renderer, else the overridden built-in's, else generic.
+    pub fn render_call(
+        &self,
+        name: &str,
+        args: &Value,
+        theme: &Theme,
+        ctx: &RenderContext,
+    ) -> StyledText {
+        self.entries()
+            .iter()
+            .find(|(d, _)| d.name() == name)
+            .and_then(|(d, _)| d.render_call(args, theme, ctx))
+            .or_else(|| {
+                self.builtin(name)
+                    .and_then(|b| b.render_call(args, theme, ctx))
+            })
+            .unwrap_or_else(|| default_render_call(name, args, theme))
+    }
+
+    /// Draws a result: the tool's renderer, else the overridden built-in's, else generic.
+    pub fn render_result(
+        &self,
+        name: &str,
+        result: &AgentToolResult,
+        options: &RenderResultOptions,
+        theme: &Theme,
+        ctx: &RenderContext,
+    ) -> StyledText {
+        self.entries()
+            .iter()
+            .find(|(d, _)| d.name() == name)
+            .and_then(|(d, _)| d.render_result(result, options, theme, ctx))
+            .or_else(|| {
+                self.builtin(name)
+                    .and_then(|b| b.render_result(result, options, theme, ctx))
+            })
+            .unwrap_or_else(|| default_render_result(result, options, theme, DEFAULT_PREVIEW_LINES))
+    }
+}

@@ -1,0 +1,291 @@
+//! [`AgentSession`]: registry + settings + extensions + system prompt + `Agent`,
+//! assembled from chosen parts.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use agent_ai::{Model, ModelClient};
+use agent_core::{Agent, AgentError, AgentOptions, ExecutionMode, IntoPrompt};
+
+use crate::definition::{ToolContext, ToolContextFactory, ToolDefinition};
+use crate::extension::{Extension, ExtensionApi};
+use crate::registry::{ToolRegistry, ToolSelection};
+use crate::settings::{Settings, agent_dir};
+use crate::system_prompt::{SystemPromptOptions, build_system_prompt, load_context_files};
+
+/// Builds an [`AgentSession`].
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use std::sync::Arc;
+/// use agent_ai::{Model, providers::scripted::ScriptedClient};
+/// use coding_agent::AgentSessionBuilder;
+///
+/// let client = ScriptedClient::from_jsonl(r#"{"content":[{"type":"text","text":"hi"}]}"#).unwrap();
+/// let session = AgentSessionBuilder::new(Model::new("scripted", "demo"), Arc::new(client))
+///     .cwd(std::env::temp_dir())
+///     .context_files(false)
+///     .build();
+/// session.prompt("hello").await.unwrap();
+/// assert!(session.system_prompt().contains("Available tools:\n(none)"));
+/// # });
+/// ```
+pub struct AgentSessionBuilder {
+    model: Model,
+    client: Arc<dyn ModelClient>,
+    cwd: PathBuf,
+    builtins: Vec<Arc<dyn ToolDefinition>>,
+    extensions: Vec<Arc<dyn Extension>>,
+    tools: Vec<Arc<dyn ToolDefinition>>,
+    settings: Option<Settings>,
+    selection: ToolSelection,
+    custom_prompt: Option<String>,
+    append_prompts: Vec<String>,
+    extra_guidelines: Vec<String>,
+    tool_execution: ExecutionMode,
+    context_files: bool,
+}
+
+impl AgentSessionBuilder {
+    /// Starts with no tools, settings loaded from disk at build time, and the
+    /// process's current directory as cwd.
+    pub fn new(model: Model, client: Arc<dyn ModelClient>) -> Self {
+        AgentSessionBuilder {
+            model,
+            client,
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            builtins: Vec::new(),
+            extensions: Vec::new(),
+            tools: Vec::new(),
+            settings: None,
+            selection: ToolSelection::default(),
+            custom_prompt: None,
+            append_prompts: Vec::new(),
+            extra_guidelines: Vec::new(),
+            tool_execution: ExecutionMode::Parallel,
+            context_files: true,
+        }
+    }
+
+    /// Working directory of the session and its tools.
+    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = cwd.into();
+        self
+    }
+
+    /// The built-in tools (e.g. `tools_builtin::all_tool_definitions(cwd)`).
+    pub fn builtin_tools(mut self, tools: Vec<Arc<dyn ToolDefinition>>) -> Self {
+        self.builtins = tools;
+        self
+    }
+
+    /// Adds an extension (loaded in the order added).
+    pub fn extension(mut self, extension: Arc<dyn Extension>) -> Self {
+        self.extensions.push(extension);
+        self
+    }
+
+    /// Adds a program-supplied tool (overrides built-in and extension tools of the same name).
+    pub fn tool(mut self, tool: Arc<dyn ToolDefinition>) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Uses these settings instead of loading the files.
+    pub fn settings(mut self, settings: Settings) -> Self {
+        self.settings = Some(settings);
+        self
+    }
+
+    /// Tool selection (`--tools` and friends).
+    pub fn selection(mut self, selection: ToolSelection) -> Self {
+        self.selection = selection;
+        self
+    }
+
+    /// Replaces the preamble, tool list and guidelines.
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.custom_prompt = Some(prompt.into());
+        self
+    }
+
+    /// Appends text to the system prompt.
+    pub fn append_system_prompt(mut self, text: impl Into<String>) -> Self {
+        self.append_prompts.push(text.into());
+        self
+    }
+
+    /// Adds a guideline.
+    pub fn guideline(mut self, text: impl Into<String>) -> Self {
+        self.extra_guidelines.push(text.into());
+        self
+    }
+
+    /// Batch scheduling of the loop.
+    pub fn tool_execution(mut self, mode: ExecutionMode) -> Self {
+        self.tool_execution = mode;
+        self
+    }
+
+    /// Whether to read AGENTS.md / CLAUDE.md into the prompt (default true).
+    pub fn context_files(mut self, load: bool) -> Self {
+        self.context_files = load;
+        self
+    }
+
+    /// Assembles the session.
+    pub fn build(self) -> AgentSession {
+        let settings = Arc::new(self.settings.unwrap_or_else(|| Settings::load(&self.cwd)));
+        let api = ExtensionApi::load(&self.extensions);
+        let mut registry = ToolRegistry::new(self.builtins);
+        for (extension, tool) in api.tools() {
+            registry.register_extension_tool(extension, tool.clone());
+        }
+        for tool in self.tools {
+            registry.register_tool(tool);
+        }
+        registry.set_settings_allowed_tools(settings.allowed_tools());
+        registry.apply_selection(self.selection);
+
+        let context_files = if self.context_files {
+            load_context_files(&self.cwd, agent_dir().as_deref())
+        } else {
+            Vec::new()
+        };
+        let prompt_base = SystemPromptOptions {
+            custom_prompt: self.custom_prompt,
+            append_prompts: self.append_prompts,
+            extra_guidelines: self.extra_guidelines,
+            context_files,
+            cwd: self.cwd.clone(),
+            ..Default::default()
+        };
+        let context: ToolContextFactory = {
+            let (cwd, model, settings) = (self.cwd.clone(), self.model.clone(), settings.clone());
+            Arc::new(move || ToolContext {
+                cwd: cwd.clone(),
+                model: Some(model.clone()),
+                settings: settings.clone(),
+                cancel: Default::default(),
+            })
+        };
+        let mut options = AgentOptions::new(self.model, self.client);
+        options.tool_execution = self.tool_execution;
+        options.before_tool_call = api.before_tool_call_hook();
+        options.after_tool_call = api.after_tool_call_hook();
+        let session = AgentSession {
+            agent: Agent::new(options),
+            inner: Arc::new(Mutex::new(SessionInner {
+                registry,
+                prompt_base,
+                system_prompt: String::new(),
+            })),
+            settings,
+            context,
+            cwd: self.cwd,
+        };
+        session.refresh();
+        session
+    }
+}
+
+struct SessionInner {
+    registry: ToolRegistry,
+    prompt_base: SystemPromptOptions,
+    system_prompt: String,
+}
+
+/// An assembled agent: the `Agent`, its registry, settings and system prompt,
+/// kept in step (changing the active tools rebuilds the prompt).
+#[derive(Clone)]
+pub struct AgentSession {
+    agent: Agent,
+    inner: Arc<Mutex<SessionInner>>,
+    settings: Arc<Settings>,
+    context: ToolContextFactory,
+    cwd: PathBuf,
+}
+
+impl std::fmt::Debug for AgentSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentSession")
+            .field("cwd", &self.cwd)
+            .field("active_tools", &self.active_tool_names())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentSession {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SessionInner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Pushes the active tools and a freshly built system prompt into the agent.
+    fn refresh(&self) {
+        let mut inner = self.lock();
+        let active = inner.registry.active_definitions();
+        let mut options = inner.prompt_base.clone();
+        options.selected_tools = active.iter().map(|d| d.name().to_string()).collect();
+        options.tool_snippets = active
+            .iter()
+            .filter_map(|d| {
+                d.prompt_snippet()
+                    .map(|s| (d.name().to_string(), s.to_string()))
+            })
+            .collect();
+        options.tool_guidelines = active.iter().flat_map(|d| d.prompt_guidelines()).collect();
+        let prompt = build_system_prompt(&options);
+        inner.system_prompt = prompt.clone();
+        let tools = inner.registry.active_agent_tools(self.context.clone());
+        drop(inner);
+        self.agent.set_tools(tools);
+        self.agent.set_system_prompt(prompt);
+    }
+
+    /// The underlying agent (subscribe, abort, steer, ...).
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    /// Sends a prompt and runs until the agent stops.
+    pub async fn prompt(&self, prompt: impl IntoPrompt) -> Result<(), AgentError> {
+        self.agent.prompt(prompt).await
+    }
+
+    /// The current system prompt.
+    pub fn system_prompt(&self) -> String {
+        self.lock().system_prompt.clone()
+    }
+
+    /// A snapshot of the registry.
+    pub fn registry(&self) -> ToolRegistry {
+        self.lock().registry.clone()
+    }
+
+    /// Active tool names, in order.
+    pub fn active_tool_names(&self) -> Vec<String> {
+        self.lock().registry.active_names()
+    }
+
+    /// Sets the active tools (order kept, unknown or disallowed names ignored)
+    /// and rebuilds the system prompt; applies from the next request.
+    pub fn set_active_tools<S: AsRef<str>>(&self, names: &[S]) {
+        self.lock().registry.set_active_tools(names);
+        self.refresh();
+    }
+
+    /// The merged settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The working directory.
+    pub fn cwd(&self) -> &std::path::Path {
+        &self.cwd
+    }
+
+    /// A context like the one tools get, for running a tool outside the loop.
+    pub fn tool_context(&self) -> ToolContext {
+        (self.context)()
+    }
+}

@@ -1,0 +1,221 @@
+//! System prompt assembly from the active tools, guidelines and project context.
+
+use std::path::{Path, PathBuf};
+
+/// Our preamble (replaced entirely by a custom prompt).
+const PREAMBLE: &str = "You are an expert coding assistant working inside coding-agent, a tool-driven agent harness. You help users by reading files, running commands, editing code and writing new files.";
+
+/// Said after the tool list, since extensions may add tools later.
+const CUSTOM_TOOLS_NOTE: &str = "Depending on the project, further custom tools may be available besides the ones listed above.";
+
+/// The heuristic guideline when bash is the only way to explore files.
+pub const BASH_EXPLORATION_GUIDELINE: &str = "Use bash for file operations such as ls, rg and find";
+
+/// Guidelines every prompt ends with.
+pub const CLOSING_GUIDELINES: [&str; 2] = [
+    "Keep your answers short and to the point",
+    "Name file paths clearly whenever you work with files",
+];
+
+/// A project instruction file (AGENTS.md or CLAUDE.md) and its content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextFile {
+    /// Where it was found.
+    pub path: PathBuf,
+    /// Its text.
+    pub content: String,
+}
+
+/// Everything the prompt is built from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SystemPromptOptions {
+    /// Active tool names, in order.
+    pub selected_tools: Vec<String>,
+    /// `(name, snippet)` for the active tools that have one.
+    pub tool_snippets: Vec<(String, String)>,
+    /// The active tools' guidelines, flattened in active order.
+    pub tool_guidelines: Vec<String>,
+    /// Extra guidelines from the caller.
+    pub extra_guidelines: Vec<String>,
+    /// Replaces preamble, tools and guidelines when set.
+    pub custom_prompt: Option<String>,
+    /// Appended after the main text (joined by blank lines).
+    pub append_prompts: Vec<String>,
+    /// Project instruction files, outermost first.
+    pub context_files: Vec<ContextFile>,
+    /// Date line value (`YYYY-MM-DD`); today when `None`.
+    pub date: Option<String>,
+    /// Working directory line.
+    pub cwd: PathBuf,
+}
+
+/// Collapses line breaks and runs of whitespace; `None` when nothing is left.
+fn normalize_snippet(snippet: &str) -> Option<String> {
+    let joined = snippet.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!joined.is_empty()).then_some(joined)
+}
+
+/// The guideline list: bash heuristic, tools' guidelines, extras, closing ones;
+/// trimmed, empty ones dropped, first occurrence wins.
+pub fn build_guidelines(options: &SystemPromptOptions) -> Vec<String> {
+    let has = |name: &str| options.selected_tools.iter().any(|t| t == name);
+    let mut raw: Vec<String> = Vec::new();
+    if has("bash") && !has("grep") && !has("find") && !has("ls") {
+        raw.push(BASH_EXPLORATION_GUIDELINE.to_string());
+    }
+    raw.extend(options.tool_guidelines.iter().cloned());
+    raw.extend(options.extra_guidelines.iter().cloned());
+    raw.extend(CLOSING_GUIDELINES.iter().map(|s| s.to_string()));
+    let mut out: Vec<String> = Vec::new();
+    for g in raw {
+        let g = g.trim().to_string();
+        if !g.is_empty() && !out.contains(&g) {
+            out.push(g);
+        }
+    }
+    out
+}
+
+/// Builds the system prompt.
+///
+/// Layout: preamble; `Available tools:` with one `- name: snippet` line per
+/// active tool that has a snippet (`(none)` when none); a note on custom tools;
+/// `Guidelines:` as `- text` lines; then the appended prompts, the project
+/// context, `Current date: ...` and `Current working directory: ...`. A custom
+/// prompt replaces everything before the appended prompts.
+///
+/// ```
+/// use coding_agent::{SystemPromptOptions, build_system_prompt};
+/// let prompt = build_system_prompt(&SystemPromptOptions {
+///     selected_tools: vec!["read".into(), "bash".into()],
+///     tool_snippets: vec![("read".into(), "Read file contents".into())],
+///     date: Some("2026-01-01".into()),
+///     cwd: "/work".into(),
+///     ..Default::default()
+/// });
+/// assert!(prompt.contains("Available tools:\n- read: Read file contents\n"));
+/// assert!(prompt.ends_with("Current date: 2026-01-01\nCurrent working directory: /work"));
+/// ```
+pub fn build_system_prompt(options: &SystemPromptOptions) -> String {
+    let mut prompt = match &options.custom_prompt {
+        Some(custom) => custom.clone(),
+        None => {
+            let snippets: Vec<String> = options
+                .selected_tools
+                .iter()
+                .filter_map(|name| {
+                    options
+                        .tool_snippets
+                        .iter()
+                        .find(|(n, _)| n == name)
+                        .and_then(|(_, s)| normalize_snippet(s))
+                        .map(|s| format!("- {name}: {s}"))
+                })
+                .collect();
+            let tools = if snippets.is_empty() {
+                "(none)".to_string()
+            } else {
+                snippets.join("\n")
+            };
+            let guidelines = build_guidelines(options)
+                .iter()
+                .map(|g| format!("- {g}"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            format!(
+                "{PREAMBLE}\n\nAvailable tools:\n{tools}\n\n{CUSTOM_TOOLS_NOTE}\n\nGuidelines:\n{guidelines}"
+            )
+        }
+    };
+    let appended: Vec<&str> = options
+        .append_prompts
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if !appended.is_empty() {
+        prompt.push_str("\n\n");
+        prompt.push_str(&appended.join("\n\n"));
+    }
+    if !options.context_files.is_empty() {
+        prompt.push_str("\n\n<project_context>\n");
+        for file in &options.context_files {
+            prompt.push_str(&format!(
+                "<project_instructions path=\"{}\">\n{}\n</project_instructions>\n",
+                file.path.display(),
+                file.content.trim_end()
+            ));
+        }
+        prompt.push_str("</project_context>");
+    }
+    let date = options.date.clone().unwrap_or_else(today);
+    prompt.push_str(&format!("\nCurrent date: {date}"));
+    prompt.push_str(&format!(
+        "\nCurrent working directory: {}",
+        options.cwd.display().to_string().replace('\\', "/")
+    ));
+    prompt
+}
+
+/// Finds project instruction files: the agent directory's `AGENTS.md`, then for
+/// each directory from the filesystem root down to `cwd` its `AGENTS.md`, or
+/// `CLAUDE.md` when there is no `AGENTS.md`. Unreadable files are skipped.
+pub fn load_context_files(cwd: &Path, agent_dir: Option<&Path>) -> Vec<ContextFile> {
+    let mut files = Vec::new();
+    let read = |path: PathBuf| -> Option<ContextFile> {
+        let content = std::fs::read_to_string(&path).ok()?;
+        Some(ContextFile { path, content })
+    };
+    if let Some(dir) = agent_dir
+        && let Some(f) = read(dir.join("AGENTS.md"))
+    {
+        files.push(f);
+    }
+    let mut dirs: Vec<&Path> = cwd.ancestors().collect();
+    dirs.reverse();
+    for dir in dirs {
+        let found = read(dir.join("AGENTS.md")).or_else(|| read(dir.join("CLAUDE.md")));
+        if let Some(f) = found
+            && !files.iter().any(|e: &ContextFile| e.path == f.path)
+        {
+            files.push(f);
+        }
+    }
+    files
+}
+
+/// Today's date as `YYYY-MM-DD` (UTC).
+pub fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Days since 1970-01-01 to a (year, month, day) in the proleptic Gregorian calendar.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_454), (2026, 1, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+}

@@ -1,0 +1,639 @@
+//! The product layer: definitions and conversions, the registry's selection and
+//! override rules, allowedTools, the system prompt, extensions and sessions.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use agent_core::{AgentTool, AgentToolResult, CancellationToken, ToolError, ToolUpdateSink};
+use coding_agent::{
+    AgentSessionBuilder, Extension, ExtensionApi, RenderContext, RenderResultOptions, Settings,
+    StyledLine, StyledText, SystemPromptOptions, Theme, ToolCallDecision, ToolContext,
+    ToolDefinition, ToolRegistry, ToolResultPatch, ToolSelection, ToolSource, build_system_prompt,
+    tool_definition_from_agent_tool, wrap_tool_definition,
+};
+use common::*;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+
+/// A definition with every optional part, counting its executions.
+struct Def {
+    name: &'static str,
+    snippet: Option<&'static str>,
+    guidelines: Vec<String>,
+    renders: bool,
+    runs: Arc<AtomicUsize>,
+    schema: Value,
+}
+
+fn def(name: &'static str) -> Def {
+    Def {
+        name,
+        snippet: Some("does things"),
+        guidelines: vec![format!("Use {name} wisely")],
+        renders: true,
+        runs: Arc::new(AtomicUsize::new(0)),
+        schema: json!({"type":"object","properties":{}}),
+    }
+}
+
+impl Def {
+    fn bare(mut self) -> Self {
+        self.snippet = None;
+        self.guidelines.clear();
+        self.renders = false;
+        self
+    }
+    fn snippet(mut self, s: &'static str) -> Self {
+        self.snippet = Some(s);
+        self
+    }
+    fn arc(self) -> Arc<dyn ToolDefinition> {
+        Arc::new(self)
+    }
+}
+
+impl ToolDefinition for Def {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn label(&self) -> &str {
+        "Label"
+    }
+    fn description(&self) -> &str {
+        "desc"
+    }
+    fn parameters(&self) -> &Value {
+        &self.schema
+    }
+    fn prompt_snippet(&self) -> Option<&str> {
+        self.snippet
+    }
+    fn prompt_guidelines(&self) -> Vec<String> {
+        self.guidelines.clone()
+    }
+    fn execution_mode(&self) -> Option<agent_core::ExecutionMode> {
+        Some(agent_core::ExecutionMode::Sequential)
+    }
+    fn prepare_arguments(&self, mut args: Value) -> Result<Value, ToolError> {
+        args["prepared"] = json!(true);
+        Ok(args)
+    }
+    fn render_call(&self, _args: &Value, _t: &Theme, _c: &RenderContext) -> Option<StyledText> {
+        self.renders.then(|| {
+            let mut t = StyledText::new();
+            t.push(StyledLine::plain(format!("{} call", self.name)));
+            t
+        })
+    }
+    fn render_result(
+        &self,
+        _r: &AgentToolResult,
+        _o: &RenderResultOptions,
+        _t: &Theme,
+        _c: &RenderContext,
+    ) -> Option<StyledText> {
+        self.renders
+            .then(|| StyledText::plain(&format!("{} result", self.name)))
+    }
+    fn execute<'a>(
+        &'a self,
+        _call_id: &'a str,
+        _params: Value,
+        _on_update: ToolUpdateSink,
+        ctx: ToolContext,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        async move {
+            Ok(AgentToolResult::text(format!(
+                "{} ran in {}",
+                self.name,
+                ctx.cwd.display()
+            )))
+        }
+        .boxed()
+    }
+}
+
+fn builtins() -> Vec<Arc<dyn ToolDefinition>> {
+    ["read", "bash", "edit", "write", "grep", "find", "ls"]
+        .into_iter()
+        .map(|n| def(n).arc())
+        .collect()
+}
+
+#[tokio::test]
+async fn wrapping_keeps_core_fields_and_drops_prompt_metadata() {
+    let d = def("read").arc();
+    let ctx_cwd = std::env::temp_dir();
+    let cwd = ctx_cwd.clone();
+    let tool: Arc<dyn AgentTool> =
+        wrap_tool_definition(d.clone(), Arc::new(move || ToolContext::new(cwd.clone())));
+    assert_eq!(tool.name(), "read");
+    assert_eq!(tool.label(), "Label");
+    assert_eq!(tool.description(), "desc");
+    assert_eq!(tool.parameters(), d.parameters());
+    assert_eq!(
+        tool.execution_mode(),
+        Some(agent_core::ExecutionMode::Sequential)
+    );
+    assert_eq!(
+        tool.prepare_arguments(json!({})).unwrap(),
+        json!({"prepared": true})
+    );
+    let out = tool
+        .execute(
+            "c1",
+            json!({}),
+            CancellationToken::new(),
+            ToolUpdateSink::noop(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        out.text_content(),
+        format!("read ran in {}", ctx_cwd.display())
+    );
+
+    // Back to a definition: the core fields survive, prompt metadata and renderers do not.
+    let back = tool_definition_from_agent_tool(tool);
+    assert_eq!(back.name(), "read");
+    assert_eq!(back.label(), "Label");
+    assert_eq!(back.description(), "desc");
+    assert_eq!(
+        back.execution_mode(),
+        Some(agent_core::ExecutionMode::Sequential)
+    );
+    assert_eq!(
+        back.prepare_arguments(json!({})).unwrap(),
+        json!({"prepared": true})
+    );
+    assert_eq!(back.prompt_snippet(), None);
+    assert!(back.prompt_guidelines().is_empty());
+    assert!(
+        back.render_call(&json!({}), &Theme::plain(), &RenderContext::default())
+            .is_none()
+    );
+    assert!(
+        back.render_result(
+            &AgentToolResult::text("x"),
+            &Default::default(),
+            &Theme::plain(),
+            &RenderContext::default()
+        )
+        .is_none()
+    );
+}
+
+fn active(selection: ToolSelection, extra: &[&'static str]) -> Vec<String> {
+    let mut r = ToolRegistry::new(builtins());
+    for name in extra {
+        r.register_extension_tool("ext", def(name).arc());
+    }
+    r.apply_selection(selection);
+    r.active_names()
+}
+
+fn list(s: &str) -> Option<Vec<String>> {
+    Some(ToolSelection::parse_list(s))
+}
+
+#[test]
+fn active_sets_for_each_flag_combination() {
+    assert_eq!(
+        active(ToolSelection::default(), &[]),
+        ["read", "bash", "edit", "write"]
+    );
+    assert_eq!(
+        active(ToolSelection::default(), &["weather"]),
+        ["read", "bash", "edit", "write", "weather"]
+    );
+    assert_eq!(
+        active(
+            ToolSelection {
+                tools: list("grep, read,nope"),
+                ..Default::default()
+            },
+            &["weather"]
+        ),
+        ["grep", "read"],
+        "--tools keeps its order, drops unknown names and limits extension tools too"
+    );
+    assert_eq!(
+        active(
+            ToolSelection {
+                tools: list("read,weather"),
+                ..Default::default()
+            },
+            &["weather"]
+        ),
+        ["read", "weather"]
+    );
+    assert_eq!(
+        active(
+            ToolSelection {
+                exclude_tools: vec!["bash".into(), "weather".into()],
+                ..Default::default()
+            },
+            &["weather"]
+        ),
+        ["read", "edit", "write"]
+    );
+    assert_eq!(
+        active(
+            ToolSelection {
+                tools: list("read,bash"),
+                exclude_tools: vec!["bash".into()],
+                ..Default::default()
+            },
+            &[]
+        ),
+        ["read"]
+    );
+    assert!(
+        active(
+            ToolSelection {
+                no_tools: true,
+                ..Default::default()
+            },
+            &["weather"]
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        active(
+            ToolSelection {
+                no_builtin_tools: true,
+                ..Default::default()
+            },
+            &["weather"]
+        ),
+        ["weather"]
+    );
+}
+
+#[test]
+fn set_active_tools_keeps_order_and_ignores_unknown_names() {
+    let mut r = ToolRegistry::new(builtins());
+    r.set_active_tools(&["ls", "ghost", "read", "ls"]);
+    assert_eq!(r.active_names(), ["ls", "read"]);
+}
+
+#[test]
+fn override_inherits_renderers_per_slot_but_never_prompt_metadata() {
+    let mut r = ToolRegistry::new(builtins());
+    r.register_extension_tool("ext", def("read").bare().arc());
+    r.register_tool(def("bash").snippet("my bash").arc());
+    let d = r.get("read").unwrap();
+    assert_eq!(d.prompt_snippet(), None);
+    assert!(d.prompt_guidelines().is_empty());
+    assert_eq!(r.source("read"), Some(ToolSource::Extension("ext".into())));
+    assert_eq!(r.source("bash"), Some(ToolSource::Sdk));
+    // Position of the overridden built-in is kept.
+    assert_eq!(&r.names()[..2], ["read", "bash"]);
+    let ctx = RenderContext::default();
+    let theme = Theme::plain();
+    // The bare override has no renderers: the built-in's are used.
+    assert_eq!(
+        r.render_call("read", &json!({}), &theme, &ctx).to_plain(),
+        "read call"
+    );
+    assert_eq!(
+        r.render_result(
+            "read",
+            &AgentToolResult::text("x"),
+            &Default::default(),
+            &theme,
+            &ctx
+        )
+        .to_plain(),
+        "read result"
+    );
+    // A tool without any renderer gets the generic ones.
+    let mut r2 = ToolRegistry::new(vec![]);
+    r2.register_tool(def("plain").bare().arc());
+    assert_eq!(
+        r2.render_call("plain", &json!({"a": 1}), &theme, &ctx)
+            .to_plain(),
+        "plain {\"a\":1}"
+    );
+}
+
+#[test]
+fn first_extension_wins_and_sdk_overrides_extension() {
+    let mut r = ToolRegistry::new(vec![]);
+    r.register_extension_tool("one", def("t").snippet("first").arc());
+    r.register_extension_tool("two", def("t").snippet("second").arc());
+    assert_eq!(r.get("t").unwrap().prompt_snippet(), Some("first"));
+    r.register_tool(def("t").snippet("sdk").arc());
+    assert_eq!(r.get("t").unwrap().prompt_snippet(), Some("sdk"));
+}
+
+#[tokio::test]
+async fn allowed_tools_are_neither_offered_nor_executed() {
+    let read = def("read");
+    let bash = def("bash");
+    let (read_runs, bash_runs) = (read.runs.clone(), bash.runs.clone());
+    let client = scripted(vec![
+        calls(&[("c1", "bash", json!({})), ("c2", "read", json!({}))]),
+        text("done"),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let session = AgentSessionBuilder::new(model(), client.clone())
+        .cwd(dir.path())
+        .builtin_tools(vec![read.arc(), bash.arc()])
+        .settings(Settings::from_value(json!({"allowedTools": ["read"]})))
+        .context_files(false)
+        .build();
+    // Even an explicit activation cannot bring it back.
+    session.set_active_tools(&["read", "bash"]);
+    assert_eq!(session.active_tool_names(), ["read"]);
+    session.prompt("go").await.unwrap();
+    let offered: Vec<String> = client.requests()[0]
+        .tools
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    assert_eq!(offered, ["read"]);
+    assert_eq!(bash_runs.load(Ordering::SeqCst), 0);
+    assert_eq!(read_runs.load(Ordering::SeqCst), 1);
+    let messages = session.agent().messages();
+    let refused = messages
+        .iter()
+        .filter_map(|m| m.as_tool_result())
+        .find(|r| r.tool_call_id == "c1")
+        .unwrap();
+    assert!(refused.is_error);
+    assert_eq!(refused.text(), "Tool bash not found");
+    assert!(!session.system_prompt().contains("- bash:"));
+}
+
+#[test]
+fn system_prompt_lines() {
+    let prompt = build_system_prompt(&SystemPromptOptions {
+        selected_tools: vec!["read".into(), "bash".into(), "custom".into()],
+        tool_snippets: vec![
+            ("bash".into(), "Run  shell\ncommands".into()),
+            ("read".into(), "Read file contents".into()),
+        ],
+        tool_guidelines: vec![
+            "Use read to examine files.".into(),
+            "  ".into(),
+            "Use read to examine files.".into(),
+        ],
+        extra_guidelines: vec!["Be careful".into()],
+        append_prompts: vec!["Extra words.".into()],
+        context_files: vec![coding_agent::ContextFile {
+            path: "/p/AGENTS.md".into(),
+            content: "Rules.\n".into(),
+        }],
+        date: Some("2026-11-29".into()),
+        cwd: "/p".into(),
+        ..Default::default()
+    });
+    let lines: Vec<&str> = prompt.lines().collect();
+    let tools = lines.iter().position(|l| *l == "Available tools:").unwrap();
+    assert_eq!(lines[tools + 1], "- read: Read file contents");
+    assert_eq!(lines[tools + 2], "- bash: Run shell commands");
+    assert_eq!(lines[tools + 3], "");
+    let g = lines.iter().position(|l| *l == "Guidelines:").unwrap();
+    assert_eq!(
+        &lines[g + 1..g + 6],
+        [
+            "- Use bash for file operations such as ls, rg and find",
+            "- Use read to examine files.",
+            "- Be careful",
+            "- Keep your answers short and to the point",
+            "- Name file paths clearly whenever you work with files",
+        ]
+    );
+    assert!(prompt.contains("\n\nExtra words.\n\n<project_context>\n<project_instructions path=\"/p/AGENTS.md\">\nRules.\n</project_instructions>\n</project_context>"));
+    assert!(prompt.ends_with("\nCurrent date: 2026-11-29\nCurrent working directory: /p"));
+
+    // No snippets at all: "(none)"; grep active: no bash heuristic.
+    let prompt = build_system_prompt(&SystemPromptOptions {
+        selected_tools: vec!["bash".into(), "grep".into()],
+        cwd: "/p".into(),
+        ..Default::default()
+    });
+    assert!(prompt.contains("Available tools:\n(none)\n"));
+    assert!(!prompt.contains("Use bash for file operations"));
+
+    // A custom prompt replaces preamble, tools and guidelines.
+    let prompt = build_system_prompt(&SystemPromptOptions {
+        selected_tools: vec!["read".into()],
+        tool_snippets: vec![("read".into(), "Read".into())],
+        custom_prompt: Some("You are a pirate.".into()),
+        date: Some("2026-11-29".into()),
+        cwd: "/p".into(),
+        ..Default::default()
+    });
+    assert_eq!(
+        prompt,
+        "You are a pirate.\nCurrent date: 2026-11-29\nCurrent working directory: /p"
+    );
+}
+
+#[test]
+fn session_prompt_follows_the_active_set() {
+    let session = AgentSessionBuilder::new(model(), scripted(vec![]))
+        .cwd("/tmp")
+        .builtin_tools(builtins())
+        .settings(Settings::default())
+        .context_files(false)
+        .build();
+    let prompt = session.system_prompt();
+    assert!(prompt.contains(
+        "- read: does things\n- bash: does things\n- edit: does things\n- write: does things\n"
+    ));
+    assert!(prompt.contains("- Use bash for file operations such as ls, rg and find"));
+    session.set_active_tools(&["grep", "read"]);
+    let prompt = session.system_prompt();
+    assert!(prompt.contains("Available tools:\n- grep: does things\n- read: does things\n\n"));
+    assert!(prompt.contains("- Use grep wisely\n- Use read wisely\n"));
+    assert!(!prompt.contains("Use bash for file operations"));
+    assert_eq!(session.agent().state().tool_names, ["grep", "read"]);
+}
+
+#[test]
+fn context_files_are_found_from_cwd_upwards() {
+    let root = tempfile::tempdir().unwrap();
+    let sub = root.path().join("a").join("b");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(root.path().join("AGENTS.md"), "root rules").unwrap();
+    std::fs::write(root.path().join("a").join("CLAUDE.md"), "claude rules").unwrap();
+    std::fs::write(sub.join("AGENTS.md"), "leaf rules").unwrap();
+    std::fs::write(sub.join("CLAUDE.md"), "ignored: AGENTS.md wins").unwrap();
+    let files = coding_agent::load_context_files(&sub, None);
+    let contents: Vec<&str> = files.iter().map(|f| f.content.as_str()).collect();
+    assert_eq!(contents, ["root rules", "claude rules", "leaf rules"]);
+}
+
+struct Recording {
+    name: &'static str,
+    log: Arc<Mutex<Vec<String>>>,
+    mode: &'static str,
+}
+
+impl Extension for Recording {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn register(&self, api: &mut ExtensionApi) {
+        let (log, name, mode) = (self.log.clone(), self.name, self.mode);
+        api.on_tool_call(move |event| {
+            let log = log.clone();
+            async move {
+                log.lock()
+                    .unwrap()
+                    .push(format!("{name}:call:{}", event.input));
+                match mode {
+                    "rewrite" => Ok(Some(ToolCallDecision::rewrite(
+                        json!({"ms": 1, "label": "rewritten"}),
+                    ))),
+                    "block" => Ok(Some(ToolCallDecision::block("blocked by policy"))),
+                    "fail" => Err("cannot decide".to_string()),
+                    _ => Ok(None),
+                }
+            }
+        });
+        let (log, name) = (self.log.clone(), self.name);
+        api.on_tool_result(move |event| {
+            let log = log.clone();
+            async move {
+                log.lock().unwrap().push(format!(
+                    "{name}:result:{}",
+                    event.content[0].as_text().unwrap_or_default()
+                ));
+                Ok(Some(ToolResultPatch {
+                    content: Some(vec![agent_ai::ContentBlock::text(format!(
+                        "{}+{name}",
+                        event.content[0].as_text().unwrap_or_default()
+                    ))]),
+                    ..Default::default()
+                }))
+            }
+        });
+    }
+}
+
+fn session_with(
+    extensions: Vec<Arc<dyn Extension>>,
+    client: Arc<agent_ai::providers::scripted::ScriptedClient>,
+) -> coding_agent::AgentSession {
+    let (tool, _) = sleeper("sleep").arc();
+    let mut b = AgentSessionBuilder::new(model(), client)
+        .cwd("/tmp")
+        .settings(Settings::default())
+        .context_files(false)
+        .tool(tool_definition_from_agent_tool(tool));
+    for e in extensions {
+        b = b.extension(e);
+    }
+    b.build()
+}
+
+#[tokio::test]
+async fn extensions_rewrite_then_patch_in_load_order() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let client = scripted(vec![
+        calls(&[("c1", "sleep", json!({"ms": 1, "label": "orig"}))]),
+        text("ok"),
+    ]);
+    let session = session_with(
+        vec![
+            Arc::new(Recording {
+                name: "a",
+                log: log.clone(),
+                mode: "rewrite",
+            }),
+            Arc::new(Recording {
+                name: "b",
+                log: log.clone(),
+                mode: "pass",
+            }),
+        ],
+        client,
+    );
+    session.prompt("go").await.unwrap();
+    let log = log.lock().unwrap().clone();
+    assert_eq!(
+        log,
+        [
+            "a:call:{\"ms\":1,\"label\":\"orig\"}",
+            "b:call:{\"ms\":1,\"label\":\"rewritten\"}",
+            "a:result:slept rewritten",
+            "b:result:slept rewritten+a",
+        ]
+    );
+    let result = session.agent().messages()[2]
+        .as_tool_result()
+        .unwrap()
+        .clone();
+    assert_eq!(result.text(), "slept rewritten+a+b");
+}
+
+#[tokio::test]
+async fn extension_block_and_failure_stop_the_call() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let client = scripted(vec![
+        calls(&[("c1", "sleep", json!({"ms": 1}))]),
+        text("ok"),
+    ]);
+    let session = session_with(
+        vec![
+            Arc::new(Recording {
+                name: "a",
+                log: log.clone(),
+                mode: "block",
+            }),
+            Arc::new(Recording {
+                name: "b",
+                log: log.clone(),
+                mode: "pass",
+            }),
+        ],
+        client,
+    );
+    session.prompt("go").await.unwrap();
+    let result = session.agent().messages()[2]
+        .as_tool_result()
+        .unwrap()
+        .clone();
+    assert!(result.is_error);
+    assert!(
+        result.text().starts_with("blocked by policy"),
+        "{}",
+        result.text()
+    );
+    // Neither b nor any result handler saw the blocked call.
+    assert_eq!(*log.lock().unwrap(), ["a:call:{\"ms\":1}"]);
+
+    let client = scripted(vec![
+        calls(&[("c1", "sleep", json!({"ms": 1}))]),
+        text("ok"),
+    ]);
+    let session = session_with(
+        vec![Arc::new(Recording {
+            name: "broken",
+            log: log.clone(),
+            mode: "fail",
+        })],
+        client,
+    );
+    session.prompt("go").await.unwrap();
+    let result = session.agent().messages()[2]
+        .as_tool_result()
+        .unwrap()
+        .clone();
+    assert!(result.is_error);
+    assert!(
+        result
+            .text()
+            .starts_with("Extension \"broken\" failed, blocking execution: cannot decide"),
+        "{}",
+        result.text()
+    );
+}
