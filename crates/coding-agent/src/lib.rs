@@ -48,5 +48,7 @@ pub use agent_core::{
     FileMutationQueue, GREP_MAX_LINE_LENGTH, ToolError, ToolUpdateSink, TruncatedBy,
     TruncationOptions, TruncationResult, format_size, truncate_head, truncate_line, truncate_tail,
 };
+/// Re-exported so renderers can build styles without a direct dependency.
+pub use anstyle;
 /// Re-exported for `#[derive(JsonSchema)]` on tool parameters.
 pub use schemars;

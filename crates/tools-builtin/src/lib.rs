@@ -1,7 +1,165 @@
 //! # tools-builtin
 //!
-//! The seven built-in tools (read, bash, edit, write, grep, find, ls) as
-//! `ToolDefinition`s over pluggable file-system and process operations (being
-//! built; see ARCHITECTURE.md).
+//! The seven built-in tools as [`ToolDefinition`]s: `read`, `bash`, `edit`,
+//! `write`, `grep`, `find` and `ls`. Each lives in its own module with its
+//! schema, description, prompt snippet, guidelines and renderers; the logic
+//! runs over pluggable [`ops`] (file system, processes) so the same tools can
+//! work against another backend.
+//!
+//! ```
+//! let tools = tools_builtin::all_tools(std::env::temp_dir());
+//! let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+//! assert_eq!(names, ["read", "bash", "edit", "write", "grep", "find", "ls"]);
+//! ```
+//!
+//! Where we differ from Pi on purpose: grep and find run in-process (no rg or
+//! fd binary) and sort their output; read refuses non-image binary files and
+//! streams large files; write reports real UTF-8 byte counts; edit replaces only
+//! the matched spans; write and edit replace files atomically; bash has a
+//! default timeout and kills the whole process group.
 
-pub use coding_agent;
+pub mod bash;
+mod common;
+pub mod edit;
+pub mod edit_core;
+pub mod find;
+pub mod grep;
+pub mod image;
+pub mod ls;
+pub mod ops;
+pub mod path;
+pub mod read;
+pub mod walk;
+pub mod write;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_core::FileMutationQueue;
+use coding_agent::{ToolDefinition, typed_definition};
+
+pub use bash::{BashOptions, BashTool, SpawnContext, SpawnHook};
+pub use edit::EditTool;
+pub use find::FindTool;
+pub use grep::GrepTool;
+pub use ls::LsTool;
+pub use ops::{FileOps, LocalFileOps, LocalProcessOps, Operations, ProcessOps};
+pub use read::ReadTool;
+pub use write::WriteTool;
+
+/// Names of the built-in tools, in registry order.
+pub const BUILTIN_TOOL_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+
+/// A name that is not a built-in tool.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Unknown tool name: {0}")]
+pub struct UnknownTool(pub String);
+
+/// Builds built-in tools that share operations and one file mutation queue.
+///
+/// ```
+/// use tools_builtin::{BashOptions, ToolSet};
+/// let tools = ToolSet::new("/tmp")
+///     .bash_options(BashOptions { command_prefix: Some("set -e".into()), ..Default::default() })
+///     .all();
+/// assert_eq!(tools.len(), 7);
+/// ```
+#[derive(Clone, Debug)]
+pub struct ToolSet {
+    cwd: PathBuf,
+    operations: Operations,
+    queue: FileMutationQueue,
+    bash: BashOptions,
+}
+
+impl ToolSet {
+    /// Local operations, a fresh queue, default bash options.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        ToolSet {
+            cwd: cwd.into(),
+            operations: Operations::default(),
+            queue: FileMutationQueue::new(),
+            bash: BashOptions::default(),
+        }
+    }
+
+    /// Uses other file-system and process operations.
+    pub fn operations(mut self, operations: Operations) -> Self {
+        self.operations = operations;
+        self
+    }
+
+    /// Shares an existing mutation queue (e.g. with other tools of the environment).
+    pub fn queue(mut self, queue: FileMutationQueue) -> Self {
+        self.queue = queue;
+        self
+    }
+
+    /// Options of the bash tool.
+    pub fn bash_options(mut self, options: BashOptions) -> Self {
+        self.bash = options;
+        self
+    }
+
+    /// One tool by name.
+    pub fn tool(&self, name: &str) -> Result<Arc<dyn ToolDefinition>, UnknownTool> {
+        let files = self.operations.files.clone();
+        let cwd = self.cwd.clone();
+        Ok(match name {
+            "read" => typed_definition(ReadTool::new(cwd, files)),
+            "bash" => typed_definition(BashTool::new(
+                cwd,
+                self.operations.processes.clone(),
+                self.bash.clone(),
+            )),
+            "edit" => typed_definition(EditTool::new(cwd, files, self.queue.clone())),
+            "write" => typed_definition(WriteTool::new(cwd, files, self.queue.clone())),
+            "grep" => typed_definition(GrepTool::new(cwd, files)),
+            "find" => typed_definition(FindTool::new(cwd, files)),
+            "ls" => typed_definition(LsTool::new(cwd, files)),
+            other => return Err(UnknownTool(other.to_string())),
+        })
+    }
+
+    fn named(&self, names: &[&str]) -> Vec<Arc<dyn ToolDefinition>> {
+        names.iter().filter_map(|n| self.tool(n).ok()).collect()
+    }
+
+    /// All seven tools.
+    pub fn all(&self) -> Vec<Arc<dyn ToolDefinition>> {
+        self.named(&BUILTIN_TOOL_NAMES)
+    }
+
+    /// read, bash, edit, write.
+    pub fn coding(&self) -> Vec<Arc<dyn ToolDefinition>> {
+        self.named(&["read", "bash", "edit", "write"])
+    }
+
+    /// read, grep, find, ls.
+    pub fn read_only(&self) -> Vec<Arc<dyn ToolDefinition>> {
+        self.named(&["read", "grep", "find", "ls"])
+    }
+}
+
+/// All seven built-in tools for `cwd`.
+pub fn all_tools(cwd: impl Into<PathBuf>) -> Vec<Arc<dyn ToolDefinition>> {
+    ToolSet::new(cwd).all()
+}
+
+/// read, bash, edit, write for `cwd`.
+pub fn coding_tools(cwd: impl Into<PathBuf>) -> Vec<Arc<dyn ToolDefinition>> {
+    ToolSet::new(cwd).coding()
+}
+
+/// read, grep, find, ls for `cwd`.
+pub fn read_only_tools(cwd: impl Into<PathBuf>) -> Vec<Arc<dyn ToolDefinition>> {
+    ToolSet::new(cwd).read_only()
+}
+
+/// One built-in tool by name.
+pub fn tool_by_name(
+    name: &str,
+    cwd: impl Into<PathBuf>,
+) -> Result<Arc<dyn ToolDefinition>, UnknownTool> {
+    ToolSet::new(cwd).tool(name)
+}

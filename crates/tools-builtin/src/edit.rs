@@ -1,0 +1,243 @@
+//! `edit`: exact text replacement, several disjoint edits per call.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_core::{AgentToolResult, FileMutationQueue, ToolError, ToolUpdateSink};
+use coding_agent::{
+    RenderContext, RenderResultOptions, StyledLine, StyledText, Theme, ToolContext,
+    TypedToolDefinition,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::common::{PREVIEW_LINES, header, preview};
+use crate::edit_core::{Edit, apply_edits, diff_outputs, normalize_line_endings};
+use crate::ops::FileOps;
+use crate::path::resolve_to_cwd;
+use crate::write::run_in_queue;
+
+/// One replacement of an `edit` call.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EditItem {
+    /// Exact text to replace. It must occur exactly once in the original file and must not overlap any other edits[].oldText of this call.
+    pub old_text: String,
+    /// The text to put in its place.
+    pub new_text: String,
+}
+
+/// Arguments of `edit`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct EditParams {
+    /// Path of the file to edit, relative to the working directory or absolute.
+    pub path: String,
+    /// One or more replacements. Every oldText is matched against the original file, not against the result of earlier edits. Edits must not overlap or nest; merge changes that touch the same or nearby lines into one edit.
+    pub edits: Vec<EditItem>,
+}
+
+/// The `edit` tool.
+pub struct EditTool {
+    cwd: PathBuf,
+    files: Arc<dyn FileOps>,
+    queue: FileMutationQueue,
+}
+
+impl EditTool {
+    /// An edit tool for `cwd`, sharing `queue` with the other mutating tools.
+    pub fn new(cwd: impl Into<PathBuf>, files: Arc<dyn FileOps>, queue: FileMutationQueue) -> Self {
+        EditTool {
+            cwd: cwd.into(),
+            files,
+            queue,
+        }
+    }
+}
+
+/// Accepts `edits` sent as a JSON string, and the legacy single-edit shape
+/// (top-level `oldText` / `newText`), appending it to `edits`.
+pub fn prepare_edit_arguments(mut args: Value) -> Value {
+    let Some(obj) = args.as_object_mut() else {
+        return args;
+    };
+    if let Some(Value::String(s)) = obj.get("edits")
+        && let Ok(parsed @ Value::Array(_)) = serde_json::from_str::<Value>(s)
+    {
+        obj.insert("edits".into(), parsed);
+    }
+    if let (Some(Value::String(_)), Some(Value::String(_))) =
+        (obj.get("oldText"), obj.get("newText"))
+    {
+        let old = obj.remove("oldText").unwrap_or_default();
+        let new = obj.remove("newText").unwrap_or_default();
+        let item = json!({"oldText": old, "newText": new});
+        match obj.get_mut("edits") {
+            Some(Value::Array(list)) => list.push(item),
+            _ => {
+                obj.insert("edits".into(), Value::Array(vec![item]));
+            }
+        }
+    }
+    args
+}
+
+fn edit_access_error(e: &std::io::Error, raw: &str) -> ToolError {
+    use std::io::ErrorKind::*;
+    let code = match e.kind() {
+        NotFound => "ENOENT".to_string(),
+        PermissionDenied => "EACCES".to_string(),
+        NotADirectory => "ENOTDIR".to_string(),
+        _ => match e.raw_os_error() {
+            Some(n) => format!("errno {n}"),
+            None => return ToolError::new(format!("Could not edit file: {raw}. {e}.")),
+        },
+    };
+    ToolError::new(format!("Could not edit file: {raw}. Error code: {code}."))
+}
+
+impl TypedToolDefinition for EditTool {
+    type Params = EditParams;
+
+    fn name(&self) -> &str {
+        "edit"
+    }
+
+    fn label(&self) -> &str {
+        "Edit"
+    }
+
+    fn description(&self) -> &str {
+        "Edit one file by exact text replacement. Each edits[].oldText must match a unique region of the original file, and the regions must not overlap. When two changes touch the same block or nearby lines, make them one edit. Keep oldText short: do not include large unchanged regions just to join distant changes."
+    }
+
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Change files by exact text replacement, several separate edits per call if needed")
+    }
+
+    fn prompt_guidelines(&self) -> Vec<String> {
+        vec![
+            "Use edit for targeted changes; edits[].oldText must match the file exactly".to_string(),
+            "To change several places in one file, send one edit call with several entries in edits[] rather than several calls".to_string(),
+            "Every edits[].oldText is matched against the original file, not the result of earlier edits; never send overlapping or nested edits, merge nearby changes into one".to_string(),
+            "Keep each edits[].oldText as short as it can be while still unique in the file".to_string(),
+        ]
+    }
+
+    fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
+        Ok(prepare_edit_arguments(args))
+    }
+
+    fn render_call(&self, args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
+        let path = args["path"].as_str().unwrap_or("?");
+        let n = args["edits"].as_array().map(|a| a.len()).unwrap_or(1);
+        let suffix = if n == 1 {
+            String::new()
+        } else {
+            format!(" ({n} edits)")
+        };
+        Some(header("edit", &format!("{path}{suffix}"), theme))
+    }
+
+    fn render_result(
+        &self,
+        result: &AgentToolResult,
+        options: &RenderResultOptions,
+        theme: &Theme,
+        _ctx: &RenderContext,
+    ) -> Option<StyledText> {
+        if options.is_error {
+            return Some(StyledText::from_text(&result.text_content(), theme.error));
+        }
+        let Some(diff) = result.details["diff"].as_str() else {
+            return Some(preview(
+                &result.text_content(),
+                PREVIEW_LINES,
+                false,
+                theme.muted,
+                theme,
+            ));
+        };
+        let mut out = StyledText::new();
+        for line in diff.lines() {
+            let style = match line.as_bytes().first() {
+                Some(b'+') => theme.diff_added,
+                Some(b'-') => theme.diff_removed,
+                _ => theme.diff_context,
+            };
+            out.push(StyledLine::styled(line, style));
+        }
+        Some(out)
+    }
+
+    async fn execute(
+        &self,
+        _call_id: &str,
+        params: EditParams,
+        _on_update: ToolUpdateSink,
+        ctx: ToolContext,
+    ) -> Result<AgentToolResult, ToolError> {
+        if params.edits.is_empty() {
+            return Err(ToolError::new(
+                "Edit tool input is invalid. edits must contain at least one replacement.",
+            ));
+        }
+        let path = resolve_to_cwd(&params.path, &self.cwd);
+        let files = self.files.clone();
+        let raw = params.path.clone();
+        let target = path.clone();
+        let edits: Vec<Edit> = params
+            .edits
+            .into_iter()
+            .map(|e| Edit {
+                old_text: e.old_text,
+                new_text: e.new_text,
+            })
+            .collect();
+        let count = edits.len();
+        let cancel = ctx.cancel.clone();
+        let details = run_in_queue(&self.queue, &path, &ctx.cancel, move || {
+            let info = files.metadata(&target).map_err(|e| edit_access_error(&e, &raw))?;
+            if info.is_dir {
+                return Err(ToolError::new(format!("Could not edit file: {raw}. Path is a directory.")));
+            }
+            if !info.is_file {
+                return Err(ToolError::new(format!("Could not edit file: {raw}. Not a regular file.")));
+            }
+            files
+                .check_access(&target, true)
+                .map_err(|e| edit_access_error(&e, &raw))?;
+            let bytes = files.read_file(&target).map_err(|e| edit_access_error(&e, &raw))?;
+            let text = String::from_utf8(bytes).map_err(|_| {
+                ToolError::new(format!(
+                    "Could not edit file: {raw}. The file is not valid UTF-8 text; edit would corrupt it."
+                ))
+            })?;
+            let (bom, body) = match text.strip_prefix('\u{FEFF}') {
+                Some(rest) => ("\u{FEFF}", rest),
+                None => ("", text.as_str()),
+            };
+            let applied = apply_edits(body, &edits, &raw).map_err(ToolError::new)?;
+            if cancel.is_cancelled() {
+                return Err(ToolError::aborted());
+            }
+            let mut out = String::with_capacity(bom.len() + applied.content.len());
+            out.push_str(bom);
+            out.push_str(&applied.content);
+            files
+                .write_file_atomic(&target, out.as_bytes())
+                .map_err(|e| ToolError::new(format!("Could not write {raw}: {e}")))?;
+            let (diff, patch, first) = diff_outputs(
+                &normalize_line_endings(body),
+                &normalize_line_endings(&applied.content),
+                &raw,
+            );
+            Ok(json!({"diff": diff, "patch": patch, "firstChangedLine": first}))
+        })
+        .await?;
+        Ok(AgentToolResult::text(format!(
+            "Successfully replaced {count} block(s) in {}.",
+            params.path
+        ))
+        .with_details(details))
+    }
+}

@@ -1,0 +1,562 @@
+//! The edit engine: exact-then-fuzzy matching against the original text,
+//! replacement of only the matched spans, and the diffs shown afterwards.
+//!
+//! Matching happens in two views of the file: LF-normalised (exact matching)
+//! and fuzzy-normalised (NFKC, trailing whitespace dropped, smart quotes,
+//! dashes and odd spaces folded). Both views keep the file's line structure, so
+//! a match in either view maps back to a byte span of the original text, and
+//! only that span is replaced: the rest of a touched line and every untouched
+//! line keep their bytes and line endings.
+
+use std::ops::Range;
+
+use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::char::canonical_combining_class;
+
+/// One replacement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    /// Text to find (must be unique).
+    pub old_text: String,
+    /// Text to put in its place.
+    pub new_text: String,
+}
+
+/// The result of applying edits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    /// The new content.
+    pub content: String,
+}
+
+/// Folds one character the way fuzzy matching does (after NFKC).
+fn fold_char(c: char) -> char {
+    match c {
+        '\u{2018}'..='\u{201B}' => '\'',
+        '\u{201C}'..='\u{201F}' => '"',
+        '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
+        '\u{00A0}' | '\u{2002}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
+        other => other,
+    }
+}
+
+/// A line in fuzzy form plus `(fuzzy offset, original offset)` pairs at every
+/// segment boundary (a segment is a starter with its combining marks).
+struct FuzzyLine {
+    text: String,
+    bounds: Vec<(usize, usize)>,
+}
+
+fn fuzzy_line(line: &str) -> FuzzyLine {
+    let mut text = String::with_capacity(line.len());
+    let mut bounds = vec![(0, 0)];
+    let mut seg_start = 0;
+    let mut chars = line.char_indices().peekable();
+    while let Some((i, _)) = chars.next() {
+        // Extend the segment over following combining marks.
+        let mut end = line.len();
+        while let Some(&(j, c)) = chars.peek() {
+            if canonical_combining_class(c) == 0 {
+                end = j;
+                break;
+            }
+            chars.next();
+        }
+        let _ = i;
+        let segment = &line[seg_start..end];
+        if segment.is_ascii() {
+            text.push_str(segment);
+        } else {
+            text.extend(segment.nfkc().map(fold_char));
+        }
+        bounds.push((text.len(), end));
+        seg_start = end;
+    }
+    let stripped = text.trim_end().len();
+    if stripped < text.len() {
+        text.truncate(stripped);
+        for b in bounds.iter_mut() {
+            b.0 = b.0.min(stripped);
+        }
+    }
+    FuzzyLine { text, bounds }
+}
+
+impl FuzzyLine {
+    /// Original offset of a fuzzy offset; `start` rounds down, otherwise up.
+    fn to_original(&self, fuzzy: usize, start: bool) -> usize {
+        if start {
+            // Last boundary at or before `fuzzy`.
+            self.bounds
+                .iter()
+                .rev()
+                .find(|b| b.0 <= fuzzy)
+                .map(|b| b.1)
+                .unwrap_or(0)
+        } else {
+            // First boundary at or after `fuzzy`.
+            self.bounds
+                .iter()
+                .find(|b| b.0 >= fuzzy)
+                .map(|b| b.1)
+                .unwrap_or_else(|| self.bounds.last().map(|b| b.1).unwrap_or(0))
+        }
+    }
+}
+
+/// Normalises text for fuzzy comparison (line by line, LF joined).
+pub fn normalize_for_fuzzy_match(text: &str) -> String {
+    text.split('\n')
+        .map(|l| fuzzy_line(l).text)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `\r\n` and lone `\r` to `\n`.
+pub fn normalize_line_endings(text: &str) -> String {
+    text.replace("\r\n", "\n").replace('\r', "\n")
+}
+
+/// The file's line ending: CRLF when its first `\n` follows a `\r`.
+pub fn detect_line_ending(text: &str) -> &'static str {
+    match text.find('\n') {
+        Some(i) if i > 0 && text.as_bytes()[i - 1] == b'\r' => "\r\n",
+        _ => "\n",
+    }
+}
+
+/// The original text's lines: content range and where the next line starts.
+struct Lines {
+    /// `(content start, content end)` per line in the original text.
+    original: Vec<(usize, usize)>,
+}
+
+impl Lines {
+    fn new(text: &str) -> Self {
+        let bytes = text.as_bytes();
+        let mut original = Vec::new();
+        let mut start = 0;
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\n' => {
+                    original.push((start, i));
+                    start = i + 1;
+                }
+                b'\r' => {
+                    original.push((start, i));
+                    if bytes.get(i + 1) == Some(&b'\n') {
+                        i += 1;
+                    }
+                    start = i + 1;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        original.push((start, bytes.len()));
+        Lines { original }
+    }
+}
+
+/// Line index and column of `offset` in a text whose lines start at `starts`.
+fn locate(starts: &[usize], offset: usize) -> (usize, usize) {
+    let line = match starts.binary_search(&offset) {
+        Ok(i) => i,
+        Err(i) => i - 1,
+    };
+    (line, offset - starts[line])
+}
+
+fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
+        .collect()
+}
+
+/// Applies every edit to `original` (BOM already removed), all matched against
+/// the original, replacing only the matched spans. `path` appears in messages.
+pub fn apply_edits(original: &str, edits: &[Edit], path: &str) -> Result<Applied, String> {
+    let multi = edits.len() > 1;
+    let eol = detect_line_ending(original);
+    let lines = Lines::new(original);
+    let lf: std::borrow::Cow<'_, str> = if original.contains('\r') {
+        std::borrow::Cow::Owned(normalize_line_endings(original))
+    } else {
+        std::borrow::Cow::Borrowed(original)
+    };
+    let lf_starts = line_starts(&lf);
+    // Occurrences are always counted in the fuzzy view (as Pi does), so it is built once up front.
+    let fz = normalize_for_fuzzy_match(&lf);
+    let fz_starts = line_starts(&fz);
+
+    let mut spans: Vec<(Range<usize>, usize, String)> = Vec::with_capacity(edits.len());
+    for (index, edit) in edits.iter().enumerate() {
+        let old = normalize_line_endings(&edit.old_text);
+        let new = normalize_line_endings(&edit.new_text);
+        if old.is_empty() {
+            return Err(if multi {
+                format!("edits[{index}].oldText must not be empty in {path}.")
+            } else {
+                format!("oldText must not be empty in {path}.")
+            });
+        }
+        let old_fz = normalize_for_fuzzy_match(&old);
+        let span = if let Some(at) = lf.find(&old) {
+            let to_original = |offset: usize| {
+                let (line, col) = locate(&lf_starts, offset);
+                lines.original[line].0 + col
+            };
+            // An end right after a newline maps to the start of the next line,
+            // past the original terminator (which may be CRLF).
+            let end = to_original(at + old.len());
+            Some(to_original(at)..end)
+        } else if old_fz.is_empty() {
+            None
+        } else {
+            fz.find(&old_fz).map(|at| {
+                let (sl, sc) = locate(&fz_starts, at);
+                let (el, ec) = locate(&fz_starts, at + old_fz.len());
+                let line_text = |l: usize| &original[lines.original[l].0..lines.original[l].1];
+                let start = lines.original[sl].0 + fuzzy_line(line_text(sl)).to_original(sc, true);
+                let end = lines.original[el].0 + fuzzy_line(line_text(el)).to_original(ec, false);
+                start..end.max(start)
+            })
+        };
+        let Some(span) = span else {
+            let mut message = if multi {
+                format!(
+                    "Could not find edits[{index}] in {path}. The old text must match exactly including all whitespace and newlines."
+                )
+            } else {
+                format!(
+                    "Could not find the exact text in {path}. The old text must match exactly including all whitespace and newlines."
+                )
+            };
+            if let Some(context) = not_found_context(&lf, &old) {
+                message.push('\n');
+                message.push_str(&context);
+            }
+            return Err(message);
+        };
+        let occurrences = if old_fz.is_empty() {
+            1
+        } else {
+            fz.matches(&old_fz).count()
+        };
+        if occurrences > 1 {
+            return Err(if multi {
+                format!(
+                    "Found {occurrences} occurrences of edits[{index}] in {path}. Each oldText must be unique. Please provide more context to make it unique."
+                )
+            } else {
+                format!(
+                    "Found {occurrences} occurrences of the text in {path}. The text must be unique. Please provide more context to make it unique."
+                )
+            });
+        }
+        let replacement = if eol == "\n" {
+            new
+        } else {
+            new.replace('\n', eol)
+        };
+        spans.push((span, index, replacement));
+    }
+
+    spans.sort_by_key(|(r, _, _)| (r.start, r.end));
+    for pair in spans.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        if a.0.end > b.0.start {
+            return Err(format!(
+                "edits[{}] and edits[{}] overlap in {path}. Merge them into one edit or target disjoint regions.",
+                a.1, b.1
+            ));
+        }
+    }
+    let mut content = String::with_capacity(original.len());
+    let mut cursor = 0;
+    for (range, _, replacement) in &spans {
+        content.push_str(&original[cursor..range.start]);
+        content.push_str(replacement);
+        cursor = range.end;
+    }
+    content.push_str(&original[cursor..]);
+    if content == original {
+        return Err(if multi {
+            format!("No changes made to {path}. The replacements produced identical content.")
+        } else {
+            format!(
+                "No changes made to {path}. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected."
+            )
+        });
+    }
+    Ok(Applied { content })
+}
+
+/// The "closest match" / "file starts with" block of a not-found error.
+fn not_found_context(content: &str, old: &str) -> Option<String> {
+    if content.is_empty() || old.is_empty() {
+        return None;
+    }
+    let first = old.split('\n').next().unwrap_or("").trim();
+    if first.is_empty() {
+        return Some("File is empty.".to_string());
+    }
+    let lines: Vec<&str> = content.split('\n').collect();
+    let old_line_count = old.split('\n').count();
+    let numbered = |range: Range<usize>| {
+        range
+            .map(|i| format!("  {}: {}", i + 1, lines[i]))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let chars: Vec<char> = first.chars().collect();
+    let mut len = chars.len().min(60);
+    while len >= 10 {
+        let prefix: String = chars[..len].iter().collect();
+        let prefix = prefix.trim();
+        if let Some(k) = lines.iter().position(|l| l.contains(prefix)) {
+            let from = k.saturating_sub(2);
+            let to = (k + old_line_count + 2).min(lines.len() - 1);
+            return Some(format!(
+                "Closest match is around line {}:\n{}",
+                k + 1,
+                numbered(from..to + 1)
+            ));
+        }
+        len -= 10;
+    }
+    Some(format!(
+        "File starts with:\n{}",
+        numbered(0..lines.len().min(5))
+    ))
+}
+
+/// The numbered display diff, the unified patch and the first changed line
+/// (1-based, in the new text) of two LF texts.
+pub fn diff_outputs(old: &str, new: &str, path: &str) -> (String, String, usize) {
+    use similar::{ChangeTag, TextDiff};
+    let diff = TextDiff::configure()
+        .timeout(std::time::Duration::from_secs(5))
+        .diff_lines(old, new);
+    let width = old
+        .split('\n')
+        .count()
+        .max(new.split('\n').count())
+        .to_string()
+        .len();
+    const CONTEXT: usize = 4;
+
+    // Group changes into runs of equal lines and changed lines.
+    enum Run {
+        Equal(Vec<(usize, String)>),
+        Changed(Vec<String>),
+    }
+    let mut runs: Vec<Run> = Vec::new();
+    let mut first_changed = None;
+    for change in diff.iter_all_changes() {
+        let text = change
+            .value()
+            .strip_suffix('\n')
+            .unwrap_or(change.value())
+            .to_string();
+        match change.tag() {
+            ChangeTag::Equal => {
+                let n = change.old_index().unwrap_or(0) + 1;
+                match runs.last_mut() {
+                    Some(Run::Equal(v)) => v.push((n, text)),
+                    _ => runs.push(Run::Equal(vec![(n, text)])),
+                }
+            }
+            tag => {
+                if first_changed.is_none() {
+                    first_changed = Some(
+                        change
+                            .new_index()
+                            .map(|i| i + 1)
+                            .unwrap_or_else(|| change.old_index().unwrap_or(0) + 1),
+                    );
+                }
+                let line = if tag == ChangeTag::Delete {
+                    format!("-{:>width$} {text}", change.old_index().unwrap_or(0) + 1)
+                } else {
+                    format!("+{:>width$} {text}", change.new_index().unwrap_or(0) + 1)
+                };
+                match runs.last_mut() {
+                    Some(Run::Changed(v)) => v.push(line),
+                    _ => runs.push(Run::Changed(vec![line])),
+                }
+            }
+        }
+    }
+    let ctx = |(n, text): &(usize, String)| format!(" {n:>width$} {text}");
+    let elided = format!(" {} ...", " ".repeat(width));
+    let mut out: Vec<String> = Vec::new();
+    let count = runs.len();
+    for (i, run) in runs.iter().enumerate() {
+        match run {
+            Run::Changed(lines) => out.extend(lines.iter().cloned()),
+            Run::Equal(lines) => {
+                let before_change = i + 1 < count;
+                let after_change = i > 0;
+                match (after_change, before_change) {
+                    (false, true) => {
+                        if lines.len() > CONTEXT {
+                            out.push(elided.clone());
+                        }
+                        out.extend(lines[lines.len().saturating_sub(CONTEXT)..].iter().map(ctx));
+                    }
+                    (true, false) => {
+                        out.extend(lines.iter().take(CONTEXT).map(ctx));
+                        if lines.len() > CONTEXT {
+                            out.push(elided.clone());
+                        }
+                    }
+                    (true, true) => {
+                        if lines.len() <= 2 * CONTEXT {
+                            out.extend(lines.iter().map(ctx));
+                        } else {
+                            out.extend(lines.iter().take(CONTEXT).map(ctx));
+                            out.push(elided.clone());
+                            out.extend(lines[lines.len() - CONTEXT..].iter().map(ctx));
+                        }
+                    }
+                    (false, false) => {}
+                }
+            }
+        }
+    }
+    let patch = diff
+        .unified_diff()
+        .context_radius(CONTEXT)
+        .header(path, path)
+        .to_string();
+    (out.join("\n"), patch, first_changed.unwrap_or(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edit(old: &str, new: &str) -> Edit {
+        Edit {
+            old_text: old.into(),
+            new_text: new.into(),
+        }
+    }
+
+    fn apply(content: &str, edits: &[Edit]) -> Result<String, String> {
+        apply_edits(content, edits, "f.txt").map(|a| a.content)
+    }
+
+    #[test]
+    fn exact_single_and_multi() {
+        assert_eq!(
+            apply("Hello, world!", &[edit("world", "testing")]).unwrap(),
+            "Hello, testing!"
+        );
+        assert_eq!(
+            apply("a\nb\nc\n", &[edit("c", "C"), edit("a", "A")]).unwrap(),
+            "A\nb\nC\n"
+        );
+    }
+
+    #[test]
+    fn crlf_file_keeps_crlf_and_untouched_lines() {
+        let content = "one\r\ntwo\r\nthree\nfour\r\n";
+        assert_eq!(
+            apply(content, &[edit("two\nthree", "2\n3")]).unwrap(),
+            "one\r\n2\r\n3\nfour\r\n"
+        );
+        // A LF-first file: inserted newlines are LF, other CRLFs are untouched.
+        let content = "a\nb\r\nc\n";
+        assert_eq!(
+            apply(content, &[edit("a", "x\ny")]).unwrap(),
+            "x\ny\nb\r\nc\n"
+        );
+    }
+
+    #[test]
+    fn fuzzy_match_replaces_only_the_span() {
+        let content = "say \u{201C}hi\u{201D} now   \nkeep \u{2018}this\u{2019}\n";
+        let out = apply(content, &[edit("say \"hi\"", "say \"bye\"")]).unwrap();
+        assert_eq!(out, "say \"bye\" now   \nkeep \u{2018}this\u{2019}\n");
+        // Trailing whitespace inside a multi-line span is covered by the match.
+        let content = "foo   \nbar\nbaz  \n";
+        assert_eq!(
+            apply(content, &[edit("foo\nbar", "X")]).unwrap(),
+            "X\nbaz  \n"
+        );
+    }
+
+    #[test]
+    fn duplicates_are_counted_in_fuzzy_space() {
+        let err = apply("hello world   \nhello world\n", &[edit("hello world", "x")]).unwrap_err();
+        assert_eq!(
+            err,
+            "Found 2 occurrences of the text in f.txt. The text must be unique. Please provide more context to make it unique."
+        );
+    }
+
+    #[test]
+    fn overlap_and_empty_and_no_change() {
+        let err = apply("abcdef", &[edit("abcd", "x"), edit("cdef", "y")]).unwrap_err();
+        assert_eq!(
+            err,
+            "edits[0] and edits[1] overlap in f.txt. Merge them into one edit or target disjoint regions."
+        );
+        assert_eq!(
+            apply("abcdef", &[edit("abc", "x"), edit("def", "y")]).unwrap(),
+            "xy"
+        );
+        assert_eq!(
+            apply("x", &[edit("", "y")]).unwrap_err(),
+            "oldText must not be empty in f.txt."
+        );
+        assert!(
+            apply("same", &[edit("same", "same")])
+                .unwrap_err()
+                .starts_with("No changes made to f.txt.")
+        );
+    }
+
+    #[test]
+    fn not_found_context_blocks() {
+        let content = "fn main() {\n    println!(\"hello\");\n}\n";
+        let err = apply(content, &[edit("    println!(\"goodbye\");", "x")]).unwrap_err();
+        assert_eq!(
+            err,
+            "Could not find the exact text in f.txt. The old text must match exactly including all whitespace and newlines.\nClosest match is around line 2:\n  1: fn main() {\n  2:     println!(\"hello\");\n  3: }\n  4: "
+        );
+        let err = apply(content, &[edit("zzz", "x")]).unwrap_err();
+        assert!(
+            err.ends_with(
+                "File starts with:\n  1: fn main() {\n  2:     println!(\"hello\");\n  3: }\n  4: "
+            ),
+            "{err}"
+        );
+        let err = apply(content, &[edit("\nzzz", "x")]).unwrap_err();
+        assert!(err.ends_with("\nFile is empty."), "{err}");
+    }
+
+    #[test]
+    fn diff_format() {
+        let (diff, patch, first) = diff_outputs("Hello, world!", "Hello, testing!", "f.txt");
+        assert_eq!(diff, "-1 Hello, world!\n+1 Hello, testing!");
+        assert_eq!(first, 1);
+        assert!(
+            patch.starts_with("--- f.txt\n+++ f.txt\n@@ -1 +1 @@"),
+            "{patch}"
+        );
+        let old: String = (1..=20).map(|i| format!("l{i}\n")).collect();
+        let new = old.replace("l10\n", "X\n");
+        let (diff, _, first) = diff_outputs(&old, &new, "f");
+        assert_eq!(first, 10);
+        let lines: Vec<&str> = diff.lines().collect();
+        assert_eq!(lines[0], "    ...");
+        assert_eq!(lines[1], "  6 l6");
+        assert_eq!(lines[5], "-10 l10");
+        assert_eq!(lines[6], "+10 X");
+        assert_eq!(*lines.last().unwrap(), "    ...");
+    }
+}

@@ -1,0 +1,213 @@
+//! `find`: file names by glob, in-process, sorted.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_core::{
+    AgentToolResult, DEFAULT_MAX_BYTES, ToolError, ToolUpdateSink, TruncationOptions, format_size,
+    truncate_head,
+};
+use coding_agent::{
+    RenderContext, RenderResultOptions, StyledText, Theme, ToolContext, TypedToolDefinition,
+};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::common::{PREVIEW_LINES, blocking, header, notice_block, preview};
+use crate::ops::FileOps;
+use crate::path::{display_relative, resolve_to_cwd};
+use crate::walk::{collect_parallel, walk_builder};
+
+/// Arguments of `find`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct FindParams {
+    /// Glob to match, e.g. '*.rs', '**/*.json' or 'src/**/*.test.ts'. Without a '/', it matches file names at any depth.
+    pub pattern: String,
+    /// Directory to search in (default: the working directory).
+    pub path: Option<String>,
+    /// Most results to return (default: 1000).
+    pub limit: Option<i64>,
+}
+
+/// Default result limit.
+pub const DEFAULT_FIND_LIMIT: usize = 1000;
+
+/// The `find` tool.
+pub struct FindTool {
+    cwd: PathBuf,
+    files: Arc<dyn FileOps>,
+}
+
+impl FindTool {
+    /// A find tool for `cwd`.
+    pub fn new(cwd: impl Into<PathBuf>, files: Arc<dyn FileOps>) -> Self {
+        FindTool {
+            cwd: cwd.into(),
+            files,
+        }
+    }
+}
+
+/// Compiles a find pattern: without `/` it matches the file name; with `/` it
+/// matches the path relative to the search root, with `**/` in front unless it
+/// starts with `/` or `**/` or is `**`.
+pub fn compile_find_pattern(pattern: &str) -> Result<(globset::GlobMatcher, bool), ToolError> {
+    let (glob, full_path) = if pattern.contains('/') {
+        let p = if let Some(anchored) = pattern.strip_prefix('/') {
+            anchored.to_string()
+        } else if pattern.starts_with("**/") || pattern == "**" {
+            pattern.to_string()
+        } else {
+            format!("**/{pattern}")
+        };
+        (p, true)
+    } else {
+        (pattern.to_string(), false)
+    };
+    let matcher = globset::GlobBuilder::new(&glob)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map_err(|e| ToolError::new(format!("Invalid glob pattern \"{pattern}\": {}", e.kind())))?
+        .compile_matcher();
+    Ok((matcher, full_path))
+}
+
+impl TypedToolDefinition for FindTool {
+    type Params = FindParams;
+
+    fn name(&self) -> &str {
+        "find"
+    }
+
+    fn label(&self) -> &str {
+        "Find"
+    }
+
+    fn description(&self) -> &str {
+        "Find files and directories by glob pattern. Returns paths relative to the search directory, sorted, directories ending in '/'. Honours .gitignore. Output stops after 1000 results or 50KB, whichever comes first."
+    }
+
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Find files by glob pattern (honours .gitignore)")
+    }
+
+    fn render_call(&self, args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
+        let pattern = args["pattern"].as_str().unwrap_or("?");
+        let rest = match args["path"].as_str() {
+            Some(p) => format!("{pattern} in {p}"),
+            None => pattern.to_string(),
+        };
+        Some(header("find", &rest, theme))
+    }
+
+    fn render_result(
+        &self,
+        result: &AgentToolResult,
+        options: &RenderResultOptions,
+        theme: &Theme,
+        _ctx: &RenderContext,
+    ) -> Option<StyledText> {
+        let style = if options.is_error {
+            theme.error
+        } else {
+            theme.muted
+        };
+        let n = if options.expanded {
+            usize::MAX
+        } else {
+            PREVIEW_LINES
+        };
+        Some(preview(&result.text_content(), n, false, style, theme))
+    }
+
+    async fn execute(
+        &self,
+        _call_id: &str,
+        params: FindParams,
+        _on_update: ToolUpdateSink,
+        ctx: ToolContext,
+    ) -> Result<AgentToolResult, ToolError> {
+        let limit = match params.limit {
+            Some(l) if l < 1 => {
+                return Err(ToolError::new(format!(
+                    "Invalid limit {l}: limit must be 1 or more"
+                )));
+            }
+            Some(l) => l as usize,
+            None => DEFAULT_FIND_LIMIT,
+        };
+        let root = resolve_to_cwd(params.path.as_deref().unwrap_or("."), &self.cwd);
+        let files = self.files.clone();
+        let cancel = ctx.cancel.clone();
+        blocking(&ctx.cancel, move || {
+            let info = files
+                .metadata(&root)
+                .map_err(|_| ToolError::new(format!("Path not found: {}", root.display())))?;
+            if !info.is_dir {
+                return Err(ToolError::new(format!(
+                    "Not a directory: {}",
+                    root.display()
+                )));
+            }
+            let (matcher, full_path) = compile_find_pattern(&params.pattern)?;
+            let builder = walk_builder(&root);
+            let found = collect_parallel(&builder, &cancel, |entry| {
+                if full_path {
+                    entry
+                        .path
+                        .strip_prefix(&root)
+                        .is_ok_and(|rel| matcher.is_match(rel))
+                } else {
+                    entry.path.file_name().is_some_and(|n| matcher.is_match(n))
+                }
+            });
+            if cancel.is_cancelled() {
+                return Err(ToolError::aborted());
+            }
+            let mut paths: Vec<String> = found
+                .iter()
+                .map(|e| {
+                    let rel = display_relative(&e.path, &root);
+                    if e.is_dir { format!("{rel}/") } else { rel }
+                })
+                .collect();
+            if paths.is_empty() {
+                return Ok(AgentToolResult::text("No files found matching pattern"));
+            }
+            paths.sort_unstable();
+            let limit_reached = paths.len() >= limit;
+            paths.truncate(limit);
+            let t = truncate_head(
+                &paths.join("\n"),
+                TruncationOptions::bytes_only(DEFAULT_MAX_BYTES),
+            );
+            let mut notices = Vec::new();
+            let mut details = Map::new();
+            if limit_reached {
+                notices.push(format!(
+                    "{limit} results limit reached. Use limit={} for more, or refine pattern",
+                    limit * 2
+                ));
+                details.insert("resultLimitReached".into(), json!(limit));
+            }
+            if t.truncated {
+                notices.push(format!(
+                    "{} limit reached",
+                    format_size(DEFAULT_MAX_BYTES as u64)
+                ));
+                details.insert("truncation".into(), json!(t));
+            }
+            let details = if details.is_empty() {
+                Value::Null
+            } else {
+                Value::Object(details)
+            };
+            Ok(
+                AgentToolResult::text(format!("{}{}", t.content, notice_block(&notices)))
+                    .with_details(details),
+            )
+        })
+        .await
+    }
+}

@@ -1,0 +1,448 @@
+//! `grep`: search file contents in-process (ripgrep's crates), sorted by path,
+//! stopping once the match limit is certain.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use agent_core::{
+    AgentToolResult, CancellationToken, DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, ToolError,
+    ToolUpdateSink, TruncationOptions, format_size, truncate_head, truncate_line,
+};
+use coding_agent::{
+    RenderContext, RenderResultOptions, StyledText, Theme, ToolContext, TypedToolDefinition,
+};
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, sinks};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::common::{PREVIEW_LINES, blocking, header, notice_block, preview};
+use crate::ops::FileOps;
+use crate::path::{display_relative, resolve_to_cwd};
+use crate::walk::{collect_parallel, walk_builder};
+
+/// Arguments of `grep`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GrepParams {
+    /// Regular expression (or literal text with literal: true) to search for.
+    pub pattern: String,
+    /// Directory or file to search (default: the working directory).
+    pub path: Option<String>,
+    /// Only search files matching this glob, e.g. '*.rs' or '**/*.test.ts'.
+    pub glob: Option<String>,
+    /// Match case-insensitively (default: false).
+    pub ignore_case: Option<bool>,
+    /// Treat the pattern as literal text, not a regular expression (default: false).
+    pub literal: Option<bool>,
+    /// Lines of context to show before and after each match (default: 0).
+    pub context: Option<i64>,
+    /// Most matching lines to return (default: 100).
+    pub limit: Option<i64>,
+}
+
+/// Default match limit.
+pub const DEFAULT_GREP_LIMIT: usize = 100;
+
+/// The `grep` tool.
+pub struct GrepTool {
+    cwd: PathBuf,
+    files: Arc<dyn FileOps>,
+}
+
+impl GrepTool {
+    /// A grep tool for `cwd`.
+    pub fn new(cwd: impl Into<PathBuf>, files: Arc<dyn FileOps>) -> Self {
+        GrepTool {
+            cwd: cwd.into(),
+            files,
+        }
+    }
+}
+
+/// A fully resolved search.
+#[derive(Debug, Clone)]
+pub struct GrepRequest {
+    /// Directory or file to search.
+    pub root: PathBuf,
+    /// The pattern.
+    pub pattern: String,
+    /// Glob filter.
+    pub glob: Option<String>,
+    /// Case-insensitive.
+    pub ignore_case: bool,
+    /// Literal pattern.
+    pub literal: bool,
+    /// Context lines.
+    pub context: usize,
+    /// Match limit (at least 1).
+    pub limit: usize,
+}
+
+/// Matches of one file.
+struct FileMatches {
+    display: String,
+    path: PathBuf,
+    lines: Vec<(u64, String)>,
+}
+
+fn build_matcher(request: &GrepRequest) -> Result<RegexMatcher, ToolError> {
+    RegexMatcherBuilder::new()
+        .case_insensitive(request.ignore_case)
+        .fixed_strings(request.literal)
+        .line_terminator(Some(b'\n'))
+        .build(&request.pattern)
+        .map_err(|e| ToolError::new(format!("Invalid pattern: {e}")))
+}
+
+fn searcher() -> Searcher {
+    SearcherBuilder::new()
+        .binary_detection(BinaryDetection::quit(b'\x00'))
+        .line_number(true)
+        .build()
+}
+
+fn search_file(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    path: &Path,
+    display: String,
+    cap: usize,
+) -> FileMatches {
+    let mut lines = Vec::new();
+    let result = searcher.search_path(
+        matcher,
+        path,
+        sinks::Lossy(|line_number, text| {
+            let text = text.strip_suffix('\n').unwrap_or(text);
+            let text = text.strip_suffix('\r').unwrap_or(text);
+            lines.push((line_number, text.to_string()));
+            Ok(lines.len() < cap)
+        }),
+    );
+    if let Err(e) = result {
+        tracing::debug!(path = %path.display(), error = %e, "grep: file skipped");
+    }
+    FileMatches {
+        display,
+        path: path.to_path_buf(),
+        lines,
+    }
+}
+
+/// Runs a search and formats Pi's output.
+pub fn run_grep(
+    files: &dyn FileOps,
+    request: &GrepRequest,
+    cancel: &CancellationToken,
+) -> Result<AgentToolResult, ToolError> {
+    let info = files
+        .metadata(&request.root)
+        .map_err(|_| ToolError::new(format!("Path not found: {}", request.root.display())))?;
+    let matcher = build_matcher(request)?;
+    let limit = request.limit;
+
+    let mut targets: Vec<(String, PathBuf)> = if info.is_dir {
+        let mut builder = walk_builder(&request.root);
+        if let Some(glob) = request.glob.as_deref().filter(|g| !g.is_empty()) {
+            let mut overrides = ignore::overrides::OverrideBuilder::new(&request.root);
+            overrides
+                .add(glob)
+                .map_err(|e| ToolError::new(format!("Invalid glob \"{glob}\": {e}")))?;
+            let overrides = overrides
+                .build()
+                .map_err(|e| ToolError::new(format!("Invalid glob \"{glob}\": {e}")))?;
+            builder.overrides(overrides);
+        }
+        collect_parallel(&builder, cancel, |e| e.is_file)
+            .into_iter()
+            .map(|e| (display_relative(&e.path, &request.root), e.path))
+            .collect()
+    } else if info.is_file {
+        let name = request
+            .root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        vec![(name, request.root.clone())]
+    } else {
+        return Err(ToolError::new(format!(
+            "Not a regular file: {}",
+            request.root.display()
+        )));
+    };
+    if cancel.is_cancelled() {
+        return Err(ToolError::aborted());
+    }
+    targets.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+
+    // Search files in path order on a few threads; once the files finished in
+    // order hold `limit` matches, nobody starts a later file.
+    struct Progress {
+        slots: Vec<Option<FileMatches>>,
+        prefix: usize,
+        matches: usize,
+    }
+    let progress = Mutex::new(Progress {
+        slots: (0..targets.len()).map(|_| None).collect(),
+        prefix: 0,
+        matches: 0,
+    });
+    let next = AtomicUsize::new(0);
+    let stop_at = AtomicUsize::new(usize::MAX);
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .clamp(1, 8)
+        .min(targets.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                let mut searcher = searcher();
+                loop {
+                    if cancel.is_cancelled() {
+                        return;
+                    }
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= targets.len() || i >= stop_at.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    let (display, path) = &targets[i];
+                    let found = search_file(&mut searcher, &matcher, path, display.clone(), limit);
+                    let Ok(mut p) = progress.lock() else {
+                        return;
+                    };
+                    p.slots[i] = Some(found);
+                    while p.prefix < p.slots.len() {
+                        let Some(done) = &p.slots[p.prefix] else {
+                            break;
+                        };
+                        let n = done.lines.len();
+                        p.matches += n;
+                        p.prefix += 1;
+                        if p.matches >= limit {
+                            stop_at.store(p.prefix, Ordering::SeqCst);
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    if cancel.is_cancelled() {
+        return Err(ToolError::aborted());
+    }
+    let progress = progress
+        .into_inner()
+        .map_err(|_| ToolError::new("internal error: grep worker panicked"))?;
+    let mut remaining = limit;
+    let mut per_file: Vec<FileMatches> = Vec::new();
+    for slot in progress.slots.into_iter().take(progress.prefix) {
+        let Some(mut fm) = slot else { continue };
+        if remaining == 0 {
+            break;
+        }
+        if fm.lines.is_empty() {
+            continue;
+        }
+        fm.lines.truncate(remaining);
+        remaining -= fm.lines.len();
+        per_file.push(fm);
+    }
+    let total: usize = per_file.iter().map(|f| f.lines.len()).sum();
+    if total == 0 {
+        return Ok(AgentToolResult::text("No matches found"));
+    }
+    let limit_reached = total >= limit;
+
+    let mut lines_truncated = false;
+    let mut out: Vec<String> = Vec::new();
+    let mut emit = |line: String| {
+        let (line, cut) = truncate_line(&line, GREP_MAX_LINE_LENGTH);
+        lines_truncated |= cut;
+        out.push(line);
+    };
+    for fm in &per_file {
+        if request.context == 0 {
+            for (n, text) in &fm.lines {
+                emit(format!("{}:{n}: {text}", fm.display));
+            }
+            continue;
+        }
+        let c = request.context as u64;
+        match context_lines(&fm.path, &fm.lines, c) {
+            Some(texts) => {
+                for (n, _) in &fm.lines {
+                    let from = n.saturating_sub(c).max(1);
+                    for k in from..=n + c {
+                        let Some(text) = texts.get(&k) else {
+                            continue;
+                        };
+                        if k == *n {
+                            emit(format!("{}:{k}: {text}", fm.display));
+                        } else {
+                            emit(format!("{}-{k}- {text}", fm.display));
+                        }
+                    }
+                }
+            }
+            None => {
+                for (n, _) in &fm.lines {
+                    emit(format!("{}:{n}: (unable to read file)", fm.display));
+                }
+            }
+        }
+    }
+    let t = truncate_head(
+        &out.join("\n"),
+        TruncationOptions::bytes_only(DEFAULT_MAX_BYTES),
+    );
+    let mut notices = Vec::new();
+    let mut details = Map::new();
+    if limit_reached {
+        notices.push(format!(
+            "{limit} matches limit reached. Use limit={} for more, or refine pattern",
+            limit * 2
+        ));
+        details.insert("matchLimitReached".into(), json!(limit));
+    }
+    if t.truncated {
+        notices.push(format!(
+            "{} limit reached",
+            format_size(DEFAULT_MAX_BYTES as u64)
+        ));
+        details.insert("truncation".into(), json!(t));
+    }
+    if lines_truncated {
+        notices.push(format!(
+            "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+        ));
+        details.insert("linesTruncated".into(), json!(true));
+    }
+    let details = if details.is_empty() {
+        Value::Null
+    } else {
+        Value::Object(details)
+    };
+    Ok(
+        AgentToolResult::text(format!("{}{}", t.content, notice_block(&notices)))
+            .with_details(details),
+    )
+}
+
+/// The lines within `context` of any match, read by streaming the file once.
+fn context_lines(
+    path: &Path,
+    matches: &[(u64, String)],
+    context: u64,
+) -> Option<HashMap<u64, String>> {
+    let file = std::fs::File::open(path).ok()?;
+    let wanted = |n: u64| {
+        matches
+            .iter()
+            .any(|(m, _)| n + context >= *m && n <= m + context)
+    };
+    let last = matches.iter().map(|(m, _)| m + context).max().unwrap_or(0);
+    let mut reader = BufReader::new(file);
+    let mut texts = HashMap::new();
+    let mut buf = Vec::new();
+    let mut n = 0u64;
+    loop {
+        buf.clear();
+        let read = reader.read_until(b'\n', &mut buf).ok()?;
+        if read == 0 {
+            break;
+        }
+        n += 1;
+        if n > last {
+            break;
+        }
+        if wanted(n) {
+            let text = String::from_utf8_lossy(&buf);
+            let text = text.strip_suffix('\n').unwrap_or(&text);
+            let text = text.strip_suffix('\r').unwrap_or(text);
+            texts.insert(n, text.to_string());
+        }
+    }
+    Some(texts)
+}
+
+impl TypedToolDefinition for GrepTool {
+    type Params = GrepParams;
+
+    fn name(&self) -> &str {
+        "grep"
+    }
+
+    fn label(&self) -> &str {
+        "Grep"
+    }
+
+    fn description(&self) -> &str {
+        "Search file contents for a regular expression (or literal text). Returns matching lines as path:line: text, sorted by path. Honours .gitignore. Output stops after 100 matches or 50KB, whichever comes first; lines longer than 500 characters are shortened."
+    }
+
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Search file contents by pattern (honours .gitignore)")
+    }
+
+    fn render_call(&self, args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
+        let pattern = args["pattern"].as_str().unwrap_or("?");
+        let mut rest = format!("/{pattern}/");
+        if let Some(p) = args["path"].as_str() {
+            rest.push_str(&format!(" in {p}"));
+        }
+        if let Some(g) = args["glob"].as_str() {
+            rest.push_str(&format!(" ({g})"));
+        }
+        Some(header("grep", &rest, theme))
+    }
+
+    fn render_result(
+        &self,
+        result: &AgentToolResult,
+        options: &RenderResultOptions,
+        theme: &Theme,
+        _ctx: &RenderContext,
+    ) -> Option<StyledText> {
+        let style = if options.is_error {
+            theme.error
+        } else {
+            theme.muted
+        };
+        let n = if options.expanded {
+            usize::MAX
+        } else {
+            PREVIEW_LINES
+        };
+        Some(preview(&result.text_content(), n, false, style, theme))
+    }
+
+    async fn execute(
+        &self,
+        _call_id: &str,
+        params: GrepParams,
+        _on_update: ToolUpdateSink,
+        ctx: ToolContext,
+    ) -> Result<AgentToolResult, ToolError> {
+        let request = GrepRequest {
+            root: resolve_to_cwd(params.path.as_deref().unwrap_or("."), &self.cwd),
+            pattern: params.pattern,
+            glob: params.glob,
+            ignore_case: params.ignore_case.unwrap_or(false),
+            literal: params.literal.unwrap_or(false),
+            context: params.context.unwrap_or(0).max(0) as usize,
+            limit: params.limit.unwrap_or(DEFAULT_GREP_LIMIT as i64).max(1) as usize,
+        };
+        let files = self.files.clone();
+        let cancel = ctx.cancel.clone();
+        blocking(&ctx.cancel, move || {
+            run_grep(files.as_ref(), &request, &cancel)
+        })
+        .await
+    }
+}

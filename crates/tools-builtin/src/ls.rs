@@ -1,0 +1,223 @@
+//! `ls`: list one directory, sorted the way people read names.
+
+use std::cmp::Ordering;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_core::{
+    AgentToolResult, DEFAULT_MAX_BYTES, ToolError, ToolUpdateSink, TruncationOptions, format_size,
+    truncate_head,
+};
+use coding_agent::{
+    RenderContext, RenderResultOptions, StyledText, Theme, ToolContext, TypedToolDefinition,
+};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use unicode_normalization::UnicodeNormalization;
+
+use crate::common::{PREVIEW_LINES, blocking, header, notice_block, preview};
+use crate::ops::FileOps;
+use crate::path::resolve_to_cwd;
+
+/// Arguments of `ls`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct LsParams {
+    /// Directory to list (default: the working directory).
+    pub path: Option<String>,
+    /// Most entries to return (default: 500).
+    pub limit: Option<i64>,
+}
+
+/// Default entry limit.
+pub const DEFAULT_LS_LIMIT: usize = 500;
+
+/// The `ls` tool.
+pub struct LsTool {
+    cwd: PathBuf,
+    files: Arc<dyn FileOps>,
+}
+
+impl LsTool {
+    /// An ls tool for `cwd`.
+    pub fn new(cwd: impl Into<PathBuf>, files: Arc<dyn FileOps>) -> Self {
+        LsTool {
+            cwd: cwd.into(),
+            files,
+        }
+    }
+}
+
+/// Collation key close to ICU's root order on lower-cased names: punctuation
+/// and symbols, then digits, then letters; accents sort next to their base letter.
+fn collation_key(name: &str) -> Vec<(u8, char)> {
+    name.to_lowercase()
+        .nfd()
+        .filter(|c| unicode_normalization::char::canonical_combining_class(*c) == 0)
+        .map(|c| {
+            let class = if c.is_alphabetic() {
+                2
+            } else if c.is_numeric() {
+                1
+            } else {
+                0
+            };
+            (class, c)
+        })
+        .collect()
+}
+
+/// Orders names for display (see [`collation_key`]), ties broken by the raw name.
+pub fn compare_names(a: &str, b: &str) -> Ordering {
+    collation_key(a)
+        .cmp(&collation_key(b))
+        .then_with(|| a.to_lowercase().cmp(&b.to_lowercase()))
+        .then_with(|| a.cmp(b))
+}
+
+impl TypedToolDefinition for LsTool {
+    type Params = LsParams;
+
+    fn name(&self) -> &str {
+        "ls"
+    }
+
+    fn label(&self) -> &str {
+        "List"
+    }
+
+    fn description(&self) -> &str {
+        "List a directory's entries in alphabetical order, dotfiles included, with '/' after directory names. Output stops after 500 entries or 50KB, whichever comes first."
+    }
+
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("List the entries of a directory")
+    }
+
+    fn render_call(&self, args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
+        Some(header("ls", args["path"].as_str().unwrap_or("."), theme))
+    }
+
+    fn render_result(
+        &self,
+        result: &AgentToolResult,
+        options: &RenderResultOptions,
+        theme: &Theme,
+        _ctx: &RenderContext,
+    ) -> Option<StyledText> {
+        let style = if options.is_error {
+            theme.error
+        } else {
+            theme.muted
+        };
+        let n = if options.expanded {
+            usize::MAX
+        } else {
+            PREVIEW_LINES
+        };
+        Some(preview(&result.text_content(), n, false, style, theme))
+    }
+
+    async fn execute(
+        &self,
+        _call_id: &str,
+        params: LsParams,
+        _on_update: ToolUpdateSink,
+        ctx: ToolContext,
+    ) -> Result<AgentToolResult, ToolError> {
+        let limit = match params.limit {
+            Some(l) if l < 0 => {
+                return Err(ToolError::new(format!(
+                    "Invalid limit {l}: limit must be 0 or more"
+                )));
+            }
+            Some(l) => l as usize,
+            None => DEFAULT_LS_LIMIT,
+        };
+        let dir = resolve_to_cwd(params.path.as_deref().unwrap_or("."), &self.cwd);
+        let files = self.files.clone();
+        blocking(&ctx.cancel, move || {
+            let info = files.metadata(&dir).map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => {
+                    ToolError::new(format!("Path not found: {}", dir.display()))
+                }
+                _ => ToolError::new(format!("Cannot read directory: {e}")),
+            })?;
+            if !info.is_dir {
+                return Err(ToolError::new(format!(
+                    "Not a directory: {}",
+                    dir.display()
+                )));
+            }
+            let mut entries = files
+                .read_dir(&dir)
+                .map_err(|e| ToolError::new(format!("Cannot read directory: {e}")))?;
+            entries.sort_by(|a, b| compare_names(&a.name, &b.name));
+            let mut lines = Vec::new();
+            let mut limit_reached = false;
+            for entry in entries {
+                let Some(is_dir) = entry.is_dir else {
+                    continue;
+                };
+                if lines.len() >= limit {
+                    limit_reached = true;
+                    break;
+                }
+                lines.push(if is_dir {
+                    format!("{}/", entry.name)
+                } else {
+                    entry.name
+                });
+            }
+            if lines.is_empty() {
+                return Ok(AgentToolResult::text("(empty directory)"));
+            }
+            let t = truncate_head(
+                &lines.join("\n"),
+                TruncationOptions::bytes_only(DEFAULT_MAX_BYTES),
+            );
+            let mut notices = Vec::new();
+            let mut details = Map::new();
+            if limit_reached {
+                notices.push(format!(
+                    "{limit} entries limit reached. Use limit={} for more",
+                    limit * 2
+                ));
+                details.insert("entryLimitReached".into(), json!(limit));
+            }
+            if t.truncated {
+                notices.push(format!(
+                    "{} limit reached",
+                    format_size(DEFAULT_MAX_BYTES as u64)
+                ));
+                details.insert("truncation".into(), json!(t));
+            }
+            let text = format!("{}{}", t.content, notice_block(&notices));
+            let details = if details.is_empty() {
+                Value::Null
+            } else {
+                Value::Object(details)
+            };
+            Ok(AgentToolResult::text(text).with_details(details))
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collation_order() {
+        let mut names = vec![
+            "b.txt", "A.txt", "_x", "10", "2", "é", "e", "f", ".hidden", "Zed",
+        ];
+        names.sort_by(|a, b| compare_names(a, b));
+        assert_eq!(
+            names,
+            [
+                ".hidden", "_x", "10", "2", "A.txt", "b.txt", "e", "é", "f", "Zed"
+            ]
+        );
+    }
+}
