@@ -1,0 +1,277 @@
+//! `bash` with real processes.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use agent_core::{AgentToolResult, CancellationToken, ToolUpdateSink};
+use coding_agent::Settings;
+use common::*;
+use serde_json::json;
+
+#[tokio::test]
+async fn output_is_verbatim_and_merged() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = call("bash", dir.path(), json!({"command": "echo hi"})).await;
+    assert!(!out.is_error);
+    assert_eq!(out.text, "hi\n");
+    assert!(out.result.details.is_null());
+
+    let out = call(
+        "bash",
+        dir.path(),
+        json!({"command": "echo out; echo err >&2; echo out2"}),
+    )
+    .await;
+    assert_eq!(out.text, "out\nerr\nout2\n");
+
+    let out = call("bash", dir.path(), json!({"command": "true"})).await;
+    assert_eq!(out.text, "(no output)");
+
+    let out = call("bash", dir.path(), json!({"command": "pwd"})).await;
+    assert_eq!(
+        out.text.trim(),
+        dir.path().canonicalize().unwrap().display().to_string()
+    );
+}
+
+#[tokio::test]
+async fn exit_codes_are_errors_with_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = call("bash", dir.path(), json!({"command": "echo hi; exit 3"})).await;
+    assert!(out.is_error);
+    assert_eq!(out.text, "hi\n\n\nCommand exited with code 3");
+    let out = call("bash", dir.path(), json!({"command": "exit 1"})).await;
+    assert_eq!(out.text, "(no output)\n\nCommand exited with code 1");
+}
+
+#[tokio::test]
+async fn timeout_kills_and_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let out = call(
+        "bash",
+        dir.path(),
+        json!({"command": "echo start; sleep 30", "timeout": 0.5}),
+    )
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(out.is_error);
+    assert_eq!(out.text, "start\n\n\nCommand timed out after 0.5 seconds");
+
+    let out = call(
+        "bash",
+        dir.path(),
+        json!({"command": "sleep 30", "timeout": 1}),
+    )
+    .await;
+    assert_eq!(out.text, "Command timed out after 1 seconds");
+
+    let out = call(
+        "bash",
+        dir.path(),
+        json!({"command": "echo x", "timeout": -1}),
+    )
+    .await;
+    assert!(out.is_error);
+    assert!(out.text.starts_with("Invalid timeout"));
+
+    // The settings' default applies when no timeout is passed.
+    let tool = tools_builtin::tool_by_name("bash", dir.path()).unwrap();
+    let out = call_with(
+        &tool,
+        dir.path(),
+        json!({"command": "sleep 30"}),
+        Settings::from_value(json!({"bashTimeoutSeconds": 0.3})),
+        CancellationToken::new(),
+        ToolUpdateSink::noop(),
+    )
+    .await;
+    assert_eq!(out.text, "Command timed out after 0.3 seconds");
+}
+
+#[tokio::test]
+async fn cancel_kills_the_whole_group_and_escaped_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("cancel-marker-{}", std::process::id());
+    let tool = tools_builtin::tool_by_name("bash", dir.path()).unwrap();
+    let cancel = CancellationToken::new();
+    let c = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        c.cancel();
+    });
+    let command = format!(
+        "sleep 300 & setsid bash -c 'exec -a {marker} sleep 301' & (exec -a {marker} sleep 302) & echo started; wait"
+    );
+    let started = Instant::now();
+    let out = call_with(
+        &tool,
+        dir.path(),
+        json!({"command": command}),
+        Settings::default(),
+        cancel,
+        ToolUpdateSink::noop(),
+    )
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(out.is_error);
+    assert_eq!(out.text, "started\n\n\nCommand aborted");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let ps = std::process::Command::new("pgrep")
+        .args(["-f", &marker])
+        .output()
+        .unwrap();
+    assert!(
+        ps.stdout.is_empty(),
+        "survivors: {}",
+        String::from_utf8_lossy(&ps.stdout)
+    );
+}
+
+#[tokio::test]
+async fn background_child_holding_the_pipe_does_not_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let out = call(
+        "bash",
+        dir.path(),
+        json!({"command": "(sleep 5; echo late) & echo now"}),
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "waited for the background child"
+    );
+    assert!(!out.is_error);
+    assert_eq!(out.text, "now\n");
+}
+
+#[tokio::test]
+async fn long_output_keeps_the_tail_and_saves_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let updates: Arc<Mutex<Vec<AgentToolResult>>> = Default::default();
+    let u = updates.clone();
+    let sink = ToolUpdateSink::new(move |r| u.lock().unwrap().push(r));
+    let tool = tools_builtin::tool_by_name("bash", dir.path()).unwrap();
+    let out = call_with(
+        &tool,
+        dir.path(),
+        json!({"command": "seq 1 5000"}),
+        Settings::default(),
+        CancellationToken::new(),
+        sink,
+    )
+    .await;
+    assert!(!out.is_error);
+    let path = out.result.details["fullOutputPath"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        out.text.ends_with(&format!(
+            "5000\n\n[Showing lines 3001-5000 of 5000. Full output: {path}]"
+        )),
+        "{}",
+        &out.text[out.text.len() - 120..]
+    );
+    assert!(out.text.starts_with("3001\n"));
+    let saved = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(saved.lines().count(), 5000);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(out.result.details["truncation"]["truncatedBy"], "lines");
+    let updates = updates.lock().unwrap();
+    assert!(updates[0].content.is_empty(), "first update is empty");
+    assert!(updates.len() >= 2);
+
+    // A single line over the byte limit.
+    let out = call(
+        "bash",
+        dir.path(),
+        json!({"command": "head -c 60000 /dev/zero | tr '\\0' x"}),
+    )
+    .await;
+    let path = out.result.details["fullOutputPath"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        out.text.ends_with(&format!(
+            "[Showing last 50.0KB of line 1 (line is 58.6KB). Full output: {path}]"
+        )),
+        "{}",
+        &out.text[out.text.len() - 120..]
+    );
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[tokio::test]
+async fn prefix_shell_path_and_spawn_hook() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = tools_builtin::tool_by_name("bash", dir.path()).unwrap();
+    let out = call_with(
+        &tool,
+        dir.path(),
+        json!({"command": "echo $GREETING"}),
+        Settings::from_value(json!({"shellCommandPrefix": "export GREETING=hello"})),
+        CancellationToken::new(),
+        ToolUpdateSink::noop(),
+    )
+    .await;
+    assert_eq!(out.text, "hello\n");
+
+    let out = call_with(
+        &tool,
+        dir.path(),
+        json!({"command": "echo x"}),
+        Settings::from_value(json!({"shellPath": "/no/such/shell"})),
+        CancellationToken::new(),
+        ToolUpdateSink::noop(),
+    )
+    .await;
+    assert!(out.is_error);
+    assert_eq!(out.text, "Custom shell path not found: /no/such/shell");
+
+    let hooked = tools_builtin::ToolSet::new(dir.path())
+        .bash_options(tools_builtin::BashOptions {
+            spawn_hook: Some(Arc::new(|mut ctx: tools_builtin::SpawnContext| {
+                ctx.command = format!("echo rewritten: {}", ctx.command);
+                ctx.env.push(("HOOKED".into(), "yes".into()));
+                ctx
+            })),
+            ..Default::default()
+        })
+        .tool("bash")
+        .unwrap();
+    let out = call_with(
+        &hooked,
+        dir.path(),
+        json!({"command": "$HOOKED"}),
+        Settings::default(),
+        CancellationToken::new(),
+        ToolUpdateSink::noop(),
+    )
+    .await;
+    assert_eq!(out.text, "rewritten: yes\n");
+}
+
+#[tokio::test]
+async fn missing_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let gone = dir.path().join("gone");
+    let out = call("bash", &gone, json!({"command": "echo x"})).await;
+    assert!(out.is_error);
+    assert_eq!(
+        out.text,
+        format!(
+            "Working directory does not exist: {}\nCannot execute bash commands.",
+            gone.display()
+        )
+    );
+}

@@ -1,0 +1,83 @@
+//! Running a built-in tool the way the loop does: prepare, validate, execute.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use agent_ai::{Tool, validate_tool_arguments};
+use agent_core::{AgentToolResult, CancellationToken, ToolUpdateSink};
+use coding_agent::{Settings, ToolContext, ToolDefinition};
+use serde_json::Value;
+
+/// Outcome of one call.
+pub struct Outcome {
+    pub text: String,
+    pub result: AgentToolResult,
+    pub is_error: bool,
+}
+
+pub async fn call_with(
+    tool: &Arc<dyn ToolDefinition>,
+    cwd: &Path,
+    args: Value,
+    settings: Settings,
+    cancel: CancellationToken,
+    updates: ToolUpdateSink,
+) -> Outcome {
+    let schema = Tool {
+        name: tool.name().to_string(),
+        description: tool.description().to_string(),
+        parameters: tool.parameters().clone(),
+    };
+    let prepared = match tool.prepare_arguments(args) {
+        Ok(a) => a,
+        Err(e) => return failed(e.to_string()),
+    };
+    let args = match validate_tool_arguments(&schema, &prepared) {
+        Ok(a) => a,
+        Err(e) => return failed(e.to_string()),
+    };
+    let ctx = ToolContext {
+        cwd: cwd.to_path_buf(),
+        model: None,
+        settings: Arc::new(settings),
+        cancel,
+    };
+    match tool.execute("call", args, updates, ctx).await {
+        Ok(result) => Outcome {
+            text: result.text_content(),
+            result,
+            is_error: false,
+        },
+        Err(e) => failed(e.to_string()),
+    }
+}
+
+fn failed(message: String) -> Outcome {
+    Outcome {
+        text: message.clone(),
+        result: AgentToolResult::error(message),
+        is_error: true,
+    }
+}
+
+pub async fn call(name: &str, cwd: &Path, args: Value) -> Outcome {
+    let tool = tools_builtin::tool_by_name(name, cwd).expect("built-in");
+    call_with(
+        &tool,
+        cwd,
+        args,
+        Settings::default(),
+        CancellationToken::new(),
+        ToolUpdateSink::noop(),
+    )
+    .await
+}
+
+pub fn write(dir: &Path, rel: &str, content: impl AsRef<[u8]>) {
+    let p = dir.join(rel);
+    if let Some(parent) = p.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(p, content).unwrap();
+}

@@ -1,0 +1,281 @@
+//! `edit` and `write` on real files.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+
+use common::*;
+use serde_json::json;
+
+fn read(dir: &std::path::Path, rel: &str) -> String {
+    std::fs::read_to_string(dir.join(rel)).unwrap()
+}
+
+#[tokio::test]
+async fn edit_replaces_and_reports_diff_and_patch() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.txt", "Hello, world!");
+    let out = call(
+        "edit",
+        dir.path(),
+        json!({"path": "a.txt", "edits": [{"oldText": "world", "newText": "testing"}]}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(out.text, "Successfully replaced 1 block(s) in a.txt.");
+    assert_eq!(read(dir.path(), "a.txt"), "Hello, testing!");
+    assert_eq!(
+        out.result.details["diff"],
+        "-1 Hello, world!\n+1 Hello, testing!"
+    );
+    assert_eq!(out.result.details["firstChangedLine"], 1);
+    let patch = out.result.details["patch"].as_str().unwrap();
+    assert!(patch.starts_with("--- a.txt\n+++ a.txt\n"), "{patch}");
+    assert!(patch.contains("\\ No newline at end of file"), "{patch}");
+}
+
+#[tokio::test]
+async fn legacy_and_string_shapes_are_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.txt", "a b c\n");
+    let out = call(
+        "edit",
+        dir.path(),
+        json!({"path": "a.txt", "oldText": "a", "newText": "A"}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.text);
+    let out = call(
+        "edit",
+        dir.path(),
+        json!({"path": "a.txt", "edits": "[{\"oldText\":\"b\",\"newText\":\"B\"}]", "oldText": "c", "newText": "C"}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(out.text, "Successfully replaced 2 block(s) in a.txt.");
+    assert_eq!(read(dir.path(), "a.txt"), "A B C\n");
+}
+
+#[tokio::test]
+async fn edit_failures_leave_the_file_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = "one\ntwo\nthree\n";
+    write(dir.path(), "a.txt", original);
+    for (edits, expect) in [
+        (
+            json!([{"oldText": "one", "newText": "1"}, {"oldText": "nine", "newText": "9"}]),
+            "Could not find edits[1] in a.txt.",
+        ),
+        (
+            json!([{"oldText": "o", "newText": "0"}]),
+            "Found 2 occurrences of the text in a.txt.",
+        ),
+        (
+            json!([{"oldText": "one\ntwo", "newText": "x"}, {"oldText": "two\nthree", "newText": "y"}]),
+            "edits[0] and edits[1] overlap in a.txt.",
+        ),
+        (
+            json!([]),
+            "Edit tool input is invalid. edits must contain at least one replacement.",
+        ),
+    ] {
+        let out = call("edit", dir.path(), json!({"path": "a.txt", "edits": edits})).await;
+        assert!(out.is_error);
+        assert!(out.text.starts_with(expect), "{} / {}", out.text, expect);
+        assert_eq!(read(dir.path(), "a.txt"), original);
+    }
+    let out = call(
+        "edit",
+        dir.path(),
+        json!({"path": "missing.txt", "edits": [{"oldText": "a", "newText": "b"}]}),
+    )
+    .await;
+    assert_eq!(
+        out.text,
+        "Could not edit file: missing.txt. Error code: ENOENT."
+    );
+    let out = call(
+        "edit",
+        dir.path(),
+        json!({"path": ".", "edits": [{"oldText": "a", "newText": "b"}]}),
+    )
+    .await;
+    assert_eq!(out.text, "Could not edit file: .. Path is a directory.");
+}
+
+#[tokio::test]
+async fn edit_keeps_bom_line_endings_and_permissions() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "w.txt", "\u{FEFF}alpha\r\nbeta\r\ngamma\r\n");
+    std::fs::set_permissions(
+        dir.path().join("w.txt"),
+        std::fs::Permissions::from_mode(0o640),
+    )
+    .unwrap();
+    let out = call(
+        "edit",
+        dir.path(),
+        json!({"path": "w.txt", "edits": [{"oldText": "beta\ngamma", "newText": "BETA\nGAMMA"}]}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(
+        read(dir.path(), "w.txt"),
+        "\u{FEFF}alpha\r\nBETA\r\nGAMMA\r\n"
+    );
+    let mode = std::fs::metadata(dir.path().join("w.txt"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o640);
+    // No temp files left behind.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+}
+
+#[tokio::test]
+async fn fuzzy_edit_touches_only_the_span() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "q.txt",
+        "let s = \u{201C}hi\u{201D}; // \u{2018}note\u{2019}   \nnext\n",
+    );
+    let out = call(
+        "edit",
+        dir.path(),
+        json!({"path": "q.txt", "edits": [{"oldText": "\"hi\"", "newText": "\"bye\""}]}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(
+        read(dir.path(), "q.txt"),
+        "let s = \"bye\"; // \u{2018}note\u{2019}   \nnext\n"
+    );
+}
+
+#[tokio::test]
+async fn edit_through_a_symlink_changes_the_target() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "real.txt", "x = 1\n");
+    std::os::unix::fs::symlink(dir.path().join("real.txt"), dir.path().join("link.txt")).unwrap();
+    let out = call(
+        "edit",
+        dir.path(),
+        json!({"path": "link.txt", "edits": [{"oldText": "1", "newText": "2"}]}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(read(dir.path(), "real.txt"), "x = 2\n");
+    assert!(
+        std::fs::symlink_metadata(dir.path().join("link.txt"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
+#[tokio::test]
+async fn write_creates_parents_reports_bytes_and_keeps_links() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = call(
+        "write",
+        dir.path(),
+        json!({"path": "deep/er/f.txt", "content": "héllo 😀"}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(out.text, "Successfully wrote 11 bytes to deep/er/f.txt");
+    assert!(out.result.details.is_null());
+    assert_eq!(read(dir.path(), "deep/er/f.txt"), "héllo 😀");
+
+    write(dir.path(), "target.txt", "old");
+    std::fs::set_permissions(
+        dir.path().join("target.txt"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(dir.path().join("target.txt"), dir.path().join("alias.txt"))
+        .unwrap();
+    let out = call(
+        "write",
+        dir.path(),
+        json!({"path": "alias.txt", "content": "new"}),
+    )
+    .await;
+    assert!(!out.is_error);
+    assert_eq!(read(dir.path(), "target.txt"), "new");
+    assert!(
+        std::fs::symlink_metadata(dir.path().join("alias.txt"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let mode = std::fs::metadata(dir.path().join("target.txt"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+
+    let out = call(
+        "write",
+        dir.path(),
+        json!({"path": "target.txt/child", "content": "x"}),
+    )
+    .await;
+    assert!(out.is_error, "{}", out.text);
+    let out = call("write", dir.path(), json!({"path": "deep", "content": "x"})).await;
+    assert!(out.is_error);
+    assert!(
+        out.text.contains("is a directory") || out.text.starts_with("Path is a directory"),
+        "{}",
+        out.text
+    );
+}
+
+#[tokio::test]
+async fn write_and_edit_on_a_full_disk_keep_the_old_file() {
+    // A 64 KiB tmpfs; mounting needs privileges the test may not have.
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("small");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&mnt)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here");
+        return;
+    }
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _guard = Unmount(mnt.clone());
+    write(&mnt, "keep.txt", "precious\n");
+    let big = "x".repeat(200 * 1024);
+    let out = call("write", &mnt, json!({"path": "keep.txt", "content": big})).await;
+    assert!(out.is_error, "{}", out.text);
+    assert!(out.text.to_lowercase().contains("space"), "{}", out.text);
+    assert_eq!(read(&mnt, "keep.txt"), "precious\n");
+    let out = call(
+        "edit",
+        &mnt,
+        json!({"path": "keep.txt", "edits": [{"oldText": "precious", "newText": big}]}),
+    )
+    .await;
+    assert!(out.is_error, "{}", out.text);
+    assert_eq!(read(&mnt, "keep.txt"), "precious\n");
+    let names: Vec<_> = std::fs::read_dir(&mnt)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "temp files left: {names:?}");
+}
