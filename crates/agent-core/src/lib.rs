@@ -35,6 +35,7 @@ mod hooks;
 mod mutation_queue;
 mod tool;
 mod tool_execution;
+pub use tool_execution::execute_tool_call;
 mod truncate;
 mod typed;
 

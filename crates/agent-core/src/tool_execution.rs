@@ -14,7 +14,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent_loop::{AgentContext, AgentLoopConfig};
 use crate::event::{AgentEvent, EventSink};
-use crate::hooks::{AfterToolCallContext, BeforeToolCallContext};
+use crate::hooks::{
+    AfterToolCallContext, AfterToolCallHook, BeforeToolCallContext, BeforeToolCallHook,
+};
 use crate::tool::{ABORTED_MESSAGE, AgentTool, AgentToolResult, ExecutionMode, ToolUpdateSink};
 
 /// The outcome of a batch.
@@ -81,17 +83,34 @@ pub(crate) async fn execute_tool_calls(
 
     let sequential = config.tool_execution == ExecutionMode::Sequential
         || calls.iter().any(|call| {
-            find_tool(context, &call.name)
+            find_tool(&context.tools, &call.name)
                 .is_some_and(|t| t.execution_mode() == Some(ExecutionMode::Sequential))
         });
 
     if sequential {
         for call in &calls {
             emit_start(emit, call);
-            let done = match prepare(assistant, call, context, config, cancel).await {
+            let done = match prepare(
+                assistant,
+                call,
+                &context.tools,
+                config.before_tool_call.as_ref(),
+                cancel,
+            )
+            .await
+            {
                 Prepared::Done(done) => done,
                 Prepared::Ready { tool, call, args } => {
-                    run_prepared(assistant, tool, call, args, config, cancel, emit).await
+                    run_prepared(
+                        assistant,
+                        tool,
+                        call,
+                        args,
+                        config.after_tool_call.as_ref(),
+                        cancel,
+                        emit,
+                    )
+                    .await
                 }
             };
             emit_end(emit, &done);
@@ -109,7 +128,15 @@ pub(crate) async fn execute_tool_calls(
     let mut ready = Vec::new();
     for call in &calls {
         emit_start(emit, call);
-        match prepare(assistant, call, context, config, cancel).await {
+        match prepare(
+            assistant,
+            call,
+            &context.tools,
+            config.before_tool_call.as_ref(),
+            cancel,
+        )
+        .await
+        {
             Prepared::Done(done) => {
                 emit_end(emit, &done);
                 slots.push(Some(done));
@@ -126,8 +153,16 @@ pub(crate) async fn execute_tool_calls(
     let mut running: FuturesUnordered<_> = ready
         .into_iter()
         .map(|(index, tool, call, args)| {
-            run_prepared(assistant, tool, call, args, config, cancel, emit)
-                .map(move |done| (index, done))
+            run_prepared(
+                assistant,
+                tool,
+                call,
+                args,
+                config.after_tool_call.as_ref(),
+                cancel,
+                emit,
+            )
+            .map(move |done| (index, done))
         })
         .collect();
     while let Some((index, done)) = running.next().await {
@@ -148,18 +183,18 @@ fn outcome(finished: Vec<(ToolResultMessage, bool)>, never_terminate: bool) -> B
     }
 }
 
-fn find_tool(context: &AgentContext, name: &str) -> Option<Arc<dyn AgentTool>> {
-    context.tools.iter().find(|t| t.name() == name).cloned()
+fn find_tool(tools: &[Arc<dyn AgentTool>], name: &str) -> Option<Arc<dyn AgentTool>> {
+    tools.iter().find(|t| t.name() == name).cloned()
 }
 
 async fn prepare(
     assistant: &AssistantMessage,
     call: &ToolCall,
-    context: &AgentContext,
-    config: &AgentLoopConfig,
+    tools: &[Arc<dyn AgentTool>],
+    before: Option<&BeforeToolCallHook>,
     cancel: &CancellationToken,
 ) -> Prepared {
-    let Some(tool) = find_tool(context, &call.name) else {
+    let Some(tool) = find_tool(tools, &call.name) else {
         return Prepared::Done(failed(call, format!("Tool {} not found", call.name), false));
     };
     let prepared = match tool.prepare_arguments(call.arguments.clone()) {
@@ -170,7 +205,7 @@ async fn prepare(
         Ok(args) => args,
         Err(e) => return Prepared::Done(failed(call, e.to_string(), false)),
     };
-    if let Some(hook) = &config.before_tool_call {
+    if let Some(hook) = before {
         let ctx = BeforeToolCallContext {
             assistant_message: assistant.clone(),
             tool_call: call.clone(),
@@ -221,7 +256,7 @@ async fn run_prepared(
     tool: Arc<dyn AgentTool>,
     call: ToolCall,
     args: Value,
-    config: &AgentLoopConfig,
+    after: Option<&AfterToolCallHook>,
     cancel: &CancellationToken,
     emit: &EventSink,
 ) -> Finished {
@@ -268,7 +303,7 @@ async fn run_prepared(
         result,
         is_error,
     };
-    if let Some(hook) = &config.after_tool_call {
+    if let Some(hook) = after {
         let ctx = AfterToolCallContext {
             assistant_message: assistant.clone(),
             tool_call: done.call.clone(),
@@ -357,4 +392,31 @@ fn emit_result_message(emit: &EventSink, done: Finished) -> (ToolResultMessage, 
     });
     emit(AgentEvent::MessageEnd { message });
     (result, terminate)
+}
+
+/// Runs one tool call outside the loop with the loop's own preparation:
+/// lookup among `tools`, `prepare_arguments`, validation with coercion, then
+/// execution (panics caught). No hooks run. Progress goes to `on_update`.
+///
+/// Returns the result and whether it is an error, exactly as the loop would
+/// record it.
+pub async fn execute_tool_call(
+    tools: &[Arc<dyn AgentTool>],
+    call: &ToolCall,
+    cancel: &CancellationToken,
+    on_update: impl Fn(AgentToolResult) + Send + Sync + 'static,
+) -> (AgentToolResult, bool) {
+    let assistant = AssistantMessage::empty("", "");
+    let emit: EventSink = Arc::new(move |event| {
+        if let AgentEvent::ToolExecutionUpdate { partial_result, .. } = event {
+            on_update(partial_result);
+        }
+    });
+    let done = match prepare(&assistant, call, tools, None, cancel).await {
+        Prepared::Done(done) => done,
+        Prepared::Ready { tool, call, args } => {
+            run_prepared(&assistant, tool, call, args, None, cancel, &emit).await
+        }
+    };
+    (done.result, done.is_error)
 }

@@ -1,0 +1,360 @@
+//! Anthropic Messages API (streaming).
+
+use std::collections::HashMap;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::builder::MessageBuilder;
+use super::http::{RequestFailure, RetryPolicy, StreamEnd, http_client, post_json, read_sse};
+use super::lowering::{anthropic_tool, check_tool_name};
+use crate::content::ContentBlock;
+use crate::message::{AssistantMessage, Message, StopReason, UserContent};
+use crate::stream::{AssistantEventStream, ModelClient, StreamOptions};
+use crate::tool::{Context, Model};
+
+/// Default base URL.
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+/// API version header value.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// A Messages API client.
+#[derive(Debug, Clone)]
+pub struct AnthropicClient {
+    http: reqwest::Client,
+    base_url: String,
+    api_key: Option<String>,
+    retry: RetryPolicy,
+}
+
+impl AnthropicClient {
+    /// A client for `base_url` (e.g. `https://api.anthropic.com`).
+    pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
+        AnthropicClient {
+            http: http_client(),
+            base_url: base_url.into().trim_end_matches('/').to_string(),
+            api_key,
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    /// Sets the retry policy for 429 and 5xx answers.
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// The request body for a context.
+    pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {
+        let max_tokens = options.max_tokens.unwrap_or(if model.max_tokens > 0 {
+            model.max_tokens
+        } else {
+            8192
+        });
+        let mut body = json!({
+            "model": model.id,
+            "max_tokens": max_tokens,
+            "messages": convert_messages(context),
+            "stream": true,
+        });
+        if let Some(system) = &context.system_prompt {
+            body["system"] = json!(system);
+        }
+        if !context.tools.is_empty() {
+            body["tools"] = Value::Array(context.tools.iter().map(anthropic_tool).collect());
+        }
+        if let Some(t) = options.temperature {
+            body["temperature"] = json!(t);
+        }
+        body
+    }
+}
+
+fn block_json(block: &ContentBlock) -> Option<Value> {
+    match block {
+        ContentBlock::Text(t) if !t.text.is_empty() => {
+            Some(json!({"type": "text", "text": t.text}))
+        }
+        ContentBlock::Image(i) => Some(json!({
+            "type": "image",
+            "source": {"type": "base64", "media_type": i.mime_type, "data": i.data}
+        })),
+        _ => None,
+    }
+}
+
+fn convert_messages(context: &Context) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for message in &context.messages {
+        match message {
+            Message::User(u) => {
+                let content: Vec<Value> = match &u.content {
+                    UserContent::Text(t) => vec![json!({"type": "text", "text": t})],
+                    UserContent::Blocks(b) => b.iter().filter_map(block_json).collect(),
+                };
+                if !content.is_empty() {
+                    out.push(json!({"role": "user", "content": content}));
+                }
+            }
+            Message::Assistant(a) => {
+                let content: Vec<Value> = a
+                    .content
+                    .iter()
+                    .filter_map(|b| {
+                        match b {
+                        ContentBlock::Thinking(t) => t.thinking_signature.as_ref().map(|sig| {
+                            json!({"type": "thinking", "thinking": t.thinking, "signature": sig})
+                        }),
+                        ContentBlock::ToolCall(c) => Some(json!({
+                            "type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments
+                        })),
+                        other => block_json(other),
+                    }
+                    })
+                    .collect();
+                if !content.is_empty() {
+                    out.push(json!({"role": "assistant", "content": content}));
+                }
+            }
+            Message::ToolResult(r) => {
+                let mut inner: Vec<Value> = r.content.iter().filter_map(block_json).collect();
+                if inner.is_empty() {
+                    inner.push(json!({"type": "text", "text": "(no output)"}));
+                }
+                let block = json!({
+                    "type": "tool_result",
+                    "tool_use_id": r.tool_call_id,
+                    "content": inner,
+                    "is_error": r.is_error,
+                });
+                // Consecutive tool results travel in one user message.
+                match out.last_mut() {
+                    Some(last)
+                        if last["role"] == "user"
+                            && last["content"]
+                                .as_array()
+                                .is_some_and(|c| c.iter().all(|b| b["type"] == "tool_result")) =>
+                    {
+                        if let Some(list) = last["content"].as_array_mut() {
+                            list.push(block);
+                        }
+                    }
+                    _ => out.push(json!({"role": "user", "content": [block]})),
+                }
+            }
+        }
+    }
+    out
+}
+
+enum Open {
+    Text(usize),
+    Thinking(usize),
+    Tool(usize),
+}
+
+struct Stream {
+    b: MessageBuilder,
+    open: HashMap<u64, Open>,
+    stop: Option<String>,
+    done: bool,
+}
+
+impl Stream {
+    fn event(&mut self, data: &str) -> Result<bool, String> {
+        let v: Value =
+            serde_json::from_str(data).map_err(|e| format!("Invalid stream event: {e}"))?;
+        match v["type"].as_str().unwrap_or("") {
+            "message_start" => {
+                self.b.start();
+                let u = &v["message"]["usage"];
+                let usage = &mut self.b.message().usage;
+                usage.input = u["input_tokens"].as_u64().unwrap_or(0);
+                usage.cache_read = u["cache_read_input_tokens"].as_u64().unwrap_or(0);
+                usage.cache_write = u["cache_creation_input_tokens"].as_u64().unwrap_or(0);
+                usage.output = u["output_tokens"].as_u64().unwrap_or(0);
+            }
+            "content_block_start" => {
+                let index = v["index"].as_u64().unwrap_or(0);
+                let block = &v["content_block"];
+                let open = match block["type"].as_str() {
+                    Some("text") => {
+                        let i = self.b.begin_text();
+                        if let Some(t) = block["text"].as_str().filter(|t| !t.is_empty()) {
+                            self.b.append_text(i, t);
+                        }
+                        Open::Text(i)
+                    }
+                    Some("thinking") => Open::Thinking(self.b.begin_thinking()),
+                    Some("tool_use") => Open::Tool(self.b.begin_tool_call(
+                        block["id"].as_str().unwrap_or(""),
+                        block["name"].as_str().unwrap_or(""),
+                    )),
+                    _ => return Ok(true),
+                };
+                self.open.insert(index, open);
+            }
+            "content_block_delta" => {
+                let index = v["index"].as_u64().unwrap_or(0);
+                let d = &v["delta"];
+                match (self.open.get(&index), d["type"].as_str()) {
+                    (Some(Open::Text(i)), Some("text_delta")) => {
+                        let i = *i;
+                        self.b.append_text(i, d["text"].as_str().unwrap_or(""));
+                    }
+                    (Some(Open::Thinking(i)), Some("thinking_delta")) => {
+                        let i = *i;
+                        self.b
+                            .append_thinking(i, d["thinking"].as_str().unwrap_or(""));
+                    }
+                    (Some(Open::Thinking(i)), Some("signature_delta")) => {
+                        let i = *i;
+                        self.b
+                            .append_signature(i, d["signature"].as_str().unwrap_or(""));
+                    }
+                    (Some(Open::Tool(i)), Some("input_json_delta")) => {
+                        let i = *i;
+                        self.b
+                            .append_tool_args(i, d["partial_json"].as_str().unwrap_or(""));
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                let index = v["index"].as_u64().unwrap_or(0);
+                match self.open.remove(&index) {
+                    Some(Open::Text(i)) => self.b.end_text(i),
+                    Some(Open::Thinking(i)) => self.b.end_thinking(i),
+                    Some(Open::Tool(i)) => self.b.end_tool_call(i),
+                    None => {}
+                }
+            }
+            "message_delta" => {
+                if let Some(r) = v["delta"]["stop_reason"].as_str() {
+                    self.stop = Some(r.to_string());
+                }
+                if let Some(o) = v["usage"]["output_tokens"].as_u64() {
+                    self.b.message().usage.output = o;
+                }
+            }
+            "message_stop" => {
+                self.done = true;
+                return Ok(false);
+            }
+            "error" => {
+                let e = &v["error"];
+                return Err(match (e["type"].as_str(), e["message"].as_str()) {
+                    (Some(t), Some(m)) => format!("{t}: {m}"),
+                    (_, Some(m)) => m.to_string(),
+                    _ => e.to_string(),
+                });
+            }
+            _ => {}
+        }
+        Ok(true)
+    }
+
+    fn close_all(&mut self) {
+        let mut open: Vec<(u64, Open)> = self.open.drain().collect();
+        open.sort_by_key(|(k, _)| *k);
+        for (_, o) in open {
+            match o {
+                Open::Text(i) => self.b.end_text(i),
+                Open::Thinking(i) => self.b.end_thinking(i),
+                Open::Tool(i) => self.b.end_tool_call(i),
+            }
+        }
+    }
+}
+
+impl ModelClient for AnthropicClient {
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: StreamOptions,
+    ) -> AssistantEventStream {
+        let (tx, rx) = futures::channel::mpsc::unbounded();
+        let mut base = AssistantMessage::empty(&model.provider, &model.id);
+        base.api = Some("anthropic-messages".to_string());
+        let mut builder = MessageBuilder::new(base, tx);
+        let name_error = context
+            .tools
+            .iter()
+            .find_map(|t| check_tool_name(&t.name).err());
+        let body = self.request_body(model, context, &options);
+        let url = format!("{}/v1/messages", self.base_url);
+        let mut headers = vec![(
+            "anthropic-version".to_string(),
+            ANTHROPIC_VERSION.to_string(),
+        )];
+        if let Some(key) = &self.api_key {
+            headers.push(("x-api-key".to_string(), key.clone()));
+        }
+        let http = self.http.clone();
+        let retry = self.retry;
+        let cancel: CancellationToken = options.cancel;
+        tokio::spawn(async move {
+            if let Some(e) = name_error {
+                builder.fail(StopReason::Error, e);
+                return;
+            }
+            let response = match post_json(&http, &url, &headers, &body, retry, &cancel).await {
+                Ok(r) => r,
+                Err(RequestFailure::Aborted) => {
+                    builder.fail(StopReason::Aborted, "Request was aborted");
+                    return;
+                }
+                Err(RequestFailure::Failed(m)) => {
+                    builder.fail(StopReason::Error, m);
+                    return;
+                }
+            };
+            let mut state = Stream {
+                b: builder,
+                open: HashMap::new(),
+                stop: None,
+                done: false,
+            };
+            let mut event_error = None;
+            let end = read_sse(response, &cancel, |event| match state.event(&event.data) {
+                Ok(more) => more,
+                Err(e) => {
+                    event_error = Some(e);
+                    false
+                }
+            })
+            .await;
+            state.close_all();
+            match (event_error, end) {
+                (Some(e), _) => state.b.fail(StopReason::Error, e),
+                (None, StreamEnd::Aborted) => {
+                    state.b.fail(StopReason::Aborted, "Request was aborted")
+                }
+                (None, StreamEnd::Broken(e)) => state.b.fail(StopReason::Error, e),
+                (None, _) if state.done || state.stop.is_some() => {
+                    let reason = match state.stop.as_deref() {
+                        Some("max_tokens") => StopReason::Length,
+                        Some("tool_use") => StopReason::ToolUse,
+                        Some("refusal") => {
+                            state
+                                .b
+                                .fail(StopReason::Error, "The model refused to answer");
+                            return;
+                        }
+                        _ if state.b.has_tool_calls() => StopReason::ToolUse,
+                        _ => StopReason::Stop,
+                    };
+                    state.b.finish(reason);
+                }
+                (None, _) => state.b.fail(
+                    StopReason::Error,
+                    "Connection lost: the stream ended before the response was complete",
+                ),
+            }
+            debug_assert!(state.b.is_finished());
+        });
+        rx.boxed()
+    }
+}

@@ -1,0 +1,171 @@
+//! HTTP plumbing shared by the providers: POST with bounded retries, then SSE.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::sse::{SseEvent, SseParser};
+
+/// How often and how patiently to retry 429 and 5xx answers (and failed
+/// connections) before any byte of the response was used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt.
+    pub max_retries: u32,
+    /// Delay before the first retry; doubles each time.
+    pub initial_delay: Duration,
+    /// Longest delay, including a server's `Retry-After`.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 3,
+            initial_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Why a request failed before streaming.
+pub(crate) enum RequestFailure {
+    Aborted,
+    Failed(String),
+}
+
+fn error_message(status: reqwest::StatusCode, body: &str) -> String {
+    let detail = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .or_else(|| v.get("message"))
+                .or_else(|| v.get("error"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| body.chars().take(500).collect());
+    let detail = detail.trim();
+    if detail.is_empty() {
+        format!("HTTP {}", status.as_u16())
+    } else {
+        format!("HTTP {}: {detail}", status.as_u16())
+    }
+}
+
+/// POSTs `body` as JSON, retrying per `retry`. Returns the successful response.
+pub(crate) async fn post_json(
+    http: &reqwest::Client,
+    url: &str,
+    headers: &[(String, String)],
+    body: &Value,
+    retry: RetryPolicy,
+    cancel: &CancellationToken,
+) -> Result<reqwest::Response, RequestFailure> {
+    let mut attempt = 0;
+    loop {
+        let mut request = http.post(url).json(body);
+        for (k, v) in headers {
+            request = request.header(k, v);
+        }
+        let sent = tokio::select! {
+            r = request.send() => r,
+            _ = cancel.cancelled() => return Err(RequestFailure::Aborted),
+        };
+        let (retryable, message, retry_after) = match sent {
+            Ok(response) if response.status().is_success() => return Ok(response),
+            Ok(response) => {
+                let status = response.status();
+                let retry_after = response
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.trim().parse::<f64>().ok())
+                    .filter(|s| s.is_finite() && *s >= 0.0)
+                    .map(Duration::from_secs_f64);
+                let text = tokio::select! {
+                    t = response.text() => t.unwrap_or_default(),
+                    _ = cancel.cancelled() => return Err(RequestFailure::Aborted),
+                };
+                let retryable = status.as_u16() == 429 || status.is_server_error();
+                (retryable, error_message(status, &text), retry_after)
+            }
+            Err(e) => (
+                e.is_connect() || e.is_timeout(),
+                format!("Request failed: {e}"),
+                None,
+            ),
+        };
+        if !retryable || attempt >= retry.max_retries {
+            return Err(RequestFailure::Failed(message));
+        }
+        let backoff = retry.initial_delay.saturating_mul(1 << attempt.min(16));
+        let delay = retry_after.unwrap_or(backoff).min(retry.max_delay);
+        tracing::warn!(%message, attempt = attempt + 1, delay_ms = delay.as_millis() as u64, "retrying model request");
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = cancel.cancelled() => return Err(RequestFailure::Aborted),
+        }
+        attempt += 1;
+    }
+}
+
+/// How an SSE stream ended.
+pub(crate) enum StreamEnd {
+    /// The server closed the stream.
+    Closed,
+    /// The handler said the response is complete.
+    Completed,
+    /// The caller cancelled.
+    Aborted,
+    /// The connection failed mid-stream.
+    Broken(String),
+}
+
+/// Feeds the response's SSE events to `handle` until it returns `false`, the
+/// stream ends, fails, or `cancel` fires.
+pub(crate) async fn read_sse(
+    response: reqwest::Response,
+    cancel: &CancellationToken,
+    mut handle: impl FnMut(SseEvent) -> bool,
+) -> StreamEnd {
+    let mut parser = SseParser::default();
+    let mut body = response.bytes_stream();
+    loop {
+        let next = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return StreamEnd::Aborted,
+            n = body.next() => n,
+        };
+        match next {
+            Some(Ok(bytes)) => {
+                for event in parser.push(&bytes) {
+                    if !handle(event) {
+                        return StreamEnd::Completed;
+                    }
+                }
+            }
+            Some(Err(e)) => {
+                return StreamEnd::Broken(format!("Connection lost while streaming: {e}"));
+            }
+            None => {
+                for event in parser.finish() {
+                    if !handle(event) {
+                        return StreamEnd::Completed;
+                    }
+                }
+                return StreamEnd::Closed;
+            }
+        }
+    }
+}
+
+/// A shared HTTP client (rustls; connection timeout only, streams may be long).
+pub(crate) fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(30))
+        .build()
+        .unwrap_or_default()
+}

@@ -1,0 +1,386 @@
+//! OpenAI Chat Completions (streaming), for OpenAI and any compatible server:
+//! Ollama, vLLM, llama.cpp's server, OpenRouter, ...
+
+use std::collections::HashMap;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::builder::MessageBuilder;
+use super::http::{RequestFailure, RetryPolicy, StreamEnd, http_client, post_json, read_sse};
+use super::lowering::{check_tool_name, openai_tool};
+use crate::content::ContentBlock;
+use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent};
+use crate::stream::{AssistantEventStream, ModelClient, StreamOptions};
+use crate::tool::{Context, Model};
+
+/// Default base URL.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// A Chat Completions client.
+///
+/// ```
+/// use agent_ai::providers::openai::OpenAiClient;
+/// let client = OpenAiClient::new("http://localhost:11434/v1", None);
+/// # let _ = client;
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenAiClient {
+    http: reqwest::Client,
+    base_url: String,
+    api_key: Option<String>,
+    retry: RetryPolicy,
+    strict_tools: bool,
+}
+
+impl OpenAiClient {
+    /// A client for `base_url` (e.g. `https://api.openai.com/v1`), with an
+    /// optional bearer key.
+    pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
+        OpenAiClient {
+            http: http_client(),
+            base_url: base_url.into().trim_end_matches('/').to_string(),
+            api_key,
+            retry: RetryPolicy::default(),
+            strict_tools: false,
+        }
+    }
+
+    /// Sets the retry policy for 429 and 5xx answers.
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// Sends tool schemas in OpenAI strict mode.
+    pub fn with_strict_tools(mut self, strict: bool) -> Self {
+        self.strict_tools = strict;
+        self
+    }
+
+    /// The request body for a context (exposed for tests and debugging).
+    pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {
+        let mut body = json!({
+            "model": model.id,
+            "messages": convert_messages(context),
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        });
+        if !context.tools.is_empty() {
+            body["tools"] = Value::Array(
+                context
+                    .tools
+                    .iter()
+                    .map(|t| openai_tool(t, self.strict_tools))
+                    .collect(),
+            );
+        }
+        if let Some(max) = options.max_tokens {
+            body["max_tokens"] = json!(max);
+        }
+        if let Some(t) = options.temperature {
+            body["temperature"] = json!(t);
+        }
+        body
+    }
+}
+
+fn image_url(mime: &str, data: &str) -> Value {
+    json!({"type": "image_url", "image_url": {"url": format!("data:{mime};base64,{data}")}})
+}
+
+/// Transcript -> Chat Completions messages.
+fn convert_messages(context: &Context) -> Vec<Value> {
+    let mut out = Vec::new();
+    if let Some(system) = &context.system_prompt {
+        out.push(json!({"role": "system", "content": system}));
+    }
+    for message in &context.messages {
+        match message {
+            Message::User(u) => match &u.content {
+                UserContent::Text(t) => out.push(json!({"role": "user", "content": t})),
+                UserContent::Blocks(blocks) => {
+                    let parts: Vec<Value> = blocks
+                        .iter()
+                        .filter_map(|b| match b {
+                            ContentBlock::Text(t) => Some(json!({"type": "text", "text": t.text})),
+                            ContentBlock::Image(i) => Some(image_url(&i.mime_type, &i.data)),
+                            _ => None,
+                        })
+                        .collect();
+                    if parts.len() == 1 && parts[0]["type"] == "text" {
+                        out.push(json!({"role": "user", "content": parts[0]["text"]}));
+                    } else if !parts.is_empty() {
+                        out.push(json!({"role": "user", "content": parts}));
+                    }
+                }
+            },
+            Message::Assistant(a) => {
+                if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted)
+                    && a.content.is_empty()
+                {
+                    continue;
+                }
+                let text: String = a
+                    .content
+                    .iter()
+                    .filter_map(ContentBlock::as_text)
+                    .collect::<Vec<_>>()
+                    .join("");
+                let calls: Vec<Value> = a
+                    .tool_calls()
+                    .map(|c| {
+                        json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments.to_string()}})
+                    })
+                    .collect();
+                let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
+                if !calls.is_empty() {
+                    m["tool_calls"] = Value::Array(calls);
+                }
+                out.push(m);
+            }
+            Message::ToolResult(r) => {
+                let text = r.text();
+                let images: Vec<Value> = r
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::Image(i) => Some(image_url(&i.mime_type, &i.data)),
+                        _ => None,
+                    })
+                    .collect();
+                let text = if text.is_empty() && !images.is_empty() {
+                    "(see attached image)".to_string()
+                } else {
+                    text
+                };
+                out.push(json!({"role": "tool", "tool_call_id": r.tool_call_id, "content": text}));
+                if !images.is_empty() {
+                    // Tool messages cannot carry images: attach them in a user message.
+                    let mut parts = vec![
+                        json!({"type": "text", "text": "Attached image(s) from the tool result:"}),
+                    ];
+                    parts.extend(images);
+                    out.push(json!({"role": "user", "content": parts}));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn usage_from(v: &Value) -> Usage {
+    let prompt = v["prompt_tokens"].as_u64().unwrap_or(0);
+    let completion = v["completion_tokens"].as_u64().unwrap_or(0);
+    let cached = v
+        .pointer("/prompt_tokens_details/cached_tokens")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    Usage {
+        input: prompt.saturating_sub(cached),
+        output: completion,
+        cache_read: cached,
+        cache_write: 0,
+        total_tokens: v["total_tokens"].as_u64().unwrap_or(prompt + completion),
+        cost: Default::default(),
+    }
+}
+
+/// Streaming state of one response.
+struct Stream {
+    b: MessageBuilder,
+    text: Option<usize>,
+    thinking: Option<usize>,
+    /// OpenAI tool-call index -> content index.
+    calls: HashMap<u64, usize>,
+    finish: Option<String>,
+}
+
+impl Stream {
+    fn close_text(&mut self) {
+        if let Some(i) = self.text.take() {
+            self.b.end_text(i);
+        }
+        if let Some(i) = self.thinking.take() {
+            self.b.end_thinking(i);
+        }
+    }
+
+    /// Handles one chunk; `false` when the stream is complete.
+    fn chunk(&mut self, data: &str) -> Result<bool, String> {
+        if data.trim() == "[DONE]" {
+            return Ok(false);
+        }
+        let v: Value =
+            serde_json::from_str(data).map_err(|e| format!("Invalid stream chunk: {e}"))?;
+        if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
+            let msg = err["message"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| err.to_string());
+            return Err(msg);
+        }
+        self.b.start();
+        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+            self.b.message().usage = usage_from(u);
+        }
+        let Some(choice) = v["choices"].get(0) else {
+            return Ok(true);
+        };
+        let delta = &choice["delta"];
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(r) = delta[key].as_str().filter(|s| !s.is_empty()) {
+                let i = match self.thinking {
+                    Some(i) => i,
+                    None => {
+                        let i = self.b.begin_thinking();
+                        self.thinking = Some(i);
+                        i
+                    }
+                };
+                self.b.append_thinking(i, r);
+            }
+        }
+        if let Some(t) = delta["content"].as_str().filter(|s| !s.is_empty()) {
+            if let Some(i) = self.thinking.take() {
+                self.b.end_thinking(i);
+            }
+            let i = match self.text {
+                Some(i) => i,
+                None => {
+                    let i = self.b.begin_text();
+                    self.text = Some(i);
+                    i
+                }
+            };
+            self.b.append_text(i, t);
+        }
+        if let Some(calls) = delta["tool_calls"].as_array() {
+            for call in calls {
+                let key = call["index"].as_u64().unwrap_or(self.calls.len() as u64);
+                let id = call["id"].as_str();
+                let name = call.pointer("/function/name").and_then(Value::as_str);
+                let index = match self.calls.get(&key) {
+                    Some(&i) => {
+                        self.b.set_tool_call_identity(i, id, None);
+                        i
+                    }
+                    None => {
+                        self.close_text();
+                        let i = self.b.begin_tool_call(id.unwrap_or(""), name.unwrap_or(""));
+                        self.calls.insert(key, i);
+                        i
+                    }
+                };
+                if let Some(args) = call.pointer("/function/arguments").and_then(Value::as_str) {
+                    self.b.append_tool_args(index, args);
+                }
+            }
+        }
+        if let Some(reason) = choice["finish_reason"].as_str() {
+            self.finish = Some(reason.to_string());
+        }
+        Ok(true)
+    }
+
+    fn end_blocks(&mut self) {
+        self.close_text();
+        let mut calls: Vec<usize> = self.calls.drain().map(|(_, i)| i).collect();
+        calls.sort_unstable();
+        for i in calls {
+            self.b.end_tool_call(i);
+        }
+    }
+}
+
+fn stop_reason(finish: Option<&str>, has_calls: bool) -> StopReason {
+    match finish {
+        Some("length") => StopReason::Length,
+        Some("tool_calls") | Some("function_call") => StopReason::ToolUse,
+        _ if has_calls => StopReason::ToolUse,
+        _ => StopReason::Stop,
+    }
+}
+
+impl ModelClient for OpenAiClient {
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: StreamOptions,
+    ) -> AssistantEventStream {
+        let (tx, rx) = futures::channel::mpsc::unbounded();
+        let mut base = AssistantMessage::empty(&model.provider, &model.id);
+        base.api = Some("openai-completions".to_string());
+        let mut builder = MessageBuilder::new(base, tx);
+        let name_error = context
+            .tools
+            .iter()
+            .find_map(|t| check_tool_name(&t.name).err());
+        let body = self.request_body(model, context, &options);
+        let url = format!("{}/chat/completions", self.base_url);
+        let mut headers = vec![];
+        if let Some(key) = &self.api_key {
+            headers.push(("authorization".to_string(), format!("Bearer {key}")));
+        }
+        let http = self.http.clone();
+        let retry = self.retry;
+        let cancel: CancellationToken = options.cancel;
+        tokio::spawn(async move {
+            if let Some(e) = name_error {
+                builder.fail(StopReason::Error, e);
+                return;
+            }
+            let response = match post_json(&http, &url, &headers, &body, retry, &cancel).await {
+                Ok(r) => r,
+                Err(RequestFailure::Aborted) => {
+                    builder.fail(StopReason::Aborted, "Request was aborted");
+                    return;
+                }
+                Err(RequestFailure::Failed(m)) => {
+                    builder.fail(StopReason::Error, m);
+                    return;
+                }
+            };
+            let mut state = Stream {
+                b: builder,
+                text: None,
+                thinking: None,
+                calls: HashMap::new(),
+                finish: None,
+            };
+            let mut chunk_error = None;
+            let end = read_sse(response, &cancel, |event| match state.chunk(&event.data) {
+                Ok(more) => more,
+                Err(e) => {
+                    chunk_error = Some(e);
+                    false
+                }
+            })
+            .await;
+            state.end_blocks();
+            let has_calls = state.b.has_tool_calls();
+            match (chunk_error, end) {
+                (Some(e), _) => state.b.fail(StopReason::Error, e),
+                (None, StreamEnd::Aborted) => {
+                    state.b.fail(StopReason::Aborted, "Request was aborted")
+                }
+                (None, StreamEnd::Broken(e)) => state.b.fail(StopReason::Error, e),
+                (None, StreamEnd::Completed) => {
+                    let reason = stop_reason(state.finish.as_deref(), has_calls);
+                    state.b.finish(reason);
+                }
+                (None, StreamEnd::Closed) if state.finish.is_some() => {
+                    let reason = stop_reason(state.finish.as_deref(), has_calls);
+                    state.b.finish(reason);
+                }
+                (None, _) => state.b.fail(
+                    StopReason::Error,
+                    "Connection lost: the stream ended before the response was complete",
+                ),
+            }
+        });
+        rx.boxed()
+    }
+}

@@ -1,0 +1,177 @@
+//! `coding-agent tool`: run one tool call (or a batch) without a model.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_ai::ToolCall;
+use agent_core::{AgentToolResult, CancellationToken, execute_tool_call};
+use coding_agent::{Settings, ToolContext, wrap_tool_definition};
+use serde_json::{Value, json};
+
+/// A usage error: reported on stderr with exit code 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Runs `name` with `args` in `cwd` through the loop's preparation and
+/// validation; returns the result and whether it failed.
+pub async fn run_one(
+    name: &str,
+    cwd: &Path,
+    args: Value,
+    cancel: CancellationToken,
+) -> Result<(AgentToolResult, bool), UsageError> {
+    let definition = tools_builtin::tool_by_name(name, cwd).map_err(|e| UsageError(e.to_string()))?;
+    let settings = Arc::new(Settings::load(cwd));
+    for e in settings.errors() {
+        eprintln!("warning: {e}");
+    }
+    let cwd_buf = cwd.to_path_buf();
+    let tool = wrap_tool_definition(
+        definition,
+        Arc::new(move || ToolContext {
+            cwd: cwd_buf.clone(),
+            model: None,
+            settings: settings.clone(),
+            cancel: CancellationToken::new(),
+        }),
+    );
+    let call = ToolCall::new("call_1", name, args);
+    Ok(execute_tool_call(&[tool], &call, &cancel, |_| {}).await)
+}
+
+/// The printed shape: `{"content": [...], "details": <value or null>, "isError": bool}`.
+pub fn result_json(result: &AgentToolResult, is_error: bool) -> Value {
+    json!({
+        "content": result.content,
+        "details": result.details,
+        "isError": is_error,
+    })
+}
+
+fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf, UsageError> {
+    let cwd = match cwd {
+        Some(c) => c.to_path_buf(),
+        None => std::env::current_dir().map_err(|e| UsageError(format!("cannot read the current directory: {e}")))?,
+    };
+    std::path::absolute(&cwd).map_err(|e| UsageError(format!("invalid --cwd {}: {e}", cwd.display())))
+}
+
+/// `coding-agent tool NAME --args JSON`.
+pub async fn single(name: &str, cwd: Option<&Path>, args: &str) -> Result<(), UsageError> {
+    let args: Value = serde_json::from_str(args).map_err(|e| UsageError(format!("--args is not valid JSON: {e}")))?;
+    let cwd = resolve_cwd(cwd)?;
+    let cancel = CancellationToken::new();
+    let ctrl_c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            ctrl_c.cancel();
+        }
+    });
+    let (result, is_error) = run_one(name, &cwd, args, cancel).await?;
+    println!("{}", result_json(&result, is_error));
+    Ok(())
+}
+
+/// One case of a batch file.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Case {
+    cwd: Option<PathBuf>,
+    tool: String,
+    #[serde(default = "empty_object")]
+    args: Value,
+    #[serde(default)]
+    id: Value,
+    cancel_after_ms: Option<u64>,
+}
+
+fn empty_object() -> Value {
+    json!({})
+}
+
+async fn run_case(line: &str, default_cwd: &Path) -> Value {
+    let parsed: Result<Case, _> = serde_json::from_str(line);
+    let case = match parsed {
+        Ok(c) => c,
+        Err(e) => {
+            let id = serde_json::from_str::<Value>(line)
+                .ok()
+                .and_then(|v| v.get("id").cloned())
+                .unwrap_or(Value::Null);
+            let mut v = result_json(&AgentToolResult::error(format!("invalid batch case: {e}")), true);
+            v["id"] = id;
+            return v;
+        }
+    };
+    let cwd = match &case.cwd {
+        Some(c) if c.is_absolute() => c.clone(),
+        Some(c) => default_cwd.join(c),
+        None => default_cwd.to_path_buf(),
+    };
+    let cancel = CancellationToken::new();
+    if let Some(ms) = case.cancel_after_ms {
+        let c = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            c.cancel();
+        });
+    }
+    let name = case.tool.clone();
+    let args = case.args.clone();
+    // A panic anywhere in the case still yields its line.
+    let joined = tokio::spawn(async move { run_one(&name, &cwd, args, cancel).await }).await;
+    let (result, is_error) = match joined {
+        Ok(Ok(r)) => r,
+        Ok(Err(usage)) => (AgentToolResult::error(usage.0), true),
+        Err(e) => (AgentToolResult::error(format!("internal error: {e}")), true),
+    };
+    json!({
+        "id": case.id,
+        "content": result.content,
+        "details": result.details,
+        "isError": is_error,
+    })
+}
+
+/// `coding-agent tool --batch FILE|-`: one JSON line per case, in input order,
+/// each flushed as soon as its case finishes.
+pub async fn batch(source: &str, cwd: Option<&Path>) -> Result<(), UsageError> {
+    let default_cwd = resolve_cwd(cwd)?;
+    let reader: Box<dyn BufRead + Send> = if source == "-" {
+        Box::new(std::io::BufReader::new(std::io::stdin()))
+    } else {
+        let file = std::fs::File::open(source).map_err(|e| UsageError(format!("cannot open batch file {source}: {e}")))?;
+        Box::new(std::io::BufReader::new(file))
+    };
+    // Read lines on a blocking thread so a slow producer on stdin never stalls the runtime.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<std::io::Result<String>>();
+    std::thread::spawn(move || {
+        for line in reader.lines() {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let stdout = std::io::stdout();
+    while let Some(line) = rx.recv().await {
+        let line = line.map_err(|e| UsageError(format!("cannot read batch input: {e}")))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let out = run_case(&line, &default_cwd).await;
+        let mut lock = stdout.lock();
+        let _ = writeln!(lock, "{out}");
+        let _ = lock.flush();
+    }
+    Ok(())
+}
