@@ -2,6 +2,8 @@
 //! small tools with observable behaviour.
 #![allow(dead_code)]
 
+pub mod http_server;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

@@ -1,0 +1,168 @@
+//! A scripted HTTP/1.1 server on 127.0.0.1 for provider tests: each request
+//! takes the next reply; every request's path, headers and JSON body are kept.
+#![allow(dead_code)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// One scripted reply.
+#[derive(Clone, Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    /// Body pieces, each sent after its delay.
+    pub chunks: Vec<(Duration, Vec<u8>)>,
+}
+
+impl Reply {
+    /// 200 with an SSE body made of `events` (each already `data: ...`-formatted or raw JSON).
+    pub fn sse(events: &[&str]) -> Self {
+        let chunks = events
+            .iter()
+            .map(|e| {
+                let line = if e.starts_with("data:") || e.starts_with("event:") {
+                    format!("{e}\n\n")
+                } else {
+                    format!("data: {e}\n\n")
+                };
+                (Duration::from_millis(1), line.into_bytes())
+            })
+            .collect();
+        Reply {
+            status: 200,
+            headers: vec![("content-type".into(), "text/event-stream".into())],
+            chunks,
+        }
+    }
+
+    /// A status with a JSON body.
+    pub fn status(status: u16, body: &str) -> Self {
+        Reply {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            chunks: vec![(Duration::ZERO, body.as_bytes().to_vec())],
+        }
+    }
+
+    pub fn header(mut self, k: &str, v: &str) -> Self {
+        self.headers.push((k.into(), v.into()));
+        self
+    }
+
+    pub fn delay_each(mut self, d: Duration) -> Self {
+        for c in &mut self.chunks {
+            c.0 = d;
+        }
+        self
+    }
+}
+
+/// A recorded request.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+}
+
+pub struct TestServer {
+    pub base: String,
+    pub requests: Arc<Mutex<Vec<Recorded>>>,
+}
+
+impl TestServer {
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+pub async fn serve(replies: Vec<Reply>) -> TestServer {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let requests: Arc<Mutex<Vec<Recorded>>> = Default::default();
+    let replies = Arc::new(Mutex::new(std::collections::VecDeque::from(replies)));
+    let recorded = requests.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let replies = replies.clone();
+            let recorded = recorded.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut tmp = [0u8; 8192];
+                let head_end = loop {
+                    if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        break p + 4;
+                    }
+                    match socket.read(&mut tmp).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&tmp[..n]),
+                    }
+                };
+                let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+                let mut lines = head.lines();
+                let path = lines
+                    .next()
+                    .unwrap_or("")
+                    .split_whitespace()
+                    .nth(1)
+                    .unwrap_or("/")
+                    .to_string();
+                let headers: Vec<(String, String)> = lines
+                    .filter_map(|l| l.split_once(':'))
+                    .map(|(k, v)| (k.trim().to_lowercase(), v.trim().to_string()))
+                    .collect();
+                let len: usize = headers
+                    .iter()
+                    .find(|(k, _)| k == "content-length")
+                    .and_then(|(_, v)| v.parse().ok())
+                    .unwrap_or(0);
+                while buf.len() < head_end + len {
+                    match socket.read(&mut tmp).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => buf.extend_from_slice(&tmp[..n]),
+                    }
+                }
+                let body = serde_json::from_slice(&buf[head_end..]).unwrap_or(Value::Null);
+                recorded.lock().unwrap().push(Recorded {
+                    path,
+                    headers,
+                    body,
+                });
+                let reply = replies.lock().unwrap().pop_front();
+                let Some(reply) = reply else {
+                    let _ = socket
+                        .write_all(b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 30\r\nconnection: close\r\n\r\n{\"error\":\"no scripted reply\"}\n")
+                        .await;
+                    return;
+                };
+                let mut head = format!(
+                    "HTTP/1.1 {} Scripted\r\nconnection: close\r\n",
+                    reply.status
+                );
+                for (k, v) in &reply.headers {
+                    head.push_str(&format!("{k}: {v}\r\n"));
+                }
+                head.push_str("\r\n");
+                if socket.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                for (delay, chunk) in reply.chunks {
+                    tokio::time::sleep(delay).await;
+                    if socket.write_all(&chunk).await.is_err() {
+                        return;
+                    }
+                    let _ = socket.flush().await;
+                }
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    TestServer {
+        base: format!("http://{addr}"),
+        requests,
+    }
+}

@@ -1,0 +1,405 @@
+//! The HTTP providers against a real server on 127.0.0.1 streaming
+//! recorded-shape SSE bodies.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_ai::providers::RetryPolicy;
+use agent_ai::providers::anthropic::AnthropicClient;
+use agent_ai::providers::openai::OpenAiClient;
+use agent_ai::{
+    AssistantMessage, ContentBlock, Context, Message, Model, ModelClient, StopReason,
+    StreamOptions, Tool, complete,
+};
+use common::http_server::{Reply, serve};
+use serde_json::json;
+
+fn fast_retry() -> RetryPolicy {
+    RetryPolicy {
+        max_retries: 2,
+        initial_delay: Duration::from_millis(10),
+        max_delay: Duration::from_millis(50),
+    }
+}
+
+fn ctx() -> Context {
+    Context {
+        system_prompt: Some("be brief".into()),
+        messages: vec![Message::user("hi")],
+        tools: vec![Tool {
+            name: "read".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}),
+        }],
+    }
+}
+
+async fn openai(replies: Vec<Reply>) -> (AssistantMessage, common::http_server::TestServer) {
+    let server = serve(replies).await;
+    let client = OpenAiClient::new(format!("{}/v1", server.base), Some("sk-test".into()))
+        .with_retry(fast_retry());
+    let msg = complete(
+        &client,
+        &Model::new("openai", "gpt-test"),
+        &ctx(),
+        StreamOptions::default(),
+    )
+    .await;
+    (msg, server)
+}
+
+fn chunk(delta: serde_json::Value, finish: Option<&str>) -> String {
+    json!({"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":delta,"finish_reason":finish}]}).to_string()
+}
+
+#[tokio::test]
+async fn openai_text_only() {
+    let usage = json!({"id":"c","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":2}}}).to_string();
+    let (msg, server) = openai(vec![Reply::sse(&[
+        &chunk(json!({"role":"assistant","content":""}), None),
+        &chunk(json!({"content":"Hel"}), None),
+        &chunk(json!({"content":"lo!"}), None),
+        &chunk(json!({}), Some("stop")),
+        &usage,
+        "[DONE]",
+    ])])
+    .await;
+    assert_eq!(msg.stop_reason, StopReason::Stop, "{:?}", msg.error_message);
+    assert_eq!(msg.text(), "Hello!");
+    assert_eq!(msg.content.len(), 1);
+    assert_eq!(
+        (
+            msg.usage.input,
+            msg.usage.output,
+            msg.usage.cache_read,
+            msg.usage.total_tokens
+        ),
+        (10, 3, 2, 15)
+    );
+    assert_eq!(msg.api.as_deref(), Some("openai-completions"));
+    let req = &server.requests()[0];
+    assert_eq!(req.path, "/v1/chat/completions");
+    assert!(
+        req.headers
+            .iter()
+            .any(|(k, v)| k == "authorization" && v == "Bearer sk-test")
+    );
+    assert_eq!(req.body["model"], "gpt-test");
+    assert_eq!(req.body["stream"], true);
+    assert_eq!(
+        req.body["messages"],
+        json!([{"role":"system","content":"be brief"},{"role":"user","content":"hi"}])
+    );
+    assert_eq!(req.body["tools"][0]["function"]["name"], "read");
+}
+
+#[tokio::test]
+async fn openai_one_tool_call() {
+    let (msg, _) = openai(vec![Reply::sse(&[
+        &chunk(json!({"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"read","arguments":""}}]}), None),
+        &chunk(json!({"tool_calls":[{"index":0,"function":{"arguments":"{\"pa"}}]}), None),
+        &chunk(json!({"tool_calls":[{"index":0,"function":{"arguments":"th\":\"a.txt\"}"}}]}), None),
+        &chunk(json!({}), Some("tool_calls")),
+        "[DONE]",
+    ])])
+    .await;
+    assert_eq!(msg.stop_reason, StopReason::ToolUse);
+    let calls: Vec<_> = msg.tool_calls().collect();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].id, "call_1");
+    assert_eq!(calls[0].name, "read");
+    assert_eq!(calls[0].arguments, json!({"path":"a.txt"}));
+}
+
+#[tokio::test]
+async fn openai_two_parallel_calls_with_interleaved_deltas() {
+    let (msg, _) = openai(vec![Reply::sse(&[
+        &chunk(json!({"content":"Reading both."}), None),
+        &chunk(json!({"tool_calls":[{"index":0,"id":"a","function":{"name":"read","arguments":"{\"path\":"}}]}), None),
+        &chunk(json!({"tool_calls":[{"index":1,"id":"b","function":{"name":"read","arguments":"{\"path\":"}}]}), None),
+        &chunk(json!({"tool_calls":[{"index":0,"function":{"arguments":"\"x.txt\"}"}}]}), None),
+        &chunk(json!({"tool_calls":[{"index":1,"function":{"arguments":"\"y.txt\"}"}}]}), None),
+        &chunk(json!({}), Some("tool_calls")),
+        "[DONE]",
+    ])])
+    .await;
+    assert_eq!(msg.stop_reason, StopReason::ToolUse);
+    assert_eq!(msg.text(), "Reading both.");
+    let calls: Vec<_> = msg
+        .tool_calls()
+        .map(|c| (c.id.clone(), c.arguments.clone()))
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            ("a".into(), json!({"path":"x.txt"})),
+            ("b".into(), json!({"path":"y.txt"}))
+        ]
+    );
+}
+
+#[tokio::test]
+async fn openai_length_stop() {
+    let (msg, _) = openai(vec![Reply::sse(&[
+        &chunk(json!({"content":"partial"}), None),
+        &chunk(json!({}), Some("length")),
+        "[DONE]",
+    ])])
+    .await;
+    assert_eq!(msg.stop_reason, StopReason::Length);
+    assert_eq!(msg.text(), "partial");
+}
+
+#[tokio::test]
+async fn openai_disconnect_mid_stream_keeps_partial_and_errors() {
+    let (msg, _) = openai(vec![Reply::sse(&[&chunk(
+        json!({"content":"I was say"}),
+        None,
+    )])])
+    .await;
+    assert_eq!(msg.stop_reason, StopReason::Error);
+    assert_eq!(msg.text(), "I was say");
+    assert!(msg.error_message.unwrap().starts_with("Connection lost"));
+}
+
+#[tokio::test]
+async fn openai_retries_429_then_succeeds() {
+    let (msg, server) = openai(vec![
+        Reply::status(429, r#"{"error":{"message":"Rate limit"}}"#).header("retry-after", "0"),
+        Reply::sse(&[&chunk(json!({"content":"ok"}), Some("stop")), "[DONE]"]),
+    ])
+    .await;
+    assert_eq!(msg.stop_reason, StopReason::Stop, "{:?}", msg.error_message);
+    assert_eq!(msg.text(), "ok");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn openai_http_error_and_exhausted_retries() {
+    let (msg, server) = openai(vec![Reply::status(
+        401,
+        r#"{"error":{"message":"Incorrect API key provided"}}"#,
+    )])
+    .await;
+    assert_eq!(msg.stop_reason, StopReason::Error);
+    assert_eq!(
+        msg.error_message.as_deref(),
+        Some("HTTP 401: Incorrect API key provided")
+    );
+    assert_eq!(server.requests().len(), 1, "401 is not retried");
+
+    let (msg, server) = openai(vec![
+        Reply::status(503, "overloaded"),
+        Reply::status(503, "overloaded"),
+        Reply::status(503, "overloaded"),
+    ])
+    .await;
+    assert_eq!(msg.error_message.as_deref(), Some("HTTP 503: overloaded"));
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn openai_cancellation_aborts() {
+    let server = serve(vec![
+        Reply::sse(&[
+            &chunk(json!({"content":"a"}), None),
+            &chunk(json!({"content":"b"}), Some("stop")),
+            "[DONE]",
+        ])
+        .delay_each(Duration::from_secs(5)),
+    ])
+    .await;
+    let client = OpenAiClient::new(format!("{}/v1", server.base), None);
+    let options = StreamOptions::default();
+    let cancel = options.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        cancel.cancel();
+    });
+    let started = std::time::Instant::now();
+    let msg = complete(&client, &Model::new("openai", "m"), &ctx(), options).await;
+    assert_eq!(msg.stop_reason, StopReason::Aborted);
+    assert!(started.elapsed() < Duration::from_secs(3));
+}
+
+async fn anthropic(replies: Vec<Reply>) -> (AssistantMessage, common::http_server::TestServer) {
+    let server = serve(replies).await;
+    let client =
+        AnthropicClient::new(&server.base, Some("ak-test".into())).with_retry(fast_retry());
+    let msg = complete(
+        &client,
+        &Model::new("anthropic", "claude-test"),
+        &ctx(),
+        StreamOptions::default(),
+    )
+    .await;
+    (msg, server)
+}
+
+fn ev(v: serde_json::Value) -> String {
+    format!("event: {}\ndata: {}", v["type"].as_str().unwrap(), v)
+}
+
+#[tokio::test]
+async fn anthropic_thinking_text_and_tool_use() {
+    let (msg, server) = anthropic(vec![Reply::sse(&[
+        &ev(json!({"type":"message_start","message":{"id":"m","usage":{"input_tokens":20,"cache_read_input_tokens":5,"output_tokens":1}}})),
+        &ev(json!({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}})),
+        &ev(json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Let me think"}})),
+        &ev(json!({"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig=="}})),
+        &ev(json!({"type":"content_block_stop","index":0})),
+        &ev(json!({"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}})),
+        &ev(json!({"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Reading."}})),
+        &ev(json!({"type":"content_block_stop","index":1})),
+        &ev(json!({"type":"ping"})),
+        &ev(json!({"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_1","name":"read","input":{}}})),
+        &ev(json!({"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"a"}})),
+        &ev(json!({"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":".txt\"}"}})),
+        &ev(json!({"type":"content_block_stop","index":2})),
+        &ev(json!({"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":42}})),
+        &ev(json!({"type":"message_stop"})),
+    ])])
+    .await;
+    assert_eq!(
+        msg.stop_reason,
+        StopReason::ToolUse,
+        "{:?}",
+        msg.error_message
+    );
+    match &msg.content[0] {
+        ContentBlock::Thinking(t) => {
+            assert_eq!(t.thinking, "Let me think");
+            assert_eq!(t.thinking_signature.as_deref(), Some("sig=="));
+        }
+        other => panic!("expected thinking, got {other:?}"),
+    }
+    assert_eq!(msg.text(), "Reading.");
+    let call = msg.tool_calls().next().unwrap();
+    assert_eq!(
+        (call.id.as_str(), call.arguments.clone()),
+        ("toolu_1", json!({"path":"a.txt"}))
+    );
+    assert_eq!(
+        (msg.usage.input, msg.usage.cache_read, msg.usage.output),
+        (20, 5, 42)
+    );
+    let req = &server.requests()[0];
+    assert_eq!(req.path, "/v1/messages");
+    assert!(
+        req.headers
+            .iter()
+            .any(|(k, v)| k == "x-api-key" && v == "ak-test")
+    );
+    assert!(
+        req.headers
+            .iter()
+            .any(|(k, v)| k == "anthropic-version" && v == "2023-06-01")
+    );
+    assert_eq!(req.body["system"], "be brief");
+    assert_eq!(
+        req.body["tools"][0]["input_schema"]["required"],
+        json!(["path"])
+    );
+    assert!(req.body["max_tokens"].as_u64().unwrap() > 0);
+}
+
+#[tokio::test]
+async fn anthropic_error_event_and_retry() {
+    let (msg, _) = anthropic(vec![Reply::sse(&[
+        &ev(json!({"type":"message_start","message":{"usage":{"input_tokens":1}}})),
+        &ev(json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})),
+    ])])
+    .await;
+    assert_eq!(msg.stop_reason, StopReason::Error);
+    assert_eq!(
+        msg.error_message.as_deref(),
+        Some("overloaded_error: Overloaded")
+    );
+
+    let (msg, server) = anthropic(vec![
+        Reply::status(529, r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#),
+        Reply::sse(&[
+            &ev(json!({"type":"message_start","message":{"usage":{"input_tokens":1}}})),
+            &ev(json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})),
+            &ev(json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"fine"}})),
+            &ev(json!({"type":"content_block_stop","index":0})),
+            &ev(json!({"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"output_tokens":1}})),
+            &ev(json!({"type":"message_stop"})),
+        ]),
+    ])
+    .await;
+    assert_eq!(msg.stop_reason, StopReason::Length);
+    assert_eq!(msg.text(), "fine");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn full_loop_sends_the_tool_result_back() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "file body\n").unwrap();
+    let server = serve(vec![
+        Reply::sse(&[
+            &chunk(json!({"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"read","arguments":"{\"path\":\"a.txt\"}"}}]}), Some("tool_calls")),
+            "[DONE]",
+        ]),
+        Reply::sse(&[&chunk(json!({"content":"It says: file body"}), Some("stop")), "[DONE]"]),
+    ])
+    .await;
+    let client = Arc::new(OpenAiClient::new(format!("{}/v1", server.base), None));
+    let session = coding_agent::AgentSessionBuilder::new(Model::new("openai", "gpt-test"), client)
+        .cwd(dir.path())
+        .builtin_tools(tools_builtin::all_tools(dir.path()))
+        .settings(coding_agent::Settings::default())
+        .context_files(false)
+        .build();
+    session.prompt("what is in a.txt?").await.unwrap();
+    let last = session
+        .agent()
+        .messages()
+        .last()
+        .unwrap()
+        .as_assistant()
+        .unwrap()
+        .clone();
+    assert_eq!(last.text(), "It says: file body");
+    let second = &server.requests()[1].body;
+    let messages = second["messages"].as_array().unwrap();
+    let n = messages.len();
+    assert_eq!(messages[n - 2]["role"], "assistant");
+    assert_eq!(messages[n - 2]["tool_calls"][0]["id"], "call_1");
+    assert_eq!(
+        messages[n - 2]["tool_calls"][0]["function"]["arguments"],
+        "{\"path\":\"a.txt\"}"
+    );
+    assert_eq!(
+        messages[n - 1],
+        json!({"role":"tool","tool_call_id":"call_1","content":"file body\n"})
+    );
+    let offered: Vec<&str> = second["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["read", "bash", "edit", "write"]);
+}
+
+#[tokio::test]
+async fn invalid_tool_name_is_an_error_message() {
+    let server = serve(vec![]).await;
+    let client = OpenAiClient::new(&server.base, None);
+    let mut context = ctx();
+    context.tools[0].name = "bad name".into();
+    let msg = complete(
+        &client,
+        &Model::new("openai", "m"),
+        &context,
+        StreamOptions::default(),
+    )
+    .await;
+    assert_eq!(msg.stop_reason, StopReason::Error);
+    assert!(msg.error_message.unwrap().contains("bad name"));
+    let _ = client.stream(&Model::new("openai", "m"), &ctx(), StreamOptions::default());
+}
