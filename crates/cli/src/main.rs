@@ -1,9 +1,70 @@
-//! `coding-agent`: the stock agent binary (being built). Until the CLI lands, run
-//! `cargo run -p agent-core --example custom_tool` to see the loop at work.
+//! `coding-agent`: the stock agent, assembled from the workspace crates like any
+//! user would assemble one.
+//!
+//! - `coding-agent [OPTIONS] [PROMPT]...` runs the agent (text, `--print` or
+//!   `--mode json`); without a prompt on a terminal it reads prompts line by line.
+//! - `coding-agent tool NAME --args JSON` runs one tool call without a model.
+//! - `coding-agent demo` runs a scripted tour on a temporary workspace.
+//!
+//! Exit codes: 0 success, 1 the run ended in an error, 2 usage error.
+
+mod args;
+mod demo;
+mod provider;
+mod render;
+mod run;
+mod tool_cmd;
+
+use clap::Parser;
+
+use args::{Cli, Command};
+
+fn init_tracing(verbose: bool) {
+    let default = if verbose { "debug" } else { "warn" };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
 
 fn main() {
-    eprintln!(
-        "coding-agent: the CLI is not built yet; try `cargo run -p agent-core --example custom_tool`"
-    );
-    std::process::exit(2);
+    let cli = Cli::parse();
+    init_tracing(cli.run.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("coding-agent: cannot start the async runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    let code = runtime.block_on(async move {
+        match cli.command {
+            Some(Command::Tool(t)) => {
+                let outcome = match (&t.batch, &t.name) {
+                    (Some(source), _) => tool_cmd::batch(source, t.cwd.as_deref()).await,
+                    (None, Some(name)) => tool_cmd::single(name, t.cwd.as_deref(), t.args.as_deref().unwrap_or("{}")).await,
+                    (None, None) => Err(tool_cmd::UsageError(
+                        "give a tool name (coding-agent tool read --args '{\"path\":\"x\"}') or --batch FILE".into(),
+                    )),
+                };
+                match outcome {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        eprintln!("coding-agent tool: {e}");
+                        2
+                    }
+                }
+            }
+            Some(Command::Demo(d)) => demo::run(d).await,
+            None => run::run(cli.run).await,
+        }
+    });
+    // Background tasks (e.g. a stdin reader) must not keep the process alive.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    std::process::exit(code);
 }

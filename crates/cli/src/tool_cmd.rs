@@ -30,7 +30,8 @@ pub async fn run_one(
     args: Value,
     cancel: CancellationToken,
 ) -> Result<(AgentToolResult, bool), UsageError> {
-    let definition = tools_builtin::tool_by_name(name, cwd).map_err(|e| UsageError(e.to_string()))?;
+    let definition =
+        tools_builtin::tool_by_name(name, cwd).map_err(|e| UsageError(e.to_string()))?;
     let settings = Arc::new(Settings::load(cwd));
     for e in settings.errors() {
         eprintln!("warning: {e}");
@@ -61,14 +62,17 @@ pub fn result_json(result: &AgentToolResult, is_error: bool) -> Value {
 fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf, UsageError> {
     let cwd = match cwd {
         Some(c) => c.to_path_buf(),
-        None => std::env::current_dir().map_err(|e| UsageError(format!("cannot read the current directory: {e}")))?,
+        None => std::env::current_dir()
+            .map_err(|e| UsageError(format!("cannot read the current directory: {e}")))?,
     };
-    std::path::absolute(&cwd).map_err(|e| UsageError(format!("invalid --cwd {}: {e}", cwd.display())))
+    std::path::absolute(&cwd)
+        .map_err(|e| UsageError(format!("invalid --cwd {}: {e}", cwd.display())))
 }
 
 /// `coding-agent tool NAME --args JSON`.
 pub async fn single(name: &str, cwd: Option<&Path>, args: &str) -> Result<(), UsageError> {
-    let args: Value = serde_json::from_str(args).map_err(|e| UsageError(format!("--args is not valid JSON: {e}")))?;
+    let args: Value = serde_json::from_str(args)
+        .map_err(|e| UsageError(format!("--args is not valid JSON: {e}")))?;
     let cwd = resolve_cwd(cwd)?;
     let cancel = CancellationToken::new();
     let ctrl_c = cancel.clone();
@@ -108,7 +112,10 @@ async fn run_case(line: &str, default_cwd: &Path) -> Value {
                 .ok()
                 .and_then(|v| v.get("id").cloned())
                 .unwrap_or(Value::Null);
-            let mut v = result_json(&AgentToolResult::error(format!("invalid batch case: {e}")), true);
+            let mut v = result_json(
+                &AgentToolResult::error(format!("invalid batch case: {e}")),
+                true,
+            );
             v["id"] = id;
             return v;
         }
@@ -150,7 +157,8 @@ pub async fn batch(source: &str, cwd: Option<&Path>) -> Result<(), UsageError> {
     let reader: Box<dyn BufRead + Send> = if source == "-" {
         Box::new(std::io::BufReader::new(std::io::stdin()))
     } else {
-        let file = std::fs::File::open(source).map_err(|e| UsageError(format!("cannot open batch file {source}: {e}")))?;
+        let file = std::fs::File::open(source)
+            .map_err(|e| UsageError(format!("cannot open batch file {source}: {e}")))?;
         Box::new(std::io::BufReader::new(file))
     };
     // Read lines on a blocking thread so a slow producer on stdin never stalls the runtime.

@@ -66,7 +66,8 @@ fn collation_key(name: &str) -> Vec<(u8, char)> {
         .collect()
 }
 
-/// Orders names for display (see [`collation_key`]), ties broken by the raw name.
+/// Orders names for display (punctuation, then digits, then letters; accents
+/// next to their base letter), ties broken by the raw name.
 pub fn compare_names(a: &str, b: &str) -> Ordering {
     collation_key(a)
         .cmp(&collation_key(b))

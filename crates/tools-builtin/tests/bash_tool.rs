@@ -186,9 +186,11 @@ async fn long_output_keeps_the_tail_and_saves_everything() {
     );
     std::fs::remove_file(&path).unwrap();
     assert_eq!(out.result.details["truncation"]["truncatedBy"], "lines");
-    let updates = updates.lock().unwrap();
-    assert!(updates[0].content.is_empty(), "first update is empty");
-    assert!(updates.len() >= 2);
+    {
+        let updates = updates.lock().unwrap();
+        assert!(updates[0].content.is_empty(), "first update is empty");
+        assert!(updates.len() >= 2);
+    }
 
     // A single line over the byte limit.
     let out = call(

@@ -9,9 +9,8 @@ fn apply_patch(old: &str, patch: &str) -> String {
     let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
     let mut out = String::new();
     let mut cursor = 0usize;
-    let mut lines = patch.lines().peekable();
     let mut last_added: Option<usize> = None;
-    while let Some(line) = lines.next() {
+    for line in patch.lines() {
         if let Some(h) = line.strip_prefix("@@ -") {
             let start: usize = h.split([',', ' ']).next().unwrap().parse().unwrap();
             let start = start.saturating_sub(1);
@@ -28,10 +27,11 @@ fn apply_patch(old: &str, patch: &str) -> String {
         }
         if line.starts_with('\\') {
             // "\ No newline at end of file": the previous line had no newline.
-            if let Some(at) = last_added {
-                if out.ends_with('\n') && out.len() == at {
-                    out.pop();
-                }
+            if let Some(at) = last_added
+                && out.ends_with('\n')
+                && out.len() == at
+            {
+                out.pop();
             }
             continue;
         }

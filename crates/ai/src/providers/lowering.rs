@@ -119,10 +119,8 @@ fn make_nullable(prop: &mut Value) {
                 Value::Array(vec![Value::String(t), Value::String("null".into())]),
             );
         }
-        Some(Value::Array(types)) => {
-            if !types.iter().any(|t| t == "null") {
-                types.push(Value::String("null".into()));
-            }
+        Some(Value::Array(types)) if !types.iter().any(|t| t == "null") => {
+            types.push(Value::String("null".into()));
         }
         _ => {}
     }

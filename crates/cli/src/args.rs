@@ -1,0 +1,129 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// A coding agent with Pi's tool system: read, bash, edit, write, grep, find, ls.
+#[derive(Debug, Parser)]
+#[command(name = "coding-agent", version, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one tool call without a model and print its result as JSON.
+    Tool(ToolArgs),
+    /// A scripted tour on a temporary workspace (no API key, no network).
+    Demo(DemoArgs),
+}
+
+/// `coding-agent tool`.
+#[derive(Debug, Args)]
+pub struct ToolArgs {
+    /// Tool name (read, bash, edit, write, grep, find, ls).
+    pub name: Option<String>,
+    /// Working directory of the tool (default: the current directory).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// Arguments as a JSON object.
+    #[arg(long)]
+    pub args: Option<String>,
+    /// Run JSONL cases from FILE (or - for stdin), one result line each.
+    #[arg(long, conflicts_with_all = ["name", "args"])]
+    pub batch: Option<String>,
+}
+
+/// `coding-agent demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Output mode.
+    #[arg(long, value_enum, default_value_t = Mode::Text)]
+    pub mode: Mode,
+    /// Where to create the demo workspace (default: a new temporary directory).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
+/// Which model API to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProviderKind {
+    /// OpenAI Chat Completions or any compatible server (Ollama, vLLM, llama.cpp, OpenRouter).
+    Openai,
+    /// Anthropic Messages API.
+    Anthropic,
+    /// Replay a JSONL script (see --script).
+    Scripted,
+}
+
+/// Output mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// Human-readable, streamed, tool calls drawn by their renderers.
+    Text,
+    /// Every event as one JSON line.
+    Json,
+}
+
+/// Running the agent.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Model API.
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderKind>,
+    /// Model id (e.g. gpt-4o-mini, claude-sonnet-4-5, qwen2.5-coder).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// API base URL (e.g. http://localhost:11434/v1 for Ollama).
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// API key (default: OPENAI_API_KEY or ANTHROPIC_API_KEY).
+    #[arg(long)]
+    pub api_key: Option<String>,
+    /// JSONL script for the scripted provider.
+    #[arg(long)]
+    pub script: Option<PathBuf>,
+    /// Only these tools (comma-separated; built-in, extension or custom).
+    #[arg(long, short = 't')]
+    pub tools: Option<String>,
+    /// Never these tools (comma-separated).
+    #[arg(long)]
+    pub exclude_tools: Option<String>,
+    /// No tools at all.
+    #[arg(long)]
+    pub no_tools: bool,
+    /// No built-in tools active by default.
+    #[arg(long)]
+    pub no_builtin_tools: bool,
+    /// Replace the system prompt's preamble, tool list and guidelines.
+    #[arg(long)]
+    pub system_prompt: Option<String>,
+    /// Append text to the system prompt (repeatable).
+    #[arg(long)]
+    pub append_system_prompt: Vec<String>,
+    /// Working directory (default: the current directory).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// Run the prompt, print the final answer, exit.
+    #[arg(short, long)]
+    pub print: bool,
+    /// Output mode.
+    #[arg(long, value_enum, default_value_t = Mode::Text)]
+    pub mode: Mode,
+    /// Print the system prompt and exit.
+    #[arg(long)]
+    pub print_system_prompt: bool,
+    /// Print the tools (names, snippets, schemas) as JSON and exit.
+    #[arg(long)]
+    pub list_tools: bool,
+    /// Diagnostics to stderr.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// The prompt (words are joined with spaces; read from stdin when piped).
+    pub prompt: Vec<String>,
+}

@@ -1,0 +1,197 @@
+//! Text mode: assistant text streamed as it arrives, tool calls and results
+//! drawn by the tools' own renderers.
+
+use std::io::Write;
+
+use agent_ai::{AssistantMessageEvent, Message, StopReason};
+use agent_core::AgentEvent;
+use coding_agent::{RenderContext, RenderResultOptions, StyledText, Theme, ToolRegistry};
+
+/// Draws events on stdout (colours only on a terminal, via `anstream`).
+pub struct TextRenderer {
+    registry: ToolRegistry,
+    theme: Theme,
+    ctx: RenderContext,
+    in_text: bool,
+    progress: bool,
+    tty: bool,
+    /// Call id of the last drawn call header, and the headers of running calls.
+    last_header: Option<String>,
+    calls: std::collections::HashMap<String, StyledText>,
+    after_tool: bool,
+}
+
+impl TextRenderer {
+    /// A renderer using the registry's renderers.
+    pub fn new(registry: ToolRegistry, cwd: std::path::PathBuf) -> Self {
+        use std::io::IsTerminal;
+        let tty = std::io::stdout().is_terminal();
+        let width = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(100);
+        TextRenderer {
+            registry,
+            theme: Theme::default(),
+            ctx: RenderContext { cwd, width },
+            in_text: false,
+            progress: false,
+            tty,
+            last_header: None,
+            calls: std::collections::HashMap::new(),
+            after_tool: false,
+        }
+    }
+
+    fn write(&self, s: &str) {
+        let mut out = anstream::stdout();
+        let _ = out.write_all(s.as_bytes());
+        let _ = out.flush();
+    }
+
+    fn block(&self, text: &StyledText, indent: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let body = text
+            .to_ansi()
+            .lines()
+            .map(|l| format!("{indent}{l}\n"))
+            .collect::<String>();
+        self.write(&body);
+    }
+
+    fn clear_progress(&mut self) {
+        if self.progress {
+            self.write("\r\x1b[2K");
+            self.progress = false;
+        }
+    }
+
+    fn end_text(&mut self) {
+        if self.in_text {
+            self.write("\n");
+            self.in_text = false;
+        }
+    }
+
+    /// Draws one event.
+    pub fn handle(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::MessageUpdate {
+                assistant_message_event,
+                ..
+            } => match assistant_message_event {
+                AssistantMessageEvent::TextDelta { delta, .. } => {
+                    self.clear_progress();
+                    if self.after_tool {
+                        self.write("\n");
+                        self.after_tool = false;
+                    }
+                    self.in_text = true;
+                    self.write(delta);
+                }
+                AssistantMessageEvent::ThinkingDelta { delta, .. } => {
+                    self.clear_progress();
+                    self.in_text = true;
+                    let style = self.theme.muted;
+                    self.write(&format!(
+                        "{}{delta}{}",
+                        style.render(),
+                        style.render_reset()
+                    ));
+                }
+                AssistantMessageEvent::TextEnd { .. }
+                | AssistantMessageEvent::ThinkingEnd { .. } => {
+                    self.end_text();
+                }
+                _ => {}
+            },
+            AgentEvent::MessageEnd {
+                message: Message::Assistant(a),
+            } => {
+                self.end_text();
+                if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
+                    let what = if a.stop_reason == StopReason::Aborted {
+                        "cancelled"
+                    } else {
+                        "error"
+                    };
+                    let msg = a.error_message.clone().unwrap_or_default();
+                    let style = self.theme.error;
+                    let mut err = anstream::stderr();
+                    let _ = writeln!(
+                        err,
+                        "{}{what}: {msg}{}",
+                        style.render(),
+                        style.render_reset()
+                    );
+                }
+            }
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => {
+                self.end_text();
+                self.clear_progress();
+                let call = self
+                    .registry
+                    .render_call(tool_name, args, &self.theme, &self.ctx);
+                self.write("\n");
+                self.block(&call, "");
+                self.last_header = Some(tool_call_id.clone());
+                self.calls.insert(tool_call_id.clone(), call);
+            }
+            AgentEvent::ToolExecutionUpdate { partial_result, .. } => {
+                if !self.tty {
+                    return;
+                }
+                let text = partial_result.text_content();
+                let Some(last) = text.lines().rev().find(|l| !l.trim().is_empty()) else {
+                    return;
+                };
+                let max = self.ctx.width.saturating_sub(6).max(10);
+                let shown: String = last.chars().take(max).collect();
+                let style = self.theme.muted;
+                self.write(&format!(
+                    "\r\x1b[2K  {}… {shown}{}",
+                    style.render(),
+                    style.render_reset()
+                ));
+                self.progress = true;
+            }
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error,
+            } => {
+                self.clear_progress();
+                let header = self.calls.remove(tool_call_id);
+                // In a parallel batch results arrive out of order: repeat the call line.
+                if self.last_header.as_deref() != Some(tool_call_id.as_str())
+                    && let Some(header) = header
+                {
+                    self.write("\n");
+                    self.block(&header, "");
+                }
+                self.last_header = None;
+                self.after_tool = true;
+                let options = RenderResultOptions {
+                    is_error: *is_error,
+                    ..Default::default()
+                };
+                let view = self.registry.render_result(
+                    tool_name,
+                    result,
+                    &options,
+                    &self.theme,
+                    &self.ctx,
+                );
+                self.block(&view, "  ");
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! Running the agent: text, print and JSON modes, and a line-by-line prompt
+//! loop on a terminal.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use agent_ai::providers::scripted::ScriptedClient;
+use agent_ai::{Message, Model, StopReason};
+use agent_core::AgentEvent;
+use coding_agent::{AgentSession, AgentSessionBuilder, Settings, ToolSelection};
+use serde_json::json;
+
+use crate::args::{Mode, RunArgs};
+use crate::render::TextRenderer;
+
+/// Absolute working directory from `--cwd` or the process's.
+pub fn working_dir(cwd: Option<&std::path::Path>) -> Result<PathBuf, String> {
+    let dir = match cwd {
+        Some(c) => c.to_path_buf(),
+        None => std::env::current_dir()
+            .map_err(|e| format!("cannot read the current directory: {e}"))?,
+    };
+    let dir =
+        std::path::absolute(&dir).map_err(|e| format!("invalid --cwd {}: {e}", dir.display()))?;
+    if !dir.is_dir() {
+        return Err(format!("--cwd {} is not a directory", dir.display()));
+    }
+    Ok(dir)
+}
+
+fn selection(args: &RunArgs) -> ToolSelection {
+    ToolSelection {
+        tools: args.tools.as_deref().map(ToolSelection::parse_list),
+        exclude_tools: args
+            .exclude_tools
+            .as_deref()
+            .map(ToolSelection::parse_list)
+            .unwrap_or_default(),
+        no_tools: args.no_tools,
+        no_builtin_tools: args.no_builtin_tools,
+    }
+}
+
+/// Assembles the session from flags, like any program using the crates would.
+pub fn build_session(
+    args: &RunArgs,
+    cwd: &std::path::Path,
+    settings: Settings,
+    client: Arc<dyn agent_ai::ModelClient>,
+    model: Model,
+) -> AgentSession {
+    let mut builder = AgentSessionBuilder::new(model, client)
+        .cwd(cwd)
+        .builtin_tools(tools_builtin::all_tools(cwd))
+        .settings(settings)
+        .selection(selection(args));
+    if let Some(p) = &args.system_prompt {
+        builder = builder.system_prompt(p.clone());
+    }
+    for a in &args.append_system_prompt {
+        builder = builder.append_system_prompt(a.clone());
+    }
+    builder.build()
+}
+
+fn list_tools(session: &AgentSession) -> serde_json::Value {
+    let registry = session.registry();
+    let active = registry.active_names();
+    serde_json::Value::Array(
+        registry
+            .definitions()
+            .iter()
+            .map(|d| {
+                json!({
+                    "name": d.name(),
+                    "label": d.label(),
+                    "description": d.description(),
+                    "promptSnippet": d.prompt_snippet(),
+                    "promptGuidelines": d.prompt_guidelines(),
+                    "parameters": d.parameters(),
+                    "active": active.iter().any(|n| n == d.name()),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// Exit code of a finished run: 1 when its last assistant message failed.
+fn exit_code(session: &AgentSession) -> i32 {
+    let messages = session.agent().messages();
+    match messages.iter().rev().find_map(Message::as_assistant) {
+        Some(a) if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) => 1,
+        _ => 0,
+    }
+}
+
+/// Ctrl-C: the first cancels the run (tools and their processes included),
+/// the second exits.
+fn install_ctrl_c(session: &AgentSession) {
+    let agent = session.agent().clone();
+    tokio::spawn(async move {
+        let mut presses = 0;
+        while tokio::signal::ctrl_c().await.is_ok() {
+            presses += 1;
+            if presses >= 2 || !agent.is_running() {
+                std::process::exit(130);
+            }
+            eprintln!("\ncancelling... (press Ctrl-C again to exit)");
+            agent.abort();
+        }
+    });
+}
+
+/// Attaches the output for `mode`.
+pub fn attach_output(session: &AgentSession, mode: Mode, print: bool, cwd: PathBuf) {
+    if mode == Mode::Json {
+        session.agent().subscribe(|event: &AgentEvent| {
+            if let Ok(line) = serde_json::to_string(event) {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+            }
+        });
+    } else if !print {
+        let renderer = Mutex::new(TextRenderer::new(session.registry(), cwd));
+        session.agent().subscribe(move |event| {
+            if let Ok(mut r) = renderer.lock() {
+                r.handle(event);
+            }
+        });
+    }
+}
+
+/// `coding-agent [OPTIONS] [PROMPT]...`.
+pub async fn run(args: RunArgs) -> i32 {
+    let cwd = match working_dir(args.cwd.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("coding-agent: {e}");
+            return 2;
+        }
+    };
+    let settings = Settings::load(&cwd);
+    for e in settings.errors() {
+        eprintln!("coding-agent: warning: ignoring settings file {e}");
+    }
+    if args.list_tools || args.print_system_prompt {
+        let session = build_session(
+            &args,
+            &cwd,
+            settings,
+            Arc::new(ScriptedClient::new(Vec::new())),
+            Model::new("none", "none"),
+        );
+        if args.list_tools {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&list_tools(&session)).unwrap_or_default()
+            );
+        } else {
+            println!("{}", session.system_prompt());
+        }
+        return 0;
+    }
+
+    let mut prompt = args.prompt.join(" ");
+    let stdin_tty = std::io::stdin().is_terminal();
+    if prompt.trim().is_empty() && !stdin_tty {
+        let mut input = String::new();
+        if std::io::stdin().read_to_string(&mut input).is_ok() {
+            prompt = input;
+        }
+    }
+    let interactive = prompt.trim().is_empty();
+    if interactive && (!stdin_tty || args.print || args.mode == Mode::Json) {
+        eprintln!("coding-agent: no prompt given (pass it as arguments or on stdin)");
+        return 2;
+    }
+    let (client, model) = match crate::provider::select(&args, &settings) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    let session = build_session(&args, &cwd, settings, client, model);
+    attach_output(&session, args.mode, args.print, cwd.clone());
+    install_ctrl_c(&session);
+
+    if interactive {
+        return repl(&session).await;
+    }
+    if let Err(e) = session.prompt(prompt).await {
+        eprintln!("coding-agent: {e}");
+        return 1;
+    }
+    if args.print && args.mode == Mode::Text {
+        let messages = session.agent().messages();
+        if let Some(a) = messages.iter().rev().find_map(Message::as_assistant) {
+            match a.stop_reason {
+                StopReason::Error | StopReason::Aborted => {
+                    eprintln!(
+                        "coding-agent: {}",
+                        a.error_message
+                            .clone()
+                            .unwrap_or_else(|| "the run failed".into())
+                    );
+                }
+                _ => println!("{}", a.text()),
+            }
+        }
+    }
+    exit_code(&session)
+}
+
+/// Reads prompts line by line until end of input.
+async fn repl(session: &AgentSession) -> i32 {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        loop {
+            let mut line = String::new();
+            match stdin.read_line(&mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    loop {
+        eprint!("> ");
+        let Some(line) = rx.recv().await else { break };
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if matches!(line, "/exit" | "/quit") {
+            break;
+        }
+        if let Err(e) = session.prompt(line).await {
+            eprintln!("coding-agent: {e}");
+        }
+    }
+    0
+}

@@ -1,0 +1,426 @@
+//! The `coding-agent` binary as a process.
+
+#[path = "../../../tests/tests/common/http_server.rs"]
+mod http_server;
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+fn bin() -> std::process::Command {
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"));
+    c.env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env(
+            "CODING_AGENT_DIR",
+            std::env::temp_dir().join("coding-agent-cli-test-no-such-dir"),
+        )
+        .stdin(Stdio::null());
+    c
+}
+
+fn script(dir: &Path, turns: &[Value]) -> std::path::PathBuf {
+    let path = dir.join("script.jsonl");
+    let text: String = turns.iter().map(|t| format!("{t}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn call(id: &str, name: &str, args: Value) -> Value {
+    json!({"type":"toolCall","id":id,"name":name,"arguments":args})
+}
+
+#[test]
+fn print_mode_prints_the_final_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    let s = script(
+        dir.path(),
+        &[
+            json!({"content":[call("c1","read",json!({"path":"a.txt"}))]}),
+            json!({"content":[{"type":"text","text":"The file says alpha."}]}),
+        ],
+    );
+    let out = bin()
+        .args(["--script"])
+        .arg(&s)
+        .arg("--cwd")
+        .arg(dir.path())
+        .args(["-p", "what is in a.txt?"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "The file says alpha.\n"
+    );
+}
+
+#[test]
+fn json_mode_parallel_batch_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = script(
+        dir.path(),
+        &[
+            json!({"content":[
+                call("slow","bash",json!({"command":"sleep 0.4; echo slow"})),
+                call("fast","bash",json!({"command":"echo fast"}))
+            ]}),
+            json!({"content":[{"type":"text","text":"done"}]}),
+        ],
+    );
+    let out = bin()
+        .args(["--script"])
+        .arg(&s)
+        .arg("--cwd")
+        .arg(dir.path())
+        .args(["--mode", "json", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    let of = |kind: &str| -> Vec<String> {
+        events
+            .iter()
+            .filter(|e| e["type"] == kind)
+            .filter_map(|e| e["toolCallId"].as_str().map(str::to_string))
+            .collect()
+    };
+    assert_eq!(of("tool_execution_start"), ["slow", "fast"]);
+    assert_eq!(of("tool_execution_end"), ["fast", "slow"]);
+    let results: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "message_end" && e["message"]["role"] == "toolResult")
+        .map(|e| e["message"]["toolCallId"].as_str().unwrap())
+        .collect();
+    assert_eq!(results, ["slow", "fast"]);
+    assert_eq!(events.first().unwrap()["type"], "agent_start");
+    assert_eq!(events.last().unwrap()["type"], "agent_end");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_flag_limits_what_the_model_is_offered() {
+    let server = http_server::serve(vec![http_server::Reply::sse(&[
+        &json!({"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]})
+            .to_string(),
+        "[DONE]",
+    ])])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let base = format!("{}/v1", server.base);
+    let cwd = dir.path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || {
+        bin()
+            .args([
+                "--provider",
+                "openai",
+                "--base-url",
+                &base,
+                "--model",
+                "local",
+                "--tools",
+                "read,grep",
+            ])
+            .arg("--cwd")
+            .arg(&cwd)
+            .args(["-p", "hello"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "hi\n");
+    let body = &server.requests()[0].body;
+    let names: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["read", "grep"]);
+    assert_eq!(body["model"], "local");
+    let system = body["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("- read: ") && system.contains("- grep: ") && !system.contains("- bash: ")
+    );
+}
+
+#[test]
+fn list_tools_and_print_system_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .arg("--cwd")
+        .arg(dir.path())
+        .arg("--list-tools")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["read", "bash", "edit", "write", "grep", "find", "ls"]
+    );
+    assert_eq!(tools[0]["active"], true);
+    assert_eq!(tools[4]["active"], false);
+    assert_eq!(tools[0]["parameters"]["required"], json!(["path"]));
+
+    let out = bin()
+        .arg("--cwd")
+        .arg(dir.path())
+        .args(["--print-system-prompt", "--exclude-tools", "bash"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let prompt = String::from_utf8_lossy(&out.stdout);
+    assert!(prompt.contains("Available tools:\n- read: "));
+    assert!(!prompt.contains("- bash: "));
+    assert!(prompt.contains(&format!(
+        "Current working directory: {}",
+        dir.path().display()
+    )));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let out = bin().arg("--no-such-flag").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = bin()
+        .args(["tool", "nope", "--args", "{}"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Unknown tool name: nope"));
+    let out = bin()
+        .args(["tool", "read", "--args", "{not json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn missing_key_says_what_to_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .arg("--cwd")
+        .arg(dir.path())
+        .args(["-p", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("OPENAI_API_KEY") && err.contains("ANTHROPIC_API_KEY"),
+        "{err}"
+    );
+    assert!(err.contains("coding-agent demo"), "{err}");
+    let out = bin()
+        .arg("--cwd")
+        .arg(dir.path())
+        .args(["--provider", "anthropic", "-p", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ANTHROPIC_API_KEY"));
+}
+
+#[test]
+fn model_error_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = script(
+        dir.path(),
+        &[json!({"content":[],"stopReason":"error","errorMessage":"boom"})],
+    );
+    let out = bin()
+        .args(["--script"])
+        .arg(&s)
+        .arg("--cwd")
+        .arg(dir.path())
+        .args(["-p", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("boom"));
+}
+
+#[test]
+fn tool_command_single_and_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+    let out = bin()
+        .args(["tool", "read", "--cwd"])
+        .arg(dir.path())
+        .args(["--args", r#"{"path":"a.txt","limit":"1"}"#])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v,
+        json!({"content":[{"type":"text","text":"one\n\n[1 more lines in file. Use offset=2 to continue.]"}],"details":null,"isError":false})
+    );
+
+    let out = bin()
+        .args(["tool", "read", "--cwd"])
+        .arg(dir.path())
+        .args(["--args", r#"{"path":"missing"}"#])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "a failing tool still exits 0");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["isError"], true);
+    assert_eq!(v["details"], json!({}));
+
+    let cases = [
+        json!({"id": 1, "tool": "ls", "args": {}, "cwd": dir.path()}),
+        json!({"id": "b", "tool": "bash", "args": {"command": "sleep 10"}, "cwd": dir.path(), "cancelAfterMs": 100}),
+        json!({"id": 3, "tool": "nope", "args": {}}),
+        json!({"id": 4, "tool": "read"}),
+    ];
+    let input: String = cases.iter().map(|c| format!("{c}\n")).collect::<String>() + "{broken\n";
+    let batch = dir.path().join("cases.jsonl");
+    std::fs::write(&batch, input).unwrap();
+    let started = Instant::now();
+    let out = bin()
+        .args(["tool", "--batch"])
+        .arg(&batch)
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(8));
+    assert_eq!(out.status.code(), Some(0));
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5);
+    assert_eq!(lines[0]["id"], 1);
+    assert_eq!(lines[0]["content"][0]["text"], "a.txt\ncases.jsonl");
+    assert_eq!(lines[1]["id"], "b");
+    assert_eq!(lines[1]["isError"], true);
+    assert_eq!(lines[1]["content"][0]["text"], "Command aborted");
+    assert_eq!(lines[2]["content"][0]["text"], "Unknown tool name: nope");
+    assert!(
+        lines[3]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Validation failed for tool \"read\"")
+    );
+    assert_eq!(lines[4]["isError"], true);
+}
+
+#[test]
+fn demo_runs_all_seven_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .args(["demo", "--mode", "json", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut used: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "tool_execution_start")
+        .map(|e| e["toolName"].as_str().unwrap().to_string())
+        .collect();
+    used.sort();
+    used.dedup();
+    assert_eq!(
+        used,
+        ["bash", "edit", "find", "grep", "ls", "read", "write"]
+    );
+    let calc = std::fs::read_to_string(dir.path().join("src/calc.py")).unwrap();
+    assert!(calc.contains("return a + b\n") && calc.contains("return a - b\n"));
+    assert!(dir.path().join("CHANGELOG.md").exists());
+}
+
+#[test]
+fn sigint_during_a_long_bash_call_leaves_no_child() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("sigint-marker-{}", std::process::id());
+    let s = script(
+        dir.path(),
+        &[
+            json!({"content":[call("c1","bash",json!({"command": format!("bash -c 'exec -a {marker} sleep 300' & setsid bash -c 'exec -a {marker} sleep 301' & wait")}))]}),
+            json!({"content":[{"type":"text","text":"never"}]}),
+        ],
+    );
+    let mut child = bin()
+        .args(["--script"])
+        .arg(&s)
+        .arg("--cwd")
+        .arg(dir.path())
+        .args(["--mode", "json", "go"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pgrep = || {
+        std::process::Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .unwrap()
+            .stdout
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pgrep()
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .count()
+        < 2
+    {
+        assert!(Instant::now() < deadline, "the bash call never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the agent did not exit after SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(1), "a cancelled run ends in an error");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        pgrep().is_empty(),
+        "survivors: {}",
+        String::from_utf8_lossy(&pgrep())
+    );
+}
