@@ -44,7 +44,10 @@ impl TypedToolDefinition for LineCount {
         ctx: ToolContext,
     ) -> Result<AgentToolResult, ToolError> {
         let text = tokio::fs::read_to_string(ctx.cwd.join(&p.path)).await?;
-        Ok(AgentToolResult::text(format!("{} lines", text.lines().count())))
+        Ok(AgentToolResult::text(format!(
+            "{} lines",
+            text.lines().count()
+        )))
     }
 }
 
@@ -57,7 +60,10 @@ impl Extension for NoRmRf {
     }
     fn register(&self, api: &mut ExtensionApi) {
         api.on_tool_call(|event| async move {
-            let command = event.input["command"].as_str().unwrap_or_default().to_string();
+            let command = event.input["command"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
             Ok((event.tool_name == "bash" && command.contains("rm -rf"))
                 .then(|| ToolCallDecision::block("rm -rf is not allowed in this project")))
         });

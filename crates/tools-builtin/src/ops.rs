@@ -141,9 +141,11 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> io::Result<()> {
             format!("{} is a directory", path.display()),
         ));
     }
+    // The pid in the name lets a later write recognise leftovers of a process
+    // that died mid-write (SIGKILL skips the temp file's cleanup).
     let mut tmp = tempfile::Builder::new()
-        .prefix(".coding-agent-")
-        .suffix(".tmp")
+        .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
+        .suffix(TEMP_SUFFIX)
         .tempfile_in(dir)?;
     tmp.write_all(data)?;
     let mode = match &existing {
@@ -161,7 +163,44 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> io::Result<()> {
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
+    remove_stale_temp_files(dir);
     Ok(())
+}
+
+/// Prefix of the temporary files [`write_atomic`] creates.
+const TEMP_PREFIX: &str = ".coding-agent-";
+/// Suffix of the temporary files [`write_atomic`] creates.
+const TEMP_SUFFIX: &str = ".tmp";
+
+/// Removes temp files of [`write_atomic`] whose writing process no longer exists.
+fn remove_stale_temp_files(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(rest) = name.strip_prefix(TEMP_PREFIX) else {
+            continue;
+        };
+        if !name.ends_with(TEMP_SUFFIX) {
+            continue;
+        }
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
+            continue;
+        };
+        let alive = rustix::process::Pid::from_raw(pid)
+            .map(|p| {
+                matches!(
+                    rustix::process::test_kill_process(p),
+                    Ok(()) | Err(rustix::io::Errno::PERM)
+                )
+            })
+            .unwrap_or(false);
+        if !alive {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// A command for [`ProcessOps::exec`].

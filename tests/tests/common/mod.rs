@@ -216,3 +216,12 @@ pub fn sleeper(name: &str) -> FnTool {
         json!({"type":"object","properties":{"ms":{"type":"number"},"label":{"type":"string"}}}),
     )
 }
+
+/// Writes `content` to `dir/rel`, creating parent directories.
+pub fn write(dir: &std::path::Path, rel: &str, content: impl AsRef<[u8]>) {
+    let path = dir.join(rel);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("create parent");
+    }
+    std::fs::write(path, content).expect("write test file");
+}
