@@ -2,6 +2,11 @@
 //!
 //! - `test-all [--slow]`: formatting, clippy, tests (nextest when installed, plus
 //!   doc tests), rustdoc with warnings denied. Stops at the first failure.
+//! - `bench [--quick] [--runs N]`: speed and memory against ripgrep, fd and
+//!   coreutils; a table and `target/bench/report.json`.
+
+mod bench;
+mod corpus;
 
 use std::process::Command;
 use std::time::Instant;
@@ -12,6 +17,7 @@ fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("test-all") => test_all(args.iter().any(|a| a == "--slow")),
+        Some("bench") => bench::run(&args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             println!(
                 "usage: cargo xtask <command>\n\ncommands:\n  test-all [--slow]   fmt, clippy, tests, docs (--slow adds the slow hardening tests)"

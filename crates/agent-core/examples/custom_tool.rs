@@ -74,7 +74,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         messages: Vec::new(),
         tools: vec![typed_tool(WordCount)],
     };
-    let print: EventSink = Arc::new(|event: AgentEvent| {
+    let print: EventSink = Arc::new(|event: &AgentEvent| {
         // Deltas are noisy; show them as their type only.
         if let AgentEvent::MessageUpdate { .. } = event {
             println!("{{\"type\":\"message_update\"}}");

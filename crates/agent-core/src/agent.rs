@@ -286,11 +286,11 @@ impl Agent {
             (context, config)
         };
         let shared = Arc::downgrade(&self.shared);
-        let emit: EventSink = Arc::new(move |event: AgentEvent| {
+        let emit: EventSink = Arc::new(move |event: &AgentEvent| {
             let Some(shared) = shared.upgrade() else {
                 return;
             };
-            if let AgentEvent::MessageEnd { message } = &event {
+            if let AgentEvent::MessageEnd { message } = event {
                 shared
                     .inner
                     .lock()
@@ -306,7 +306,7 @@ impl Agent {
                 .map(|(_, l)| l.clone())
                 .collect();
             for listener in listeners {
-                listener(&event);
+                listener(event);
             }
         });
         match prompts {

@@ -109,20 +109,20 @@ pub async fn run_agent_loop(
     emit: &EventSink,
 ) -> Vec<Message> {
     let mut added = Vec::new();
-    emit(AgentEvent::AgentStart);
-    emit(AgentEvent::TurnStart);
+    emit(&AgentEvent::AgentStart);
+    emit(&AgentEvent::TurnStart);
     for prompt in prompts {
-        emit(AgentEvent::MessageStart {
+        emit(&AgentEvent::MessageStart {
             message: prompt.clone(),
         });
-        emit(AgentEvent::MessageEnd {
+        emit(&AgentEvent::MessageEnd {
             message: prompt.clone(),
         });
         context.messages.push(prompt.clone());
         added.push(prompt);
     }
     run_turns(context, config, cancel, emit, &mut added, true).await;
-    emit(AgentEvent::AgentEnd {
+    emit(&AgentEvent::AgentEnd {
         messages: added.clone(),
     });
     added
@@ -138,10 +138,10 @@ pub async fn run_agent_loop_continue(
     emit: &EventSink,
 ) -> Vec<Message> {
     let mut added = Vec::new();
-    emit(AgentEvent::AgentStart);
-    emit(AgentEvent::TurnStart);
+    emit(&AgentEvent::AgentStart);
+    emit(&AgentEvent::TurnStart);
     run_turns(context, config, cancel, emit, &mut added, true).await;
-    emit(AgentEvent::AgentEnd {
+    emit(&AgentEvent::AgentEnd {
         messages: added.clone(),
     });
     added
@@ -158,8 +158,8 @@ pub fn agent_loop(
     cancel: CancellationToken,
 ) -> futures::stream::BoxStream<'static, AgentEvent> {
     let (tx, rx) = futures::channel::mpsc::unbounded();
-    let emit: EventSink = Arc::new(move |e| {
-        let _ = tx.unbounded_send(e);
+    let emit: EventSink = Arc::new(move |e: &AgentEvent| {
+        let _ = tx.unbounded_send(e.clone());
     });
     tokio::spawn(async move {
         run_agent_loop(prompts, &mut context, &config, cancel, &emit).await;
@@ -181,14 +181,14 @@ async fn run_turns(
         let mut more_tool_calls = true;
         while more_tool_calls || !pending.is_empty() {
             if !first_turn {
-                emit(AgentEvent::TurnStart);
+                emit(&AgentEvent::TurnStart);
             }
             first_turn = false;
             for message in pending.drain(..) {
-                emit(AgentEvent::MessageStart {
+                emit(&AgentEvent::MessageStart {
                     message: message.clone(),
                 });
-                emit(AgentEvent::MessageEnd {
+                emit(&AgentEvent::MessageEnd {
                     message: message.clone(),
                 });
                 context.messages.push(message.clone());
@@ -203,7 +203,7 @@ async fn run_turns(
                 assistant.stop_reason,
                 StopReason::Error | StopReason::Aborted
             ) {
-                emit(AgentEvent::TurnEnd {
+                emit(&AgentEvent::TurnEnd {
                     message: Message::Assistant(assistant),
                     tool_results: Vec::new(),
                 });
@@ -223,7 +223,7 @@ async fn run_turns(
                 }
                 results = batch.results;
             }
-            emit(AgentEvent::TurnEnd {
+            emit(&AgentEvent::TurnEnd {
                 message: Message::Assistant(assistant),
                 tool_results: results,
             });
@@ -240,7 +240,7 @@ async fn run_turns(
 /// Streams one model response, emitting `message_start` / `message_update` /
 /// `message_end`, and returns the final message.
 async fn stream_assistant_response(
-    context: &AgentContext,
+    context: &mut AgentContext,
     config: &AgentLoopConfig,
     cancel: &CancellationToken,
     emit: &EventSink,
@@ -255,11 +255,11 @@ async fn stream_assistant_response(
     };
     let finish = |msg: AssistantMessage, started: bool| {
         if !started {
-            emit(AgentEvent::MessageStart {
+            emit(&AgentEvent::MessageStart {
                 message: Message::Assistant(msg.clone()),
             });
         }
-        emit(AgentEvent::MessageEnd {
+        emit(&AgentEvent::MessageEnd {
             message: Message::Assistant(msg.clone()),
         });
         msg
@@ -267,9 +267,10 @@ async fn stream_assistant_response(
     if cancel.is_cancelled() {
         return finish(aborted(None), false);
     }
-    let request = Context {
+    // The transcript moves into the request and back: no copy per turn.
+    let mut request = Context {
         system_prompt: (!context.system_prompt.is_empty()).then(|| context.system_prompt.clone()),
-        messages: context.messages.clone(),
+        messages: std::mem::take(&mut context.messages),
         tools: context.tools.iter().map(|t| t.to_tool()).collect(),
     };
     let options = StreamOptions {
@@ -278,6 +279,7 @@ async fn stream_assistant_response(
         temperature: config.temperature,
     };
     let mut stream = config.client.stream(model, &request, options);
+    context.messages = std::mem::take(&mut request.messages);
     let mut started = false;
     let mut last: Option<AssistantMessage> = None;
     loop {
@@ -298,7 +300,7 @@ async fn stream_assistant_response(
             AssistantMessageEvent::Start { partial } => {
                 if !started {
                     started = true;
-                    emit(AgentEvent::MessageStart {
+                    emit(&AgentEvent::MessageStart {
                         message: Message::Assistant(partial.clone()),
                     });
                 }
@@ -307,18 +309,25 @@ async fn stream_assistant_response(
             AssistantMessageEvent::Done { message, .. } => return finish(message, started),
             AssistantMessageEvent::Error { error, .. } => return finish(error, started),
             delta => {
-                let partial = delta.message().clone();
                 if !started {
                     started = true;
-                    emit(AgentEvent::MessageStart {
-                        message: Message::Assistant(partial.clone()),
+                    emit(&AgentEvent::MessageStart {
+                        message: Message::Assistant(delta.message().clone()),
                     });
                 }
-                emit(AgentEvent::MessageUpdate {
-                    message: Message::Assistant(partial.clone()),
+                // One copy of the partial per update: lent to the sinks, then kept.
+                let event = AgentEvent::MessageUpdate {
+                    message: Message::Assistant(delta.message().clone()),
                     assistant_message_event: delta,
-                });
-                last = Some(partial);
+                };
+                emit(&event);
+                if let AgentEvent::MessageUpdate {
+                    message: Message::Assistant(partial),
+                    ..
+                } = event
+                {
+                    last = Some(partial);
+                }
             }
         }
     }

@@ -115,5 +115,6 @@ impl AgentEvent {
     }
 }
 
-/// Receives every event of a run, synchronously and in order.
-pub type EventSink = Arc<dyn Fn(AgentEvent) + Send + Sync>;
+/// Receives every event of a run, synchronously and in order. Events are lent,
+/// so a sink that keeps one clones it; one that only prints it copies nothing.
+pub type EventSink = Arc<dyn Fn(&AgentEvent) + Send + Sync>;

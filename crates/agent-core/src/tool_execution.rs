@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use agent_ai::{
     AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage, now_millis,
-    validate_tool_arguments,
+    validate_arguments,
 };
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
@@ -201,7 +201,7 @@ async fn prepare(
         Ok(args) => args,
         Err(e) => return Prepared::Done(failed(call, e.to_string(), false)),
     };
-    let mut args = match validate_tool_arguments(&tool.to_tool(), &prepared) {
+    let mut args = match validate_arguments(tool.name(), tool.parameters(), &prepared) {
         Ok(args) => args,
         Err(e) => return Prepared::Done(failed(call, e.to_string(), false)),
     };
@@ -265,7 +265,7 @@ async fn run_prepared(
         let _ = tx.unbounded_send(partial);
     });
     let forward = |partial: AgentToolResult| {
-        emit(AgentEvent::ToolExecutionUpdate {
+        emit(&AgentEvent::ToolExecutionUpdate {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
             args: call.arguments.clone(),
@@ -357,7 +357,7 @@ fn panic_message(what: &str, panic: &Box<dyn std::any::Any + Send>) -> String {
 }
 
 fn emit_start(emit: &EventSink, call: &ToolCall) {
-    emit(AgentEvent::ToolExecutionStart {
+    emit(&AgentEvent::ToolExecutionStart {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         args: call.arguments.clone(),
@@ -365,7 +365,7 @@ fn emit_start(emit: &EventSink, call: &ToolCall) {
 }
 
 fn emit_end(emit: &EventSink, done: &Finished) {
-    emit(AgentEvent::ToolExecutionEnd {
+    emit(&AgentEvent::ToolExecutionEnd {
         tool_call_id: done.call.id.clone(),
         tool_name: done.call.name.clone(),
         result: done.result.clone(),
@@ -387,10 +387,10 @@ fn emit_result_message(emit: &EventSink, done: Finished) -> (ToolResultMessage, 
         timestamp: now_millis(),
     };
     let message = Message::ToolResult(result.clone());
-    emit(AgentEvent::MessageStart {
+    emit(&AgentEvent::MessageStart {
         message: message.clone(),
     });
-    emit(AgentEvent::MessageEnd { message });
+    emit(&AgentEvent::MessageEnd { message });
     (result, terminate)
 }
 
@@ -407,9 +407,9 @@ pub async fn execute_tool_call(
     on_update: impl Fn(AgentToolResult) + Send + Sync + 'static,
 ) -> (AgentToolResult, bool) {
     let assistant = AssistantMessage::empty("", "");
-    let emit: EventSink = Arc::new(move |event| {
+    let emit: EventSink = Arc::new(move |event: &AgentEvent| {
         if let AgentEvent::ToolExecutionUpdate { partial_result, .. } = event {
-            on_update(partial_result);
+            on_update(partial_result.clone());
         }
     });
     let done = match prepare(&assistant, call, tools, None, cancel).await {

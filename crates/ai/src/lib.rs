@@ -33,5 +33,6 @@ pub use stream::{
 };
 pub use tool::{Context, Model, Tool};
 pub use validation::{
-    ArgumentValidator, ValidationError, coerce_to_schema, validate_tool_arguments,
+    ArgumentValidator, ValidationError, coerce_to_schema, validate_arguments,
+    validate_tool_arguments,
 };

@@ -72,6 +72,9 @@ impl ArgumentValidator {
     /// Coerces a copy of `args` and validates it; returns the coerced copy.
     pub fn validate(&self, args: &Value) -> Result<Value, ValidationError> {
         let coerced = coerce_to_schema(&self.schema, args.clone());
+        if self.validator.is_valid(&coerced) {
+            return Ok(coerced);
+        }
         let errors: Vec<(String, String)> = self
             .validator
             .iter_errors(&coerced)
@@ -108,21 +111,33 @@ impl ArgumentValidator {
 /// }
 /// ```
 pub fn validate_tool_arguments(tool: &Tool, args: &Value) -> Result<Value, ValidationError> {
-    static CACHE: OnceLock<Mutex<HashMap<String, ArgumentValidator>>> = OnceLock::new();
+    validate_arguments(&tool.name, &tool.parameters, args)
+}
+
+/// [`validate_tool_arguments`] for a tool given by name and schema (no [`Tool`]
+/// needs to be built per call).
+pub fn validate_arguments(
+    name: &str,
+    schema: &Value,
+    args: &Value,
+) -> Result<Value, ValidationError> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<ArgumentValidator>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let cached = {
         let guard = cache.lock().unwrap_or_else(|p| p.into_inner());
-        guard
-            .get(&tool.name)
-            .filter(|v| v.schema == tool.parameters)
-            .cloned()
+        guard.get(name).filter(|v| v.schema == *schema).cloned()
     };
     let validator = match cached {
         Some(v) => v,
         None => {
-            let v = ArgumentValidator::new(tool)?;
+            let tool = Tool {
+                name: name.to_string(),
+                description: String::new(),
+                parameters: schema.clone(),
+            };
+            let v = Arc::new(ArgumentValidator::new(&tool)?);
             let mut guard = cache.lock().unwrap_or_else(|p| p.into_inner());
-            guard.insert(tool.name.clone(), v.clone());
+            guard.insert(name.to_string(), v.clone());
             v
         }
     };

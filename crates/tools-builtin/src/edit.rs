@@ -220,17 +220,27 @@ impl TypedToolDefinition for EditTool {
             if cancel.is_cancelled() {
                 return Err(ToolError::aborted());
             }
-            let mut out = String::with_capacity(bom.len() + applied.content.len());
-            out.push_str(bom);
-            out.push_str(&applied.content);
-            files
-                .write_file_atomic(&target, out.as_bytes())
-                .map_err(|e| ToolError::new(format!("Could not write {raw}: {e}")))?;
-            let (diff, patch, first) = diff_outputs(
-                &normalize_line_endings(body),
-                &normalize_line_endings(&applied.content),
-                &raw,
-            );
+            if bom.is_empty() {
+                files.write_file_atomic(&target, applied.content.as_bytes())
+            } else {
+                let mut out = String::with_capacity(bom.len() + applied.content.len());
+                out.push_str(bom);
+                out.push_str(&applied.content);
+                files.write_file_atomic(&target, out.as_bytes())
+            }
+            .map_err(|e| ToolError::new(format!("Could not write {raw}: {e}")))?;
+            // The diff is over LF text; without CRs the texts are used as they are.
+            let old_lf: std::borrow::Cow<'_, str> = if body.contains('\r') {
+                normalize_line_endings(body).into()
+            } else {
+                body.into()
+            };
+            let new_lf = if applied.content.contains('\r') {
+                normalize_line_endings(&applied.content)
+            } else {
+                applied.content
+            };
+            let (diff, patch, first) = diff_outputs(&old_lf, &new_lf, &raw);
             Ok(json!({"diff": diff, "patch": patch, "firstChangedLine": first}))
         })
         .await?;

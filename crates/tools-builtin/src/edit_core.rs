@@ -104,6 +104,16 @@ impl FuzzyLine {
     }
 }
 
+/// Whether fuzzy normalisation would leave `text` unchanged: plain ASCII with
+/// no trailing spaces or tabs on any line. Checking is much cheaper than
+/// normalising a large file.
+fn fuzzy_is_identity(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    text.is_ascii()
+        && !bytes.last().is_some_and(|b| *b == b' ' || *b == b'\t')
+        && !memchr::memchr_iter(b'\n', bytes).any(|i| i > 0 && matches!(bytes[i - 1], b' ' | b'\t'))
+}
+
 /// Normalises text for fuzzy comparison (line by line, LF joined).
 pub fn normalize_for_fuzzy_match(text: &str) -> String {
     text.split('\n')
@@ -187,7 +197,11 @@ pub fn apply_edits(original: &str, edits: &[Edit], path: &str) -> Result<Applied
     };
     let lf_starts = line_starts(&lf);
     // Occurrences are always counted in the fuzzy view (as Pi does), so it is built once up front.
-    let fz = normalize_for_fuzzy_match(&lf);
+    let fz: std::borrow::Cow<'_, str> = if fuzzy_is_identity(&lf) {
+        std::borrow::Cow::Borrowed(&lf)
+    } else {
+        std::borrow::Cow::Owned(normalize_for_fuzzy_match(&lf))
+    };
     let fz_starts = line_starts(&fz);
 
     let mut spans: Vec<(Range<usize>, usize, String)> = Vec::with_capacity(edits.len());
@@ -335,7 +349,7 @@ fn not_found_context(content: &str, old: &str) -> Option<String> {
 /// The numbered display diff, the unified patch and the first changed line
 /// (1-based, in the new text) of two LF texts.
 pub fn diff_outputs(old: &str, new: &str, path: &str) -> (String, String, usize) {
-    use similar::{ChangeTag, TextDiff};
+    use similar::TextDiff;
     let diff = TextDiff::configure()
         .timeout(std::time::Duration::from_secs(5))
         .diff_lines(old, new);
@@ -347,81 +361,58 @@ pub fn diff_outputs(old: &str, new: &str, path: &str) -> (String, String, usize)
         .len();
     const CONTEXT: usize = 4;
 
-    // Group changes into runs of equal lines and changed lines.
-    enum Run {
-        Equal(Vec<(usize, String)>),
-        Changed(Vec<String>),
-    }
-    let mut runs: Vec<Run> = Vec::new();
-    let mut first_changed = None;
-    for change in diff.iter_all_changes() {
-        let text = change
-            .value()
-            .strip_suffix('\n')
-            .unwrap_or(change.value())
-            .to_string();
-        match change.tag() {
-            ChangeTag::Equal => {
-                let n = change.old_index().unwrap_or(0) + 1;
-                match runs.last_mut() {
-                    Some(Run::Equal(v)) => v.push((n, text)),
-                    _ => runs.push(Run::Equal(vec![(n, text)])),
-                }
-            }
-            tag => {
-                if first_changed.is_none() {
-                    first_changed = Some(
-                        change
-                            .new_index()
-                            .map(|i| i + 1)
-                            .unwrap_or_else(|| change.old_index().unwrap_or(0) + 1),
-                    );
-                }
-                let line = if tag == ChangeTag::Delete {
-                    format!("-{:>width$} {text}", change.old_index().unwrap_or(0) + 1)
-                } else {
-                    format!("+{:>width$} {text}", change.new_index().unwrap_or(0) + 1)
-                };
-                match runs.last_mut() {
-                    Some(Run::Changed(v)) => v.push(line),
-                    _ => runs.push(Run::Changed(vec![line])),
-                }
-            }
-        }
-    }
-    let ctx = |(n, text): &(usize, String)| format!(" {n:>width$} {text}");
+    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
+    let strip = |l: &str| l.strip_suffix('\n').unwrap_or(l).to_string();
+    let ctx = |n: usize| format!(" {:>width$} {}", n + 1, strip(old_lines[n]));
     let elided = format!(" {} ...", " ".repeat(width));
+    let ops = diff.ops();
     let mut out: Vec<String> = Vec::new();
-    let count = runs.len();
-    for (i, run) in runs.iter().enumerate() {
-        match run {
-            Run::Changed(lines) => out.extend(lines.iter().cloned()),
-            Run::Equal(lines) => {
+    let mut first_changed = None;
+    let count = ops.len();
+    for (i, op) in ops.iter().enumerate() {
+        match *op {
+            similar::DiffOp::Equal { old_index, len, .. } => {
+                // Only the lines next to a change are shown: never materialise the rest.
                 let before_change = i + 1 < count;
                 let after_change = i > 0;
+                let range = old_index..old_index + len;
                 match (after_change, before_change) {
                     (false, true) => {
-                        if lines.len() > CONTEXT {
+                        if len > CONTEXT {
                             out.push(elided.clone());
                         }
-                        out.extend(lines[lines.len().saturating_sub(CONTEXT)..].iter().map(ctx));
+                        out.extend(
+                            (range.end.saturating_sub(CONTEXT).max(range.start)..range.end)
+                                .map(ctx),
+                        );
                     }
                     (true, false) => {
-                        out.extend(lines.iter().take(CONTEXT).map(ctx));
-                        if lines.len() > CONTEXT {
+                        out.extend((range.start..(range.start + CONTEXT).min(range.end)).map(ctx));
+                        if len > CONTEXT {
                             out.push(elided.clone());
                         }
                     }
                     (true, true) => {
-                        if lines.len() <= 2 * CONTEXT {
-                            out.extend(lines.iter().map(ctx));
+                        if len <= 2 * CONTEXT {
+                            out.extend(range.map(ctx));
                         } else {
-                            out.extend(lines.iter().take(CONTEXT).map(ctx));
+                            out.extend((range.start..range.start + CONTEXT).map(ctx));
                             out.push(elided.clone());
-                            out.extend(lines[lines.len() - CONTEXT..].iter().map(ctx));
+                            out.extend((range.end - CONTEXT..range.end).map(ctx));
                         }
                     }
                     (false, false) => {}
+                }
+            }
+            other => {
+                let (old_range, new_range) = (other.old_range(), other.new_range());
+                first_changed.get_or_insert(new_range.start + 1);
+                for n in old_range {
+                    out.push(format!("-{:>width$} {}", n + 1, strip(old_lines[n])));
+                }
+                for n in new_range {
+                    out.push(format!("+{:>width$} {}", n + 1, strip(new_lines[n])));
                 }
             }
         }

@@ -23,7 +23,7 @@ pub fn scripted(turns: Vec<Value>) -> Arc<ScriptedClient> {
         .into_iter()
         .map(|t| serde_json::from_value(t).expect("valid scripted turn"))
         .collect();
-    Arc::new(ScriptedClient::new(turns))
+    Arc::new(ScriptedClient::new(turns).with_request_log())
 }
 
 /// A turn asking for the given `(id, name, args)` calls.
@@ -51,7 +51,7 @@ pub struct Recorder(pub Arc<Mutex<Vec<AgentEvent>>>);
 impl Recorder {
     pub fn sink(&self) -> EventSink {
         let events = self.0.clone();
-        Arc::new(move |e| events.lock().unwrap().push(e))
+        Arc::new(move |e: &AgentEvent| events.lock().unwrap().push(e.clone()))
     }
     pub fn events(&self) -> Vec<AgentEvent> {
         self.0.lock().unwrap().clone()

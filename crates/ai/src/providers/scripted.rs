@@ -97,6 +97,7 @@ pub enum ScriptError {
 pub struct ScriptedClient {
     turns: Vec<ScriptedTurn>,
     next: AtomicUsize,
+    record: bool,
     requests: Mutex<Vec<Context>>,
 }
 
@@ -106,8 +107,16 @@ impl ScriptedClient {
         ScriptedClient {
             turns,
             next: AtomicUsize::new(0),
+            record: false,
             requests: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Keeps a copy of every request's context, for [`ScriptedClient::requests`].
+    /// Off by default: each copy holds the whole transcript.
+    pub fn with_request_log(mut self) -> Self {
+        self.record = true;
+        self
     }
 
     /// Parses a JSONL script (see the module docs).
@@ -145,7 +154,8 @@ impl ScriptedClient {
             .saturating_sub(self.next.load(Ordering::SeqCst))
     }
 
-    /// The context of every request received so far, in order.
+    /// The context of every request received so far, in order (empty unless
+    /// [`ScriptedClient::with_request_log`] was called).
     pub fn requests(&self) -> Vec<Context> {
         self.requests
             .lock()
@@ -161,181 +171,243 @@ impl ModelClient for ScriptedClient {
         context: &Context,
         options: StreamOptions,
     ) -> AssistantEventStream {
-        self.requests
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(context.clone());
+        if self.record {
+            self.requests
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(context.clone());
+        }
         let index = self.next.fetch_add(1, Ordering::SeqCst);
         let turn = self.turns.get(index).cloned();
         let total = self.turns.len();
         let mut base = AssistantMessage::empty(&model.provider, &model.id);
         base.api = Some("scripted".to_string());
         let cancel = options.cancel;
-
-        let (tx, rx) = futures::channel::mpsc::unbounded();
-        let producer = async move {
-            let emit = |e: AssistantMessageEvent| tx.unbounded_send(e).is_ok();
-            let Some(turn) = turn else {
-                base.stop_reason = StopReason::Error;
-                base.error_message = Some(format!(
-                    "script exhausted: all {total} scripted turns were used (request {} has no reply)",
-                    index + 1
-                ));
-                emit(AssistantMessageEvent::Error {
+        let Some(turn) = turn else {
+            base.stop_reason = StopReason::Error;
+            base.error_message = Some(format!(
+                "script exhausted: all {total} scripted turns were used (request {} has no reply)",
+                index + 1
+            ));
+            return futures::stream::once(async move {
+                AssistantMessageEvent::Error {
                     reason: StopReason::Error,
                     error: base,
-                });
-                return;
-            };
-            if let Some(ms) = turn.delay_ms {
-                tokio::select! {
-                    _ = cancel.cancelled() => {}
-                    _ = tokio::time::sleep(Duration::from_millis(ms)) => {}
                 }
-            }
-            replay(turn, base, &cancel, &emit).await;
+            })
+            .boxed();
         };
-        // The producer runs as its own task so events reach the consumer as they are made
-        // (a slow consumer never blocks it: the channel is unbounded, and a dropped
-        // consumer makes every later send fail, which ends the task).
-        tokio::spawn(producer);
-        rx.boxed()
+        // Events are made lazily, in the consumer's task, as it polls: no task,
+        // no channel, and only one snapshot alive at a time.
+        let replay = Replay {
+            delay: turn.delay_ms.map(Duration::from_millis),
+            steps: plan(&turn).into_iter(),
+            msg: base,
+            turn,
+            cancel,
+            finished: false,
+        };
+        futures::stream::unfold(replay, |mut r| async move {
+            let event = r.next_event().await?;
+            Some((event, r))
+        })
+        .boxed()
     }
 }
 
-async fn replay(
+/// One step of a replayed turn.
+enum Step {
+    Start,
+    Begin(usize),
+    Delta(usize, String),
+    End(usize),
+    Finish,
+}
+
+/// The steps of a turn: start, each block's begin / deltas / end, finish.
+fn plan(turn: &ScriptedTurn) -> Vec<Step> {
+    let mut steps = vec![Step::Start];
+    for (i, block) in turn.content.iter().enumerate() {
+        steps.push(Step::Begin(i));
+        let text = match block {
+            ContentBlock::Text(t) => t.text.clone(),
+            ContentBlock::Thinking(t) => t.thinking.clone(),
+            ContentBlock::ToolCall(c) => c.arguments.to_string(),
+            ContentBlock::Image(_) => String::new(),
+        };
+        if !matches!(block, ContentBlock::Image(_)) {
+            for piece in chunks(&text) {
+                steps.push(Step::Delta(i, piece.to_string()));
+            }
+            steps.push(Step::End(i));
+        }
+    }
+    steps.push(Step::Finish);
+    steps
+}
+
+struct Replay {
+    delay: Option<Duration>,
+    steps: std::vec::IntoIter<Step>,
+    msg: AssistantMessage,
     turn: ScriptedTurn,
-    mut msg: AssistantMessage,
-    cancel: &tokio_util::sync::CancellationToken,
-    emit: &impl Fn(AssistantMessageEvent) -> bool,
-) {
-    let aborted = |mut msg: AssistantMessage| {
+    cancel: tokio_util::sync::CancellationToken,
+    finished: bool,
+}
+
+impl Replay {
+    fn abort(&mut self) -> AssistantMessageEvent {
+        self.finished = true;
+        let mut msg = self.msg.clone();
         msg.stop_reason = StopReason::Aborted;
         msg.error_message = Some("Request was aborted".to_string());
         AssistantMessageEvent::Error {
             reason: StopReason::Aborted,
             error: msg,
         }
-    };
-    if cancel.is_cancelled() {
-        emit(aborted(msg));
-        return;
     }
-    emit(AssistantMessageEvent::Start {
-        partial: msg.clone(),
-    });
-    let has_tool_call = turn
-        .content
-        .iter()
-        .any(|b| matches!(b, ContentBlock::ToolCall(_)));
-    for block in turn.content {
-        if cancel.is_cancelled() {
-            emit(aborted(msg));
-            return;
+
+    async fn next_event(&mut self) -> Option<AssistantMessageEvent> {
+        if self.finished {
+            return None;
         }
-        let index = msg.content.len();
-        match block {
-            ContentBlock::Text(t) => {
-                msg.content.push(ContentBlock::text(""));
-                emit(AssistantMessageEvent::TextStart {
-                    content_index: index,
-                    partial: msg.clone(),
-                });
-                for piece in chunks(&t.text) {
-                    if let Some(ContentBlock::Text(cur)) = msg.content.get_mut(index) {
-                        cur.text.push_str(piece);
+        if let Some(delay) = self.delay.take() {
+            tokio::select! {
+                _ = self.cancel.cancelled() => {}
+                _ = tokio::time::sleep(delay) => {}
+            }
+        }
+        if self.cancel.is_cancelled() {
+            return Some(self.abort());
+        }
+        let step = self.steps.next()?;
+        let msg = &mut self.msg;
+        Some(match step {
+            Step::Start => AssistantMessageEvent::Start {
+                partial: msg.clone(),
+            },
+            Step::Begin(i) => {
+                let content_index = msg.content.len();
+                match &self.turn.content[i] {
+                    ContentBlock::Text(_) => {
+                        msg.content.push(ContentBlock::text(""));
+                        AssistantMessageEvent::TextStart {
+                            content_index,
+                            partial: msg.clone(),
+                        }
                     }
-                    emit(AssistantMessageEvent::TextDelta {
-                        content_index: index,
-                        delta: piece.to_string(),
-                        partial: msg.clone(),
-                    });
-                }
-                msg.content[index] = ContentBlock::Text(t.clone());
-                emit(AssistantMessageEvent::TextEnd {
-                    content_index: index,
-                    content: t.text,
-                    partial: msg.clone(),
-                });
-            }
-            ContentBlock::Thinking(t) => {
-                msg.content
-                    .push(ContentBlock::Thinking(crate::ThinkingContent {
-                        thinking: String::new(),
-                        thinking_signature: None,
-                    }));
-                emit(AssistantMessageEvent::ThinkingStart {
-                    content_index: index,
-                    partial: msg.clone(),
-                });
-                for piece in chunks(&t.thinking) {
-                    if let Some(ContentBlock::Thinking(cur)) = msg.content.get_mut(index) {
-                        cur.thinking.push_str(piece);
+                    ContentBlock::Thinking(_) => {
+                        msg.content
+                            .push(ContentBlock::Thinking(crate::ThinkingContent {
+                                thinking: String::new(),
+                                thinking_signature: None,
+                            }));
+                        AssistantMessageEvent::ThinkingStart {
+                            content_index,
+                            partial: msg.clone(),
+                        }
                     }
-                    emit(AssistantMessageEvent::ThinkingDelta {
-                        content_index: index,
-                        delta: piece.to_string(),
-                        partial: msg.clone(),
-                    });
+                    ContentBlock::ToolCall(c) => {
+                        let mut streaming = c.clone();
+                        streaming.arguments = serde_json::Value::Object(Default::default());
+                        msg.content.push(ContentBlock::ToolCall(streaming));
+                        AssistantMessageEvent::ToolCallStart {
+                            content_index,
+                            partial: msg.clone(),
+                        }
+                    }
+                    image @ ContentBlock::Image(_) => {
+                        // Images are not streamed; they appear whole in the next snapshot.
+                        msg.content.push(image.clone());
+                        return Box::pin(self.next_event()).await;
+                    }
                 }
-                msg.content[index] = ContentBlock::Thinking(t.clone());
-                emit(AssistantMessageEvent::ThinkingEnd {
-                    content_index: index,
-                    content: t.thinking,
-                    partial: msg.clone(),
-                });
             }
-            ContentBlock::ToolCall(call) => {
-                let mut streaming = call.clone();
-                streaming.arguments = serde_json::Value::Object(Default::default());
-                msg.content.push(ContentBlock::ToolCall(streaming));
-                emit(AssistantMessageEvent::ToolCallStart {
-                    content_index: index,
-                    partial: msg.clone(),
-                });
-                let json = call.arguments.to_string();
-                for piece in chunks(&json) {
-                    emit(AssistantMessageEvent::ToolCallDelta {
-                        content_index: index,
-                        delta: piece.to_string(),
+            Step::Delta(i, delta) => {
+                let content_index = msg.content.len() - 1;
+                match (&self.turn.content[i], msg.content.last_mut()) {
+                    (ContentBlock::Text(_), Some(ContentBlock::Text(cur))) => {
+                        cur.text.push_str(&delta);
+                        AssistantMessageEvent::TextDelta {
+                            content_index,
+                            delta,
+                            partial: msg.clone(),
+                        }
+                    }
+                    (ContentBlock::Thinking(_), Some(ContentBlock::Thinking(cur))) => {
+                        cur.thinking.push_str(&delta);
+                        AssistantMessageEvent::ThinkingDelta {
+                            content_index,
+                            delta,
+                            partial: msg.clone(),
+                        }
+                    }
+                    _ => AssistantMessageEvent::ToolCallDelta {
+                        content_index,
+                        delta,
                         partial: msg.clone(),
-                    });
+                    },
                 }
-                msg.content[index] = ContentBlock::ToolCall(call.clone());
-                emit(AssistantMessageEvent::ToolCallEnd {
-                    content_index: index,
-                    tool_call: call,
-                    partial: msg.clone(),
-                });
             }
-            other @ ContentBlock::Image(_) => msg.content.push(other),
-        }
-        tokio::task::yield_now().await;
-    }
-    if let Some(usage) = turn.usage {
-        msg.usage = usage;
-    }
-    let reason = turn.stop_reason.unwrap_or(if has_tool_call {
-        StopReason::ToolUse
-    } else {
-        StopReason::Stop
-    });
-    msg.stop_reason = reason;
-    msg.timestamp = now_millis();
-    match reason {
-        StopReason::Error | StopReason::Aborted => {
-            msg.error_message = Some(
-                turn.error_message
-                    .unwrap_or_else(|| "scripted error".to_string()),
-            );
-            emit(AssistantMessageEvent::Error { reason, error: msg });
-        }
-        _ => {
-            emit(AssistantMessageEvent::Done {
-                reason,
-                message: msg,
-            });
-        }
+            Step::End(i) => {
+                let content_index = msg.content.len() - 1;
+                let block = self.turn.content[i].clone();
+                msg.content[content_index] = block.clone();
+                match block {
+                    ContentBlock::Text(t) => AssistantMessageEvent::TextEnd {
+                        content_index,
+                        content: t.text,
+                        partial: msg.clone(),
+                    },
+                    ContentBlock::Thinking(t) => AssistantMessageEvent::ThinkingEnd {
+                        content_index,
+                        content: t.thinking,
+                        partial: msg.clone(),
+                    },
+                    ContentBlock::ToolCall(tool_call) => AssistantMessageEvent::ToolCallEnd {
+                        content_index,
+                        tool_call,
+                        partial: msg.clone(),
+                    },
+                    ContentBlock::Image(_) => return Box::pin(self.next_event()).await,
+                }
+            }
+            Step::Finish => {
+                self.finished = true;
+                let turn = &self.turn;
+                if let Some(usage) = turn.usage {
+                    msg.usage = usage;
+                }
+                let has_tool_call = turn
+                    .content
+                    .iter()
+                    .any(|b| matches!(b, ContentBlock::ToolCall(_)));
+                let reason = turn.stop_reason.unwrap_or(if has_tool_call {
+                    StopReason::ToolUse
+                } else {
+                    StopReason::Stop
+                });
+                msg.stop_reason = reason;
+                msg.timestamp = now_millis();
+                match reason {
+                    StopReason::Error | StopReason::Aborted => {
+                        msg.error_message = Some(
+                            turn.error_message
+                                .clone()
+                                .unwrap_or_else(|| "scripted error".to_string()),
+                        );
+                        AssistantMessageEvent::Error {
+                            reason,
+                            error: msg.clone(),
+                        }
+                    }
+                    _ => AssistantMessageEvent::Done {
+                        reason,
+                        message: msg.clone(),
+                    },
+                }
+            }
+        })
     }
 }
 
@@ -368,7 +440,8 @@ mod tests {
         let client = ScriptedClient::from_jsonl(
             "# comment\n{\"content\":[{\"type\":\"text\",\"text\":\"hello there, this is a longer text to split\"}]}\n\n",
         )
-        .unwrap();
+        .unwrap()
+        .with_request_log();
         let model = Model::new("scripted", "script");
         let mut stream = client.stream(&model, &Context::default(), StreamOptions::default());
         let mut deltas = String::new();
