@@ -163,12 +163,16 @@ fn print_row(row: &Value) {
         if v.is_null() {
             return "-".into();
         }
-        format!(
-            "{:.3}s [{:.3}-{:.3}]",
+        let (med, min, max) = (
             v["median"].as_f64().unwrap_or(f64::NAN),
             v["min"].as_f64().unwrap_or(f64::NAN),
-            v["max"].as_f64().unwrap_or(f64::NAN)
-        )
+            v["max"].as_f64().unwrap_or(f64::NAN),
+        );
+        if med < 0.001 {
+            format!("{:.1}us [{:.1}-{:.1}]", med * 1e6, min * 1e6, max * 1e6)
+        } else {
+            format!("{med:.3}s [{min:.3}-{max:.3}]")
+        }
     };
     let ratio = if row["ratio"].is_null() {
         "-".to_string()
@@ -248,6 +252,19 @@ pub fn run(args: &[String]) -> Result<()> {
 
     let rg = which(&["rg"]);
     let fd = which(&["fdfind", "fd"]);
+    // Debian's fd 8 predates --no-require-git; outside a git repository it then
+    // skips .gitignore files, which only makes its job lighter.
+    let fd_no_require_git = match &fd {
+        Some(fd)
+            if Command::new(fd)
+                .arg("--help")
+                .output()
+                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("--no-require-git")) =>
+        {
+            " --no-require-git"
+        }
+        _ => "",
+    };
     let mut b = Bench {
         runs,
         bin,
@@ -295,15 +312,18 @@ pub fn run(args: &[String]) -> Result<()> {
         );
         let reference = rg.as_ref().map(|rg| {
             (
-                "rg -n | head -100".to_string(),
-                sh(format!("{rg} -n return {} | head -n 100", t.display())),
+                "rg -n --sort path | head -100".to_string(),
+                sh(format!(
+                    "{rg} -n --sort path return {} | head -n 100",
+                    t.display()
+                )),
             )
         });
         b.compare(
             &format!("grep common pattern, limit 100 ({label})"),
             ours_common,
             reference,
-            "ours: first 100 in path order; rg: first 100 it finds, then SIGPIPE",
+            "both: first 100 matches in path order, stopping early",
         )?;
 
         let ours_find = tool_cmd(
@@ -314,9 +334,9 @@ pub fn run(args: &[String]) -> Result<()> {
         );
         let reference = fd.as_ref().map(|fd| {
             (
-                "fd --glob".to_string(),
+                "fd --glob | sort".to_string(),
                 sh(format!(
-                    "{fd} --glob --hidden --no-require-git '*.rs' {}",
+                    "{fd} --glob --hidden{fd_no_require_git} '*.rs' {} | sort",
                     t.display()
                 )),
             )
@@ -325,7 +345,28 @@ pub fn run(args: &[String]) -> Result<()> {
             &format!("find *.rs ({label})"),
             ours_find,
             reference,
-            "ours sorts its output",
+            "both sorted",
+        )?;
+        let ours_find = tool_cmd(
+            &b.bin,
+            "find",
+            &t,
+            json!({"pattern": "*.rs", "limit": 10_000_000}),
+        );
+        let reference = fd.as_ref().map(|fd| {
+            (
+                "fd --glob (unsorted)".to_string(),
+                sh(format!(
+                    "{fd} --glob --hidden{fd_no_require_git} '*.rs' {}",
+                    t.display()
+                )),
+            )
+        });
+        b.compare(
+            &format!("find *.rs vs unsorted fd ({label})"),
+            ours_find,
+            reference,
+            "fd does not sort",
         )?;
     }
 

@@ -139,7 +139,7 @@ pub async fn run(args: DemoArgs) -> i32 {
         .build();
     crate::run::attach_output(&session, args.mode, false, dir.clone());
     if args.mode == Mode::Text {
-        println!("> {DEMO_PROMPT}\n");
+        crate::print_line(&format!("> {DEMO_PROMPT}\n"));
     }
     if let Err(e) = session.prompt(DEMO_PROMPT).await {
         eprintln!("coding-agent demo: {e}");

@@ -19,6 +19,14 @@ use clap::Parser;
 
 use args::{Cli, Command};
 
+/// Prints a line to stdout; a closed pipe (`coding-agent ... | head`) is not an error.
+pub(crate) fn print_line(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
+    let _ = out.flush();
+}
+
 fn init_tracing(verbose: bool) {
     let default = if verbose { "debug" } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()

@@ -154,12 +154,11 @@ pub async fn run(args: RunArgs) -> i32 {
             Model::new("none", "none"),
         );
         if args.list_tools {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&list_tools(&session)).unwrap_or_default()
+            crate::print_line(
+                &serde_json::to_string_pretty(&list_tools(&session)).unwrap_or_default(),
             );
         } else {
-            println!("{}", session.system_prompt());
+            crate::print_line(&session.system_prompt());
         }
         return 0;
     }
@@ -207,7 +206,7 @@ pub async fn run(args: RunArgs) -> i32 {
                             .unwrap_or_else(|| "the run failed".into())
                     );
                 }
-                _ => println!("{}", a.text()),
+                _ => crate::print_line(&a.text()),
             }
         }
     }

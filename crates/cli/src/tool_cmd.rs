@@ -82,7 +82,7 @@ pub async fn single(name: &str, cwd: Option<&Path>, args: &str) -> Result<(), Us
         }
     });
     let (result, is_error) = run_one(name, &cwd, args, cancel).await?;
-    println!("{}", result_json(&result, is_error));
+    crate::print_line(&result_json(&result, is_error).to_string());
     Ok(())
 }
 

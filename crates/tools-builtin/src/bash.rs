@@ -128,6 +128,22 @@ struct Utf8Stream {
 
 impl Utf8Stream {
     fn decode(&mut self, chunk: &[u8], out: &mut String) {
+        // Fast path: nothing carried over from the previous chunk.
+        if self.pending.is_empty() {
+            match std::str::from_utf8(chunk) {
+                Ok(s) => {
+                    out.push_str(s);
+                    return;
+                }
+                Err(e) if e.error_len().is_none() => {
+                    let (valid, rest) = chunk.split_at(e.valid_up_to());
+                    out.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                    self.pending.extend_from_slice(rest);
+                    return;
+                }
+                Err(_) => {}
+            }
+        }
         self.pending.extend_from_slice(chunk);
         let mut rest: &[u8] = &self.pending;
         loop {

@@ -165,6 +165,9 @@ impl TypedToolDefinition for FindTool {
             if cancel.is_cancelled() {
                 return Err(ToolError::aborted());
             }
+            // Path order: directories depth first, names sorted (as grep reports).
+            let mut found = found;
+            found.sort_unstable_by(|a, b| a.path.cmp(&b.path));
             let mut paths: Vec<String> = found
                 .iter()
                 .map(|e| {
@@ -175,7 +178,6 @@ impl TypedToolDefinition for FindTool {
             if paths.is_empty() {
                 return Ok(AgentToolResult::text("No files found matching pattern"));
             }
-            paths.sort_unstable();
             let limit_reached = paths.len() >= limit;
             paths.truncate(limit);
             let t = truncate_head(

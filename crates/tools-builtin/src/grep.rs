@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use agent_core::{
     AgentToolResult, CancellationToken, DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, ToolError,
@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 use crate::common::{PREVIEW_LINES, blocking, header, notice_block, preview};
 use crate::ops::FileOps;
 use crate::path::{display_relative, resolve_to_cwd};
-use crate::walk::{collect_parallel, walk_builder};
+use crate::walk::walk_builder;
 
 /// Arguments of `grep`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -134,7 +134,7 @@ fn search_file(
     }
 }
 
-/// Runs a search and formats Pi's output.
+/// Runs a search and formats Pi's output (matches in path order).
 pub fn run_grep(
     files: &dyn FileOps,
     request: &GrepRequest,
@@ -146,7 +146,7 @@ pub fn run_grep(
     let matcher = build_matcher(request)?;
     let limit = request.limit;
 
-    let mut targets: Vec<(String, PathBuf)> = if info.is_dir {
+    let per_file = if info.is_dir {
         let mut builder = walk_builder(&request.root);
         if let Some(glob) = request.glob.as_deref().filter(|g| !g.is_empty()) {
             let mut overrides = ignore::overrides::OverrideBuilder::new(&request.root);
@@ -158,17 +158,20 @@ pub fn run_grep(
                 .map_err(|e| ToolError::new(format!("Invalid glob \"{glob}\": {e}")))?;
             builder.overrides(overrides);
         }
-        collect_parallel(&builder, cancel, |e| e.is_file)
-            .into_iter()
-            .map(|e| (display_relative(&e.path, &request.root), e.path))
-            .collect()
+        search_tree(&builder, &request.root, &matcher, limit, cancel)?
     } else if info.is_file {
         let name = request
             .root
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        vec![(name, request.root.clone())]
+        vec![search_file(
+            &mut searcher(),
+            &matcher,
+            &request.root,
+            name,
+            limit,
+        )]
     } else {
         return Err(ToolError::new(format!(
             "Not a regular file: {}",
@@ -178,71 +181,9 @@ pub fn run_grep(
     if cancel.is_cancelled() {
         return Err(ToolError::aborted());
     }
-    targets.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-
-    // Search files in path order on a few threads; once the files finished in
-    // order hold `limit` matches, nobody starts a later file.
-    struct Progress {
-        slots: Vec<Option<FileMatches>>,
-        prefix: usize,
-        matches: usize,
-    }
-    let progress = Mutex::new(Progress {
-        slots: (0..targets.len()).map(|_| None).collect(),
-        prefix: 0,
-        matches: 0,
-    });
-    let next = AtomicUsize::new(0);
-    let stop_at = AtomicUsize::new(usize::MAX);
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .clamp(1, 8)
-        .min(targets.len().max(1));
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                let mut searcher = searcher();
-                loop {
-                    if cancel.is_cancelled() {
-                        return;
-                    }
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    if i >= targets.len() || i >= stop_at.load(Ordering::SeqCst) {
-                        return;
-                    }
-                    let (display, path) = &targets[i];
-                    let found = search_file(&mut searcher, &matcher, path, display.clone(), limit);
-                    let Ok(mut p) = progress.lock() else {
-                        return;
-                    };
-                    p.slots[i] = Some(found);
-                    while p.prefix < p.slots.len() {
-                        let Some(done) = &p.slots[p.prefix] else {
-                            break;
-                        };
-                        let n = done.lines.len();
-                        p.matches += n;
-                        p.prefix += 1;
-                        if p.matches >= limit {
-                            stop_at.store(p.prefix, Ordering::SeqCst);
-                            break;
-                        }
-                    }
-                }
-            });
-        }
-    });
-    if cancel.is_cancelled() {
-        return Err(ToolError::aborted());
-    }
-    let progress = progress
-        .into_inner()
-        .map_err(|_| ToolError::new("internal error: grep worker panicked"))?;
     let mut remaining = limit;
-    let mut per_file: Vec<FileMatches> = Vec::new();
-    for slot in progress.slots.into_iter().take(progress.prefix) {
-        let Some(mut fm) = slot else { continue };
+    let mut kept: Vec<FileMatches> = Vec::new();
+    for mut fm in per_file {
         if remaining == 0 {
             break;
         }
@@ -251,8 +192,9 @@ pub fn run_grep(
         }
         fm.lines.truncate(remaining);
         remaining -= fm.lines.len();
-        per_file.push(fm);
+        kept.push(fm);
     }
+    let per_file = kept;
     let total: usize = per_file.iter().map(|f| f.lines.len()).sum();
     if total == 0 {
         return Ok(AgentToolResult::text("No matches found"));
@@ -332,6 +274,93 @@ pub fn run_grep(
         AgentToolResult::text(format!("{}{}", t.content, notice_block(&notices)))
             .with_details(details),
     )
+}
+
+/// Walks `builder` in path order (directories depth first, names sorted) on
+/// this thread while worker threads search the files it finds. Results are
+/// kept in walk order; once the files finished in order hold `limit` matches,
+/// the walk and the workers stop. Deterministic, and early-stopping.
+fn search_tree(
+    builder: &ignore::WalkBuilder,
+    root: &Path,
+    matcher: &RegexMatcher,
+    limit: usize,
+    cancel: &CancellationToken,
+) -> Result<Vec<FileMatches>, ToolError> {
+    struct Progress {
+        pending: HashMap<usize, FileMatches>,
+        ordered: Vec<FileMatches>,
+        matches: usize,
+    }
+    let progress = Mutex::new(Progress {
+        pending: HashMap::new(),
+        ordered: Vec::new(),
+        matches: 0,
+    });
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, String, PathBuf)>(512);
+    let rx = Mutex::new(rx);
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .clamp(1, 8);
+    let mut builder = builder.clone();
+    builder.sort_by_file_name(|a, b| a.cmp(b));
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                let mut searcher = searcher();
+                loop {
+                    let job = match rx.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok((index, display, path)) = job else {
+                        return;
+                    };
+                    if stop.load(Ordering::SeqCst) || cancel.is_cancelled() {
+                        continue;
+                    }
+                    let found = search_file(&mut searcher, matcher, &path, display, limit);
+                    let Ok(mut p) = progress.lock() else {
+                        return;
+                    };
+                    p.pending.insert(index, found);
+                    while let Some(next) = {
+                        let at = p.ordered.len();
+                        p.pending.remove(&at)
+                    } {
+                        p.matches += next.lines.len();
+                        p.ordered.push(next);
+                        if p.matches >= limit {
+                            stop.store(true, Ordering::SeqCst);
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+        let mut index = 0;
+        for entry in builder.build() {
+            if stop.load(Ordering::SeqCst) || cancel.is_cancelled() {
+                break;
+            }
+            let Ok(entry) = entry else { continue };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let display = display_relative(entry.path(), root);
+            if tx.send((index, display, entry.into_path())).is_err() {
+                break;
+            }
+            index += 1;
+        }
+        drop(tx);
+    });
+    let progress = progress
+        .into_inner()
+        .map_err(|_| ToolError::new("internal error: grep worker panicked"))?;
+    Ok(progress.ordered)
 }
 
 /// The lines within `context` of any match, read by streaming the file once.

@@ -152,7 +152,14 @@ impl TypedToolDefinition for LsTool {
             let mut entries = files
                 .read_dir(&dir)
                 .map_err(|e| ToolError::new(format!("Cannot read directory: {e}")))?;
-            entries.sort_by(|a, b| compare_names(&a.name, &b.name));
+            // Keys are computed once per entry, not once per comparison.
+            entries.sort_by_cached_key(|e| {
+                (
+                    collation_key(&e.name),
+                    e.name.to_lowercase(),
+                    e.name.clone(),
+                )
+            });
             let mut lines = Vec::new();
             let mut limit_reached = false;
             for entry in entries {

@@ -99,7 +99,11 @@ impl FileOps for LocalFileOps {
         let mut out = Vec::new();
         for entry in std::fs::read_dir(path)? {
             let entry = entry?;
-            let is_dir = std::fs::metadata(entry.path()).ok().map(|m| m.is_dir());
+            // The directory entry's own type needs no stat; only symlinks are followed.
+            let is_dir = match entry.file_type() {
+                Ok(t) if !t.is_symlink() => Some(t.is_dir()),
+                _ => std::fs::metadata(entry.path()).ok().map(|m| m.is_dir()),
+            };
             out.push(DirEntryInfo {
                 name: entry.file_name().to_string_lossy().into_owned(),
                 is_dir,
@@ -281,6 +285,8 @@ async fn run_local(
         agent_ai::now_millis() as u64 ^ (fastrand_u64())
     );
     let (reader, writer) = std::io::pipe()?;
+    // A larger pipe means fewer wake-ups for chatty commands (best effort).
+    let _ = rustix::pipe::fcntl_setpipe_size(&writer, 1 << 20);
     let writer_err = writer.try_clone()?;
     let mut command = tokio::process::Command::new(&request.shell);
     command
@@ -310,7 +316,7 @@ async fn run_local(
         }
     };
     tokio::pin!(sleep_until);
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = vec![0u8; 256 * 1024];
     let mut status: Option<std::process::ExitStatus> = None;
     let mut pipe_open = true;
     let end = loop {
