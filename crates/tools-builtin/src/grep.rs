@@ -298,12 +298,16 @@ fn search_tree(
         matches: 0,
     });
     let stop = AtomicBool::new(false);
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, String, PathBuf)>(512);
+    // Files travel in small batches: one channel operation per batch, not per file.
+    const BATCH: usize = 16;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(usize, String, PathBuf)>>(64);
     let rx = Mutex::new(rx);
+    // Searching many small files is mostly system calls: twice as many workers
+    // as cores keeps the cores busy while some workers wait in the kernel.
     let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .clamp(1, 8);
+        .map(|n| n.get() * 2)
+        .unwrap_or(4)
+        .clamp(2, 16);
     let mut builder = builder.clone();
     builder.sort_by_file_name(|a, b| a.cmp(b));
     std::thread::scope(|scope| {
@@ -315,32 +319,35 @@ fn search_tree(
                         Ok(rx) => rx.recv(),
                         Err(_) => return,
                     };
-                    let Ok((index, display, path)) = job else {
+                    let Ok(batch) = job else {
                         return;
                     };
-                    if stop.load(Ordering::SeqCst) || cancel.is_cancelled() {
-                        continue;
-                    }
-                    let found = search_file(&mut searcher, matcher, &path, display, limit);
-                    let Ok(mut p) = progress.lock() else {
-                        return;
-                    };
-                    p.pending.insert(index, found);
-                    while let Some(next) = {
-                        let at = p.ordered.len();
-                        p.pending.remove(&at)
-                    } {
-                        p.matches += next.lines.len();
-                        p.ordered.push(next);
-                        if p.matches >= limit {
-                            stop.store(true, Ordering::SeqCst);
+                    for (index, display, path) in batch {
+                        if stop.load(Ordering::SeqCst) || cancel.is_cancelled() {
                             break;
+                        }
+                        let found = search_file(&mut searcher, matcher, &path, display, limit);
+                        let Ok(mut p) = progress.lock() else {
+                            return;
+                        };
+                        p.pending.insert(index, found);
+                        while let Some(next) = {
+                            let at = p.ordered.len();
+                            p.pending.remove(&at)
+                        } {
+                            p.matches += next.lines.len();
+                            p.ordered.push(next);
+                            if p.matches >= limit {
+                                stop.store(true, Ordering::SeqCst);
+                                break;
+                            }
                         }
                     }
                 }
             });
         }
         let mut index = 0;
+        let mut batch = Vec::with_capacity(BATCH);
         for entry in builder.build() {
             if stop.load(Ordering::SeqCst) || cancel.is_cancelled() {
                 break;
@@ -350,10 +357,20 @@ fn search_tree(
                 continue;
             }
             let display = display_relative(entry.path(), root);
-            if tx.send((index, display, entry.into_path())).is_err() {
-                break;
-            }
+            batch.push((index, display, entry.into_path()));
             index += 1;
+            // The first batches are small so an early match is found early.
+            if batch.len() >= BATCH.min(1 + index / 8) {
+                if tx
+                    .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        }
+        if !batch.is_empty() {
+            let _ = tx.send(batch);
         }
         drop(tx);
     });

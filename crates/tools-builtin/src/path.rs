@@ -143,11 +143,8 @@ fn replace_am_pm(s: &str) -> String {
 /// A path for display: relative to `base` with `/` separators when inside it.
 pub fn display_relative(path: &Path, base: &Path) -> String {
     match path.strip_prefix(base) {
-        Ok(rel) if !rel.as_os_str().is_empty() => rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/"),
+        // On Unix the separator already is `/`.
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.to_string_lossy().into_owned(),
         _ => path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
