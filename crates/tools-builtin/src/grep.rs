@@ -360,13 +360,12 @@ fn search_tree(
             batch.push((index, display, entry.into_path()));
             index += 1;
             // The first batches are small so an early match is found early.
-            if batch.len() >= BATCH.min(1 + index / 8) {
-                if tx
+            if batch.len() >= BATCH.min(1 + index / 8)
+                && tx
                     .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
                     .is_err()
-                {
-                    break;
-                }
+            {
+                break;
             }
         }
         if !batch.is_empty() {
