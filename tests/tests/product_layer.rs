@@ -637,3 +637,44 @@ async fn extension_block_and_failure_stop_the_call() {
         result.text()
     );
 }
+
+#[tokio::test]
+async fn block_images_setting_replaces_images_sent_to_the_model() {
+    let (tool, _) = FnTool::new("shot", |_, _, _| async {
+        Ok(AgentToolResult {
+            content: vec![
+                agent_ai::ContentBlock::text("a screenshot"),
+                agent_ai::ContentBlock::image("AAAA", "image/png"),
+            ],
+            ..Default::default()
+        })
+    })
+    .arc();
+    let client = scripted(vec![calls(&[("c1", "shot", json!({}))]), text("ok")]);
+    let session = AgentSessionBuilder::new(model(), client.clone())
+        .cwd("/tmp")
+        .tool(tool_definition_from_agent_tool(tool))
+        .settings(Settings::from_value(
+            json!({"images": {"blockImages": true}}),
+        ))
+        .context_files(false)
+        .build();
+    session.prompt("take a screenshot").await.unwrap();
+    let sent = &client.requests()[1].messages;
+    let result = sent.iter().find_map(|m| m.as_tool_result()).unwrap();
+    assert_eq!(result.text(), "a screenshot\nImage reading is disabled.");
+    assert!(
+        result
+            .content
+            .iter()
+            .all(|b| !matches!(b, agent_ai::ContentBlock::Image(_)))
+    );
+    // The stored transcript keeps the image.
+    let stored = session.agent().messages();
+    let kept = stored.iter().find_map(|m| m.as_tool_result()).unwrap();
+    assert!(
+        kept.content
+            .iter()
+            .any(|b| matches!(b, agent_ai::ContentBlock::Image(_)))
+    );
+}

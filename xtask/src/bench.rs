@@ -431,6 +431,17 @@ pub fn run(args: &[String]) -> Result<()> {
         Some(("sh -c CMD > /dev/null".into(), sh(produce))),
         "ours also saves the full output to a temp file",
     )?;
+    let spill = bench_dir.join("sh-output.log");
+    b.compare(
+        &format!("bash printing {} MB vs writing it to a file", bytes / 1_000_000),
+        tool_cmd(&b.bin, "bash", &bench_dir, json!({"command": format!("yes 'a line of output from a chatty command' | head -c {bytes}"), "timeout": 0})),
+        Some((
+            "sh -c 'CMD > file'".into(),
+            sh(format!("yes 'a line of output from a chatty command' | head -c {bytes} > {}", spill.display())),
+        )),
+        "both write every byte to a file",
+    )?;
+    let _ = std::fs::remove_file(&spill);
     // Remove the full-output files the bash runs left behind.
     if let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) {
         for e in entries.flatten() {

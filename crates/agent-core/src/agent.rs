@@ -7,7 +7,8 @@ use agent_ai::{Message, Model, ModelClient};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent_loop::{
-    AgentContext, AgentLoopConfig, MessageSource, run_agent_loop, run_agent_loop_continue,
+    AgentContext, AgentLoopConfig, ContextTransform, MessageSource, run_agent_loop,
+    run_agent_loop_continue,
 };
 use crate::event::{AgentEvent, EventSink};
 use crate::hooks::{AfterToolCallHook, BeforeToolCallHook};
@@ -56,6 +57,8 @@ pub struct AgentOptions {
     pub steering_mode: QueueMode,
     /// Delivery of follow-up messages.
     pub follow_up_mode: QueueMode,
+    /// Rewrites each request's transcript before it is sent.
+    pub transform_context: Option<ContextTransform>,
 }
 
 impl AgentOptions {
@@ -72,6 +75,7 @@ impl AgentOptions {
             after_tool_call: None,
             steering_mode: QueueMode::OneAtATime,
             follow_up_mode: QueueMode::OneAtATime,
+            transform_context: None,
         }
     }
 }
@@ -104,6 +108,7 @@ struct Inner {
     after_tool_call: Option<AfterToolCallHook>,
     steering_mode: QueueMode,
     follow_up_mode: QueueMode,
+    transform_context: Option<ContextTransform>,
     cancel: Option<CancellationToken>,
 }
 
@@ -206,6 +211,7 @@ impl Agent {
                     after_tool_call: options.after_tool_call,
                     steering_mode: options.steering_mode,
                     follow_up_mode: options.follow_up_mode,
+                    transform_context: options.transform_context,
                     cancel: None,
                 }),
                 listeners: Mutex::new(Vec::new()),
@@ -278,6 +284,7 @@ impl Agent {
             config.after_tool_call = inner.after_tool_call.clone();
             config.steering_messages = Some(steering);
             config.follow_up_messages = Some(follow_up);
+            config.transform_context = inner.transform_context.clone();
             let context = AgentContext {
                 system_prompt: inner.system_prompt.clone(),
                 messages: inner.messages.clone(),

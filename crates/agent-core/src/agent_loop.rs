@@ -17,6 +17,10 @@ use crate::tool_execution::execute_tool_calls;
 /// Supplies queued messages (steering or follow-up) when the loop asks for them.
 pub type MessageSource = Arc<dyn Fn() -> Vec<Message> + Send + Sync>;
 
+/// Rewrites the transcript sent to the model (the stored transcript is untouched),
+/// e.g. to drop images or prune old tool output.
+pub type ContextTransform = Arc<dyn Fn(&[Message]) -> Vec<Message> + Send + Sync>;
+
 /// The state a run works on: system prompt, transcript and active tools.
 #[derive(Clone, Default)]
 pub struct AgentContext {
@@ -67,6 +71,8 @@ pub struct AgentLoopConfig {
     pub max_tokens: Option<u64>,
     /// Sampling temperature, if any.
     pub temperature: Option<f64>,
+    /// Rewrites each request's transcript before it is sent.
+    pub transform_context: Option<ContextTransform>,
 }
 
 impl AgentLoopConfig {
@@ -82,6 +88,7 @@ impl AgentLoopConfig {
             follow_up_messages: None,
             max_tokens: None,
             temperature: None,
+            transform_context: None,
         }
     }
 }
@@ -267,10 +274,15 @@ async fn stream_assistant_response(
     if cancel.is_cancelled() {
         return finish(aborted(None), false);
     }
-    // The transcript moves into the request and back: no copy per turn.
+    // Without a transform the transcript moves into the request and back: no
+    // copy per turn.
+    let messages = match &config.transform_context {
+        Some(transform) => transform(&context.messages),
+        None => std::mem::take(&mut context.messages),
+    };
     let mut request = Context {
         system_prompt: (!context.system_prompt.is_empty()).then(|| context.system_prompt.clone()),
-        messages: std::mem::take(&mut context.messages),
+        messages,
         tools: context.tools.iter().map(|t| t.to_tool()).collect(),
     };
     let options = StreamOptions {
@@ -279,7 +291,9 @@ async fn stream_assistant_response(
         temperature: config.temperature,
     };
     let mut stream = config.client.stream(model, &request, options);
-    context.messages = std::mem::take(&mut request.messages);
+    if config.transform_context.is_none() {
+        context.messages = std::mem::take(&mut request.messages);
+    }
     let mut started = false;
     let mut last: Option<AssistantMessage> = None;
     loop {

@@ -43,7 +43,7 @@ pub use agent::{
     Agent, AgentError, AgentOptions, AgentState, IntoPrompt, QueueMode, SubscriptionId,
 };
 pub use agent_loop::{
-    AgentContext, AgentLoopConfig, MessageSource, agent_loop, run_agent_loop,
+    AgentContext, AgentLoopConfig, ContextTransform, MessageSource, agent_loop, run_agent_loop,
     run_agent_loop_continue,
 };
 pub use event::{AgentEvent, EventSink};

@@ -34,7 +34,7 @@ pub use render::{
     default_render_call, default_render_result,
 };
 pub use schema::{string_enum, string_enum_schema, string_enum_with_description};
-pub use session::{AgentSession, AgentSessionBuilder};
+pub use session::{AgentSession, AgentSessionBuilder, IMAGES_BLOCKED_TEXT};
 pub use settings::{DEFAULT_BASH_TIMEOUT_SECONDS, Settings, SettingsError, agent_dir};
 pub use system_prompt::{
     BASH_EXPLORATION_GUIDELINE, CLOSING_GUIDELINES, ContextFile, SystemPromptOptions,

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use agent_ai::{Model, ModelClient};
-use agent_core::{Agent, AgentError, AgentOptions, ExecutionMode, IntoPrompt};
+use agent_ai::{ContentBlock, Message, Model, ModelClient, UserContent};
+use agent_core::{Agent, AgentError, AgentOptions, ExecutionMode, IntoPrompt, QueueMode};
 
 use crate::definition::{ToolContext, ToolContextFactory, ToolDefinition};
 use crate::extension::{Extension, ExtensionApi};
@@ -171,6 +171,11 @@ impl AgentSessionBuilder {
         };
         let mut options = AgentOptions::new(self.model, self.client);
         options.tool_execution = self.tool_execution;
+        options.steering_mode = queue_mode(settings.get("steeringMode"));
+        options.follow_up_mode = queue_mode(settings.get("followUpMode"));
+        if settings.images_block_images() {
+            options.transform_context = Some(Arc::new(block_images));
+        }
         options.before_tool_call = api.before_tool_call_hook();
         options.after_tool_call = api.after_tool_call_hook();
         let session = AgentSession {
@@ -187,6 +192,48 @@ impl AgentSessionBuilder {
         session.refresh();
         session
     }
+}
+
+/// `"all"` delivers every queued message at once; anything else one at a time.
+fn queue_mode(value: Option<&serde_json::Value>) -> QueueMode {
+    match value.and_then(|v| v.as_str()) {
+        Some("all") => QueueMode::All,
+        _ => QueueMode::OneAtATime,
+    }
+}
+
+/// Text that replaces images when `images.blockImages` is set.
+pub const IMAGES_BLOCKED_TEXT: &str = "Image reading is disabled.";
+
+/// Replaces images in user and tool-result messages with [`IMAGES_BLOCKED_TEXT`].
+fn block_images(messages: &[Message]) -> Vec<Message> {
+    let replace = |blocks: &[ContentBlock]| -> Vec<ContentBlock> {
+        blocks
+            .iter()
+            .map(|b| match b {
+                ContentBlock::Image(_) => ContentBlock::text(IMAGES_BLOCKED_TEXT),
+                other => other.clone(),
+            })
+            .collect()
+    };
+    messages
+        .iter()
+        .map(|m| match m {
+            Message::User(u) => {
+                let mut u = u.clone();
+                if let UserContent::Blocks(blocks) = &u.content {
+                    u.content = UserContent::Blocks(replace(blocks));
+                }
+                Message::User(u)
+            }
+            Message::ToolResult(r) => {
+                let mut r = r.clone();
+                r.content = replace(&r.content);
+                Message::ToolResult(r)
+            }
+            other => other.clone(),
+        })
+        .collect()
 }
 
 struct SessionInner {
