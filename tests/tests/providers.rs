@@ -403,3 +403,42 @@ async fn invalid_tool_name_is_an_error_message() {
     assert!(msg.error_message.unwrap().contains("bad name"));
     let _ = client.stream(&Model::new("openai", "m"), &ctx(), StreamOptions::default());
 }
+
+#[tokio::test]
+async fn openai_calls_without_index_and_anthropic_base_with_v1() {
+    let (msg, _) = openai(vec![Reply::sse(&[
+        &chunk(json!({"tool_calls":[{"id":"x1","type":"function","function":{"name":"read","arguments":"{\"path\":"}}]}), None),
+        &chunk(json!({"tool_calls":[{"function":{"arguments":"\"a\"}"}}]}), None),
+        &chunk(json!({"tool_calls":[{"id":"x2","type":"function","function":{"name":"read","arguments":"{\"path\":\"b\"}"}}]}), None),
+        &chunk(json!({}), Some("tool_calls")),
+        "[DONE]",
+    ])])
+    .await;
+    let calls: Vec<_> = msg
+        .tool_calls()
+        .map(|c| (c.id.clone(), c.arguments.clone()))
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            ("x1".into(), json!({"path":"a"})),
+            ("x2".into(), json!({"path":"b"}))
+        ]
+    );
+
+    let server = serve(vec![Reply::sse(&[
+        &ev(json!({"type":"message_start","message":{"usage":{"input_tokens":1}}})),
+        &ev(json!({"type":"message_stop"})),
+    ])])
+    .await;
+    let client = AnthropicClient::new(format!("{}/v1/", server.base), None);
+    let msg = complete(
+        &client,
+        &Model::new("anthropic", "m"),
+        &ctx(),
+        StreamOptions::default(),
+    )
+    .await;
+    assert_eq!(msg.stop_reason, StopReason::Stop, "{:?}", msg.error_message);
+    assert_eq!(server.requests()[0].path, "/v1/messages");
+}

@@ -47,21 +47,26 @@ impl LsTool {
     }
 }
 
-/// Collation key close to ICU's root order on lower-cased names: punctuation
-/// and symbols, then digits, then letters; accents sort next to their base letter.
-fn collation_key(name: &str) -> Vec<(u8, char)> {
+/// ASCII spaces, punctuation and symbols in ICU root collation order.
+const ICU_ASCII_SYMBOLS: &str = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$";
+
+/// Collation key close to ICU's root order on lower-cased names: spaces,
+/// punctuation and symbols (in ICU's order), then digits, then letters; accents
+/// sort next to their base letter.
+fn collation_key(name: &str) -> Vec<(u8, u32)> {
     name.to_lowercase()
         .nfd()
         .filter(|c| unicode_normalization::char::canonical_combining_class(*c) == 0)
         .map(|c| {
-            let class = if c.is_alphabetic() {
-                2
+            if c.is_alphabetic() {
+                (3, c as u32)
             } else if c.is_numeric() {
-                1
+                (2, c as u32)
+            } else if let Some(rank) = ICU_ASCII_SYMBOLS.find(c) {
+                (0, rank as u32)
             } else {
-                0
-            };
-            (class, c)
+                (1, c as u32)
+            }
         })
         .collect()
 }
@@ -218,13 +223,15 @@ mod tests {
     #[test]
     fn collation_order() {
         let mut names = vec![
-            "b.txt", "A.txt", "_x", "10", "2", "é", "e", "f", ".hidden", "Zed",
+            "b.txt", "A.txt", "_x", "10", "2", "é", "e", "f", ".hidden", "Zed", "a-b", "a_b", "éa",
+            "eb",
         ];
         names.sort_by(|a, b| compare_names(a, b));
         assert_eq!(
             names,
             [
-                ".hidden", "_x", "10", "2", "A.txt", "b.txt", "e", "é", "f", "Zed"
+                "_x", ".hidden", "10", "2", "a_b", "a-b", "A.txt", "b.txt", "e", "é", "éa", "eb",
+                "f", "Zed"
             ]
         );
     }

@@ -29,11 +29,14 @@ pub struct AnthropicClient {
 }
 
 impl AnthropicClient {
-    /// A client for `base_url` (e.g. `https://api.anthropic.com`).
+    /// A client for `base_url` (e.g. `https://api.anthropic.com`; a trailing
+    /// `/v1` is accepted too).
     pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
+        let base_url = base_url.into();
+        let base_url = base_url.trim_end_matches('/');
         AnthropicClient {
             http: http_client(),
-            base_url: base_url.into().trim_end_matches('/').to_string(),
+            base_url: base_url.strip_suffix("/v1").unwrap_or(base_url).to_string(),
             api_key,
             retry: RetryPolicy::default(),
         }

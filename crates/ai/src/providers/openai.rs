@@ -258,8 +258,16 @@ impl Stream {
         }
         if let Some(calls) = delta["tool_calls"].as_array() {
             for call in calls {
-                let key = call["index"].as_u64().unwrap_or(self.calls.len() as u64);
                 let id = call["id"].as_str();
+                // Some servers omit `index`: a new id starts a call, anything else
+                // continues the latest one.
+                let key = match call["index"].as_u64() {
+                    Some(k) => k,
+                    None if id.is_some_and(|id| !id.is_empty()) || self.calls.is_empty() => {
+                        self.calls.len() as u64
+                    }
+                    None => self.calls.len() as u64 - 1,
+                };
                 let name = call.pointer("/function/name").and_then(Value::as_str);
                 let index = match self.calls.get(&key) {
                     Some(&i) => {
