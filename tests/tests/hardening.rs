@@ -174,6 +174,15 @@ async fn bad_patterns_limits_and_timeouts() {
     )
     .await;
     assert!(!is_error);
+    // A huge context is clipped to the file.
+    let (text, is_error) = run_tool(
+        d,
+        "grep",
+        json!({"pattern": "alpha", "context": 9_000_000_000_000_000i64}),
+    )
+    .await;
+    assert!(!is_error);
+    assert_eq!(text, "a.txt:1: alpha");
     // Negative context is treated as none, negative grep limit as 1.
     let (text, _) = run_tool(
         d,

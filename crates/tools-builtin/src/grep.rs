@@ -218,9 +218,11 @@ pub fn run_grep(
         let c = request.context as u64;
         match context_lines(&fm.path, &fm.lines, c) {
             Some(texts) => {
+                // Never walk past the file's last line, however large `context` is.
+                let last_line = texts.keys().copied().max().unwrap_or(0);
                 for (n, _) in &fm.lines {
                     let from = n.saturating_sub(c).max(1);
-                    for k in from..=n + c {
+                    for k in from..=n.saturating_add(c).min(last_line) {
                         let Some(text) = texts.get(&k) else {
                             continue;
                         };
@@ -389,9 +391,13 @@ fn context_lines(
     let wanted = |n: u64| {
         matches
             .iter()
-            .any(|(m, _)| n + context >= *m && n <= m + context)
+            .any(|(m, _)| n.saturating_add(context) >= *m && n <= m.saturating_add(context))
     };
-    let last = matches.iter().map(|(m, _)| m + context).max().unwrap_or(0);
+    let last = matches
+        .iter()
+        .map(|(m, _)| m.saturating_add(context))
+        .max()
+        .unwrap_or(0);
     let mut reader = BufReader::new(file);
     let mut texts = HashMap::new();
     let mut buf = Vec::new();
