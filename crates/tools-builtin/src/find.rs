@@ -3,17 +3,14 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_core::{
-    AgentToolResult, DEFAULT_MAX_BYTES, ToolError, ToolUpdateSink, TruncationOptions, format_size,
-    truncate_head,
-};
+use agent_core::{AgentToolResult, ToolError, ToolUpdateSink};
 use coding_agent::{
     RenderContext, RenderResultOptions, StyledText, Theme, ToolContext, TypedToolDefinition,
 };
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
-use crate::common::{PREVIEW_LINES, blocking, header, notice_block, preview};
+use crate::common::{Listing, blocking, header, listing_view};
 use crate::ops::FileOps;
 use crate::path::{display_relative, resolve_to_cwd};
 use crate::walk::{collect_parallel, walk_builder};
@@ -108,17 +105,7 @@ impl TypedToolDefinition for FindTool {
         theme: &Theme,
         _ctx: &RenderContext,
     ) -> Option<StyledText> {
-        let style = if options.is_error {
-            theme.error
-        } else {
-            theme.muted
-        };
-        let n = if options.expanded {
-            usize::MAX
-        } else {
-            PREVIEW_LINES
-        };
-        Some(preview(&result.text_content(), n, false, style, theme))
+        Some(listing_view(result, options, theme))
     }
 
     async fn execute(
@@ -180,35 +167,18 @@ impl TypedToolDefinition for FindTool {
             }
             let limit_reached = paths.len() >= limit;
             paths.truncate(limit);
-            let t = truncate_head(
-                &paths.join("\n"),
-                TruncationOptions::bytes_only(DEFAULT_MAX_BYTES),
-            );
-            let mut notices = Vec::new();
-            let mut details = Map::new();
+            let mut listing = Listing::default();
             if limit_reached {
-                notices.push(format!(
-                    "{limit} results limit reached. Use limit={} for more, or refine pattern",
-                    limit * 2
-                ));
-                details.insert("resultLimitReached".into(), json!(limit));
+                listing.limit_reached(
+                    "resultLimitReached",
+                    limit,
+                    format!(
+                        "{limit} results limit reached. Use limit={} for more, or refine pattern",
+                        limit * 2
+                    ),
+                );
             }
-            if t.truncated {
-                notices.push(format!(
-                    "{} limit reached",
-                    format_size(DEFAULT_MAX_BYTES as u64)
-                ));
-                details.insert("truncation".into(), json!(t));
-            }
-            let details = if details.is_empty() {
-                Value::Null
-            } else {
-                Value::Object(details)
-            };
-            Ok(
-                AgentToolResult::text(format!("{}{}", t.content, notice_block(&notices)))
-                    .with_details(details),
-            )
+            Ok(listing.finish(&paths, None))
         })
         .await
     }

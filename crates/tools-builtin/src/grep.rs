@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use agent_core::{
-    AgentToolResult, CancellationToken, DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, ToolError,
-    ToolUpdateSink, TruncationOptions, format_size, truncate_head, truncate_line,
+    AgentToolResult, CancellationToken, GREP_MAX_LINE_LENGTH, ToolError, ToolUpdateSink,
+    truncate_line,
 };
 use coding_agent::{
     RenderContext, RenderResultOptions, StyledText, Theme, ToolContext, TypedToolDefinition,
@@ -18,9 +18,9 @@ use coding_agent::{
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, sinks};
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::common::{PREVIEW_LINES, blocking, header, notice_block, preview};
+use crate::common::{Listing, blocking, header, listing_view};
 use crate::ops::FileOps;
 use crate::path::{display_relative, resolve_to_cwd};
 use crate::walk::walk_builder;
@@ -241,41 +241,25 @@ pub fn run_grep(
             }
         }
     }
-    let t = truncate_head(
-        &out.join("\n"),
-        TruncationOptions::bytes_only(DEFAULT_MAX_BYTES),
-    );
-    let mut notices = Vec::new();
-    let mut details = Map::new();
+    let mut listing = Listing::default();
     if limit_reached {
-        notices.push(format!(
-            "{limit} matches limit reached. Use limit={} for more, or refine pattern",
-            limit * 2
-        ));
-        details.insert("matchLimitReached".into(), json!(limit));
+        listing.limit_reached(
+            "matchLimitReached",
+            limit,
+            format!(
+                "{limit} matches limit reached. Use limit={} for more, or refine pattern",
+                limit * 2
+            ),
+        );
     }
-    if t.truncated {
-        notices.push(format!(
-            "{} limit reached",
-            format_size(DEFAULT_MAX_BYTES as u64)
-        ));
-        details.insert("truncation".into(), json!(t));
-    }
-    if lines_truncated {
-        notices.push(format!(
-            "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
-        ));
-        details.insert("linesTruncated".into(), json!(true));
-    }
-    let details = if details.is_empty() {
-        Value::Null
-    } else {
-        Value::Object(details)
-    };
-    Ok(
-        AgentToolResult::text(format!("{}{}", t.content, notice_block(&notices)))
-            .with_details(details),
-    )
+    let shortened = lines_truncated.then(|| {
+        (
+            "linesTruncated",
+            json!(true),
+            format!("Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"),
+        )
+    });
+    Ok(listing.finish(&out, shortened))
 }
 
 /// Walks `builder` in path order (directories depth first, names sorted) on
@@ -460,17 +444,7 @@ impl TypedToolDefinition for GrepTool {
         theme: &Theme,
         _ctx: &RenderContext,
     ) -> Option<StyledText> {
-        let style = if options.is_error {
-            theme.error
-        } else {
-            theme.muted
-        };
-        let n = if options.expanded {
-            usize::MAX
-        } else {
-            PREVIEW_LINES
-        };
-        Some(preview(&result.text_content(), n, false, style, theme))
+        Some(listing_view(result, options, theme))
     }
 
     async fn execute(

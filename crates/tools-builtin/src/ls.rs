@@ -4,18 +4,15 @@ use std::cmp::Ordering;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_core::{
-    AgentToolResult, DEFAULT_MAX_BYTES, ToolError, ToolUpdateSink, TruncationOptions, format_size,
-    truncate_head,
-};
+use agent_core::{AgentToolResult, ToolError, ToolUpdateSink};
 use coding_agent::{
     RenderContext, RenderResultOptions, StyledText, Theme, ToolContext, TypedToolDefinition,
 };
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use unicode_normalization::UnicodeNormalization;
 
-use crate::common::{PREVIEW_LINES, blocking, header, notice_block, preview};
+use crate::common::{Listing, blocking, header, listing_view};
 use crate::ops::FileOps;
 use crate::path::resolve_to_cwd;
 
@@ -110,17 +107,7 @@ impl TypedToolDefinition for LsTool {
         theme: &Theme,
         _ctx: &RenderContext,
     ) -> Option<StyledText> {
-        let style = if options.is_error {
-            theme.error
-        } else {
-            theme.muted
-        };
-        let n = if options.expanded {
-            usize::MAX
-        } else {
-            PREVIEW_LINES
-        };
-        Some(preview(&result.text_content(), n, false, style, theme))
+        Some(listing_view(result, options, theme))
     }
 
     async fn execute(
@@ -184,33 +171,18 @@ impl TypedToolDefinition for LsTool {
             if lines.is_empty() {
                 return Ok(AgentToolResult::text("(empty directory)"));
             }
-            let t = truncate_head(
-                &lines.join("\n"),
-                TruncationOptions::bytes_only(DEFAULT_MAX_BYTES),
-            );
-            let mut notices = Vec::new();
-            let mut details = Map::new();
+            let mut listing = Listing::default();
             if limit_reached {
-                notices.push(format!(
-                    "{limit} entries limit reached. Use limit={} for more",
-                    limit * 2
-                ));
-                details.insert("entryLimitReached".into(), json!(limit));
+                listing.limit_reached(
+                    "entryLimitReached",
+                    limit,
+                    format!(
+                        "{limit} entries limit reached. Use limit={} for more",
+                        limit * 2
+                    ),
+                );
             }
-            if t.truncated {
-                notices.push(format!(
-                    "{} limit reached",
-                    format_size(DEFAULT_MAX_BYTES as u64)
-                ));
-                details.insert("truncation".into(), json!(t));
-            }
-            let text = format!("{}{}", t.content, notice_block(&notices));
-            let details = if details.is_empty() {
-                Value::Null
-            } else {
-                Value::Object(details)
-            };
-            Ok(AgentToolResult::text(text).with_details(details))
+            Ok(listing.finish(&lines, None))
         })
         .await
     }

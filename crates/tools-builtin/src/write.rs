@@ -103,7 +103,12 @@ impl TypedToolDefinition for WriteTool {
         let path = args["path"].as_str().unwrap_or("?");
         let content = args["content"].as_str().unwrap_or("");
         let mut text = header("write", path, theme);
-        text.extend(preview(content, PREVIEW_LINES, false, theme.muted, theme));
+        let mut body = preview(content, PREVIEW_LINES, false, theme.muted, theme);
+        for line in &mut body.lines {
+            line.spans.insert(0, coding_agent::Span::default());
+            line.spans[0].text = "  ".to_string();
+        }
+        text.extend(body);
         Some(text)
     }
 

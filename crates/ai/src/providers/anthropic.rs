@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::builder::MessageBuilder;
-use super::http::{RequestFailure, RetryPolicy, StreamEnd, http_client, post_json, read_sse};
+use super::http::{RetryPolicy, StreamEnd, http_client, open_stream, read_sse};
 use super::lowering::{anthropic_tool, check_tool_name};
 use crate::content::ContentBlock;
 use crate::message::{AssistantMessage, Message, StopReason, UserContent};
@@ -282,10 +282,6 @@ impl ModelClient for AnthropicClient {
         let mut base = AssistantMessage::empty(&model.provider, &model.id);
         base.api = Some("anthropic-messages".to_string());
         let mut builder = MessageBuilder::new(base, tx);
-        let name_error = context
-            .tools
-            .iter()
-            .find_map(|t| check_tool_name(&t.name).err());
         let body = self.request_body(model, context, &options);
         let url = format!("{}/v1/messages", self.base_url);
         let mut headers = vec![(
@@ -298,21 +294,24 @@ impl ModelClient for AnthropicClient {
         let http = self.http.clone();
         let retry = self.retry;
         let cancel: CancellationToken = options.cancel;
+        let bad_tool_name = context
+            .tools
+            .iter()
+            .find_map(|t| check_tool_name(&t.name).err());
         tokio::spawn(async move {
-            if let Some(e) = name_error {
-                builder.fail(StopReason::Error, e);
+            let Some(response) = open_stream(
+                &mut builder,
+                bad_tool_name,
+                &http,
+                &url,
+                &headers,
+                &body,
+                retry,
+                &cancel,
+            )
+            .await
+            else {
                 return;
-            }
-            let response = match post_json(&http, &url, &headers, &body, retry, &cancel).await {
-                Ok(r) => r,
-                Err(RequestFailure::Aborted) => {
-                    builder.fail(StopReason::Aborted, "Request was aborted");
-                    return;
-                }
-                Err(RequestFailure::Failed(m)) => {
-                    builder.fail(StopReason::Error, m);
-                    return;
-                }
             };
             let mut state = Stream {
                 b: builder,

@@ -112,6 +112,38 @@ pub(crate) async fn post_json(
     }
 }
 
+/// POSTs `body` and returns the response to stream. Any failure before
+/// streaming (a tool name the provider refuses, an HTTP error after retries,
+/// cancellation) ends the message through `builder` and returns `None`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn open_stream(
+    builder: &mut super::builder::MessageBuilder,
+    bad_tool_name: Option<String>,
+    http: &reqwest::Client,
+    url: &str,
+    headers: &[(String, String)],
+    body: &Value,
+    retry: RetryPolicy,
+    cancel: &CancellationToken,
+) -> Option<reqwest::Response> {
+    use crate::message::StopReason;
+    if let Some(e) = bad_tool_name {
+        builder.fail(StopReason::Error, e);
+        return None;
+    }
+    match post_json(http, url, headers, body, retry, cancel).await {
+        Ok(r) => Some(r),
+        Err(RequestFailure::Aborted) => {
+            builder.fail(StopReason::Aborted, "Request was aborted");
+            None
+        }
+        Err(RequestFailure::Failed(m)) => {
+            builder.fail(StopReason::Error, m);
+            None
+        }
+    }
+}
+
 /// How an SSE stream ended.
 pub(crate) enum StreamEnd {
     /// The server closed the stream.
