@@ -201,6 +201,15 @@ pub fn coerce_to_schema(schema: &Value, value: Value) -> Value {
     }
 
     let types = declared_types(schema);
+    // `2.0` for an integer field becomes `2`, so typed code can read it as one.
+    if types.contains(&"integer")
+        && let Value::Number(n) = &value
+        && !n.is_i64()
+        && !n.is_u64()
+        && let Some(v) = n.as_f64().and_then(|f| number_from_f64(f, true))
+    {
+        value = v;
+    }
     if !types.is_empty() && !types.iter().any(|t| value_has_type(&value, t)) {
         for t in &types {
             if let Some(v) = coerce_scalar(&value, t) {
@@ -416,6 +425,16 @@ mod tests {
         let schema = json!({"anyOf":[{"type":"number"},{"type":"boolean"}]});
         assert_eq!(coerce_to_schema(&schema, json!("3")), json!(3));
         assert_eq!(coerce_to_schema(&schema, json!(true)), json!(true));
+    }
+
+    #[test]
+    fn whole_floats_become_integers() {
+        let schema =
+            json!({"type":"object","properties":{"n":{"type":"integer"},"f":{"type":"number"}}});
+        assert_eq!(
+            coerce_to_schema(&schema, json!({"n": 2.0, "f": 2.5})),
+            json!({"n": 2, "f": 2.5})
+        );
     }
 
     #[test]
