@@ -120,7 +120,7 @@ fn search_file(
         sinks::Lossy(|line_number, text| {
             let text = text.strip_suffix('\n').unwrap_or(text);
             let text = text.strip_suffix('\r').unwrap_or(text);
-            lines.push((line_number, text.to_string()));
+            lines.push((line_number, clip(text)));
             Ok(lines.len() < cap)
         }),
     );
@@ -365,6 +365,15 @@ fn search_tree(
     Ok(progress.ordered)
 }
 
+/// Keeps one character more than is ever shown, so memory stays bounded on
+/// huge lines while `truncate_line` still sees that the line was longer.
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(GREP_MAX_LINE_LENGTH + 1) {
+        Some((cut, _)) => text[..cut].to_string(),
+        None => text.to_string(),
+    }
+}
+
 /// The lines within `context` of any match, read by streaming the file once.
 fn context_lines(
     path: &Path,
@@ -400,7 +409,7 @@ fn context_lines(
             let text = String::from_utf8_lossy(&buf);
             let text = text.strip_suffix('\n').unwrap_or(&text);
             let text = text.strip_suffix('\r').unwrap_or(text);
-            texts.insert(n, text.to_string());
+            texts.insert(n, clip(text));
         }
     }
     Some(texts)
