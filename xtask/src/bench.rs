@@ -468,7 +468,10 @@ pub fn run(args: &[String]) -> Result<()> {
             "--corpus",
         ])
         .arg(&corpus_dir)
+        .arg("--big-file")
+        .arg(&big)
         .args(["--runs", &runs.to_string()])
+        .args(quick.then_some("--quick"))
         .current_dir(&root)
         .stderr(Stdio::inherit())
         .output()?;

@@ -97,7 +97,10 @@ pub fn generate_tree(root: &Path, files: usize, seed: u64) -> io::Result<()> {
     std::fs::write(marker, spec)
 }
 
-/// Writes a file of `lines` numbered lines of about 100 bytes each.
+/// Length of every line [`generate_big_file`] writes, newline included.
+pub const BIG_FILE_LINE_BYTES: u64 = 89;
+
+/// Writes a file of `lines` numbered lines of [`BIG_FILE_LINE_BYTES`] bytes each.
 pub fn generate_big_file(path: &Path, lines: usize) -> io::Result<()> {
     let marker = path.with_extension("spec");
     let spec = format!("lines={lines} v1\n");
