@@ -442,3 +442,60 @@ async fn openai_calls_without_index_and_anthropic_base_with_v1() {
     assert_eq!(msg.stop_reason, StopReason::Stop, "{:?}", msg.error_message);
     assert_eq!(server.requests()[0].path, "/v1/messages");
 }
+
+#[tokio::test]
+async fn servers_that_ignore_stream_true_still_work() {
+    let (msg, _) = openai(vec![Reply::status(
+        200,
+        &json!({
+            "id": "c", "object": "chat.completion",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": "Reading.",
+                "tool_calls": [{"id": "call_9", "type": "function", "function": {"name": "read", "arguments": "{\"path\":\"z.txt\"}"}}]
+            }}],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9}
+        })
+        .to_string(),
+    )])
+    .await;
+    assert_eq!(
+        msg.stop_reason,
+        StopReason::ToolUse,
+        "{:?}",
+        msg.error_message
+    );
+    assert_eq!(msg.text(), "Reading.");
+    assert_eq!(
+        msg.tool_calls().next().unwrap().arguments,
+        json!({"path": "z.txt"})
+    );
+    assert_eq!(msg.usage.total_tokens, 9);
+
+    let (msg, _) = anthropic(vec![Reply::status(
+        200,
+        &json!({
+            "id": "m", "type": "message", "role": "assistant", "model": "claude-test",
+            "content": [
+                {"type": "text", "text": "Let me read it."},
+                {"type": "tool_use", "id": "toolu_9", "name": "read", "input": {"path": "z.txt"}}
+            ],
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": 11, "output_tokens": 5}
+        })
+        .to_string(),
+    )])
+    .await;
+    assert_eq!(
+        msg.stop_reason,
+        StopReason::ToolUse,
+        "{:?}",
+        msg.error_message
+    );
+    assert_eq!(msg.text(), "Let me read it.");
+    let call = msg.tool_calls().next().unwrap();
+    assert_eq!(
+        (call.id.as_str(), call.arguments.clone()),
+        ("toolu_9", json!({"path": "z.txt"}))
+    );
+    assert_eq!((msg.usage.input, msg.usage.output), (11, 5));
+}

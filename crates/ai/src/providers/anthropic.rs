@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::builder::MessageBuilder;
-use super::http::{RetryPolicy, StreamEnd, http_client, open_stream, read_sse};
+use super::http::{RetryPolicy, StreamEnd, http_client, json_body, open_stream, read_sse};
 use super::lowering::{anthropic_tool, check_tool_name};
 use crate::content::ContentBlock;
 use crate::message::{AssistantMessage, Message, StopReason, UserContent};
@@ -271,6 +271,40 @@ impl Stream {
     }
 }
 
+/// A non-streamed Messages response as the stream events it stands for.
+fn message_as_events(v: &Value) -> Vec<Value> {
+    if v["type"] == "error" {
+        return vec![v.clone()];
+    }
+    let mut events = vec![json!({"type": "message_start", "message": {"usage": v["usage"]}})];
+    for (i, block) in v["content"].as_array().into_iter().flatten().enumerate() {
+        let (start, delta) = match block["type"].as_str() {
+            Some("text") => (
+                json!({"type": "text", "text": ""}),
+                json!({"type": "text_delta", "text": block["text"]}),
+            ),
+            Some("thinking") => (
+                json!({"type": "thinking", "thinking": ""}),
+                json!({"type": "thinking_delta", "thinking": block["thinking"]}),
+            ),
+            Some("tool_use") => (
+                json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+            ),
+            _ => continue,
+        };
+        events.push(json!({"type": "content_block_start", "index": i, "content_block": start}));
+        events.push(json!({"type": "content_block_delta", "index": i, "delta": delta}));
+        if let Some(sig) = block["signature"].as_str() {
+            events.push(json!({"type": "content_block_delta", "index": i, "delta": {"type": "signature_delta", "signature": sig}}));
+        }
+        events.push(json!({"type": "content_block_stop", "index": i}));
+    }
+    events.push(json!({"type": "message_delta", "delta": {"stop_reason": v["stop_reason"]}, "usage": {"output_tokens": v["usage"]["output_tokens"]}}));
+    events.push(json!({"type": "message_stop"}));
+    events
+}
+
 impl ModelClient for AnthropicClient {
     fn stream(
         &self,
@@ -318,6 +352,36 @@ impl ModelClient for AnthropicClient {
                 open: HashMap::new(),
                 stop: None,
                 done: false,
+            };
+            let response = match json_body(response, &cancel).await {
+                Err(stream) => stream,
+                Ok(body) => {
+                    // A whole message: replay it as the events a stream would have sent.
+                    let mut outcome = body.map(|v| message_as_events(&v));
+                    if let Ok(events) = &outcome {
+                        for e in events {
+                            if let Err(err) = state.event(&e.to_string()) {
+                                outcome = Err(err);
+                                break;
+                            }
+                        }
+                    }
+                    state.close_all();
+                    match outcome {
+                        Ok(_) if state.stop.as_deref() == Some("refusal") => state
+                            .b
+                            .fail(StopReason::Error, "The model refused to answer"),
+                        Ok(_) => state.b.finish(match state.stop.as_deref() {
+                            Some("max_tokens") => StopReason::Length,
+                            Some("tool_use") => StopReason::ToolUse,
+                            _ if state.b.has_tool_calls() => StopReason::ToolUse,
+                            _ => StopReason::Stop,
+                        }),
+                        Err(e) if cancel.is_cancelled() => state.b.fail(StopReason::Aborted, e),
+                        Err(e) => state.b.fail(StopReason::Error, e),
+                    }
+                    return;
+                }
             };
             let mut event_error = None;
             let end = read_sse(response, &cancel, |event| match state.event(&event.data) {

@@ -144,6 +144,28 @@ pub(crate) async fn open_stream(
     }
 }
 
+/// The body of a response that is plain JSON instead of an event stream (a
+/// server that ignored `"stream": true`); `None` for an event stream.
+pub(crate) async fn json_body(
+    response: reqwest::Response,
+    cancel: &CancellationToken,
+) -> Result<Result<Value, String>, reqwest::Response> {
+    let is_json = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("application/json"));
+    if !is_json {
+        return Err(response);
+    }
+    let text = tokio::select! {
+        t = response.text() => t.map_err(|e| format!("Connection lost while reading the response: {e}")),
+        _ = cancel.cancelled() => return Ok(Err("Request was aborted".to_string())),
+    };
+    Ok(text
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| format!("Invalid JSON response: {e}"))))
+}
+
 /// How an SSE stream ended.
 pub(crate) enum StreamEnd {
     /// The server closed the stream.

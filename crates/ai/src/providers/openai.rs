@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::builder::MessageBuilder;
-use super::http::{RetryPolicy, StreamEnd, http_client, open_stream, read_sse};
+use super::http::{RetryPolicy, StreamEnd, http_client, json_body, open_stream, read_sse};
 use super::lowering::{check_tool_name, openai_tool};
 use crate::content::ContentBlock;
 use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent};
@@ -302,6 +302,25 @@ impl Stream {
     }
 }
 
+/// A non-streamed `chat.completion` as one streaming chunk (message as delta,
+/// tool calls indexed).
+fn completion_as_chunk(v: &Value) -> Value {
+    if v.get("error").is_some_and(|e| !e.is_null()) {
+        return v.clone();
+    }
+    let choice = &v["choices"][0];
+    let mut delta = choice["message"].clone();
+    if let Some(calls) = delta.get_mut("tool_calls").and_then(Value::as_array_mut) {
+        for (i, call) in calls.iter_mut().enumerate() {
+            call["index"] = json!(i);
+        }
+    }
+    json!({
+        "choices": [{"index": 0, "delta": delta, "finish_reason": choice["finish_reason"]}],
+        "usage": v["usage"],
+    })
+}
+
 fn stop_reason(finish: Option<&str>, has_calls: bool) -> StopReason {
     match finish {
         Some("length") => StopReason::Length,
@@ -356,6 +375,24 @@ impl ModelClient for OpenAiClient {
                 thinking: None,
                 calls: HashMap::new(),
                 finish: None,
+            };
+            let response = match json_body(response, &cancel).await {
+                Err(stream) => stream,
+                Ok(body) => {
+                    // A whole completion: replay it as one chunk.
+                    let outcome =
+                        body.and_then(|v| state.chunk(&completion_as_chunk(&v).to_string()));
+                    state.end_blocks();
+                    let has_calls = state.b.has_tool_calls();
+                    match outcome {
+                        Ok(_) => state
+                            .b
+                            .finish(stop_reason(state.finish.as_deref(), has_calls)),
+                        Err(e) if cancel.is_cancelled() => state.b.fail(StopReason::Aborted, e),
+                        Err(e) => state.b.fail(StopReason::Error, e),
+                    }
+                    return;
+                }
             };
             let mut chunk_error = None;
             let end = read_sse(response, &cancel, |event| match state.chunk(&event.data) {
