@@ -281,8 +281,13 @@ impl Stream {
                         i
                     }
                 };
-                if let Some(args) = call.pointer("/function/arguments").and_then(Value::as_str) {
-                    self.b.append_tool_args(index, args);
+                match call.pointer("/function/arguments") {
+                    Some(Value::String(args)) => self.b.append_tool_args(index, args),
+                    // Some servers send the arguments already parsed.
+                    Some(args @ Value::Object(_)) => {
+                        self.b.append_tool_args(index, &args.to_string())
+                    }
+                    _ => {}
                 }
             }
         }
