@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::builder::MessageBuilder;
-use super::http::{RetryPolicy, StreamEnd, http_client, json_body, open_stream, read_sse};
-use super::lowering::{anthropic_tool, check_tool_name};
+use super::http::{PreparedRequest, RetryPolicy, StreamEnd, http_client, json_body, read_sse};
+use super::lowering::anthropic_tool;
 use crate::content::ContentBlock;
 use crate::message::{AssistantMessage, Message, StopReason, UserContent};
 use crate::stream::{AssistantEventStream, ModelClient, StreamOptions};
@@ -325,26 +325,11 @@ impl ModelClient for AnthropicClient {
         if let Some(key) = &self.api_key {
             headers.push(("x-api-key".to_string(), key.clone()));
         }
-        let http = self.http.clone();
-        let retry = self.retry;
+        let request =
+            PreparedRequest::new(&self.http, url, headers, body, self.retry, &context.tools);
         let cancel: CancellationToken = options.cancel;
-        let bad_tool_name = context
-            .tools
-            .iter()
-            .find_map(|t| check_tool_name(&t.name).err());
         tokio::spawn(async move {
-            let Some(response) = open_stream(
-                &mut builder,
-                bad_tool_name,
-                &http,
-                &url,
-                &headers,
-                &body,
-                retry,
-                &cancel,
-            )
-            .await
-            else {
+            let Some(response) = request.open(&mut builder, &cancel).await else {
                 return;
             };
             let mut state = Stream {

@@ -112,34 +112,70 @@ pub(crate) async fn post_json(
     }
 }
 
-/// POSTs `body` and returns the response to stream. Any failure before
-/// streaming (a tool name the provider refuses, an HTTP error after retries,
-/// cancellation) ends the message through `builder` and returns `None`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn open_stream(
-    builder: &mut super::builder::MessageBuilder,
-    bad_tool_name: Option<String>,
-    http: &reqwest::Client,
-    url: &str,
-    headers: &[(String, String)],
-    body: &Value,
-    retry: RetryPolicy,
-    cancel: &CancellationToken,
-) -> Option<reqwest::Response> {
-    use crate::message::StopReason;
-    if let Some(e) = bad_tool_name {
-        builder.fail(StopReason::Error, e);
-        return None;
-    }
-    match post_json(http, url, headers, body, retry, cancel).await {
-        Ok(r) => Some(r),
-        Err(RequestFailure::Aborted) => {
-            builder.fail(StopReason::Aborted, "Request was aborted");
-            None
+/// One provider request, ready to send from a streaming task.
+pub(crate) struct PreparedRequest {
+    pub(crate) http: reqwest::Client,
+    pub(crate) url: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Value,
+    pub(crate) retry: RetryPolicy,
+    /// Why the provider would refuse one of the tool names, if it would.
+    pub(crate) bad_tool_name: Option<String>,
+}
+
+impl PreparedRequest {
+    pub(crate) fn new(
+        http: &reqwest::Client,
+        url: String,
+        headers: Vec<(String, String)>,
+        body: Value,
+        retry: RetryPolicy,
+        tools: &[crate::tool::Tool],
+    ) -> Self {
+        PreparedRequest {
+            http: http.clone(),
+            url,
+            headers,
+            body,
+            retry,
+            bad_tool_name: tools
+                .iter()
+                .find_map(|t| super::lowering::check_tool_name(&t.name).err()),
         }
-        Err(RequestFailure::Failed(m)) => {
-            builder.fail(StopReason::Error, m);
-            None
+    }
+
+    /// POSTs the body and returns the response to stream. Any failure before
+    /// streaming (a tool name the provider refuses, an HTTP error after
+    /// retries, cancellation) ends the message through `builder` and returns `None`.
+    pub(crate) async fn open(
+        self,
+        builder: &mut super::builder::MessageBuilder,
+        cancel: &CancellationToken,
+    ) -> Option<reqwest::Response> {
+        use crate::message::StopReason;
+        if let Some(e) = self.bad_tool_name {
+            builder.fail(StopReason::Error, e);
+            return None;
+        }
+        match post_json(
+            &self.http,
+            &self.url,
+            &self.headers,
+            &self.body,
+            self.retry,
+            cancel,
+        )
+        .await
+        {
+            Ok(r) => Some(r),
+            Err(RequestFailure::Aborted) => {
+                builder.fail(StopReason::Aborted, "Request was aborted");
+                None
+            }
+            Err(RequestFailure::Failed(m)) => {
+                builder.fail(StopReason::Error, m);
+                None
+            }
         }
     }
 }

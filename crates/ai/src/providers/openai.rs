@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::builder::MessageBuilder;
-use super::http::{RetryPolicy, StreamEnd, http_client, json_body, open_stream, read_sse};
-use super::lowering::{check_tool_name, openai_tool};
+use super::http::{PreparedRequest, RetryPolicy, StreamEnd, http_client, json_body, read_sse};
+use super::lowering::openai_tool;
 use crate::content::ContentBlock;
 use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent};
 use crate::stream::{AssistantEventStream, ModelClient, StreamOptions};
@@ -352,26 +352,11 @@ impl ModelClient for OpenAiClient {
         if let Some(key) = &self.api_key {
             headers.push(("authorization".to_string(), format!("Bearer {key}")));
         }
-        let http = self.http.clone();
-        let retry = self.retry;
+        let request =
+            PreparedRequest::new(&self.http, url, headers, body, self.retry, &context.tools);
         let cancel: CancellationToken = options.cancel;
-        let bad_tool_name = context
-            .tools
-            .iter()
-            .find_map(|t| check_tool_name(&t.name).err());
         tokio::spawn(async move {
-            let Some(response) = open_stream(
-                &mut builder,
-                bad_tool_name,
-                &http,
-                &url,
-                &headers,
-                &body,
-                retry,
-                &cancel,
-            )
-            .await
-            else {
+            let Some(response) = request.open(&mut builder, &cancel).await else {
                 return;
             };
             let mut state = Stream {
