@@ -220,13 +220,13 @@ impl TypedToolDefinition for EditTool {
             if cancel.is_cancelled() {
                 return Err(ToolError::aborted());
             }
-            if bom.is_empty() {
-                files.write_file_atomic(&target, applied.content.as_bytes())
+            let outcome = if bom.is_empty() {
+                files.write_file(&target, applied.content.as_bytes())
             } else {
                 let mut out = String::with_capacity(bom.len() + applied.content.len());
                 out.push_str(bom);
                 out.push_str(&applied.content);
-                files.write_file_atomic(&target, out.as_bytes())
+                files.write_file(&target, out.as_bytes())
             }
             .map_err(|e| ToolError::new(format!("Could not write {raw}: {e}")))?;
             // The diff is over LF text; without CRs the texts are used as they are.
@@ -241,7 +241,7 @@ impl TypedToolDefinition for EditTool {
                 applied.content
             };
             let (diff, patch, first) = diff_outputs(&old_lf, &new_lf, &raw);
-            Ok(json!({"diff": diff, "patch": patch, "firstChangedLine": first}))
+            Ok(json!({"diff": diff, "patch": patch, "firstChangedLine": first, "write": outcome}))
         })
         .await?;
         Ok(AgentToolResult::text(format!(

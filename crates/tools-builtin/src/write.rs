@@ -138,7 +138,7 @@ impl TypedToolDefinition for WriteTool {
         let files = self.files.clone();
         let target = path.clone();
         let bytes = params.content.len();
-        run_in_queue(&self.queue, &path, &ctx.cancel, move || {
+        let outcome = run_in_queue(&self.queue, &path, &ctx.cancel, move || {
             if let Some(parent) = target.parent() {
                 files.create_dir_all(parent).map_err(|e| {
                     ToolError::new(format!(
@@ -149,13 +149,14 @@ impl TypedToolDefinition for WriteTool {
                 })?;
             }
             files
-                .write_file_atomic(&target, params.content.as_bytes())
+                .write_file(&target, params.content.as_bytes())
                 .map_err(|e| ToolError::new(describe_io_error(&e, &target)))
         })
         .await?;
         Ok(AgentToolResult::text(format!(
             "Successfully wrote {bytes} bytes to {}",
             params.path
-        )))
+        ))
+        .with_details(serde_json::json!({ "write": outcome })))
     }
 }

@@ -1,0 +1,43 @@
+//! Pluggable operations: the file-system and process calls the tools make.
+//!
+//! The tools' logic (selection, truncation, notices, matching) runs against these
+//! traits, so the same tools can work on a remote machine or a sandbox by
+//! supplying other implementations. [`LocalFileOps`] and [`LocalProcessOps`] work
+//! on this machine. (grep and find walk the local file system directly with the
+//! `ignore` crate; a remote backend supplies its own definitions for them.)
+
+mod files;
+mod process;
+pub mod replace;
+
+use std::sync::Arc;
+
+pub use files::{DirEntryInfo, FileInfo, FileOps, LocalFileOps};
+pub use process::{
+    CALL_MARKER_VAR, ExecEnd, ExecRequest, LocalProcessOps, OutputSink, ProcessOps, kill_call,
+};
+pub use replace::{WriteMethod, WriteOutcome, write_file};
+
+/// The shared operations of a tool set.
+#[derive(Clone)]
+pub struct Operations {
+    /// File-system calls.
+    pub files: Arc<dyn FileOps>,
+    /// Process spawning.
+    pub processes: Arc<dyn ProcessOps>,
+}
+
+impl Default for Operations {
+    fn default() -> Self {
+        Operations {
+            files: Arc::new(LocalFileOps),
+            processes: Arc::new(LocalProcessOps),
+        }
+    }
+}
+
+impl std::fmt::Debug for Operations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Operations")
+    }
+}

@@ -1,0 +1,212 @@
+//! Process spawning: the [`ProcessOps`] trait and the local implementation.
+
+use std::ffi::OsString;
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use agent_core::CancellationToken;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
+/// A command for [`ProcessOps::exec`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecRequest {
+    /// The shell to run (`<shell> -c <command>`).
+    pub shell: PathBuf,
+    /// The command text.
+    pub command: String,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// The complete environment of the child.
+    pub env: Vec<(OsString, OsString)>,
+    /// Kill the command after this long.
+    pub timeout: Option<Duration>,
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecEnd {
+    /// It exited by itself; `None` when a signal (not ours) ended it.
+    Exited(Option<i32>),
+    /// The timeout fired and the command was killed.
+    TimedOut,
+    /// The cancellation token fired and the command was killed.
+    Aborted,
+}
+
+/// Receives output bytes (stdout and stderr merged, in arrival order).
+pub type OutputSink<'a> = &'a mut (dyn FnMut(&[u8]) + Send);
+
+/// Process spawning for bash.
+pub trait ProcessOps: Send + Sync {
+    /// Runs `request`, streaming its output into `on_data` until it ends.
+    fn exec<'a>(
+        &'a self,
+        request: ExecRequest,
+        on_data: OutputSink<'a>,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, io::Result<ExecEnd>>;
+}
+
+/// How long to keep reading after the shell exited while descendants still
+/// hold the output pipe open without writing.
+const DRAIN_IDLE: Duration = Duration::from_millis(100);
+
+/// [`ProcessOps`] on this machine: own process group, one pipe for stdout and
+/// stderr, group kill (and a sweep for escaped descendants) on timeout or
+/// cancel, a bounded drain when background children keep the pipe open.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LocalProcessOps;
+
+/// Environment variable marking every process a bash call starts, so escaped
+/// descendants (`setsid`, double forks) can be found and killed.
+pub const CALL_MARKER_VAR: &str = "CODING_AGENT_BASH_CALL";
+
+impl ProcessOps for LocalProcessOps {
+    fn exec<'a>(
+        &'a self,
+        request: ExecRequest,
+        on_data: OutputSink<'a>,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, io::Result<ExecEnd>> {
+        run_local(request, on_data, cancel).boxed()
+    }
+}
+
+async fn run_local(
+    request: ExecRequest,
+    on_data: OutputSink<'_>,
+    cancel: CancellationToken,
+) -> io::Result<ExecEnd> {
+    use tokio::io::AsyncReadExt;
+
+    let marker = format!(
+        "{}-{}",
+        std::process::id(),
+        agent_ai::now_millis() as u64 ^ (fastrand_u64())
+    );
+    let (reader, writer) = std::io::pipe()?;
+    // A larger pipe means fewer wake-ups for chatty commands (best effort).
+    let _ = rustix::pipe::fcntl_setpipe_size(&writer, 1 << 20);
+    let writer_err = writer.try_clone()?;
+    let mut command = tokio::process::Command::new(&request.shell);
+    command
+        .arg("-c")
+        .arg(&request.command)
+        .current_dir(&request.cwd)
+        .env_clear()
+        .envs(request.env.iter().map(|(k, v)| (k, v)))
+        .env(CALL_MARKER_VAR, &marker)
+        .stdin(std::process::Stdio::null())
+        .stdout(writer)
+        .stderr(writer_err)
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = command.spawn()?;
+    // The parent's copies of the write end must go, or EOF never comes.
+    drop(command);
+    let pid = child.id();
+    let mut pipe =
+        tokio::net::unix::pipe::Receiver::from_owned_fd(std::os::fd::OwnedFd::from(reader))?;
+
+    let deadline = request.timeout.map(|t| tokio::time::Instant::now() + t);
+    let sleep_until = async move {
+        match deadline {
+            Some(d) => tokio::time::sleep_until(d).await,
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::pin!(sleep_until);
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut status: Option<std::process::ExitStatus> = None;
+    let mut pipe_open = true;
+    let end = loop {
+        if status.is_some() && !pipe_open {
+            break None;
+        }
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => break Some(ExecEnd::Aborted),
+            _ = &mut sleep_until => break Some(ExecEnd::TimedOut),
+            read = pipe.read(&mut buf), if pipe_open => match read {
+                Ok(0) | Err(_) => pipe_open = false,
+                Ok(n) => on_data(&buf[..n]),
+            },
+            waited = child.wait(), if status.is_none() => {
+                status = Some(waited?);
+            },
+            // After the shell exited, stop waiting for a pipe that descendants
+            // keep open but do not write to.
+            _ = tokio::time::sleep(DRAIN_IDLE), if status.is_some() && pipe_open => {
+                pipe_open = false;
+            },
+        }
+    };
+    match end {
+        Some(kind) => {
+            kill_call(pid, &marker);
+            let _ = child.wait().await;
+            // Whatever is already in the pipe is still output of the command.
+            while let Ok(n) = pipe.try_read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                on_data(&buf[..n]);
+            }
+            Ok(kind)
+        }
+        None => Ok(ExecEnd::Exited(status.and_then(|s| s.code()))),
+    }
+}
+
+/// A cheap random number for the call marker (no extra dependency).
+fn fastrand_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(agent_ai::now_millis() as u64);
+    h.finish()
+}
+
+/// SIGKILLs the call's process group, then every process still carrying the
+/// call's marker in its environment (descendants that left the group).
+pub fn kill_call(pid: Option<u32>, marker: &str) {
+    if let Some(pid) = pid.and_then(|p| rustix::process::Pid::from_raw(p as i32))
+        && rustix::process::kill_process_group(pid, rustix::process::Signal::KILL).is_err()
+    {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+    }
+    kill_marked(marker);
+}
+
+/// Kills processes whose environment contains `CALL_MARKER_VAR=marker` (Linux /proc).
+fn kill_marked(marker: &str) {
+    let needle = format!("{CALL_MARKER_VAR}={marker}");
+    let me = std::process::id();
+    // Two sweeps: a process may fork while the first one runs.
+    for _ in 0..2 {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if pid == me {
+                continue;
+            }
+            let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+                continue;
+            };
+            if environ.split(|&b| b == 0).any(|kv| kv == needle.as_bytes())
+                && let Some(p) = rustix::process::Pid::from_raw(pid as i32)
+            {
+                let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+            }
+        }
+    }
+}
