@@ -83,25 +83,24 @@ fn fuzzy_line(line: &str) -> FuzzyLine {
 }
 
 impl FuzzyLine {
-    /// Original offset of a fuzzy offset; `start` rounds down, otherwise up.
-    fn to_original(&self, fuzzy: usize, start: bool) -> usize {
-        if start {
-            // Last boundary at or before `fuzzy`.
-            self.bounds
-                .iter()
-                .rev()
-                .find(|b| b.0 <= fuzzy)
-                .map(|b| b.1)
-                .unwrap_or(0)
-        } else {
-            // First boundary at or after `fuzzy`.
-            self.bounds
-                .iter()
-                .find(|b| b.0 >= fuzzy)
-                .map(|b| b.1)
-                .unwrap_or_else(|| self.bounds.last().map(|b| b.1).unwrap_or(0))
-        }
+    /// Original offset of a fuzzy offset that falls on a segment boundary;
+    /// `None` inside a combining sequence or a compatibility expansion (the
+    /// `fi` of U+FB01), where no original span corresponds. Several segments
+    /// can end at one fuzzy offset (trailing whitespace); a start takes the
+    /// last of them, an end the first.
+    fn to_original(&self, fuzzy: usize, start: bool) -> Option<usize> {
+        let mut at = self.bounds.iter().filter(|b| b.0 == fuzzy).map(|b| b.1);
+        if start { at.last() } else { at.next() }
     }
+}
+
+/// Whether `offset` of `text` is not inside a combining sequence: the
+/// character there (if any) is not a combining mark.
+fn on_segment_boundary(text: &str, offset: usize) -> bool {
+    text[offset..]
+        .chars()
+        .next()
+        .is_none_or(|c| canonical_combining_class(c) == 0)
 }
 
 /// Whether fuzzy normalisation would leave `text` unchanged: plain ASCII with
@@ -127,10 +126,18 @@ pub fn normalize_line_endings(text: &str) -> String {
     text.replace("\r\n", "\n").replace('\r', "\n")
 }
 
-/// The file's line ending: CRLF when its first `\n` follows a `\r`.
+/// The file's line ending, from its first line break: `\r\n`, a lone `\r`
+/// (classic Mac files) or `\n`.
 pub fn detect_line_ending(text: &str) -> &'static str {
-    match text.find('\n') {
-        Some(i) if i > 0 && text.as_bytes()[i - 1] == b'\r' => "\r\n",
+    let bytes = text.as_bytes();
+    match memchr::memchr2(b'\r', b'\n', bytes) {
+        Some(i) if bytes[i] == b'\r' => {
+            if bytes.get(i + 1) == Some(&b'\n') {
+                "\r\n"
+            } else {
+                "\r"
+            }
+        }
         _ => "\n",
     }
 }
@@ -216,27 +223,43 @@ pub fn apply_edits(original: &str, edits: &[Edit], path: &str) -> Result<Applied
             });
         }
         let old_fz = normalize_for_fuzzy_match(&old);
-        let span = if let Some(at) = lf.find(&old) {
-            let to_original = |offset: usize| {
-                let (line, col) = locate(&lf_starts, offset);
-                lines.original[line].0 + col
-            };
-            // An end right after a newline maps to the start of the next line,
-            // past the original terminator (which may be CRLF).
-            let end = to_original(at + old.len());
-            Some(to_original(at)..end)
-        } else if old_fz.is_empty() {
-            None
-        } else {
-            fz.find(&old_fz).map(|at| {
+        // Uniqueness and the span come from the same view. Exact matches that
+        // start or end inside a combining sequence are not matches at all.
+        let to_original = |offset: usize| {
+            let (line, col) = locate(&lf_starts, offset);
+            lines.original[line].0 + col
+        };
+        let mut exact_count = 0;
+        let mut exact_span = None;
+        for (at, _) in lf.match_indices(old.as_str()) {
+            if on_segment_boundary(&lf, at) && on_segment_boundary(&lf, at + old.len()) {
+                exact_count += 1;
+                // An end right after a newline maps to the start of the next
+                // line, past the original terminator (which may be CRLF).
+                exact_span.get_or_insert_with(|| to_original(at)..to_original(at + old.len()));
+            }
+        }
+        // Fuzzy occurrences count too (Pi's rule: text that differs only in
+        // quotes or trailing spaces is ambiguous), but only those that map to
+        // a whole original span.
+        let mut fuzzy_count = 0;
+        let mut fuzzy_span = None;
+        if !old_fz.is_empty() {
+            let line_text = |l: usize| &original[lines.original[l].0..lines.original[l].1];
+            for (at, _) in fz.match_indices(old_fz.as_str()) {
                 let (sl, sc) = locate(&fz_starts, at);
                 let (el, ec) = locate(&fz_starts, at + old_fz.len());
-                let line_text = |l: usize| &original[lines.original[l].0..lines.original[l].1];
-                let start = lines.original[sl].0 + fuzzy_line(line_text(sl)).to_original(sc, true);
-                let end = lines.original[el].0 + fuzzy_line(line_text(el)).to_original(ec, false);
-                start..end.max(start)
-            })
-        };
+                let start = fuzzy_line(line_text(sl)).to_original(sc, true);
+                let end = fuzzy_line(line_text(el)).to_original(ec, false);
+                if let (Some(start), Some(end)) = (start, end) {
+                    fuzzy_count += 1;
+                    let start = lines.original[sl].0 + start;
+                    let end = lines.original[el].0 + end;
+                    fuzzy_span.get_or_insert(start..end.max(start));
+                }
+            }
+        }
+        let span = exact_span.or(fuzzy_span);
         let Some(span) = span else {
             let mut message = if multi {
                 format!(
@@ -253,11 +276,7 @@ pub fn apply_edits(original: &str, edits: &[Edit], path: &str) -> Result<Applied
             }
             return Err(message);
         };
-        let occurrences = if old_fz.is_empty() {
-            1
-        } else {
-            fz.matches(&old_fz).count()
-        };
+        let occurrences = exact_count.max(fuzzy_count);
         if occurrences > 1 {
             return Err(if multi {
                 format!(

@@ -189,7 +189,7 @@ async fn write_creates_parents_reports_bytes_and_keeps_links() {
     .await;
     assert!(!out.is_error, "{}", out.text);
     assert_eq!(out.text, "Successfully wrote 11 bytes to deep/er/f.txt");
-    assert!(out.result.details.is_null());
+    assert_eq!(out.result.details, json!({"write": {"method": "created"}}));
     assert_eq!(read(dir.path(), "deep/er/f.txt"), "héllo 😀");
 
     write(dir.path(), "target.txt", "old");
@@ -278,4 +278,71 @@ async fn write_and_edit_on_a_full_disk_keep_the_old_file() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(names.len(), 1, "temp files left: {names:?}");
+}
+
+#[tokio::test]
+async fn a_match_never_splits_a_combining_sequence() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = "name = \"cafe\u{301}\"\nkey = \"cafe\"\n";
+    write(dir.path(), "c.toml", original);
+    let out = call(
+        "edit",
+        dir.path(),
+        json!({"path": "c.toml", "edits": [{"oldText": "= \"cafe", "newText": "= \"tea"}]}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(
+        read(dir.path(), "c.toml"),
+        "name = \"cafe\u{301}\"\nkey = \"tea\"\n",
+        "the accented line was touched"
+    );
+    // The same text twice at whole-character boundaries is ambiguous.
+    write(dir.path(), "d.toml", "a = \"x\"\nb = \"x\"\n");
+    let out = call(
+        "edit",
+        dir.path(),
+        json!({"path": "d.toml", "edits": [{"oldText": "= \"x\"", "newText": "= \"y\""}]}),
+    )
+    .await;
+    assert!(out.is_error);
+    assert!(out.text.starts_with("Found 2 occurrences"), "{}", out.text);
+}
+
+#[tokio::test]
+async fn a_match_never_splits_a_compatibility_expansion() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "l.txt", "a\u{FB01}b\n");
+    let out = call(
+        "edit",
+        dir.path(),
+        json!({"path": "l.txt", "edits": [{"oldText": "i", "newText": "I"}]}),
+    )
+    .await;
+    assert!(out.is_error, "{}", out.text);
+    assert!(out.text.starts_with("Could not find"), "{}", out.text);
+    assert_eq!(read(dir.path(), "l.txt"), "a\u{FB01}b\n");
+    // The whole ligature still matches its expansion.
+    let out = call(
+        "edit",
+        dir.path(),
+        json!({"path": "l.txt", "edits": [{"oldText": "afib", "newText": "done"}]}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(read(dir.path(), "l.txt"), "done\n");
+}
+
+#[tokio::test]
+async fn lone_cr_files_keep_their_line_ending() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "mac.txt", "one\rtwo\rthree\r");
+    let out = call(
+        "edit",
+        dir.path(),
+        json!({"path": "mac.txt", "edits": [{"oldText": "two", "newText": "two\nand a half"}]}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(read(dir.path(), "mac.txt"), "one\rtwo\rand a half\rthree\r");
 }
