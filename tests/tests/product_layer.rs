@@ -346,7 +346,8 @@ async fn allowed_tools_are_neither_offered_nor_executed() {
         .builtin_tools(vec![read.arc(), bash.arc()])
         .settings(Settings::from_value(json!({"allowedTools": ["read"]})))
         .context_files(false)
-        .build();
+        .build()
+        .unwrap();
     // Even an explicit activation cannot bring it back.
     session.set_active_tools(&["read", "bash"]);
     assert_eq!(session.active_tool_names(), ["read"]);
@@ -443,7 +444,8 @@ fn session_prompt_follows_the_active_set() {
         .builtin_tools(builtins())
         .settings(Settings::default())
         .context_files(false)
-        .build();
+        .build()
+        .unwrap();
     let prompt = session.system_prompt();
     assert!(prompt.contains(
         "- read: does things\n- bash: does things\n- edit: does things\n- write: does things\n"
@@ -466,9 +468,55 @@ fn context_files_are_found_from_cwd_upwards() {
     std::fs::write(root.path().join("a").join("CLAUDE.md"), "claude rules").unwrap();
     std::fs::write(sub.join("AGENTS.md"), "leaf rules").unwrap();
     std::fs::write(sub.join("CLAUDE.md"), "ignored: AGENTS.md wins").unwrap();
+    // The repository root bounds the search.
+    std::fs::create_dir(root.path().join(".git")).unwrap();
     let files = coding_agent::load_context_files(&sub, None);
     let contents: Vec<&str> = files.iter().map(|f| f.content.as_str()).collect();
     assert_eq!(contents, ["root rules", "claude rules", "leaf rules"]);
+}
+
+#[test]
+fn context_files_come_only_from_the_project_and_trusted_owners() {
+    use std::os::unix::fs::PermissionsExt;
+    // A shared, world-writable directory (like /tmp) holding a planted file,
+    // with a repository below it.
+    let shared = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(shared.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    std::fs::write(shared.path().join("AGENTS.md"), "planted above the repo").unwrap();
+    let repo = shared.path().join("repo");
+    let sub = repo.join("src");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(repo.join("AGENTS.md"), "repo rules").unwrap();
+    // A file inside the project owned by someone else is skipped (needs root to set up).
+    let foreign = sub.join("AGENTS.md");
+    std::fs::write(&foreign, "someone else's rules").unwrap();
+    let chowned = std::os::unix::fs::chown(&foreign, Some(41001), Some(41001)).is_ok();
+    let files = coding_agent::load_context_files(&sub, None);
+    let contents: Vec<&str> = files.iter().map(|f| f.content.as_str()).collect();
+    if chowned {
+        assert_eq!(contents, ["repo rules"]);
+    } else {
+        assert_eq!(contents, ["repo rules", "someone else's rules"]);
+    }
+    // Without a repository, only the working directory itself is read.
+    let lone = shared.path().join("lone");
+    std::fs::create_dir(&lone).unwrap();
+    std::fs::write(lone.join("CLAUDE.md"), "lone rules").unwrap();
+    let files = coding_agent::load_context_files(&lone, None);
+    let contents: Vec<&str> = files.iter().map(|f| f.content.as_str()).collect();
+    assert_eq!(contents, ["lone rules"]);
+    // A FIFO or a link to /dev/zero is skipped without hanging or eating memory.
+    std::fs::remove_file(lone.join("CLAUDE.md")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", lone.join("CLAUDE.md")).unwrap();
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(lone.join("AGENTS.md"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert!(coding_agent::load_context_files(&lone, None).is_empty());
 }
 
 struct Recording {
@@ -532,7 +580,7 @@ fn session_with(
     for e in extensions {
         b = b.extension(e);
     }
-    b.build()
+    b.build().unwrap()
 }
 
 #[tokio::test]
@@ -658,7 +706,8 @@ async fn block_images_setting_replaces_images_sent_to_the_model() {
             json!({"images": {"blockImages": true}}),
         ))
         .context_files(false)
-        .build();
+        .build()
+        .unwrap();
     session.prompt("take a screenshot").await.unwrap();
     let sent = &client.requests()[1].messages;
     let result = sent.iter().find_map(|m| m.as_tool_result()).unwrap();

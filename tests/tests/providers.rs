@@ -353,7 +353,8 @@ async fn full_loop_sends_the_tool_result_back() {
         .builtin_tools(tools_builtin::all_tools(dir.path()))
         .settings(coding_agent::Settings::default())
         .context_files(false)
-        .build();
+        .build()
+        .unwrap();
     session.prompt("what is in a.txt?").await.unwrap();
     let last = session
         .agent()

@@ -91,7 +91,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .settings(Settings::default())
         .context_files(false)
-        .build();
+        .build()?;
     println!("active tools: {:?}", session.active_tool_names());
     session.agent().subscribe(|event| match event {
         AgentEvent::ToolExecutionEnd {

@@ -136,7 +136,8 @@ pub async fn run(args: DemoArgs) -> i32 {
             ),
             ..Default::default()
         })
-        .build();
+        .build()
+        .expect("settings are given");
     crate::run::attach_output(&session, args.mode, false, dir.clone());
     if args.mode == Mode::Text {
         crate::print_line(&format!("> {DEMO_PROMPT}\n"));

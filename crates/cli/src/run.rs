@@ -61,7 +61,8 @@ pub fn build_session(
     for a in &args.append_system_prompt {
         builder = builder.append_system_prompt(a.clone());
     }
-    builder.build()
+    // Settings are given, so building cannot fail on them.
+    builder.build().expect("settings were loaded by the caller")
 }
 
 fn list_tools(session: &AgentSession) -> serde_json::Value {
@@ -141,10 +142,13 @@ pub async fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
-    let settings = Settings::load(&cwd);
-    for e in settings.errors() {
-        eprintln!("coding-agent: warning: ignoring settings file {e}");
-    }
+    let settings = match Settings::load(&cwd) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("coding-agent: cannot use the settings file {e}");
+            return 2;
+        }
+    };
     if args.list_tools || args.print_system_prompt {
         let session = build_session(
             &args,

@@ -32,9 +32,15 @@ pub async fn run_one(
 ) -> Result<(AgentToolResult, bool), UsageError> {
     let definition =
         tools_builtin::tool_by_name(name, cwd).map_err(|e| UsageError(e.to_string()))?;
-    let settings = Arc::new(Settings::load(cwd));
-    for e in settings.errors() {
-        eprintln!("warning: {e}");
+    let settings = Arc::new(Settings::load(cwd).map_err(|e| UsageError(e.to_string()))?);
+    if let Some(allowed) = settings.allowed_tools()
+        && !allowed.iter().any(|a| a == name)
+    {
+        let message = format!(
+            "Tool {name} is not allowed by the allowedTools setting (allowed: {})",
+            allowed.join(", ")
+        );
+        return Ok((AgentToolResult::error(message), true));
     }
     let cwd_buf = cwd.to_path_buf();
     let tool = wrap_tool_definition(

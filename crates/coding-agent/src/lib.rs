@@ -13,6 +13,7 @@
 
 mod definition;
 mod extension;
+mod project_file;
 mod registry;
 mod render;
 mod schema;
@@ -28,6 +29,7 @@ pub use extension::{
     Extension, ExtensionApi, ToolCallDecision, ToolCallEvent, ToolCallHandler, ToolResultEvent,
     ToolResultHandler, ToolResultPatch,
 };
+pub use project_file::MAX_PROJECT_FILE_BYTES;
 pub use registry::{DEFAULT_ACTIVE_TOOLS, ToolRegistry, ToolSelection, ToolSource};
 pub use render::{
     RenderContext, RenderResultOptions, RenderShell, Span, StyledLine, StyledText, Theme,
@@ -35,7 +37,10 @@ pub use render::{
 };
 pub use schema::{string_enum, string_enum_schema, string_enum_with_description};
 pub use session::{AgentSession, AgentSessionBuilder, IMAGES_BLOCKED_TEXT};
-pub use settings::{DEFAULT_BASH_TIMEOUT_SECONDS, Settings, SettingsError, agent_dir};
+pub use settings::{
+    DEFAULT_BASH_TIMEOUT_SECONDS, DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS,
+    Settings, SettingsError, agent_dir,
+};
 pub use system_prompt::{
     BASH_EXPLORATION_GUIDELINE, CLOSING_GUIDELINES, ContextFile, SystemPromptOptions,
     build_guidelines, build_system_prompt, load_context_files, today,

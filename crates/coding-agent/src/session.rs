@@ -25,7 +25,8 @@ use crate::system_prompt::{SystemPromptOptions, build_system_prompt, load_contex
 /// let session = AgentSessionBuilder::new(Model::new("scripted", "demo"), Arc::new(client))
 ///     .cwd(std::env::temp_dir())
 ///     .context_files(false)
-///     .build();
+///     .build()
+///     .unwrap();
 /// session.prompt("hello").await.unwrap();
 /// assert!(session.system_prompt().contains("Available tools:\n(none)"));
 /// # });
@@ -134,8 +135,15 @@ impl AgentSessionBuilder {
     }
 
     /// Assembles the session.
-    pub fn build(self) -> AgentSession {
-        let settings = Arc::new(self.settings.unwrap_or_else(|| Settings::load(&self.cwd)));
+    ///
+    /// # Errors
+    /// When no settings were given and the settings files of `cwd` cannot be
+    /// used (see [`Settings::load`]): a broken file never means "no limits".
+    pub fn build(self) -> Result<AgentSession, crate::SettingsError> {
+        let settings = Arc::new(match self.settings {
+            Some(s) => s,
+            None => Settings::load(&self.cwd)?,
+        });
         let api = ExtensionApi::load(&self.extensions);
         let mut registry = ToolRegistry::new(self.builtins);
         for (extension, tool) in api.tools() {
@@ -190,7 +198,7 @@ impl AgentSessionBuilder {
             cwd: self.cwd,
         };
         session.refresh();
-        session
+        Ok(session)
     }
 }
 

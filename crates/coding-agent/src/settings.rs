@@ -7,15 +7,31 @@
 //!
 //! The project file wins per top-level key; when both values are objects they are
 //! merged one level deep (project keys over global keys); arrays and scalars are
-//! replaced. A file that cannot be parsed is ignored (as if empty) and its error,
-//! naming the file and line, is kept in [`Settings::errors`]. Unknown keys are kept.
+//! replaced. One exception: `allowedTools` can only be narrowed by the project
+//! (the result is the intersection of both lists), so a cloned repository
+//! cannot widen what the user allowed.
+//!
+//! Settings never fail open: a file that exists but cannot be read, is not a
+//! regular file, is larger than 1 MiB, is not valid JSON, or holds a known key
+//! with a value of the wrong type is an error ([`Settings::load`] returns it,
+//! naming the file, the line or key, and the reason) rather than being
+//! ignored. Unknown keys are kept.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use crate::project_file::{MAX_PROJECT_FILE_BYTES, read_regular_file};
+
 /// Default bash timeout in seconds when the setting is absent.
 pub const DEFAULT_BASH_TIMEOUT_SECONDS: f64 = 180.0;
+
+/// The largest timeout in seconds (2^31 - 1 milliseconds, about 24.8 days,
+/// the limit Pi's timers have); larger settings values are clamped.
+pub const MAX_TIMEOUT_SECONDS: f64 = 2_147_483.647;
+
+/// Default idle timeout of a model stream, in seconds.
+pub const DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS: f64 = 300.0;
 
 /// A settings file that could not be used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -23,7 +39,8 @@ pub const DEFAULT_BASH_TIMEOUT_SECONDS: f64 = 180.0;
 pub struct SettingsError {
     /// The file.
     pub path: PathBuf,
-    /// What was wrong, with line and column when it is a parse error.
+    /// What was wrong, with line and column when it is a parse error, or the
+    /// key whose value has the wrong type.
     pub message: String,
 }
 
@@ -42,7 +59,6 @@ pub struct SettingsError {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Settings {
     values: Map<String, Value>,
-    errors: Vec<SettingsError>,
 }
 
 /// Where the global settings live (see the module docs).
@@ -57,42 +73,39 @@ pub fn agent_dir() -> Option<PathBuf> {
 
 impl Settings {
     /// Loads the global and the project settings for `cwd`.
-    pub fn load(cwd: &Path) -> Self {
+    ///
+    /// # Errors
+    /// A file that exists but cannot be used (see the module docs).
+    pub fn load(cwd: &Path) -> Result<Self, SettingsError> {
         let global = agent_dir().map(|d| d.join("settings.json"));
         let project = cwd.join(".pi").join("settings.json");
         Self::load_files(global.as_deref(), Some(&project))
     }
 
-    /// Loads and merges two files; either may be missing.
-    pub fn load_files(global: Option<&Path>, project: Option<&Path>) -> Self {
-        let mut errors = Vec::new();
-        let mut read = |path: Option<&Path>| -> Value {
-            let Some(path) = path else {
-                return Value::Object(Map::new());
-            };
-            match read_settings_file(path) {
-                Ok(v) => v,
-                Err(e) => {
-                    tracing::warn!(error = %e, "ignoring settings file");
-                    errors.push(e);
-                    Value::Object(Map::new())
-                }
+    /// Loads, validates and merges two files; either may be missing.
+    ///
+    /// # Errors
+    /// The first file that exists but cannot be used.
+    pub fn load_files(
+        global: Option<&Path>,
+        project: Option<&Path>,
+    ) -> Result<Self, SettingsError> {
+        let read = |path: Option<&Path>| -> Result<Value, SettingsError> {
+            match path {
+                Some(path) => read_settings_file(path),
+                None => Ok(Value::Object(Map::new())),
             }
         };
-        let global = read(global);
-        let project = read(project);
-        let mut settings = Self::merged(global, project);
-        settings.errors = errors;
-        settings
+        let global = read(global)?;
+        let project = read(project)?;
+        Ok(Self::merged(global, project))
     }
 
-    /// Settings from one JSON object (anything else counts as empty).
+    /// Settings from one JSON object (anything else counts as empty). Values
+    /// are not validated; the typed accessors fall back to defaults and clamp.
     pub fn from_value(value: Value) -> Self {
         match value {
-            Value::Object(values) => Settings {
-                values,
-                errors: Vec::new(),
-            },
+            Value::Object(values) => Settings { values },
             _ => Settings::default(),
         }
     }
@@ -106,6 +119,11 @@ impl Settings {
         if let Value::Object(project) = project {
             for (key, value) in project {
                 match (values.get_mut(&key), value) {
+                    (Some(Value::Array(base)), Value::Array(over)) if key == "allowedTools" => {
+                        // Narrow only: keep the project's order, drop what the user did not allow.
+                        let narrowed = over.into_iter().filter(|v| base.contains(v)).collect();
+                        *base = narrowed;
+                    }
                     (Some(Value::Object(base)), Value::Object(over)) => {
                         for (k, v) in over {
                             base.insert(k, v);
@@ -117,15 +135,7 @@ impl Settings {
                 }
             }
         }
-        Settings {
-            values,
-            errors: Vec::new(),
-        }
-    }
-
-    /// Problems met while loading (files ignored).
-    pub fn errors(&self) -> &[SettingsError] {
-        &self.errors
+        Settings { values }
     }
 
     /// A raw value by top-level key.
@@ -163,13 +173,35 @@ impl Settings {
         self.get_str("shellCommandPrefix")
     }
 
-    /// `bashTimeoutSeconds`: default timeout of bash calls; `None` when `0` (disabled).
+    /// `bashTimeoutSeconds`: default timeout of bash calls; `None` when `0`
+    /// (disabled). Values above [`MAX_TIMEOUT_SECONDS`] are clamped; a value
+    /// that is not a non-negative number gives the default (files with such
+    /// values are refused by [`Settings::load`]).
     pub fn bash_timeout_seconds(&self) -> Option<f64> {
         match self.get("bashTimeoutSeconds").and_then(Value::as_f64) {
-            Some(t) if t <= 0.0 || !t.is_finite() => None,
-            Some(t) => Some(t),
-            None => Some(DEFAULT_BASH_TIMEOUT_SECONDS),
+            Some(t) if t == 0.0 => None,
+            Some(t) if t > 0.0 => Some(t.min(MAX_TIMEOUT_SECONDS)),
+            _ => Some(DEFAULT_BASH_TIMEOUT_SECONDS),
         }
+    }
+
+    /// `streamIdleTimeoutSeconds`: how long a model stream may stay silent
+    /// before the request fails (default 300); `None` when `0` (disabled).
+    pub fn stream_idle_timeout_seconds(&self) -> Option<f64> {
+        match self.get("streamIdleTimeoutSeconds").and_then(Value::as_f64) {
+            Some(t) if t == 0.0 => None,
+            Some(t) if t > 0.0 => Some(t.min(MAX_TIMEOUT_SECONDS)),
+            _ => Some(DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS),
+        }
+    }
+
+    /// `maxParallelTools`: how many tool calls may execute at once; further
+    /// calls wait for a slot. `None` when absent (the caller picks a default).
+    pub fn max_parallel_tools(&self) -> Option<usize> {
+        self.get("maxParallelTools")
+            .and_then(Value::as_u64)
+            .filter(|n| *n > 0)
+            .map(|n| n.min(u32::MAX as u64) as usize)
     }
 
     /// `images.autoResize` (default true).
@@ -205,34 +237,117 @@ impl Settings {
 }
 
 fn read_settings_file(path: &Path) -> Result<Value, SettingsError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Value::Object(Map::new())),
-        Err(e) => {
-            return Err(SettingsError {
-                path: path.to_path_buf(),
-                message: e.to_string(),
-            });
-        }
+    let error = |message: String| SettingsError {
+        path: path.to_path_buf(),
+        message,
+    };
+    let text = match read_regular_file(path, MAX_PROJECT_FILE_BYTES) {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(Value::Object(Map::new())),
+        Err(e) => return Err(error(format!("cannot read the settings file: {e}"))),
     };
     if text.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
-    match serde_json::from_str::<Value>(&text) {
-        Ok(v @ Value::Object(_)) => Ok(v),
-        Ok(_) => Err(SettingsError {
-            path: path.to_path_buf(),
-            message: "settings must be a JSON object".to_string(),
-        }),
-        Err(e) => Err(SettingsError {
-            path: path.to_path_buf(),
-            message: format!(
+    let mut value = match serde_json::from_str::<Value>(&text) {
+        Ok(v @ Value::Object(_)) => v,
+        Ok(_) => return Err(error("settings must be a JSON object".to_string())),
+        Err(e) => {
+            return Err(error(format!(
                 "invalid JSON at line {} column {}: {e}",
                 e.line(),
                 e.column()
-            ),
-        }),
+            )));
+        }
+    };
+    if let Value::Object(map) = &mut value {
+        validate(map).map_err(error)?;
     }
+    Ok(value)
+}
+
+/// The expected type of each known key, checked when a file is loaded.
+fn validate(map: &mut Map<String, Value>) -> Result<(), String> {
+    fn string(map: &Map<String, Value>, key: &str) -> Result<(), String> {
+        match map.get(key) {
+            None | Some(Value::String(_)) => Ok(()),
+            Some(v) => Err(format!("`{key}` must be a string, got {v}")),
+        }
+    }
+    fn boolean(map: &Map<String, Value>, key: &str, shown: &str) -> Result<(), String> {
+        match map.get(key) {
+            None | Some(Value::Bool(_)) => Ok(()),
+            Some(v) => Err(format!("`{shown}` must be true or false, got {v}")),
+        }
+    }
+    fn seconds(map: &mut Map<String, Value>, key: &str) -> Result<(), String> {
+        let Some(v) = map.get(key) else { return Ok(()) };
+        match v.as_f64() {
+            Some(t) if t >= 0.0 && t.is_finite() => {
+                if t > MAX_TIMEOUT_SECONDS {
+                    tracing::warn!(
+                        key,
+                        value = t,
+                        max = MAX_TIMEOUT_SECONDS,
+                        "clamping a timeout"
+                    );
+                    map.insert(key.to_string(), Value::from(MAX_TIMEOUT_SECONDS));
+                }
+                Ok(())
+            }
+            _ => Err(format!(
+                "`{key}` must be a non-negative number of seconds (0 disables it), got {v}"
+            )),
+        }
+    }
+    for key in [
+        "shellPath",
+        "shellCommandPrefix",
+        "defaultProvider",
+        "defaultModel",
+    ] {
+        string(map, key)?;
+    }
+    seconds(map, "bashTimeoutSeconds")?;
+    seconds(map, "streamIdleTimeoutSeconds")?;
+    match map.get("images") {
+        None => {}
+        Some(Value::Object(images)) => {
+            boolean(images, "autoResize", "images.autoResize")?;
+            boolean(images, "blockImages", "images.blockImages")?;
+        }
+        Some(v) => return Err(format!("`images` must be an object, got {v}")),
+    }
+    match map.get("allowedTools") {
+        None => {}
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) => {}
+        Some(v) => {
+            return Err(format!(
+                "`allowedTools` must be a list of tool names, got {v}"
+            ));
+        }
+    }
+    for key in ["steeringMode", "followUpMode"] {
+        match map.get(key) {
+            None => {}
+            Some(Value::String(s)) if s == "all" || s == "one-at-a-time" => {}
+            Some(v) => {
+                return Err(format!(
+                    "`{key}` must be \"one-at-a-time\" or \"all\", got {v}"
+                ));
+            }
+        }
+    }
+    match map.get("maxParallelTools") {
+        None => {}
+        Some(v) if v.as_u64().is_some_and(|n| n > 0) => {}
+        Some(v) => {
+            return Err(format!(
+                "`maxParallelTools` must be a positive integer, got {v}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -271,16 +386,15 @@ mod tests {
     }
 
     #[test]
-    fn malformed_file_is_ignored_with_an_error_naming_file_and_line() {
+    fn malformed_file_is_an_error_naming_file_and_line() {
         let dir = tempfile::tempdir().unwrap();
         let global = dir.path().join("global.json");
         let project = dir.path().join("project.json");
         std::fs::write(&global, "{\"shellPath\": \"/bin/zsh\"}").unwrap();
         std::fs::write(&project, "{\n  \"shellPath\": \"/bin/bash\",\n  oops\n}").unwrap();
-        let s = Settings::load_files(Some(&global), Some(&project));
-        assert_eq!(s.shell_path().as_deref(), Some("/bin/zsh"));
-        assert_eq!(s.errors().len(), 1);
-        let msg = s.errors()[0].to_string();
+        let msg = Settings::load_files(Some(&global), Some(&project))
+            .unwrap_err()
+            .to_string();
         assert!(msg.contains("project.json"), "{msg}");
         assert!(msg.contains("line 3"), "{msg}");
     }
@@ -288,8 +402,7 @@ mod tests {
     #[test]
     fn missing_files_are_empty_and_defaults_apply() {
         let dir = tempfile::tempdir().unwrap();
-        let s = Settings::load_files(Some(&dir.path().join("nope.json")), None);
-        assert!(s.errors().is_empty());
+        let s = Settings::load_files(Some(&dir.path().join("nope.json")), None).unwrap();
         assert_eq!(s.bash_timeout_seconds(), Some(180.0));
         assert!(s.images_auto_resize());
         assert!(!s.images_block_images());
@@ -309,7 +422,71 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("s.json");
         std::fs::write(&p, "[1,2]").unwrap();
-        let s = Settings::load_files(Some(&p), None);
-        assert_eq!(s.errors().len(), 1);
+        assert!(Settings::load_files(Some(&p), None).is_err());
+    }
+
+    fn load_pair(global: &str, project: &str) -> Result<Settings, SettingsError> {
+        let dir = tempfile::tempdir().unwrap();
+        let g = dir.path().join("global.json");
+        let p = dir.path().join("project.json");
+        std::fs::write(&g, global).unwrap();
+        std::fs::write(&p, project).unwrap();
+        Settings::load_files(Some(&g), Some(&p))
+    }
+
+    #[test]
+    fn allowed_tools_never_fail_open() {
+        // A typo anywhere is an error, not "everything allowed".
+        assert!(load_pair(r#"{"allowedTools": ["read"],}"#, "{}").is_err());
+        // Wrong types name the key.
+        let e = load_pair(r#"{"allowedTools": "read"}"#, "{}").unwrap_err();
+        assert!(e.message.contains("allowedTools"), "{e}");
+        let e =
+            load_pair(r#"{"allowedTools": ["read"]}"#, r#"{"allowedTools": null}"#).unwrap_err();
+        assert!(e.to_string().contains("project.json"), "{e}");
+        // The project can narrow, never widen.
+        let s = load_pair(
+            r#"{"allowedTools": ["read", "grep"]}"#,
+            r#"{"allowedTools": ["bash", "grep", "edit"]}"#,
+        )
+        .unwrap();
+        assert_eq!(s.allowed_tools(), Some(vec!["grep".to_string()]));
+        let s = load_pair("{}", r#"{"allowedTools": ["read"]}"#).unwrap();
+        assert_eq!(s.allowed_tools(), Some(vec!["read".to_string()]));
+    }
+
+    #[test]
+    fn values_are_validated_and_clamped() {
+        let s = load_pair(r#"{"bashTimeoutSeconds": 1e20}"#, "{}").unwrap();
+        assert_eq!(s.bash_timeout_seconds(), Some(MAX_TIMEOUT_SECONDS));
+        let e = load_pair(r#"{"bashTimeoutSeconds": -5}"#, "{}").unwrap_err();
+        assert!(e.message.contains("bashTimeoutSeconds"), "{e}");
+        let e = load_pair("{}", r#"{"bashTimeoutSeconds": "10"}"#).unwrap_err();
+        assert!(e.message.contains("bashTimeoutSeconds"), "{e}");
+        let e = load_pair("{}", r#"{"images": {"blockImages": "yes"}}"#).unwrap_err();
+        assert!(e.message.contains("images.blockImages"), "{e}");
+        let e = load_pair("{}", r#"{"steeringMode": "sometimes"}"#).unwrap_err();
+        assert!(e.message.contains("steeringMode"), "{e}");
+        // Unvalidated values from code never panic either.
+        let s = Settings::from_value(json!({"bashTimeoutSeconds": -1}));
+        assert_eq!(s.bash_timeout_seconds(), Some(DEFAULT_BASH_TIMEOUT_SECONDS));
+    }
+
+    #[test]
+    fn special_files_are_refused_without_hanging() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo.json");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()));
+        let e = Settings::load_files(None, Some(&fifo)).unwrap_err();
+        assert!(e.message.contains("not a regular file"), "{e}");
+        let zero = dir.path().join("zero.json");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let e = Settings::load_files(None, Some(&zero)).unwrap_err();
+        assert!(e.message.contains("not a regular file"), "{e}");
+        let big = dir.path().join("big.json");
+        std::fs::write(&big, " ".repeat(2 * 1024 * 1024)).unwrap();
+        let e = Settings::load_files(None, Some(&big)).unwrap_err();
+        assert!(e.message.contains("larger than"), "{e}");
     }
 }

@@ -157,21 +157,35 @@ pub fn build_system_prompt(options: &SystemPromptOptions) -> String {
     prompt
 }
 
-/// Finds project instruction files: the agent directory's `AGENTS.md`, then for
-/// each directory from the filesystem root down to `cwd` its `AGENTS.md`, or
-/// `CLAUDE.md` when there is no `AGENTS.md`. Unreadable files are skipped.
+/// Finds project instruction files: the agent directory's `AGENTS.md`, then
+/// for each project directory from the outermost down to `cwd` its
+/// `AGENTS.md`, or `CLAUDE.md` when there is no `AGENTS.md`.
+///
+/// The project is `cwd` and its ancestors up to the repository root (the
+/// nearest directory holding `.git`) or the home directory, whichever comes
+/// first; without either, `cwd` alone. Directories above (say `/tmp`, or `/`)
+/// are never read. A file is skipped, and the skip logged at `info` level
+/// (`--verbose` shows it), when it is not owned by the current user or root,
+/// when it or its directory is writable by everyone, or when it is not a
+/// regular file of at most [`MAX_PROJECT_FILE_BYTES`](crate::MAX_PROJECT_FILE_BYTES).
 pub fn load_context_files(cwd: &Path, agent_dir: Option<&Path>) -> Vec<ContextFile> {
     let mut files = Vec::new();
     let read = |path: PathBuf| -> Option<ContextFile> {
-        let content = std::fs::read_to_string(&path).ok()?;
-        Some(ContextFile { path, content })
+        match trusted_context_file(&path) {
+            Ok(Some(content)) => Some(ContextFile { path, content }),
+            Ok(None) => None,
+            Err(reason) => {
+                tracing::info!(path = %path.display(), %reason, "skipping context file");
+                None
+            }
+        }
     };
     if let Some(dir) = agent_dir
         && let Some(f) = read(dir.join("AGENTS.md"))
     {
         files.push(f);
     }
-    let mut dirs: Vec<&Path> = cwd.ancestors().collect();
+    let mut dirs = project_dirs(cwd);
     dirs.reverse();
     for dir in dirs {
         let found = read(dir.join("AGENTS.md")).or_else(|| read(dir.join("CLAUDE.md")));
@@ -182,6 +196,50 @@ pub fn load_context_files(cwd: &Path, agent_dir: Option<&Path>) -> Vec<ContextFi
         }
     }
     files
+}
+
+/// `cwd` and its ancestors up to the repository root or home (innermost first).
+fn project_dirs(cwd: &Path) -> Vec<&Path> {
+    let home = std::env::home_dir();
+    let mut dirs = Vec::new();
+    for dir in cwd.ancestors() {
+        dirs.push(dir);
+        if dir.join(".git").exists() || home.as_deref() == Some(dir) {
+            return dirs;
+        }
+    }
+    // Neither a repository nor home above: only the working directory.
+    dirs.truncate(1);
+    dirs
+}
+
+/// The content of a context file we may trust, `Ok(None)` when absent, or
+/// why it is skipped.
+fn trusted_context_file(path: &Path) -> Result<Option<String>, String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me && meta.uid() != 0 {
+        return Err(format!("owned by uid {}, not by you or root", meta.uid()));
+    }
+    if meta.mode() & 0o002 != 0 {
+        return Err("writable by everyone".to_string());
+    }
+    if let Some(dir) = path.parent()
+        && let Ok(d) = std::fs::metadata(dir)
+        && d.mode() & 0o002 != 0
+    {
+        return Err(format!(
+            "its directory {} is writable by everyone",
+            dir.display()
+        ));
+    }
+    crate::project_file::read_regular_file(path, crate::MAX_PROJECT_FILE_BYTES)
+        .map_err(|e| e.to_string())
 }
 
 /// Today's date as `YYYY-MM-DD` (UTC).

@@ -11,8 +11,8 @@ use agent_core::{
     TruncationOptions, TruncationResult, format_size, truncate_tail,
 };
 use coding_agent::{
-    RenderContext, RenderResultOptions, StyledLine, StyledText, Theme, ToolContext,
-    TypedToolDefinition,
+    MAX_TIMEOUT_SECONDS, RenderContext, RenderResultOptions, StyledLine, StyledText, Theme,
+    ToolContext, TypedToolDefinition,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -86,8 +86,6 @@ impl BashTool {
     }
 }
 
-/// Largest accepted timeout (Pi's, the largest a JS timer takes).
-const MAX_TIMEOUT_SECONDS: f64 = 2_147_483.647;
 /// Decoded output kept in memory for the tail (at least twice the byte budget).
 const TAIL_KEEP: usize = 2 * DEFAULT_MAX_BYTES;
 /// Minimum time between progress updates.
@@ -373,9 +371,14 @@ impl Snapshot {
     }
 }
 
-/// `1`, `0.5`, `180`: a number of seconds as the caller wrote it.
+/// `1`, `0.5`, `180`: a number of seconds as the caller wrote it; very
+/// small values in exponent form (`1e-300`), as JavaScript prints them.
 fn format_seconds(s: f64) -> String {
-    format!("{s}")
+    if s != 0.0 && s.abs() < 1e-6 {
+        format!("{s:e}")
+    } else {
+        format!("{s}")
+    }
 }
 
 impl TypedToolDefinition for BashTool {
@@ -559,6 +562,13 @@ impl TypedToolDefinition for BashTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seconds_print_like_the_caller_wrote_them() {
+        assert_eq!(format_seconds(180.0), "180");
+        assert_eq!(format_seconds(0.5), "0.5");
+        assert_eq!(format_seconds(1e-300), "1e-300");
+    }
 
     #[test]
     fn utf8_split_across_chunks() {

@@ -277,3 +277,32 @@ async fn missing_working_directory() {
         )
     );
 }
+
+#[tokio::test]
+async fn huge_or_tiny_timeouts_from_settings_or_arguments_never_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = tools_builtin::tool_by_name("bash", dir.path()).unwrap();
+    let out = call_with(
+        &tool,
+        dir.path(),
+        json!({"command": "echo ok"}),
+        Settings::from_value(json!({"bashTimeoutSeconds": 1e20})),
+        CancellationToken::new(),
+        ToolUpdateSink::noop(),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(out.text, "ok\n");
+    let out = call(
+        "bash",
+        dir.path(),
+        json!({"command": "sleep 1", "timeout": 1e-300}),
+    )
+    .await;
+    assert!(out.is_error);
+    assert!(
+        out.text.ends_with("Command timed out after 1e-300 seconds"),
+        "{}",
+        out.text
+    );
+}

@@ -237,11 +237,11 @@ fn replace_by_rename(
     data: &[u8],
     existing: Option<&std::fs::Metadata>,
 ) -> Result<(), Fallback> {
-    // A concurrent cleaner can unlink our temp file in the instant between
-    // its creation and our lock; the rename then fails with ENOENT and we
-    // simply start over.
+    // A cleaner in another process may lock and unlink our temp file in the
+    // instant between its creation and our lock. Once we hold the lock and
+    // the name still points at our file, no cleaner will touch it.
     let mut attempts = 0;
-    loop {
+    let tmp = loop {
         attempts += 1;
         let tmp = match tempfile::Builder::new()
             .prefix(TEMP_PREFIX)
@@ -258,27 +258,41 @@ fn replace_by_rename(
         };
         rustix::fs::flock(tmp.as_file(), rustix::fs::FlockOperation::LockExclusive)
             .map_err(io::Error::from)?;
-        let mut file = tmp.as_file();
-        file.write_all(data)?;
-        match existing {
-            Some(meta) => carry_over_attributes(tmp.as_file(), meta, target)?,
-            None => {
-                let mode = 0o666 & !current_umask();
-                file.set_permissions(std::fs::Permissions::from_mode(mode))?;
-            }
+        let ours = match (
+            tmp.as_file().metadata(),
+            std::fs::symlink_metadata(tmp.path()),
+        ) {
+            (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+            _ => false,
+        };
+        if ours {
+            break tmp;
         }
-        file.sync_all()?;
-        match tmp.persist(target) {
-            Ok(_) => break,
-            Err(e) if e.error.kind() == io::ErrorKind::NotFound && attempts < 3 => continue,
-            Err(e) if existing.is_some() && rename_refusal(&e.error) => {
-                return Err(Fallback::InPlace(format!(
-                    "the file cannot be replaced by rename ({})",
-                    e.error
-                )));
-            }
-            Err(e) => return Err(Fallback::Fail(e.error)),
+        if attempts >= 100 {
+            return Err(Fallback::Fail(io::Error::other(
+                "temporary files keep disappearing from the directory",
+            )));
         }
+    };
+    let mut file = tmp.as_file();
+    file.write_all(data)?;
+    match existing {
+        Some(meta) => carry_over_attributes(tmp.as_file(), meta, target)?,
+        None => {
+            let mode = 0o666 & !current_umask();
+            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
+    }
+    file.sync_all()?;
+    match tmp.persist(target) {
+        Ok(_) => {}
+        Err(e) if existing.is_some() && rename_refusal(&e.error) => {
+            return Err(Fallback::InPlace(format!(
+                "the file cannot be replaced by rename ({})",
+                e.error
+            )));
+        }
+        Err(e) => return Err(Fallback::Fail(e.error)),
     }
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
