@@ -24,6 +24,13 @@ or pass --provider openai --base-url http://localhost:11434/v1 --model <name> fo
 or --provider scripted --script FILE to replay a script.
 To see the agent work without any key or network, run: coding-agent demo";
 
+/// `streamIdleTimeoutSeconds` as the providers take it.
+fn idle_timeout(settings: &Settings) -> Option<std::time::Duration> {
+    settings
+        .stream_idle_timeout_seconds()
+        .map(std::time::Duration::from_secs_f64)
+}
+
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
@@ -83,7 +90,8 @@ pub fn select(
             model.api = "openai-completions".into();
             model.base_url = base.clone();
             model.input = vec!["text".into(), "image".into()];
-            Ok((Arc::new(OpenAiClient::new(base, key)), model))
+            let client = OpenAiClient::new(base, key).with_idle_timeout(idle_timeout(settings));
+            Ok((Arc::new(client), model))
         }
         ProviderKind::Anthropic => {
             let key = args.api_key.clone().or_else(|| env("ANTHROPIC_API_KEY"));
@@ -104,7 +112,8 @@ pub fn select(
             model.base_url = base.clone();
             model.input = vec!["text".into(), "image".into()];
             model.max_tokens = 8192;
-            Ok((Arc::new(AnthropicClient::new(base, key)), model))
+            let client = AnthropicClient::new(base, key).with_idle_timeout(idle_timeout(settings));
+            Ok((Arc::new(client), model))
         }
     }
 }

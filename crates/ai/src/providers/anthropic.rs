@@ -2,12 +2,13 @@
 
 use std::collections::HashMap;
 
-use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::builder::MessageBuilder;
-use super::http::{PreparedRequest, RetryPolicy, StreamEnd, http_client, json_body, read_sse};
+use super::builder::{MessageBuilder, message_stream};
+use super::http::{
+    DEFAULT_IDLE_TIMEOUT, PreparedRequest, RetryPolicy, StreamEnd, http_client, json_body, read_sse,
+};
 use super::lowering::anthropic_tool;
 use crate::content::ContentBlock;
 use crate::message::{AssistantMessage, Message, StopReason, UserContent};
@@ -26,6 +27,7 @@ pub struct AnthropicClient {
     base_url: String,
     api_key: Option<String>,
     retry: RetryPolicy,
+    idle_timeout: Option<std::time::Duration>,
 }
 
 impl AnthropicClient {
@@ -39,7 +41,16 @@ impl AnthropicClient {
             base_url: base_url.strip_suffix("/v1").unwrap_or(base_url).to_string(),
             api_key,
             retry: RetryPolicy::default(),
+            idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
         }
+    }
+
+    /// How long the server may stay silent (before the response headers, or
+    /// between two pieces of the body) before the request fails with a
+    /// retryable error; `None` waits forever. Default [`DEFAULT_IDLE_TIMEOUT`].
+    pub fn with_idle_timeout(mut self, idle: Option<std::time::Duration>) -> Self {
+        self.idle_timeout = idle;
+        self
     }
 
     /// Sets the retry policy for 429 and 5xx answers.
@@ -312,10 +323,9 @@ impl ModelClient for AnthropicClient {
         context: &Context,
         options: StreamOptions,
     ) -> AssistantEventStream {
-        let (tx, rx) = futures::channel::mpsc::unbounded();
         let mut base = AssistantMessage::empty(&model.provider, &model.id);
         base.api = Some("anthropic-messages".to_string());
-        let mut builder = MessageBuilder::new(base, tx);
+        let (mut builder, events) = message_stream(base);
         let body = self.request_body(model, context, &options);
         let url = format!("{}/v1/messages", self.base_url);
         let mut headers = vec![(
@@ -325,9 +335,17 @@ impl ModelClient for AnthropicClient {
         if let Some(key) = &self.api_key {
             headers.push(("x-api-key".to_string(), key.clone()));
         }
-        let request =
-            PreparedRequest::new(&self.http, url, headers, body, self.retry, &context.tools);
+        let request = PreparedRequest::new(
+            &self.http,
+            url,
+            headers,
+            body,
+            self.retry,
+            self.idle_timeout,
+            &context.tools,
+        );
         let cancel: CancellationToken = options.cancel;
+        let idle = self.idle_timeout;
         tokio::spawn(async move {
             let Some(response) = request.open(&mut builder, &cancel).await else {
                 return;
@@ -338,7 +356,7 @@ impl ModelClient for AnthropicClient {
                 stop: None,
                 done: false,
             };
-            let response = match json_body(response, &cancel).await {
+            let response = match json_body(response, idle, &cancel).await {
                 Err(stream) => stream,
                 Ok(body) => {
                     // A whole message: replay it as the events a stream would have sent.
@@ -369,11 +387,13 @@ impl ModelClient for AnthropicClient {
                 }
             };
             let mut event_error = None;
-            let end = read_sse(response, &cancel, |event| match state.event(&event.data) {
-                Ok(more) => more,
-                Err(e) => {
-                    event_error = Some(e);
-                    false
+            let end = read_sse(response, idle, &cancel, |event| {
+                match state.event(&event.data) {
+                    Ok(more) => more,
+                    Err(e) => {
+                        event_error = Some(e);
+                        false
+                    }
                 }
             })
             .await;
@@ -406,6 +426,6 @@ impl ModelClient for AnthropicClient {
             }
             debug_assert!(state.b.is_finished());
         });
-        rx.boxed()
+        events
     }
 }

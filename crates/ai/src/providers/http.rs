@@ -30,6 +30,29 @@ impl Default for RetryPolicy {
     }
 }
 
+/// How long a model server may stay silent (no response headers, no bytes
+/// of the body) before the request fails: five minutes.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The message of an idle timeout; says it can be retried.
+pub(crate) fn idle_message(waiting_for: &str, idle: Duration) -> String {
+    format!(
+        "Request timed out: the model server sent no {waiting_for} for {} s (idle timeout; streamIdleTimeoutSeconds in settings). The request can be retried.",
+        idle.as_secs_f64()
+    )
+}
+
+/// Awaits `f`, giving up after `idle` (never when `None`).
+pub(crate) async fn within<F: std::future::Future>(
+    idle: Option<Duration>,
+    f: F,
+) -> Result<F::Output, ()> {
+    match idle {
+        Some(d) => tokio::time::timeout(d, f).await.map_err(|_| ()),
+        None => Ok(f.await),
+    }
+}
+
 /// Why a request failed before streaming.
 pub(crate) enum RequestFailure {
     Aborted,
@@ -62,6 +85,7 @@ pub(crate) async fn post_json(
     headers: &[(String, String)],
     body: &Value,
     retry: RetryPolicy,
+    idle: Option<Duration>,
     cancel: &CancellationToken,
 ) -> Result<reqwest::Response, RequestFailure> {
     let mut attempt = 0;
@@ -71,32 +95,39 @@ pub(crate) async fn post_json(
             request = request.header(k, v);
         }
         let sent = tokio::select! {
-            r = request.send() => r,
+            r = within(idle, request.send()) => r,
             _ = cancel.cancelled() => return Err(RequestFailure::Aborted),
         };
         let (retryable, message, retry_after) = match sent {
-            Ok(response) if response.status().is_success() => return Ok(response),
-            Ok(response) => {
-                let status = response.status();
-                let retry_after = response
-                    .headers()
-                    .get("retry-after")
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.trim().parse::<f64>().ok())
-                    .filter(|s| s.is_finite() && *s >= 0.0)
-                    .map(Duration::from_secs_f64);
-                let text = tokio::select! {
-                    t = response.text() => t.unwrap_or_default(),
-                    _ = cancel.cancelled() => return Err(RequestFailure::Aborted),
-                };
-                let retryable = status.as_u16() == 429 || status.is_server_error();
-                (retryable, error_message(status, &text), retry_after)
-            }
-            Err(e) => (
-                e.is_connect() || e.is_timeout(),
-                format!("Request failed: {e}"),
+            Err(()) => (
+                true,
+                idle_message("response", idle.unwrap_or_default()),
                 None,
             ),
+            Ok(sent) => match sent {
+                Ok(response) if response.status().is_success() => return Ok(response),
+                Ok(response) => {
+                    let status = response.status();
+                    let retry_after = response
+                        .headers()
+                        .get("retry-after")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<f64>().ok())
+                        .filter(|s| s.is_finite() && *s >= 0.0)
+                        .map(Duration::from_secs_f64);
+                    let text = tokio::select! {
+                        t = within(idle, response.text()) => t.ok().and_then(Result::ok).unwrap_or_default(),
+                        _ = cancel.cancelled() => return Err(RequestFailure::Aborted),
+                    };
+                    let retryable = status.as_u16() == 429 || status.is_server_error();
+                    (retryable, error_message(status, &text), retry_after)
+                }
+                Err(e) => (
+                    e.is_connect() || e.is_timeout(),
+                    format!("Request failed: {e}"),
+                    None,
+                ),
+            },
         };
         if !retryable || attempt >= retry.max_retries {
             return Err(RequestFailure::Failed(message));
@@ -119,6 +150,8 @@ pub(crate) struct PreparedRequest {
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) body: Value,
     pub(crate) retry: RetryPolicy,
+    /// How long the server may stay silent.
+    pub(crate) idle: Option<Duration>,
     /// Why the provider would refuse one of the tool names, if it would.
     pub(crate) bad_tool_name: Option<String>,
 }
@@ -130,6 +163,7 @@ impl PreparedRequest {
         headers: Vec<(String, String)>,
         body: Value,
         retry: RetryPolicy,
+        idle: Option<Duration>,
         tools: &[crate::tool::Tool],
     ) -> Self {
         PreparedRequest {
@@ -138,6 +172,7 @@ impl PreparedRequest {
             headers,
             body,
             retry,
+            idle,
             bad_tool_name: tools
                 .iter()
                 .find_map(|t| super::lowering::check_tool_name(&t.name).err()),
@@ -163,6 +198,7 @@ impl PreparedRequest {
             &self.headers,
             &self.body,
             self.retry,
+            self.idle,
             cancel,
         )
         .await
@@ -181,23 +217,41 @@ impl PreparedRequest {
 }
 
 /// The body of a response that is plain JSON instead of an event stream (a
-/// server that ignored `"stream": true`); `None` for an event stream.
+/// server that ignored `"stream": true`); `Err(response)` for an event
+/// stream. A body that is neither (an HTML login page from a proxy, say) is
+/// an error saying what was received.
 pub(crate) async fn json_body(
     response: reqwest::Response,
+    idle: Option<Duration>,
     cancel: &CancellationToken,
 ) -> Result<Result<Value, String>, reqwest::Response> {
-    let is_json = response
+    let content_type = response
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.contains("application/json"));
-    if !is_json {
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let is_json = content_type.contains("json");
+    // No content type at all: assume an event stream, as lenient servers send.
+    if !is_json && (content_type.is_empty() || content_type.contains("event-stream")) {
         return Err(response);
     }
+    let status = response.status().as_u16();
     let text = tokio::select! {
-        t = response.text() => t.map_err(|e| format!("Connection lost while reading the response: {e}")),
+        t = within(idle, response.text()) => match t {
+            Ok(t) => t.map_err(|e| format!("Connection lost while reading the response: {e}")),
+            Err(()) => Err(idle_message("data", idle.unwrap_or_default())),
+        },
         _ = cancel.cancelled() => return Ok(Err("Request was aborted".to_string())),
     };
+    if !is_json {
+        return Ok(text.and_then(|t| {
+            let excerpt: String = t.trim().chars().take(200).collect();
+            Err(format!(
+                "Unexpected response: HTTP {status} with content type {content_type} instead of an event stream: {excerpt}"
+            ))
+        }));
+    }
     Ok(text
         .and_then(|t| serde_json::from_str(&t).map_err(|e| format!("Invalid JSON response: {e}"))))
 }
@@ -218,6 +272,7 @@ pub(crate) enum StreamEnd {
 /// stream ends, fails, or `cancel` fires.
 pub(crate) async fn read_sse(
     response: reqwest::Response,
+    idle: Option<Duration>,
     cancel: &CancellationToken,
     mut handle: impl FnMut(SseEvent) -> bool,
 ) -> StreamEnd {
@@ -227,7 +282,10 @@ pub(crate) async fn read_sse(
         let next = tokio::select! {
             biased;
             _ = cancel.cancelled() => return StreamEnd::Aborted,
-            n = body.next() => n,
+            n = within(idle, body.next()) => match n {
+                Ok(n) => n,
+                Err(()) => return StreamEnd::Broken(idle_message("data", idle.unwrap_or_default())),
+            },
         };
         match next {
             Some(Ok(bytes)) => {

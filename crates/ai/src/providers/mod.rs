@@ -17,4 +17,4 @@ pub mod openai;
 pub mod scripted;
 pub mod sse;
 
-pub use http::RetryPolicy;
+pub use http::{DEFAULT_IDLE_TIMEOUT, RetryPolicy};

@@ -3,12 +3,13 @@
 
 use std::collections::HashMap;
 
-use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::builder::MessageBuilder;
-use super::http::{PreparedRequest, RetryPolicy, StreamEnd, http_client, json_body, read_sse};
+use super::builder::{MessageBuilder, message_stream};
+use super::http::{
+    DEFAULT_IDLE_TIMEOUT, PreparedRequest, RetryPolicy, StreamEnd, http_client, json_body, read_sse,
+};
 use super::lowering::openai_tool;
 use crate::content::ContentBlock;
 use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent};
@@ -31,6 +32,7 @@ pub struct OpenAiClient {
     base_url: String,
     api_key: Option<String>,
     retry: RetryPolicy,
+    idle_timeout: Option<std::time::Duration>,
     strict_tools: bool,
 }
 
@@ -43,8 +45,17 @@ impl OpenAiClient {
             base_url: base_url.into().trim_end_matches('/').to_string(),
             api_key,
             retry: RetryPolicy::default(),
+            idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
             strict_tools: false,
         }
+    }
+
+    /// How long the server may stay silent (before the response headers, or
+    /// between two pieces of the body) before the request fails with a
+    /// retryable error; `None` waits forever. Default [`DEFAULT_IDLE_TIMEOUT`].
+    pub fn with_idle_timeout(mut self, idle: Option<std::time::Duration>) -> Self {
+        self.idle_timeout = idle;
+        self
     }
 
     /// Sets the retry policy for 429 and 5xx answers.
@@ -342,19 +353,26 @@ impl ModelClient for OpenAiClient {
         context: &Context,
         options: StreamOptions,
     ) -> AssistantEventStream {
-        let (tx, rx) = futures::channel::mpsc::unbounded();
         let mut base = AssistantMessage::empty(&model.provider, &model.id);
         base.api = Some("openai-completions".to_string());
-        let mut builder = MessageBuilder::new(base, tx);
+        let (mut builder, events) = message_stream(base);
         let body = self.request_body(model, context, &options);
         let url = format!("{}/chat/completions", self.base_url);
         let mut headers = vec![];
         if let Some(key) = &self.api_key {
             headers.push(("authorization".to_string(), format!("Bearer {key}")));
         }
-        let request =
-            PreparedRequest::new(&self.http, url, headers, body, self.retry, &context.tools);
+        let request = PreparedRequest::new(
+            &self.http,
+            url,
+            headers,
+            body,
+            self.retry,
+            self.idle_timeout,
+            &context.tools,
+        );
         let cancel: CancellationToken = options.cancel;
+        let idle = self.idle_timeout;
         tokio::spawn(async move {
             let Some(response) = request.open(&mut builder, &cancel).await else {
                 return;
@@ -366,7 +384,7 @@ impl ModelClient for OpenAiClient {
                 calls: HashMap::new(),
                 finish: None,
             };
-            let response = match json_body(response, &cancel).await {
+            let response = match json_body(response, idle, &cancel).await {
                 Err(stream) => stream,
                 Ok(body) => {
                     // A whole completion: replay it as one chunk.
@@ -385,11 +403,13 @@ impl ModelClient for OpenAiClient {
                 }
             };
             let mut chunk_error = None;
-            let end = read_sse(response, &cancel, |event| match state.chunk(&event.data) {
-                Ok(more) => more,
-                Err(e) => {
-                    chunk_error = Some(e);
-                    false
+            let end = read_sse(response, idle, &cancel, |event| {
+                match state.chunk(&event.data) {
+                    Ok(more) => more,
+                    Err(e) => {
+                        chunk_error = Some(e);
+                        false
+                    }
                 }
             })
             .await;
@@ -415,6 +435,6 @@ impl ModelClient for OpenAiClient {
                 ),
             }
         });
-        rx.boxed()
+        events
     }
 }
