@@ -13,6 +13,7 @@ mod demo;
 mod provider;
 mod render;
 mod run;
+mod signals;
 mod tool_cmd;
 
 use clap::Parser;
@@ -34,6 +35,7 @@ fn init_tracing(verbose: bool) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }
 

@@ -190,6 +190,14 @@ pub async fn run(args: RunArgs) -> i32 {
     let session = build_session(&args, &cwd, settings, client, model);
     attach_output(&session, args.mode, args.print, cwd.clone());
     install_ctrl_c(&session);
+    let (agent, idle) = (session.agent().clone(), session.agent().clone());
+    crate::signals::exit_on_terminate(
+        move || agent.abort(),
+        move || {
+            let idle = idle.clone();
+            async move { idle.wait_for_idle().await }
+        },
+    );
 
     if interactive {
         return repl(&session).await;

@@ -87,8 +87,22 @@ pub async fn single(name: &str, cwd: Option<&Path>, args: &str) -> Result<(), Us
             ctrl_c.cancel();
         }
     });
+    // SIGTERM/SIGHUP: cancel, let the result line be printed, then exit.
+    let (on_term, done) = (
+        cancel.clone(),
+        std::sync::Arc::new(tokio::sync::Notify::new()),
+    );
+    let finished = done.clone();
+    crate::signals::exit_on_terminate(
+        move || on_term.cancel(),
+        move || {
+            let finished = finished.clone();
+            async move { finished.notified().await }
+        },
+    );
     let (result, is_error) = run_one(name, &cwd, args, cancel).await?;
     crate::print_line(&result_json(&result, is_error).to_string());
+    done.notify_one();
     Ok(())
 }
 
@@ -168,21 +182,30 @@ pub async fn batch(source: &str, cwd: Option<&Path>) -> Result<(), UsageError> {
         Box::new(std::io::BufReader::new(file))
     };
     // Read lines on a blocking thread so a slow producer on stdin never stalls the runtime.
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<std::io::Result<String>>();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<std::io::Result<Vec<u8>>>();
     std::thread::spawn(move || {
-        for line in reader.lines() {
+        for line in reader.split(b'\n') {
             if tx.send(line).is_err() {
                 break;
             }
         }
     });
     let stdout = std::io::stdout();
+    let mut number = 0usize;
     while let Some(line) = rx.recv().await {
         let line = line.map_err(|e| UsageError(format!("cannot read batch input: {e}")))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let out = run_case(&line, &default_cwd).await;
+        number += 1;
+        let out = match String::from_utf8(line) {
+            Ok(line) if line.trim().is_empty() => continue,
+            Ok(line) => run_case(&line, &default_cwd).await,
+            // One bad line is one error result; the rest still run.
+            Err(_) => json!({
+                "id": null,
+                "content": [{"type": "text", "text": format!("Batch line {number} is not valid UTF-8")}],
+                "details": null,
+                "isError": true,
+            }),
+        };
         let mut lock = stdout.lock();
         let _ = writeln!(lock, "{out}");
         let _ = lock.flush();

@@ -424,3 +424,107 @@ fn sigint_during_a_long_bash_call_leaves_no_child() {
         String::from_utf8_lossy(&pgrep())
     );
 }
+
+#[test]
+fn sigterm_and_sighup_cancel_like_ctrl_c() {
+    for (signal, code) in [
+        (rustix::process::Signal::TERM, 143),
+        (rustix::process::Signal::HUP, 129),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = format!("term-marker-{}-{}", std::process::id(), code);
+        let s = script(
+            dir.path(),
+            &[
+                json!({"content":[call("c1","bash",json!({"command": format!("setsid bash -c 'exec -a {marker} sleep 300' & exec -a {marker} sleep 301")}))]}),
+                json!({"content":[{"type":"text","text":"never"}]}),
+            ],
+        );
+        let mut child = bin()
+            .args(["--script"])
+            .arg(&s)
+            .arg("--cwd")
+            .arg(dir.path())
+            .args(["--mode", "json", "go"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pgrep = || {
+            let out = std::process::Command::new("pgrep")
+                .args(["-f", &marker])
+                .output()
+                .unwrap()
+                .stdout;
+            String::from_utf8_lossy(&out).trim().to_string()
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while pgrep().lines().count() < 2 {
+            assert!(Instant::now() < deadline, "the bash call never started");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+        rustix::process::kill_process(pid, signal).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "no exit after {signal:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(
+            status.code() == Some(code) || status.code() == Some(1),
+            "{signal:?}: {status:?}"
+        );
+        let mut out = String::new();
+        use std::io::Read;
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        // The cancelled tool call was reported before the exit.
+        assert!(out.contains("tool_execution_end"), "{out}");
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(pgrep(), "", "{signal:?} left the bash command running");
+    }
+}
+
+#[test]
+fn a_batch_line_that_is_not_utf8_gets_an_error_and_the_rest_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    let mut cases = Vec::new();
+    cases.extend_from_slice(br#"{"id":1,"tool":"read","args":{"path":"a.txt"}}"#);
+    cases.push(b'\n');
+    cases.extend_from_slice(b"{\"id\":2,\"tool\":\"read\",\"args\":{\"path\":\"\xff\xfe\"}}\n");
+    cases.extend_from_slice(br#"{"id":3,"tool":"read","args":{"path":"a.txt"}}"#);
+    cases.push(b'\n');
+    let batch = dir.path().join("cases.jsonl");
+    std::fs::write(&batch, cases).unwrap();
+    let out = bin()
+        .args(["tool", "--batch"])
+        .arg(&batch)
+        .arg("--cwd")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(lines[0]["isError"], false);
+    assert_eq!(lines[1]["isError"], true);
+    assert!(
+        lines[1]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("UTF-8")
+    );
+    assert_eq!(lines[2]["id"], 3);
+    assert_eq!(lines[2]["isError"], false);
+}

@@ -179,7 +179,7 @@ impl Settings {
     /// values are refused by [`Settings::load`]).
     pub fn bash_timeout_seconds(&self) -> Option<f64> {
         match self.get("bashTimeoutSeconds").and_then(Value::as_f64) {
-            Some(t) if t == 0.0 => None,
+            Some(0.0) => None,
             Some(t) if t > 0.0 => Some(t.min(MAX_TIMEOUT_SECONDS)),
             _ => Some(DEFAULT_BASH_TIMEOUT_SECONDS),
         }
@@ -189,7 +189,7 @@ impl Settings {
     /// before the request fails (default 300); `None` when `0` (disabled).
     pub fn stream_idle_timeout_seconds(&self) -> Option<f64> {
         match self.get("streamIdleTimeoutSeconds").and_then(Value::as_f64) {
-            Some(t) if t == 0.0 => None,
+            Some(0.0) => None,
             Some(t) if t > 0.0 => Some(t.min(MAX_TIMEOUT_SECONDS)),
             _ => Some(DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS),
         }

@@ -90,7 +90,7 @@ impl FuzzyLine {
     /// last of them, an end the first.
     fn to_original(&self, fuzzy: usize, start: bool) -> Option<usize> {
         let mut at = self.bounds.iter().filter(|b| b.0 == fuzzy).map(|b| b.1);
-        if start { at.last() } else { at.next() }
+        if start { at.next_back() } else { at.next() }
     }
 }
 

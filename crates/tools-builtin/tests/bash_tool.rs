@@ -306,3 +306,74 @@ async fn huge_or_tiny_timeouts_from_settings_or_arguments_never_panic() {
         out.text
     );
 }
+
+fn survivors(marker: &str) -> String {
+    let ps = std::process::Command::new("pgrep")
+        .args(["-f", marker])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&ps.stdout).trim().to_string()
+}
+
+#[tokio::test]
+async fn a_chatty_background_child_does_not_hold_the_call_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = tools_builtin::tool_by_name("bash", dir.path()).unwrap();
+    let started = Instant::now();
+    // Timeout 0: without the bounded drain this would never return.
+    let out = call_with(
+        &tool,
+        dir.path(),
+        json!({"command": "(while :; do echo tick; sleep 0.05; done) & echo $! > loop.pid; echo started", "timeout": 0}),
+        Settings::default(),
+        CancellationToken::new(),
+        ToolUpdateSink::noop(),
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!out.is_error, "{}", out.text);
+    assert!(out.text.contains("started\n"), "{}", out.text);
+    // The background loop keeps running, as it would in a terminal.
+    let pid: i32 = std::fs::read_to_string(dir.path().join("loop.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let p = rustix::process::Pid::from_raw(pid).unwrap();
+    assert!(
+        rustix::process::test_kill_process(p).is_ok(),
+        "the background loop died"
+    );
+    let _ = rustix::process::kill_process_group(p, rustix::process::Signal::KILL);
+    let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+}
+
+#[tokio::test]
+async fn children_that_shed_group_session_and_environment_still_die() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("shed-marker-{}", std::process::id());
+    // Single fork with setsid and an empty environment, and a double fork
+    // whose parent is gone before the timeout.
+    let command = format!(
+        "setsid env -i /bin/bash -c 'exec -a {marker}-a sleep 300' & \
+         (setsid env -i /bin/bash -c 'exec -a {marker}-b sleep 301' &) ; \
+         echo started; sleep 300"
+    );
+    let started = Instant::now();
+    let out = call(
+        "bash",
+        dir.path(),
+        json!({"command": command, "timeout": 1}),
+    )
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(out.is_error);
+    assert!(out.text.contains("timed out"), "{}", out.text);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(survivors(&marker), "", "escaped processes survived");
+}

@@ -8,14 +8,13 @@
 
 mod files;
 mod process;
+pub mod process_tree;
 pub mod replace;
 
 use std::sync::Arc;
 
 pub use files::{DirEntryInfo, FileInfo, FileOps, LocalFileOps};
-pub use process::{
-    CALL_MARKER_VAR, ExecEnd, ExecRequest, LocalProcessOps, OutputSink, ProcessOps, kill_call,
-};
+pub use process::{CALL_MARKER_VAR, ExecEnd, ExecRequest, LocalProcessOps, OutputSink, ProcessOps};
 pub use replace::{WriteMethod, WriteOutcome, write_file};
 
 /// The shared operations of a tool set.

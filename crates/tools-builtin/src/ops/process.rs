@@ -9,6 +9,8 @@ use agent_core::CancellationToken;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
+use super::process_tree::{ShellGuard, become_subreaper, kill_call_tree};
+
 /// A command for [`ProcessOps::exec`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecRequest {
@@ -52,10 +54,17 @@ pub trait ProcessOps: Send + Sync {
 /// How long to keep reading after the shell exited while descendants still
 /// hold the output pipe open without writing.
 const DRAIN_IDLE: Duration = Duration::from_millis(100);
+/// The longest the call waits for output after the shell exited: background
+/// children that keep writing do not hold the call open.
+const DRAIN_TOTAL: Duration = Duration::from_millis(300);
 
 /// [`ProcessOps`] on this machine: own process group, one pipe for stdout and
-/// stderr, group kill (and a sweep for escaped descendants) on timeout or
-/// cancel, a bounded drain when background children keep the pipe open.
+/// stderr, and on timeout or cancel a kill of everything the command started
+/// (process group, process tree, re-parented orphans, marked environment;
+/// this process becomes a child subreaper on first use, see
+/// [`process_tree`](super::process_tree)). After the shell exits, output is
+/// read for a short while; background children keep running, as they would
+/// in a terminal, but their later output is not captured.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LocalProcessOps;
 
@@ -81,6 +90,7 @@ async fn run_local(
 ) -> io::Result<ExecEnd> {
     use tokio::io::AsyncReadExt;
 
+    become_subreaper();
     let marker = format!(
         "{}-{}",
         std::process::id(),
@@ -107,6 +117,8 @@ async fn run_local(
     // The parent's copies of the write end must go, or EOF never comes.
     drop(command);
     let pid = child.id();
+    // Registered until the shell is reaped, so no orphan sweep touches it.
+    let shell = pid.map(ShellGuard::register);
     let mut pipe =
         tokio::net::unix::pipe::Receiver::from_owned_fd(std::os::fd::OwnedFd::from(reader))?;
 
@@ -120,6 +132,7 @@ async fn run_local(
     tokio::pin!(sleep_until);
     let mut buf = vec![0u8; 256 * 1024];
     let mut status: Option<std::process::ExitStatus> = None;
+    let mut drain_until: Option<tokio::time::Instant> = None;
     let mut pipe_open = true;
     let end = loop {
         if status.is_some() && !pipe_open {
@@ -135,18 +148,24 @@ async fn run_local(
             },
             waited = child.wait(), if status.is_none() => {
                 status = Some(waited?);
+                drain_until = Some(tokio::time::Instant::now() + DRAIN_TOTAL);
             },
             // After the shell exited, stop waiting for a pipe that descendants
-            // keep open but do not write to.
+            // keep open: at once when they are quiet, soon when they are not.
             _ = tokio::time::sleep(DRAIN_IDLE), if status.is_some() && pipe_open => {
+                pipe_open = false;
+            },
+            _ = tokio::time::sleep_until(drain_until.unwrap_or_else(tokio::time::Instant::now)), if drain_until.is_some() && pipe_open => {
                 pipe_open = false;
             },
         }
     };
     match end {
         Some(kind) => {
-            kill_call(pid, &marker);
+            let start = shell.as_ref().map(|s| s.start).unwrap_or(0);
+            kill_call_tree(pid, start, &marker);
             let _ = child.wait().await;
+            drop(shell);
             // Whatever is already in the pipe is still output of the command.
             while let Ok(n) = pipe.try_read(&mut buf) {
                 if n == 0 {
@@ -156,7 +175,22 @@ async fn run_local(
             }
             Ok(kind)
         }
-        None => Ok(ExecEnd::Exited(status.and_then(|s| s.code()))),
+        None => {
+            drop(shell);
+            // Background children may go on writing; keep reading (and
+            // dropping) so they never die of a closed pipe.
+            if tokio::runtime::Handle::try_current().is_ok() {
+                tokio::spawn(async move {
+                    let mut sink = vec![0u8; 64 * 1024];
+                    while let Ok(n) = pipe.read(&mut sink).await {
+                        if n == 0 {
+                            break;
+                        }
+                    }
+                });
+            }
+            Ok(ExecEnd::Exited(status.and_then(|s| s.code())))
+        }
     }
 }
 
@@ -166,47 +200,4 @@ fn fastrand_u64() -> u64 {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u64(agent_ai::now_millis() as u64);
     h.finish()
-}
-
-/// SIGKILLs the call's process group, then every process still carrying the
-/// call's marker in its environment (descendants that left the group).
-pub fn kill_call(pid: Option<u32>, marker: &str) {
-    if let Some(pid) = pid.and_then(|p| rustix::process::Pid::from_raw(p as i32))
-        && rustix::process::kill_process_group(pid, rustix::process::Signal::KILL).is_err()
-    {
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-    }
-    kill_marked(marker);
-}
-
-/// Kills processes whose environment contains `CALL_MARKER_VAR=marker` (Linux /proc).
-fn kill_marked(marker: &str) {
-    let needle = format!("{CALL_MARKER_VAR}={marker}");
-    let me = std::process::id();
-    // Two sweeps: a process may fork while the first one runs.
-    for _ in 0..2 {
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|s| s.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            if pid == me {
-                continue;
-            }
-            let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-                continue;
-            };
-            if environ.split(|&b| b == 0).any(|kv| kv == needle.as_bytes())
-                && let Some(p) = rustix::process::Pid::from_raw(pid as i32)
-            {
-                let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
-            }
-        }
-    }
 }

@@ -153,10 +153,10 @@ fn follow_symlinks(path: &Path) -> io::Result<PathBuf> {
             _ => return Ok(current),
         }
     }
-    Err(io::Error::new(
-        io::ErrorKind::Other,
-        format!("too many levels of symbolic links: {}", path.display()),
-    ))
+    Err(io::Error::other(format!(
+        "too many levels of symbolic links: {}",
+        path.display()
+    )))
 }
 
 /// Refuses anything but a regular file.
