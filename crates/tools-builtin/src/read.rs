@@ -339,26 +339,32 @@ impl<R: BufRead> LineScanner<R> {
         }
     }
 
-    /// Consumes the rest, counting newlines; returns the byte position right
-    /// after `mark_after` more newlines, if reached.
+    /// Consumes the rest, counting newlines, until EOF or until `budget`
+    /// more bytes were read; returns the byte position right after
+    /// `mark_after` more newlines (if reached) and whether EOF was reached.
     fn count_rest(
         &mut self,
         mark_after: Option<usize>,
+        budget: u64,
         cancel: &agent_core::CancellationToken,
-    ) -> std::io::Result<Option<u64>> {
+    ) -> std::io::Result<(Option<u64>, bool)> {
         let mut remaining = mark_after;
         let mut mark = None;
         if remaining == Some(0) {
             mark = Some(self.consumed);
             remaining = None;
         }
+        let stop_at = self.consumed.saturating_add(budget);
         loop {
             if cancel.is_cancelled() {
                 return Err(std::io::Error::other(agent_core::ABORTED_MESSAGE));
             }
+            if self.consumed >= stop_at {
+                return Ok((mark, false));
+            }
             let buf = self.reader.fill_buf()?;
             if buf.is_empty() {
-                return Ok(mark);
+                return Ok((mark, true));
             }
             let len = buf.len();
             match remaining {
@@ -386,6 +392,10 @@ impl<R: BufRead> LineScanner<R> {
         self.newlines + usize::from(self.last_byte.is_some_and(|b| b != b'\n'))
     }
 }
+
+/// Bytes read past the requested lines to count the file's remaining lines.
+/// Reading the head of a huge file must not cost a scan of all of it.
+const COUNT_BUDGET: u64 = 32 * 1024 * 1024;
 
 /// Why collecting stopped.
 enum Stop {
@@ -446,10 +456,19 @@ fn read_text<R: Read>(
             break;
         }
     }
-    // Lines of the selection still unread.
+    // Lines of the selection still unread. Counting the rest of the file
+    // costs at most COUNT_BUDGET bytes: past that the total stays unknown.
     let selection_left = limit.map(|l| l.saturating_sub(selected));
-    let selection_end = scanner.count_rest(selection_left, cancel).map_err(io)?;
+    let (selection_end, counted_all) = scanner
+        .count_rest(selection_left, COUNT_BUDGET, cancel)
+        .map_err(io)?;
     let total = scanner.total_lines();
+    // How the total is shown: exact, or a lower bound.
+    let of_total = if counted_all {
+        total.to_string()
+    } else {
+        format!("at least {}", total + 1)
+    };
     let file_ends_with_newline = scanner.last_byte == Some(b'\n');
 
     if start >= total && !(start == 0 && total == 0) {
@@ -498,7 +517,7 @@ fn read_text<R: Read>(
                 (
                     TruncatedBy::Lines,
                     format!(
-                        "[Showing lines {first}-{last} of {total}. Use offset={} to continue.]",
+                        "[Showing lines {first}-{last} of {of_total}. Use offset={} to continue.]",
                         last + 1
                     ),
                 )
@@ -506,7 +525,7 @@ fn read_text<R: Read>(
                 (
                     TruncatedBy::Bytes,
                     format!(
-                        "[Showing lines {first}-{last} of {total} ({} limit). Use offset={} to continue.]",
+                        "[Showing lines {first}-{last} of {of_total} ({} limit). Use offset={} to continue.]",
                         format_size(DEFAULT_MAX_BYTES as u64),
                         last + 1
                     ),
@@ -515,6 +534,11 @@ fn read_text<R: Read>(
             let details = json!({"truncation": truncation(by, &content, kept.len(), false)});
             AgentToolResult::text(format!("{content}\n\n{notice}")).with_details(details)
         }
+        Stop::Limit if !counted_all => AgentToolResult::text(format!(
+            "{content}\n\n[At least {} more lines in file (the rest was not counted). Use offset={} to continue.]",
+            (total + 1).saturating_sub(start + kept.len()).max(1),
+            start + kept.len() + 1
+        )),
         Stop::Limit if start + kept.len() < total => {
             let remaining = total - (start + kept.len());
             AgentToolResult::text(format!(

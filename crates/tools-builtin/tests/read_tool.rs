@@ -143,3 +143,44 @@ async fn large_file_is_streamed_with_truncation_details() {
     .await;
     assert_eq!(out.text, "line 4999\nline 5000\n");
 }
+
+#[tokio::test]
+async fn the_head_of_a_huge_file_costs_no_full_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.log");
+    // 200 text lines, then a 64 GiB hole (sparse: nothing on disk). A hole
+    // reads as zeros, which hold no newline: counting the file's lines would
+    // mean reading all 64 GiB.
+    let head: String = (1..=200)
+        .map(|i| format!("line {i:04} {}\n", "x".repeat(30)))
+        .collect();
+    std::fs::write(&path, &head).unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.set_len(64 * 1024 * 1024 * 1024).unwrap();
+    drop(f);
+    let out = call("read", dir.path(), json!({"path": "huge.log", "limit": 2})).await;
+    assert!(!out.is_error, "{}", out.text);
+    assert!(
+        out.text.starts_with("line 0001"),
+        "{}",
+        &out.text[..80.min(out.text.len())]
+    );
+    assert!(
+        out.text
+            .ends_with("(the rest was not counted). Use offset=3 to continue.]"),
+        "{}",
+        out.text
+    );
+    let out = call(
+        "read",
+        dir.path(),
+        json!({"path": "huge.log", "offset": 100, "limit": 1}),
+    )
+    .await;
+    assert!(out.text.starts_with("line 0100"), "{}", out.text);
+    assert!(
+        out.text.ends_with("Use offset=101 to continue.]"),
+        "{}",
+        out.text
+    );
+}
