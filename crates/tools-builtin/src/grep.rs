@@ -88,7 +88,15 @@ struct FileMatches {
     display: String,
     path: PathBuf,
     lines: Vec<(u64, String)>,
+    /// The file holds a line longer than [`MAX_SEARCHED_LINE`]: its search
+    /// stopped there.
+    line_too_long: bool,
 }
+
+/// The longest line grep searches (8 MiB). A searcher holds a whole line in
+/// memory; a file with a longer one (a 1 GB minified blob) is reported
+/// instead of exhausting memory.
+pub const MAX_SEARCHED_LINE: usize = 8 * 1024 * 1024;
 
 fn build_matcher(request: &GrepRequest) -> Result<RegexMatcher, ToolError> {
     RegexMatcherBuilder::new()
@@ -103,6 +111,7 @@ fn searcher() -> Searcher {
     SearcherBuilder::new()
         .binary_detection(BinaryDetection::quit(b'\x00'))
         .line_number(true)
+        .heap_limit(Some(MAX_SEARCHED_LINE))
         .build()
 }
 
@@ -124,13 +133,17 @@ fn search_file(
             Ok(lines.len() < cap)
         }),
     );
+    let mut line_too_long = false;
     if let Err(e) = result {
+        // grep-searcher's words when a line outgrows the heap limit.
+        line_too_long = e.to_string().contains("allocation limit");
         tracing::debug!(path = %path.display(), error = %e, "grep: file skipped");
     }
     FileMatches {
         display,
         path: path.to_path_buf(),
         lines,
+        line_too_long,
     }
 }
 
@@ -183,9 +196,13 @@ pub fn run_grep(
     }
     let mut remaining = limit;
     let mut kept: Vec<FileMatches> = Vec::new();
+    let mut unsearched: Vec<String> = Vec::new();
     for mut fm in per_file {
         if remaining == 0 {
             break;
+        }
+        if fm.line_too_long {
+            unsearched.push(fm.display.clone());
         }
         if fm.lines.is_empty() {
             continue;
@@ -196,22 +213,35 @@ pub fn run_grep(
     }
     let per_file = kept;
     let total: usize = per_file.iter().map(|f| f.lines.len()).sum();
+    let unsearched_notice = (!unsearched.is_empty()).then(|| {
+        format!(
+            "Not searched past a line longer than {}: {}",
+            agent_core::format_size(MAX_SEARCHED_LINE as u64),
+            unsearched.join(", ")
+        )
+    });
     if total == 0 {
-        return Ok(AgentToolResult::text("No matches found"));
+        return Ok(match unsearched_notice {
+            Some(notice) => AgentToolResult::text(format!("No matches found\n\n[{notice}]"))
+                .with_details(json!({"linesTooLong": unsearched})),
+            None => AgentToolResult::text("No matches found"),
+        });
     }
     let limit_reached = total >= limit;
 
     let mut lines_truncated = false;
     let mut out: Vec<String> = Vec::new();
-    let mut emit = |line: String| {
-        let (line, cut) = truncate_line(&line, GREP_MAX_LINE_LENGTH);
+    // The 500-character cut applies to the line's own text, not to the
+    // `path:line: ` prefix.
+    let mut emit = |prefix: String, text: &str| {
+        let (text, cut) = truncate_line(text, GREP_MAX_LINE_LENGTH);
         lines_truncated |= cut;
-        out.push(line);
+        out.push(prefix + &text);
     };
     for fm in &per_file {
         if request.context == 0 {
             for (n, text) in &fm.lines {
-                emit(format!("{}:{n}: {text}", fm.display));
+                emit(format!("{}:{n}: ", fm.display), text);
             }
             continue;
         }
@@ -227,16 +257,16 @@ pub fn run_grep(
                             continue;
                         };
                         if k == *n {
-                            emit(format!("{}:{k}: {text}", fm.display));
+                            emit(format!("{}:{k}: ", fm.display), text);
                         } else {
-                            emit(format!("{}-{k}- {text}", fm.display));
+                            emit(format!("{}-{k}- ", fm.display), text);
                         }
                     }
                 }
             }
             None => {
                 for (n, _) in &fm.lines {
-                    emit(format!("{}:{n}: (unable to read file)", fm.display));
+                    emit(format!("{}:{n}: ", fm.display), "(unable to read file)");
                 }
             }
         }
@@ -259,7 +289,16 @@ pub fn run_grep(
             format!("Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"),
         )
     });
-    Ok(listing.finish(&out, shortened))
+    let mut result = listing.finish(&out, shortened);
+    if let Some(notice) = unsearched_notice {
+        append_notice(&mut result, &notice);
+        if let Value::Object(map) = &mut result.details {
+            map.insert("linesTooLong".into(), json!(unsearched));
+        } else {
+            result.details = json!({"linesTooLong": unsearched});
+        }
+    }
+    Ok(result)
 }
 
 /// Walks `builder` in path order (directories depth first, names sorted) on
@@ -397,8 +436,8 @@ fn context_lines(
     let mut n = 0u64;
     loop {
         buf.clear();
-        let read = reader.read_until(b'\n', &mut buf).ok()?;
-        if read == 0 {
+        // At most one character (4 bytes) more than is ever shown is kept.
+        if !read_capped_line(&mut reader, &mut buf, 4 * (GREP_MAX_LINE_LENGTH + 2)).ok()? {
             break;
         }
         n += 1;
@@ -413,6 +452,45 @@ fn context_lines(
         }
     }
     Some(texts)
+}
+
+/// Reads one line into `buf`, keeping at most `cap` bytes of it (the rest is
+/// consumed, not stored). `false` at end of file.
+fn read_capped_line<R: BufRead>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<bool> {
+    let mut any = false;
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(any);
+        }
+        any = true;
+        let (part, used, done) = match memchr::memchr(b'\n', chunk) {
+            Some(i) => (&chunk[..=i], i + 1, true),
+            None => (chunk, chunk.len(), false),
+        };
+        let room = cap.saturating_sub(buf.len());
+        buf.extend_from_slice(&part[..part.len().min(room)]);
+        reader.consume(used);
+        if done {
+            return Ok(true);
+        }
+    }
+}
+
+/// Adds `notice` to a result's `[...]` notice block (or starts one).
+fn append_notice(result: &mut AgentToolResult, notice: &str) {
+    if let Some(agent_ai::ContentBlock::Text(t)) = result.content.first_mut() {
+        if t.text.ends_with(']') && t.text.contains("\n\n[") {
+            t.text.pop();
+            t.text.push_str(&format!(". {notice}]"));
+        } else {
+            t.text.push_str(&format!("\n\n[{notice}]"));
+        }
+    }
 }
 
 impl TypedToolDefinition for GrepTool {

@@ -224,3 +224,42 @@ async fn ls_sorts_marks_dirs_and_limits() {
     let out = call("ls", d, json!({"path": "empty"})).await;
     assert_eq!(out.text, "(empty directory)");
 }
+
+#[tokio::test]
+async fn grep_cuts_500_characters_of_the_line_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let exact = format!("needle{}", "a".repeat(494));
+    assert_eq!(exact.chars().count(), 500);
+    let longer = format!("needle{}", "b".repeat(600));
+    write(dir.path(), "src/lines.txt", format!("{exact}\n{longer}\n"));
+    let out = call("grep", dir.path(), json!({"pattern": "needle"})).await;
+    assert!(!out.is_error, "{}", out.text);
+    let lines: Vec<&str> = out.text.lines().collect();
+    // A 500-character line is shown whole, however long its prefix.
+    assert_eq!(lines[0], format!("src/lines.txt:1: {exact}"));
+    assert_eq!(
+        lines[1],
+        format!("src/lines.txt:2: needle{}... [truncated]", "b".repeat(494))
+    );
+    assert_eq!(out.result.details["linesTruncated"], true);
+}
+
+#[tokio::test]
+async fn grep_reports_a_line_too_long_to_search() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.txt", "needle in a normal file\n");
+    // One 12 MiB line, longer than grep will hold in memory.
+    let mut blob = vec![b'x'; 12 * 1024 * 1024];
+    blob.extend_from_slice(b" needle\n");
+    write(dir.path(), "b.min.js", blob);
+    let out = call("grep", dir.path(), json!({"pattern": "needle"})).await;
+    assert!(!out.is_error, "{}", out.text);
+    assert!(out.text.starts_with("a.txt:1: needle"), "{}", out.text);
+    assert!(
+        out.text
+            .ends_with("[Not searched past a line longer than 8.0MB: b.min.js]"),
+        "{}",
+        out.text
+    );
+    assert_eq!(out.result.details["linesTooLong"], json!(["b.min.js"]));
+}
