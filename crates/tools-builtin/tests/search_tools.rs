@@ -263,3 +263,48 @@ async fn grep_reports_a_line_too_long_to_search() {
     );
     assert_eq!(out.result.details["linesTooLong"], json!(["b.min.js"]));
 }
+
+#[tokio::test]
+async fn ignore_files_above_the_project_hide_nothing() {
+    // A home directory whose ~/.gitignore ignores everything (dotfiles style),
+    // holding a project that is not a git repository.
+    let home = tempfile::tempdir().unwrap();
+    write(home.path(), ".gitignore", "*\n");
+    write(home.path(), ".ignore", "*.rs\n");
+    write(
+        home.path(),
+        "project/src/main.rs",
+        "fn main() { needle(); }\n",
+    );
+    write(home.path(), "project/.gitignore", "target/\n");
+    write(home.path(), "project/target/out.rs", "needle\n");
+    let project = home.path().join("project");
+    let out = call("grep", &project, json!({"pattern": "needle"})).await;
+    assert_eq!(
+        out.text, "src/main.rs:1: fn main() { needle(); }",
+        "{}",
+        out.text
+    );
+    let out = call("find", &project, json!({"pattern": "**/*.rs"})).await;
+    assert_eq!(out.text, "src/main.rs", "{}", out.text);
+    // Searching a subdirectory outside a repository: only its own ignore files.
+    let out = call("find", &project, json!({"pattern": "*.rs", "path": "src"})).await;
+    assert_eq!(out.text, "main.rs", "{}", out.text);
+
+    // Inside a repository, git's rules: the repository's .gitignore applies
+    // to a search of a subdirectory, the home's does not.
+    std::fs::create_dir(project.join(".git")).unwrap();
+    write(home.path(), "project/.gitignore", "*.log\n");
+    write(home.path(), "project/src/debug.log", "needle\n");
+    let out = call(
+        "grep",
+        &project,
+        json!({"pattern": "needle", "path": "src"}),
+    )
+    .await;
+    assert_eq!(
+        out.text, "main.rs:1: fn main() { needle(); }",
+        "{}",
+        out.text
+    );
+}
