@@ -59,6 +59,9 @@ pub struct AgentOptions {
     pub follow_up_mode: QueueMode,
     /// Rewrites each request's transcript before it is sent.
     pub transform_context: Option<ContextTransform>,
+    /// The most tool calls that execute at once (see
+    /// [`AgentLoopConfig::max_parallel_tools`]).
+    pub max_parallel_tools: usize,
 }
 
 impl AgentOptions {
@@ -76,6 +79,7 @@ impl AgentOptions {
             steering_mode: QueueMode::OneAtATime,
             follow_up_mode: QueueMode::OneAtATime,
             transform_context: None,
+            max_parallel_tools: crate::agent_loop::default_max_parallel_tools(),
         }
     }
 }
@@ -109,6 +113,7 @@ struct Inner {
     steering_mode: QueueMode,
     follow_up_mode: QueueMode,
     transform_context: Option<ContextTransform>,
+    max_parallel_tools: usize,
     cancel: Option<CancellationToken>,
 }
 
@@ -212,6 +217,7 @@ impl Agent {
                     steering_mode: options.steering_mode,
                     follow_up_mode: options.follow_up_mode,
                     transform_context: options.transform_context,
+                    max_parallel_tools: options.max_parallel_tools,
                     cancel: None,
                 }),
                 listeners: Mutex::new(Vec::new()),
@@ -285,6 +291,7 @@ impl Agent {
             config.steering_messages = Some(steering);
             config.follow_up_messages = Some(follow_up);
             config.transform_context = inner.transform_context.clone();
+            config.max_parallel_tools = inner.max_parallel_tools;
             let context = AgentContext {
                 system_prompt: inner.system_prompt.clone(),
                 messages: inner.messages.clone(),

@@ -73,6 +73,21 @@ pub struct AgentLoopConfig {
     pub temperature: Option<f64>,
     /// Rewrites each request's transcript before it is sent.
     pub transform_context: Option<ContextTransform>,
+    /// The most tool calls of a parallel batch that execute at once; the
+    /// others wait for a free slot (so 600 parallel bash calls do not run out
+    /// of file descriptors). Default: [`default_max_parallel_tools`].
+    pub max_parallel_tools: usize,
+}
+
+/// The default bound on concurrently executing tool calls, derived from the
+/// open-file limit: one slot per 8 descriptors above a reserve of 64, at
+/// least 1 and at most 256 (e.g. 120 under `ulimit -n 1024`).
+pub fn default_max_parallel_tools() -> usize {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+    match limit {
+        Some(n) => (n.saturating_sub(64) / 8).clamp(1, 256) as usize,
+        None => 256,
+    }
 }
 
 impl AgentLoopConfig {
@@ -89,6 +104,7 @@ impl AgentLoopConfig {
             max_tokens: None,
             temperature: None,
             transform_context: None,
+            max_parallel_tools: default_max_parallel_tools(),
         }
     }
 }

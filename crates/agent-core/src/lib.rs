@@ -43,8 +43,8 @@ pub use agent::{
     Agent, AgentError, AgentOptions, AgentState, IntoPrompt, QueueMode, SubscriptionId,
 };
 pub use agent_loop::{
-    AgentContext, AgentLoopConfig, ContextTransform, MessageSource, agent_loop, run_agent_loop,
-    run_agent_loop_continue,
+    AgentContext, AgentLoopConfig, ContextTransform, MessageSource, agent_loop,
+    default_max_parallel_tools, run_agent_loop, run_agent_loop_continue,
 };
 pub use event::{AgentEvent, EventSink};
 pub use hooks::{

@@ -7,7 +7,6 @@ use agent_ai::{
     AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage, now_millis,
     validate_arguments,
 };
-use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -150,7 +149,9 @@ pub(crate) async fn execute_tool_calls(
             break;
         }
     }
-    let mut running: FuturesUnordered<_> = ready
+    // At most `max_parallel_tools` execute at once; the rest start, in
+    // source order, as slots free up.
+    let futures: Vec<_> = ready
         .into_iter()
         .map(|(index, tool, call, args)| {
             run_prepared(
@@ -165,6 +166,8 @@ pub(crate) async fn execute_tool_calls(
             .map(move |done| (index, done))
         })
         .collect();
+    let mut running =
+        futures::stream::iter(futures).buffer_unordered(config.max_parallel_tools.max(1));
     while let Some((index, done)) = running.next().await {
         emit_end(emit, &done);
         slots[index] = Some(done);

@@ -5,7 +5,9 @@ use std::io::Write;
 
 use agent_ai::{AssistantMessageEvent, Message, StopReason};
 use agent_core::AgentEvent;
-use coding_agent::{RenderContext, RenderResultOptions, StyledText, Theme, ToolRegistry};
+use coding_agent::{
+    RenderContext, RenderResultOptions, StyledText, Theme, ToolRegistry, sanitize_terminal_text,
+};
 
 /// Draws events on stdout (colours only on a terminal, via `anstream`).
 pub struct TextRenderer {
@@ -89,15 +91,16 @@ impl TextRenderer {
                         self.after_tool = false;
                     }
                     self.in_text = true;
-                    self.write(delta);
+                    self.write(&sanitize_terminal_text(delta));
                 }
                 AssistantMessageEvent::ThinkingDelta { delta, .. } => {
                     self.clear_progress();
                     self.in_text = true;
                     let style = self.theme.muted;
                     self.write(&format!(
-                        "{}{delta}{}",
+                        "{}{}{}",
                         style.render(),
+                        sanitize_terminal_text(delta),
                         style.render_reset()
                     ));
                 }
@@ -117,7 +120,9 @@ impl TextRenderer {
                     } else {
                         "error"
                     };
-                    let msg = a.error_message.clone().unwrap_or_default();
+                    let msg =
+                        sanitize_terminal_text(a.error_message.as_deref().unwrap_or_default())
+                            .into_owned();
                     let style = self.theme.error;
                     let mut err = anstream::stderr();
                     let _ = writeln!(
@@ -152,7 +157,7 @@ impl TextRenderer {
                     return;
                 };
                 let max = self.ctx.width.saturating_sub(6).max(10);
-                let shown: String = last.chars().take(max).collect();
+                let shown: String = sanitize_terminal_text(last).chars().take(max).collect();
                 let style = self.theme.muted;
                 self.write(&format!(
                     "\r\x1b[2K  {}… {shown}{}",

@@ -528,3 +528,94 @@ fn a_batch_line_that_is_not_utf8_gets_an_error_and_the_rest_run() {
     assert_eq!(lines[2]["id"], 3);
     assert_eq!(lines[2]["isError"], false);
 }
+
+#[test]
+fn six_hundred_parallel_bash_calls_fit_in_1024_file_descriptors() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls: Vec<Value> = (0..600)
+        .map(|i| {
+            call(
+                &format!("c{i}"),
+                "bash",
+                json!({"command": format!("sleep 0.1; echo {i}")}),
+            )
+        })
+        .collect();
+    let s = script(
+        dir.path(),
+        &[
+            json!({"content": calls}),
+            json!({"content":[{"type":"text","text":"done"}]}),
+        ],
+    );
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -n 1024 && exec \"$@\"")
+        .arg("sh")
+        .arg(assert_cmd::cargo::cargo_bin!("coding-agent"))
+        .args(["--script"])
+        .arg(&s)
+        .arg("--cwd")
+        .arg(dir.path())
+        .args(["--mode", "json", "go"])
+        .env(
+            "CODING_AGENT_DIR",
+            std::env::temp_dir().join("coding-agent-cli-test-no-such-dir"),
+        )
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ends: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "tool_execution_end")
+        .collect();
+    assert_eq!(ends.len(), 600);
+    let failed: Vec<&Value> = ends.iter().filter(|e| e["isError"] == true).collect();
+    assert!(
+        failed.is_empty(),
+        "{} failed, e.g. {}",
+        failed.len(),
+        failed[0]
+    );
+}
+
+#[test]
+fn text_mode_never_passes_control_sequences_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = script(
+        dir.path(),
+        &[
+            json!({"content":[
+                {"type":"text","text":"copying \u{1b}]52;c;cm0gLXJmIH4=\u{7} now"},
+                call("c1","bash",json!({"command": "printf 'out\\033]0;pwned\\007\\033[2K\\033[1A\\r'; echo \u{1b}[31mred"}))
+            ]}),
+            json!({"content":[{"type":"text","text":"done \u{1b}[2J"}]}),
+        ],
+    );
+    let out = bin()
+        .args(["--script"])
+        .arg(&s)
+        .arg("--cwd")
+        .arg(dir.path())
+        .arg("go")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains('\u{1b}'), "raw escape in: {stdout:?}");
+    assert!(!stdout.contains('\u{7}'), "raw BEL in: {stdout:?}");
+    assert!(stdout.contains("␛]52;c;"), "{stdout}");
+    assert!(stdout.contains("done ␛[2J"), "{stdout}");
+}

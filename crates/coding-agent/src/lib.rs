@@ -33,7 +33,7 @@ pub use project_file::MAX_PROJECT_FILE_BYTES;
 pub use registry::{DEFAULT_ACTIVE_TOOLS, ToolRegistry, ToolSelection, ToolSource};
 pub use render::{
     RenderContext, RenderResultOptions, RenderShell, Span, StyledLine, StyledText, Theme,
-    default_render_call, default_render_result,
+    default_render_call, default_render_result, sanitize_terminal_text,
 };
 pub use schema::{string_enum, string_enum_schema, string_enum_with_description};
 pub use session::{AgentSession, AgentSessionBuilder, IMAGES_BLOCKED_TEXT};

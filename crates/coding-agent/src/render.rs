@@ -126,6 +126,10 @@ impl StyledText {
     }
 
     /// Lines joined with `\n`, each styled span wrapped in ANSI escapes.
+    ///
+    /// Span texts hold what tools, models and commands produced, so they pass
+    /// through [`sanitize_terminal_text`] first: the only escapes in the
+    /// result are the styles' own.
     pub fn to_ansi(&self) -> String {
         let mut out = String::new();
         for (i, line) in self.lines.iter().enumerate() {
@@ -133,13 +137,14 @@ impl StyledText {
                 out.push('\n');
             }
             for span in &line.spans {
+                let text = sanitize_terminal_text(&span.text);
                 if span.style == Style::new() {
-                    out.push_str(&span.text);
+                    out.push_str(&text);
                 } else {
                     out.push_str(&format!(
                         "{}{}{}",
                         span.style.render(),
-                        span.text,
+                        text,
                         span.style.render_reset()
                     ));
                 }
@@ -288,4 +293,41 @@ pub fn default_render_result(
         ));
     }
     text
+}
+
+/// Makes text safe to print on a terminal: escape sequences (clipboard
+/// writes through OSC 52, title changes, cursor moves that could erase a
+/// displayed command), other control characters and bidirectional overrides
+/// become visible placeholders. Newlines and tabs stay; `\r\n` becomes `\n`
+/// and a lone `\r` (which would let later text overwrite the line) is shown.
+///
+/// ```
+/// use coding_agent::sanitize_terminal_text;
+/// assert_eq!(sanitize_terminal_text("ok\x1b]52;c;aGk=\x07"), "ok␛]52;c;aGk=␇");
+/// assert_eq!(sanitize_terminal_text("a\r\nb\tc"), "a\nb\tc");
+/// assert_eq!(sanitize_terminal_text("safe\rrm -rf"), "safe␍rm -rf");
+/// ```
+pub fn sanitize_terminal_text(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' if chars.peek() == Some(&'\n') => {}
+            // C0 controls and DEL have visible "control pictures".
+            '\u{0}'..='\u{1F}' if c != '\n' && c != '\t' => {
+                out.push(char::from_u32(0x2400 + c as u32).unwrap_or('\u{FFFD}'))
+            }
+            '\u{7F}' => out.push('\u{2421}'),
+            c if unsafe_char(c) => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }

@@ -181,6 +181,9 @@ impl AgentSessionBuilder {
         options.tool_execution = self.tool_execution;
         options.steering_mode = queue_mode(settings.get("steeringMode"));
         options.follow_up_mode = queue_mode(settings.get("followUpMode"));
+        if let Some(n) = settings.max_parallel_tools() {
+            options.max_parallel_tools = n;
+        }
         if settings.images_block_images() {
             options.transform_context = Some(Arc::new(block_images));
         }
