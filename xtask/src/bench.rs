@@ -418,6 +418,56 @@ pub fn run(args: &[String]) -> Result<()> {
         "",
     )?;
 
+    // The head of a huge file: 200 lines, then a 64 GiB hole (nothing on
+    // disk). Counting all its lines would mean reading 64 GiB of zeros.
+    let sparse = bench_dir.join("sparse-64g.log");
+    if std::fs::metadata(&sparse).map(|m| m.len()).unwrap_or(0) != 64 << 30 {
+        let head: String = (1..=200)
+            .map(|i| format!("line {i} of the log\n"))
+            .collect();
+        std::fs::write(&sparse, head)?;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&sparse)?
+            .set_len(64 << 30)?;
+    }
+    b.compare(
+        "read 2 lines at the head of a 64 GiB sparse file",
+        tool_cmd(
+            &b.bin,
+            "read",
+            &bench_dir,
+            json!({"path": "sparse-64g.log", "limit": 2}),
+        ),
+        Some((
+            "head -n 2".into(),
+            sh(format!("head -n 2 {}", sparse.display())),
+        )),
+        "the rest is counted up to 32 MB, then a lower bound is given",
+    )?;
+
+    // A model answering 1 MB in 4-byte deltas, from a loopback server.
+    let server = crate::stream_server::serve_text_in_deltas(1 << 20, 4)?;
+    let mut stream_agent = {
+        let (bin, base, dir) = (b.bin.clone(), server.base_url(), bench_dir.clone());
+        move || {
+            let mut c = Command::new(&bin);
+            c.args(["--provider", "openai", "--api-key", "bench", "--base-url"])
+                .arg(&base)
+                .args(["--model", "bench", "--no-tools", "--cwd"])
+                .arg(&dir)
+                .args(["-p", "write a long answer"])
+                .env("CODING_AGENT_DIR", dir.join("no-agent-dir"));
+            c
+        }
+    };
+    b.compare(
+        "agent -p: 1 MB answer in 4-byte deltas",
+        &mut stream_agent,
+        None,
+        "262,144 SSE events over loopback, through the whole loop",
+    )?;
+
     let bytes: u64 = if quick { 100_000_000 } else { 1_000_000_000 };
     let produce = format!("yes 'a line of output from a chatty command' | head -c {bytes}");
     b.compare(

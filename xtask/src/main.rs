@@ -7,6 +7,7 @@
 
 mod bench;
 mod corpus;
+mod stream_server;
 
 use std::process::Command;
 use std::time::Instant;
