@@ -578,7 +578,9 @@ async fn abort_mid_tool_stops_the_run_with_an_aborted_message() {
         }
     });
     let started = std::time::Instant::now();
-    agent.prompt("go").await.unwrap();
+    let err = agent.prompt("go").await.unwrap_err();
+    assert!(matches!(err, agent_core::AgentError::Aborted(_)), "{err}");
+    assert_eq!(err.outcome().unwrap().stop_reason, StopReason::Aborted);
     assert!(started.elapsed() < Duration::from_secs(5));
     let messages = agent.messages();
     let result = messages[2].as_tool_result().unwrap();

@@ -355,7 +355,10 @@ async fn full_loop_sends_the_tool_result_back() {
         .context_files(false)
         .build()
         .unwrap();
-    session.prompt("what is in a.txt?").await.unwrap();
+    let outcome = session.prompt("what is in a.txt?").await.unwrap();
+    assert_eq!(outcome.final_text, "It says: file body");
+    assert_eq!(outcome.stop_reason, StopReason::Stop);
+    assert_eq!(session.last_assistant_text(), "It says: file body");
     let last = session
         .agent()
         .messages()
@@ -385,6 +388,33 @@ async fn full_loop_sends_the_tool_result_back() {
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
     assert_eq!(offered, ["read", "bash", "edit", "write"]);
+}
+
+#[tokio::test]
+async fn a_failed_model_call_is_an_error_of_prompt() {
+    let server = serve(vec![Reply::status(
+        401,
+        r#"{"error":{"message":"Incorrect API key provided"}}"#,
+    )])
+    .await;
+    let client = Arc::new(OpenAiClient::new(
+        format!("{}/v1", server.base),
+        Some("wrong".into()),
+    ));
+    let session = coding_agent::AgentSessionBuilder::new(Model::new("openai", "gpt-test"), client)
+        .settings(coding_agent::Settings::default())
+        .context_files(false)
+        .build()
+        .unwrap();
+    let err = session.prompt("hello").await.unwrap_err();
+    assert!(err.to_string().contains("HTTP 401"), "{err}");
+    let outcome = err.outcome().unwrap();
+    assert_eq!(outcome.stop_reason, StopReason::Error);
+    assert_eq!(
+        outcome.error_message.as_deref(),
+        Some("HTTP 401: Incorrect API key provided")
+    );
+    assert!(matches!(err, coding_agent::AgentError::RunFailed(_)));
 }
 
 #[tokio::test]

@@ -3,12 +3,12 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use agent_ai::{Message, Model, ModelClient};
+use agent_ai::{Message, Model, ModelClient, StopReason, Usage};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent_loop::{
-    AgentContext, AgentLoopConfig, ContextTransform, MessageSource, run_agent_loop,
-    run_agent_loop_continue,
+use crate::agent_loop::{run_agent_loop, run_agent_loop_continue};
+use crate::config::{
+    AgentContext, AgentLoopConfig, ContextTransform, MessageSource, UnknownToolMessage,
 };
 use crate::event::{AgentEvent, EventSink};
 use crate::hooks::{AfterToolCallHook, BeforeToolCallHook};
@@ -24,8 +24,8 @@ pub enum QueueMode {
     All,
 }
 
-/// Why an [`Agent`] call was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why an [`Agent`] call was refused or its run failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum AgentError {
     /// A run is already in progress; use `steer` or `follow_up` instead.
     #[error("the agent is already running; queue the message with steer() or follow_up()")]
@@ -33,6 +33,67 @@ pub enum AgentError {
     /// `continue_run` needs a transcript ending in a user or toolResult message.
     #[error("nothing to continue: {0}")]
     CannotContinue(&'static str),
+    /// The run ended with a model error (HTTP status, network, invalid
+    /// response); the outcome holds the message and what the run produced.
+    #[error("the model request failed: {}", .0.error_message.as_deref().unwrap_or("unknown error"))]
+    RunFailed(Box<RunOutcome>),
+    /// The run was cancelled with [`Agent::abort`].
+    #[error("the run was aborted")]
+    Aborted(Box<RunOutcome>),
+}
+
+impl AgentError {
+    /// The run's outcome, when a run took place.
+    pub fn outcome(&self) -> Option<&RunOutcome> {
+        match self {
+            AgentError::RunFailed(o) | AgentError::Aborted(o) => Some(o),
+            _ => None,
+        }
+    }
+}
+
+/// How a run ended: what [`Agent::prompt`] and [`Agent::continue_run`]
+/// return (inside [`AgentError::RunFailed`] or [`AgentError::Aborted`] when
+/// it did not end well).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    /// Why the last assistant message stopped.
+    pub stop_reason: StopReason,
+    /// The error of a run that ended in `error` or `aborted`.
+    pub error_message: Option<String>,
+    /// The text of the last assistant message.
+    pub final_text: String,
+    /// Tokens (and cost) of every model request of the run, added up.
+    pub usage: Usage,
+    /// The messages the run added to the transcript, prompts included.
+    pub messages: Vec<Message>,
+}
+
+impl RunOutcome {
+    /// The outcome of a run that added `messages`.
+    pub fn from_messages(messages: Vec<Message>) -> Self {
+        let mut usage = Usage::default();
+        for a in messages.iter().filter_map(Message::as_assistant) {
+            usage.add(&a.usage);
+        }
+        let last = messages.iter().rev().find_map(Message::as_assistant);
+        RunOutcome {
+            stop_reason: last.map(|a| a.stop_reason).unwrap_or(StopReason::Stop),
+            error_message: last.and_then(|a| a.error_message.clone()),
+            final_text: last.map(|a| a.text()).unwrap_or_default(),
+            usage,
+            messages,
+        }
+    }
+
+    /// `Ok(self)` for a run that ended normally, the matching error otherwise.
+    pub fn into_result(self) -> Result<RunOutcome, AgentError> {
+        match self.stop_reason {
+            StopReason::Error => Err(AgentError::RunFailed(Box::new(self))),
+            StopReason::Aborted => Err(AgentError::Aborted(Box::new(self))),
+            _ => Ok(self),
+        }
+    }
 }
 
 /// Everything an [`Agent`] starts with.
@@ -62,6 +123,9 @@ pub struct AgentOptions {
     /// The most tool calls that execute at once (see
     /// [`AgentLoopConfig::max_parallel_tools`]).
     pub max_parallel_tools: usize,
+    /// Explains calls to tools that are not active (see
+    /// [`AgentLoopConfig::unknown_tool_message`]).
+    pub unknown_tool_message: Option<UnknownToolMessage>,
 }
 
 impl AgentOptions {
@@ -79,7 +143,8 @@ impl AgentOptions {
             steering_mode: QueueMode::OneAtATime,
             follow_up_mode: QueueMode::OneAtATime,
             transform_context: None,
-            max_parallel_tools: crate::agent_loop::default_max_parallel_tools(),
+            max_parallel_tools: crate::config::default_max_parallel_tools(),
+            unknown_tool_message: None,
         }
     }
 }
@@ -114,6 +179,7 @@ struct Inner {
     follow_up_mode: QueueMode,
     transform_context: Option<ContextTransform>,
     max_parallel_tools: usize,
+    unknown_tool_message: Option<UnknownToolMessage>,
     cancel: Option<CancellationToken>,
 }
 
@@ -218,6 +284,7 @@ impl Agent {
                     follow_up_mode: options.follow_up_mode,
                     transform_context: options.transform_context,
                     max_parallel_tools: options.max_parallel_tools,
+                    unknown_tool_message: options.unknown_tool_message,
                     cancel: None,
                 }),
                 listeners: Mutex::new(Vec::new()),
@@ -234,13 +301,22 @@ impl Agent {
     }
 
     /// Sends a prompt and runs until the agent stops. Events go to subscribers.
-    pub async fn prompt(&self, prompt: impl IntoPrompt) -> Result<(), AgentError> {
+    ///
+    /// # Errors
+    /// [`AgentError::AlreadyRunning`] when a run is in progress;
+    /// [`AgentError::RunFailed`] when the model request failed (wrong key,
+    /// unreachable server, ...) and [`AgentError::Aborted`] when the run was
+    /// cancelled, both carrying the [`RunOutcome`].
+    pub async fn prompt(&self, prompt: impl IntoPrompt) -> Result<RunOutcome, AgentError> {
         self.run(Some(prompt.into_prompt())).await
     }
 
     /// Runs from the current transcript without a new prompt. The transcript must
     /// end with a user or toolResult message.
-    pub async fn continue_run(&self) -> Result<(), AgentError> {
+    ///
+    /// # Errors
+    /// As [`Agent::prompt`], plus [`AgentError::CannotContinue`].
+    pub async fn continue_run(&self) -> Result<RunOutcome, AgentError> {
         match self.inner().messages.last() {
             None => return Err(AgentError::CannotContinue("the transcript is empty")),
             Some(Message::Assistant(_)) => {
@@ -253,7 +329,7 @@ impl Agent {
         self.run(None).await
     }
 
-    async fn run(&self, prompts: Option<Vec<Message>>) -> Result<(), AgentError> {
+    async fn run(&self, prompts: Option<Vec<Message>>) -> Result<RunOutcome, AgentError> {
         let started = self.shared.running.send_if_modified(|running| {
             if *running {
                 false
@@ -292,6 +368,7 @@ impl Agent {
             config.follow_up_messages = Some(follow_up);
             config.transform_context = inner.transform_context.clone();
             config.max_parallel_tools = inner.max_parallel_tools;
+            config.unknown_tool_message = inner.unknown_tool_message.clone();
             let context = AgentContext {
                 system_prompt: inner.system_prompt.clone(),
                 messages: inner.messages.clone(),
@@ -323,17 +400,13 @@ impl Agent {
                 listener(event);
             }
         });
-        match prompts {
-            Some(prompts) => {
-                run_agent_loop(prompts, &mut context, &config, cancel, &emit).await;
-            }
-            None => {
-                run_agent_loop_continue(&mut context, &config, cancel, &emit).await;
-            }
-        }
+        let added = match prompts {
+            Some(prompts) => run_agent_loop(prompts, &mut context, &config, cancel, &emit).await,
+            None => run_agent_loop_continue(&mut context, &config, cancel, &emit).await,
+        };
         self.inner().cancel = None;
         self.shared.running.send_replace(false);
-        Ok(())
+        RunOutcome::from_messages(added).into_result()
     }
 
     /// Cancels the running request and every running tool. The run ends with an

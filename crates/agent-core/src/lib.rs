@@ -30,6 +30,7 @@
 
 mod agent;
 mod agent_loop;
+mod config;
 mod event;
 mod hooks;
 mod mutation_queue;
@@ -40,11 +41,12 @@ mod truncate;
 mod typed;
 
 pub use agent::{
-    Agent, AgentError, AgentOptions, AgentState, IntoPrompt, QueueMode, SubscriptionId,
+    Agent, AgentError, AgentOptions, AgentState, IntoPrompt, QueueMode, RunOutcome, SubscriptionId,
 };
-pub use agent_loop::{
-    AgentContext, AgentLoopConfig, ContextTransform, MessageSource, agent_loop,
-    default_max_parallel_tools, run_agent_loop, run_agent_loop_continue,
+pub use agent_loop::{agent_loop, run_agent_loop, run_agent_loop_continue};
+pub use config::{
+    AgentContext, AgentLoopConfig, ContextTransform, MessageSource, UnknownToolMessage,
+    default_max_parallel_tools,
 };
 pub use event::{AgentEvent, EventSink};
 pub use hooks::{

@@ -11,7 +11,7 @@ use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent_loop::{AgentContext, AgentLoopConfig};
+use crate::config::{AgentContext, AgentLoopConfig, UnknownToolMessage};
 use crate::event::{AgentEvent, EventSink};
 use crate::hooks::{
     AfterToolCallContext, AfterToolCallHook, BeforeToolCallContext, BeforeToolCallHook,
@@ -94,6 +94,7 @@ pub(crate) async fn execute_tool_calls(
                 call,
                 &context.tools,
                 config.before_tool_call.as_ref(),
+                config.unknown_tool_message.as_ref(),
                 cancel,
             )
             .await
@@ -132,6 +133,7 @@ pub(crate) async fn execute_tool_calls(
             call,
             &context.tools,
             config.before_tool_call.as_ref(),
+            config.unknown_tool_message.as_ref(),
             cancel,
         )
         .await
@@ -195,10 +197,14 @@ async fn prepare(
     call: &ToolCall,
     tools: &[Arc<dyn AgentTool>],
     before: Option<&BeforeToolCallHook>,
+    unknown: Option<&UnknownToolMessage>,
     cancel: &CancellationToken,
 ) -> Prepared {
     let Some(tool) = find_tool(tools, &call.name) else {
-        return Prepared::Done(failed(call, format!("Tool {} not found", call.name), false));
+        let message = unknown
+            .and_then(|explain| explain(&call.name))
+            .unwrap_or_else(|| format!("Tool {} not found", call.name));
+        return Prepared::Done(failed(call, message, false));
     };
     let prepared = match tool.prepare_arguments(call.arguments.clone()) {
         Ok(args) => args,
@@ -415,7 +421,7 @@ pub async fn execute_tool_call(
             on_update(partial_result.clone());
         }
     });
-    let done = match prepare(&assistant, call, tools, None, cancel).await {
+    let done = match prepare(&assistant, call, tools, None, None, cancel).await {
         Prepared::Done(done) => done,
         Prepared::Ready { tool, call, args } => {
             run_prepared(&assistant, tool, call, args, None, cancel, &emit).await

@@ -161,6 +161,29 @@ pub struct Usage {
     pub cost: Cost,
 }
 
+impl Usage {
+    /// Adds another request's usage to this one (tokens and cost).
+    ///
+    /// ```
+    /// let mut total = agent_ai::Usage::default();
+    /// total.add(&agent_ai::Usage { input: 10, output: 5, total_tokens: 15, ..Default::default() });
+    /// total.add(&agent_ai::Usage { input: 3, output: 1, total_tokens: 4, ..Default::default() });
+    /// assert_eq!((total.input, total.output, total.total_tokens), (13, 6, 19));
+    /// ```
+    pub fn add(&mut self, other: &Usage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.total_tokens += other.total_tokens;
+        self.cost.input += other.cost.input;
+        self.cost.output += other.cost.output;
+        self.cost.cache_read += other.cost.cache_read;
+        self.cost.cache_write += other.cost.cache_write;
+        self.cost.total += other.cost.total;
+    }
+}
+
 /// A model response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

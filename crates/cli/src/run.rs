@@ -202,7 +202,11 @@ pub async fn run(args: RunArgs) -> i32 {
     if interactive {
         return repl(&session).await;
     }
-    if let Err(e) = session.prompt(prompt).await {
+    // A run that fails is reported by the output below (and the renderers);
+    // only a refusal to run needs words here.
+    if let Err(e) = session.prompt(prompt).await
+        && e.outcome().is_none()
+    {
         eprintln!("coding-agent: {e}");
         return 1;
     }
@@ -252,7 +256,9 @@ async fn repl(session: &AgentSession) -> i32 {
         if matches!(line, "/exit" | "/quit") {
             break;
         }
-        if let Err(e) = session.prompt(line).await {
+        if let Err(e) = session.prompt(line).await
+            && e.outcome().is_none()
+        {
             eprintln!("coding-agent: {e}");
         }
     }

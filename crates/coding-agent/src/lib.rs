@@ -9,8 +9,19 @@
 //! `agent_core::Agent`.
 //!
 //! The truncation helpers and the file mutation queue are re-exported, so a
-//! custom tool needs only this crate.
+//! custom tool needs only this crate; [`prelude`] brings in what a tool
+//! author uses.
+//!
+//! Three ways to make a tool, from least to most code:
+//!
+//! - [`tool`]: name, description and an async closure;
+//! - [`decorate`]: an existing tool with one thing changed (a check before
+//!   it runs, another `execute`, description or schema), everything else kept;
+//! - [`TypedToolDefinition`] (or [`ToolDefinition`] for untyped arguments):
+//!   a trait impl, for tools with renderers or state.
 
+mod closure_tool;
+mod decorate;
 mod definition;
 mod extension;
 mod project_file;
@@ -21,6 +32,8 @@ mod session;
 mod settings;
 mod system_prompt;
 
+pub use closure_tool::{CallContext, ToolBuilder, tool};
+pub use decorate::{Decorated, decorate};
 pub use definition::{
     ToolContext, ToolContextFactory, ToolDefinition, TypedDefinition, TypedToolDefinition,
     tool_definition_from_agent_tool, typed_definition, wrap_tool_definition,
@@ -49,11 +62,49 @@ pub use system_prompt::{
 pub use agent_ai;
 pub use agent_core;
 pub use agent_core::{
-    AgentToolResult, CancellationToken, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, ExecutionMode,
-    FileMutationQueue, GREP_MAX_LINE_LENGTH, ToolError, ToolUpdateSink, TruncatedBy,
-    TruncationOptions, TruncationResult, format_size, truncate_head, truncate_line, truncate_tail,
+    AgentError, AgentToolResult, CancellationToken, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES,
+    ExecutionMode, FileMutationQueue, GREP_MAX_LINE_LENGTH, RunOutcome, ToolError, ToolUpdateSink,
+    TruncatedBy, TruncationOptions, TruncationResult, format_size, truncate_head, truncate_line,
+    truncate_tail,
 };
 /// Re-exported so renderers can build styles without a direct dependency.
 pub use anstyle;
 /// Re-exported for `#[derive(JsonSchema)]` on tool parameters.
 pub use schemars;
+/// Re-exported for `#[derive(Deserialize)]` on tool parameters.
+pub use serde;
+/// Re-exported for JSON values in arguments and details.
+pub use serde_json;
+
+/// What a tool author needs, in one import.
+///
+/// The derives work through these re-exports when told where the crates
+/// are, so a tool crate needs no direct `serde` or `schemars` dependency:
+///
+/// ```
+/// use coding_agent::prelude::*;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// #[serde(crate = "coding_agent::serde")]
+/// #[schemars(crate = "coding_agent::schemars")]
+/// struct Params {
+///     /// Who to greet.
+///     name: String,
+/// }
+///
+/// let greet = tool("greet")
+///     .description("Greets someone.")
+///     .execute(|p: Params, _cx| async move { Ok(AgentToolResult::text(format!("Hello, {}!", p.name))) });
+/// assert_eq!(greet.parameters()["properties"]["name"]["type"], "string");
+/// ```
+pub mod prelude {
+    pub use crate::{
+        AgentSession, AgentSessionBuilder, AgentToolResult, CallContext, Settings, ToolContext,
+        ToolDefinition, ToolError, ToolRegistry, ToolUpdateSink, TypedToolDefinition, decorate,
+        tool, typed_definition,
+    };
+    pub use futures::future::BoxFuture;
+    pub use schemars::JsonSchema;
+    pub use serde::Deserialize;
+    pub use serde_json::{Value, json};
+}

@@ -61,9 +61,20 @@ pub enum ToolSource {
 /// `render_call` / `render_result` per slot from the built-in they replace when
 /// they have none; they never inherit prompt snippet or guidelines.
 ///
-/// A tool is *allowed* when it is in the `--tools` allowlist (if any), not in the
-/// denylist, and in the settings' `allowedTools` (if present). Only allowed tools
-/// are listed, activated, offered to the model or executed.
+/// Three sets, each inside the one before:
+///
+/// - **registered**: every tool given to the registry;
+/// - **allowed**: registered, in the `--tools` allowlist ([`ToolSelection::tools`])
+///   if there is one, not in the denylist, and in the settings' `allowedTools`
+///   if present. Naming tools in [`ToolSelection::tools`] therefore drops every
+///   tool not named, custom tools included. Only allowed tools are listed,
+///   activated, offered to the model or executed;
+/// - **active**: the allowed tools offered to the model right now. Without an
+///   explicit list ([`ToolRegistry::set_active_tools`],
+///   `AgentSessionBuilder::active_tools`) that is Pi's default: `read`,
+///   `bash`, `edit`, `write` plus every extension and SDK tool (or every
+///   allowed tool when an allowlist is set). A call to a registered tool that
+///   is not active gets an error saying so ([`ToolRegistry::inactive_reason`]).
 ///
 /// ```
 /// use coding_agent::{ToolRegistry, ToolSelection};
@@ -257,6 +268,40 @@ impl ToolRegistry {
             }
         }
         active
+    }
+
+    /// Why `name` cannot be called though it is registered and allowed: it is
+    /// not active. `None` otherwise; the loop then says Pi's
+    /// `Tool <name> not found` (also for tools that are not allowed, which a
+    /// model is not told about).
+    ///
+    /// ```
+    /// use coding_agent::{ToolRegistry, tool};
+    /// let grep = tool("grep").description("Search").execute(|_: serde_json::Value, _| async {
+    ///     Ok(coding_agent::AgentToolResult::text("none"))
+    /// });
+    /// let mut registry = ToolRegistry::new(vec![grep]);
+    /// registry.set_active_tools(&[] as &[&str]);
+    /// let why = registry.inactive_reason("grep").unwrap();
+    /// assert!(why.contains("registered but not active"), "{why}");
+    /// assert_eq!(registry.inactive_reason("nope"), None);
+    /// ```
+    pub fn inactive_reason(&self, name: &str) -> Option<String> {
+        if !self.is_allowed(name) || !self.entries().iter().any(|(d, _)| d.name() == name) {
+            return None;
+        }
+        let active = self.active_names();
+        if active.iter().any(|n| n == name) {
+            return None;
+        }
+        Some(format!(
+            "Tool {name} is registered but not active in this session. Active tools: {}",
+            if active.is_empty() {
+                "(none)".to_string()
+            } else {
+                active.join(", ")
+            }
+        ))
     }
 
     /// Sets the active tools: keeps the given order, ignores unknown or disallowed names.

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use agent_ai::{ContentBlock, Message, Model, ModelClient, UserContent};
-use agent_core::{Agent, AgentError, AgentOptions, ExecutionMode, IntoPrompt, QueueMode};
+use agent_core::{
+    Agent, AgentError, AgentOptions, ExecutionMode, IntoPrompt, QueueMode, RunOutcome,
+};
 
 use crate::definition::{ToolContext, ToolContextFactory, ToolDefinition};
 use crate::extension::{Extension, ExtensionApi};
@@ -45,6 +47,7 @@ pub struct AgentSessionBuilder {
     extra_guidelines: Vec<String>,
     tool_execution: ExecutionMode,
     context_files: bool,
+    active_tools: Option<Vec<String>>,
 }
 
 impl AgentSessionBuilder {
@@ -65,7 +68,23 @@ impl AgentSessionBuilder {
             extra_guidelines: Vec::new(),
             tool_execution: ExecutionMode::Parallel,
             context_files: true,
+            active_tools: None,
         }
+    }
+
+    /// The tools offered to the model, in this order (any registered and
+    /// allowed tool: built-in, extension or custom). Without this call the
+    /// active set is Pi's default: `read`, `bash`, `edit`, `write` and every
+    /// extension and custom tool. Unlike [`ToolSelection::tools`], this is not
+    /// an allowlist: the other tools stay registered and can be activated
+    /// later with [`AgentSession::set_active_tools`].
+    pub fn active_tools<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.active_tools = Some(names.into_iter().map(Into::into).collect());
+        self
     }
 
     /// Working directory of the session and its tools.
@@ -74,7 +93,8 @@ impl AgentSessionBuilder {
         self
     }
 
-    /// The built-in tools (e.g. `tools_builtin::all_tool_definitions(cwd)`).
+    /// The built-in tools (e.g. `tools_builtin::all_tools(cwd)`). Registering
+    /// a tool does not make it active: see [`AgentSessionBuilder::active_tools`].
     pub fn builtin_tools(mut self, tools: Vec<Arc<dyn ToolDefinition>>) -> Self {
         self.builtins = tools;
         self
@@ -154,6 +174,9 @@ impl AgentSessionBuilder {
         }
         registry.set_settings_allowed_tools(settings.allowed_tools());
         registry.apply_selection(self.selection);
+        if let Some(active) = &self.active_tools {
+            registry.set_active_tools(active);
+        }
 
         let context_files = if self.context_files {
             load_context_files(&self.cwd, agent_dir().as_deref())
@@ -189,13 +212,21 @@ impl AgentSessionBuilder {
         }
         options.before_tool_call = api.before_tool_call_hook();
         options.after_tool_call = api.after_tool_call_hook();
+        let inner = Arc::new(Mutex::new(SessionInner {
+            registry,
+            prompt_base,
+            system_prompt: String::new(),
+        }));
+        // A call to a registered but inactive (or disallowed) tool says so.
+        let registry_of = Arc::downgrade(&inner);
+        options.unknown_tool_message = Some(Arc::new(move |name: &str| {
+            let inner = registry_of.upgrade()?;
+            let inner = inner.lock().unwrap_or_else(|p| p.into_inner());
+            inner.registry.inactive_reason(name)
+        }));
         let session = AgentSession {
             agent: Agent::new(options),
-            inner: Arc::new(Mutex::new(SessionInner {
-                registry,
-                prompt_base,
-                system_prompt: String::new(),
-            })),
+            inner,
             settings,
             context,
             cwd: self.cwd,
@@ -306,8 +337,26 @@ impl AgentSession {
     }
 
     /// Sends a prompt and runs until the agent stops.
-    pub async fn prompt(&self, prompt: impl IntoPrompt) -> Result<(), AgentError> {
+    ///
+    /// # Errors
+    /// A run that ends in a model error ([`AgentError::RunFailed`], e.g. a
+    /// 401 from the provider) or is aborted ([`AgentError::Aborted`]) is an
+    /// error carrying the [`RunOutcome`]; so is a prompt sent while a run is
+    /// in progress ([`AgentError::AlreadyRunning`]).
+    pub async fn prompt(&self, prompt: impl IntoPrompt) -> Result<RunOutcome, AgentError> {
         self.agent.prompt(prompt).await
+    }
+
+    /// The text of the last assistant message in the transcript (empty when
+    /// there is none).
+    pub fn last_assistant_text(&self) -> String {
+        self.agent
+            .messages()
+            .iter()
+            .rev()
+            .find_map(Message::as_assistant)
+            .map(|a| a.text())
+            .unwrap_or_default()
     }
 
     /// The current system prompt.

@@ -9,12 +9,17 @@
 //! turn HTTP errors and broken streams into an assistant message with
 //! `stopReason: error` and a useful `errorMessage`.
 
+#[cfg(feature = "anthropic")]
 pub mod anthropic;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 mod builder;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 mod http;
 pub mod lowering;
+#[cfg(feature = "openai")]
 pub mod openai;
 pub mod scripted;
 pub mod sse;
 
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 pub use http::{DEFAULT_IDLE_TIMEOUT, RetryPolicy};

@@ -1,0 +1,215 @@
+//! [`tool`]: a [`ToolDefinition`] from a name, a description and an async
+//! closure, for the common case where a whole trait impl is too much.
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use agent_core::{AgentToolResult, ExecutionMode, ToolError, ToolUpdateSink, params_schema};
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::definition::{ToolContext, ToolDefinition};
+
+/// What a call gets besides its arguments: its id, the sink for progress
+/// updates, and (through `Deref`) the session's [`ToolContext`]: `cwd`,
+/// `settings`, `model` and the `cancel` token.
+#[derive(Clone)]
+pub struct CallContext {
+    /// The id the model gave this call.
+    pub call_id: String,
+    /// Sends partial results while the call runs (shown as progress).
+    pub updates: ToolUpdateSink,
+    /// The session's context for tools.
+    pub tool: ToolContext,
+}
+
+impl Deref for CallContext {
+    type Target = ToolContext;
+    fn deref(&self) -> &ToolContext {
+        &self.tool
+    }
+}
+
+impl std::fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallContext")
+            .field("call_id", &self.call_id)
+            .field("tool", &self.tool)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Starts a closure tool named `name`; finish it with [`ToolBuilder::execute`].
+///
+/// ```
+/// use coding_agent::{AgentToolResult, ToolDefinition, tool};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Params {
+///     /// Text whose words to count.
+///     text: String,
+/// }
+///
+/// let word_count = tool("word_count")
+///     .description("Counts the words in a text.")
+///     .prompt_snippet("Count words in a text")
+///     .execute(|p: Params, _cx| async move {
+///         Ok(AgentToolResult::text(p.text.split_whitespace().count().to_string()))
+///     });
+/// assert_eq!(word_count.name(), "word_count");
+/// assert_eq!(word_count.parameters()["required"], serde_json::json!(["text"]));
+/// ```
+pub fn tool(name: impl Into<String>) -> ToolBuilder {
+    let name = name.into();
+    ToolBuilder {
+        label: name.clone(),
+        name,
+        description: String::new(),
+        prompt_snippet: None,
+        prompt_guidelines: Vec::new(),
+        execution_mode: None,
+        parameters: None,
+    }
+}
+
+/// The metadata of a closure tool being built (see [`tool`]).
+#[derive(Debug, Clone)]
+pub struct ToolBuilder {
+    name: String,
+    label: String,
+    description: String,
+    prompt_snippet: Option<String>,
+    prompt_guidelines: Vec<String>,
+    execution_mode: Option<ExecutionMode>,
+    parameters: Option<Value>,
+}
+
+impl ToolBuilder {
+    /// Short human-readable label (default: the name).
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+
+    /// What the tool does, written for the model.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+
+    /// The line for the system prompt's "Available tools" list (without one
+    /// the tool is callable but not listed there).
+    pub fn prompt_snippet(mut self, snippet: impl Into<String>) -> Self {
+        self.prompt_snippet = Some(snippet.into());
+        self
+    }
+
+    /// Adds a bullet to the system prompt's "Guidelines".
+    pub fn guideline(mut self, guideline: impl Into<String>) -> Self {
+        self.prompt_guidelines.push(guideline.into());
+        self
+    }
+
+    /// Runs a batch holding a call of this tool one call at a time.
+    pub fn sequential(mut self) -> Self {
+        self.execution_mode = Some(ExecutionMode::Sequential);
+        self
+    }
+
+    /// Uses this JSON Schema instead of the one derived from the closure's
+    /// parameter type.
+    pub fn parameters(mut self, schema: Value) -> Self {
+        self.parameters = Some(schema);
+        self
+    }
+
+    /// Finishes the tool: `run` gets the validated, deserialized arguments and
+    /// a [`CallContext`]. An `Err` reaches the model as an error result.
+    ///
+    /// With `P = serde_json::Value` the tool takes any JSON object.
+    pub fn execute<P, F, Fut>(self, run: F) -> Arc<dyn ToolDefinition>
+    where
+        P: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(P, CallContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<AgentToolResult, ToolError>> + Send + 'static,
+    {
+        let parameters = self.parameters.clone().unwrap_or_else(|| {
+            let schema = params_schema::<P>();
+            // A free-form parameter type (serde_json::Value) derives `true`.
+            if schema.get("type").is_some() {
+                schema
+            } else {
+                serde_json::json!({"type": "object"})
+            }
+        });
+        Arc::new(ClosureTool {
+            meta: self,
+            parameters,
+            run,
+            params: PhantomData,
+        })
+    }
+}
+
+struct ClosureTool<P, F> {
+    meta: ToolBuilder,
+    parameters: Value,
+    run: F,
+    params: PhantomData<fn() -> P>,
+}
+
+impl<P, F, Fut> ToolDefinition for ClosureTool<P, F>
+where
+    P: DeserializeOwned + JsonSchema + Send + 'static,
+    F: Fn(P, CallContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<AgentToolResult, ToolError>> + Send + 'static,
+{
+    fn name(&self) -> &str {
+        &self.meta.name
+    }
+    fn label(&self) -> &str {
+        &self.meta.label
+    }
+    fn description(&self) -> &str {
+        &self.meta.description
+    }
+    fn parameters(&self) -> &Value {
+        &self.parameters
+    }
+    fn prompt_snippet(&self) -> Option<&str> {
+        self.meta.prompt_snippet.as_deref()
+    }
+    fn prompt_guidelines(&self) -> Vec<String> {
+        self.meta.prompt_guidelines.clone()
+    }
+    fn execution_mode(&self) -> Option<ExecutionMode> {
+        self.meta.execution_mode
+    }
+    fn execute<'a>(
+        &'a self,
+        call_id: &'a str,
+        params: Value,
+        on_update: ToolUpdateSink,
+        ctx: ToolContext,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+        match serde_json::from_value::<P>(params) {
+            Ok(p) => {
+                let cx = CallContext {
+                    call_id: call_id.to_string(),
+                    updates: on_update,
+                    tool: ctx,
+                };
+                (self.run)(p, cx).boxed()
+            }
+            Err(e) => {
+                let msg = format!("Invalid arguments for tool \"{}\": {e}", self.meta.name);
+                futures::future::ready(Err(ToolError::new(msg))).boxed()
+            }
+        }
+    }
+}

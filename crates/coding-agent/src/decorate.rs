@@ -1,0 +1,175 @@
+//! [`decorate`]: change one thing about an existing tool (a check before it
+//! runs, a different `execute`, another description or schema) and keep
+//! everything else: prompt snippet, guidelines, renderers, argument repair,
+//! execution mode.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use agent_core::{AgentToolResult, ExecutionMode, ToolError, ToolUpdateSink};
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use crate::closure_tool::CallContext;
+use crate::definition::{ToolContext, ToolDefinition};
+use crate::render::{RenderContext, RenderResultOptions, RenderShell, StyledText, Theme};
+
+type Check = Arc<dyn Fn(&Value, &ToolContext) -> Result<(), ToolError> + Send + Sync>;
+type Replacement = Arc<
+    dyn Fn(
+            Value,
+            CallContext,
+            Arc<dyn ToolDefinition>,
+        ) -> BoxFuture<'static, Result<AgentToolResult, ToolError>>
+        + Send
+        + Sync,
+>;
+
+/// Starts decorating `inner`; finish with [`Decorated::build`].
+///
+/// ```
+/// use coding_agent::{ToolDefinition, ToolError, decorate, tool};
+/// # let read = tool("read").prompt_snippet("Read files").execute(|_: serde_json::Value, _| async {
+/// #     Ok(coding_agent::AgentToolResult::text("content"))
+/// # });
+/// // A `read` that refuses `.env` files, with its snippet, guidelines and renderers kept.
+/// let guarded = decorate(read)
+///     .before(|args, _cx| match args["path"].as_str() {
+///         Some(p) if p.ends_with(".env") => Err(ToolError::new("Reading .env files is not allowed")),
+///         _ => Ok(()),
+///     })
+///     .build();
+/// assert_eq!(guarded.prompt_snippet(), Some("Read files"));
+/// ```
+pub fn decorate(inner: Arc<dyn ToolDefinition>) -> Decorated {
+    Decorated {
+        inner,
+        description: None,
+        parameters: None,
+        checks: Vec::new(),
+        replacement: None,
+    }
+}
+
+/// A tool being decorated (see [`decorate`]).
+pub struct Decorated {
+    inner: Arc<dyn ToolDefinition>,
+    description: Option<String>,
+    parameters: Option<Value>,
+    checks: Vec<Check>,
+    replacement: Option<Replacement>,
+}
+
+impl Decorated {
+    /// Replaces the description the model reads.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Replaces the JSON Schema of the arguments.
+    pub fn parameters(mut self, schema: Value) -> Self {
+        self.parameters = Some(schema);
+        self
+    }
+
+    /// Runs `check` on the validated arguments before every call; an `Err`
+    /// is the call's result and the tool does not run. Checks run in the
+    /// order added.
+    pub fn before(
+        mut self,
+        check: impl Fn(&Value, &ToolContext) -> Result<(), ToolError> + Send + Sync + 'static,
+    ) -> Self {
+        self.checks.push(Arc::new(check));
+        self
+    }
+
+    /// Replaces `execute`. `run` gets the arguments, the call's context and
+    /// the original tool (to delegate to, before or after its own work).
+    pub fn execute<F, Fut>(mut self, run: F) -> Self
+    where
+        F: Fn(Value, CallContext, Arc<dyn ToolDefinition>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<AgentToolResult, ToolError>> + Send + 'static,
+    {
+        self.replacement = Some(Arc::new(move |args, cx, inner| {
+            run(args, cx, inner).boxed()
+        }));
+        self
+    }
+
+    /// The decorated tool.
+    pub fn build(self) -> Arc<dyn ToolDefinition> {
+        Arc::new(self)
+    }
+}
+
+impl ToolDefinition for Decorated {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn label(&self) -> &str {
+        self.inner.label()
+    }
+    fn description(&self) -> &str {
+        self.description
+            .as_deref()
+            .unwrap_or_else(|| self.inner.description())
+    }
+    fn parameters(&self) -> &Value {
+        self.parameters
+            .as_ref()
+            .unwrap_or_else(|| self.inner.parameters())
+    }
+    fn prompt_snippet(&self) -> Option<&str> {
+        self.inner.prompt_snippet()
+    }
+    fn prompt_guidelines(&self) -> Vec<String> {
+        self.inner.prompt_guidelines()
+    }
+    fn execution_mode(&self) -> Option<ExecutionMode> {
+        self.inner.execution_mode()
+    }
+    fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
+        self.inner.prepare_arguments(args)
+    }
+    fn render_shell(&self) -> RenderShell {
+        self.inner.render_shell()
+    }
+    fn render_call(&self, args: &Value, theme: &Theme, ctx: &RenderContext) -> Option<StyledText> {
+        self.inner.render_call(args, theme, ctx)
+    }
+    fn render_result(
+        &self,
+        result: &AgentToolResult,
+        options: &RenderResultOptions,
+        theme: &Theme,
+        ctx: &RenderContext,
+    ) -> Option<StyledText> {
+        self.inner.render_result(result, options, theme, ctx)
+    }
+    fn execute<'a>(
+        &'a self,
+        call_id: &'a str,
+        params: Value,
+        on_update: ToolUpdateSink,
+        ctx: ToolContext,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+        for check in &self.checks {
+            if let Err(e) = check(&params, &ctx) {
+                return futures::future::ready(Err(e)).boxed();
+            }
+        }
+        match &self.replacement {
+            Some(run) => {
+                let cx = CallContext {
+                    call_id: call_id.to_string(),
+                    updates: on_update,
+                    tool: ctx,
+                };
+                run(params, cx, self.inner.clone())
+            }
+            None => self.inner.execute(call_id, params, on_update, ctx),
+        }
+    }
+}
