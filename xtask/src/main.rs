@@ -6,6 +6,7 @@
 //!   coreutils; a table and `target/bench/report.json`.
 
 mod bench;
+mod checks;
 mod corpus;
 mod stream_server;
 
@@ -19,9 +20,11 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("test-all") => test_all(args.iter().any(|a| a == "--slow")),
         Some("bench") => bench::run(&args[1..]),
+        Some("unused-deps") => checks::unused_dependencies(&workspace_root()?),
+        Some("external-project") => checks::external_project(&workspace_root()?),
         Some("help") | Some("--help") | Some("-h") | None => {
             println!(
-                "usage: cargo xtask <command>\n\ncommands:\n  test-all [--slow]   fmt, clippy, tests, docs (--slow adds the slow hardening tests)"
+                "usage: cargo xtask <command>\n\ncommands:\n  test-all [--slow]   fmt, unused deps, clippy, tests, docs, external project (--slow adds the slow hardening tests)\n  bench [--quick]     speed and memory against rg, fd and coreutils\n  unused-deps         dependencies a crate declares but never names\n  external-project    the crates used by path from a fresh project"
             );
             Ok(())
         }
@@ -29,12 +32,13 @@ fn main() -> Result<()> {
     }
 }
 
-/// One step: a name and a command line.
+/// One step: a name and a command line, or a check run in this process.
 struct Step {
     name: &'static str,
     program: &'static str,
     args: Vec<&'static str>,
     env: Vec<(&'static str, &'static str)>,
+    check: Option<fn(&std::path::Path) -> Result<()>>,
 }
 
 fn step(name: &'static str, args: &[&'static str]) -> Step {
@@ -43,6 +47,17 @@ fn step(name: &'static str, args: &[&'static str]) -> Step {
         program: "cargo",
         args: args.to_vec(),
         env: Vec::new(),
+        check: None,
+    }
+}
+
+fn check(name: &'static str, run: fn(&std::path::Path) -> Result<()>) -> Step {
+    Step {
+        name,
+        program: "xtask",
+        args: Vec::new(),
+        env: Vec::new(),
+        check: Some(run),
     }
 }
 
@@ -54,9 +69,18 @@ fn has_nextest() -> bool {
         .unwrap_or(false)
 }
 
+fn workspace_root() -> Result<std::path::PathBuf> {
+    Ok(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .context("xtask has no parent directory")?
+        .to_path_buf())
+}
+
 fn test_all(slow: bool) -> Result<()> {
+    let root = workspace_root()?;
     let mut steps = vec![
         step("fmt", &["fmt", "--all", "--", "--check"]),
+        check("unused dependencies", checks::unused_dependencies),
         step(
             "clippy",
             &[
@@ -81,11 +105,24 @@ fn test_all(slow: bool) -> Result<()> {
     let mut doc = step("doc", &["doc", "--workspace", "--no-deps"]);
     doc.env.push(("RUSTDOCFLAGS", "-Dwarnings"));
     steps.push(doc);
+    steps.push(check(
+        "external project (crates used by path)",
+        checks::external_project,
+    ));
 
     let total = Instant::now();
     for s in &steps {
         println!("==> {}: {} {}", s.name, s.program, s.args.join(" "));
         let started = Instant::now();
+        if let Some(run) = s.check {
+            run(&root).with_context(|| format!("step `{}` failed", s.name))?;
+            println!(
+                "<== {} ok in {:.1}s",
+                s.name,
+                started.elapsed().as_secs_f64()
+            );
+            continue;
+        }
         let mut cmd = Command::new(s.program);
         cmd.args(&s.args);
         for (k, v) in &s.env {

@@ -41,12 +41,15 @@ pub struct Model {
     #[serde(default)]
     pub name: String,
     /// API family (e.g. `openai-completions`, `anthropic-messages`, `scripted`).
+    /// Descriptive: it is recorded on the assistant messages and lets a
+    /// program pick a client; the clients do not read it.
     #[serde(default)]
     pub api: String,
     /// Provider name (e.g. `openai`).
     #[serde(default)]
     pub provider: String,
-    /// Base URL of the API.
+    /// Base URL of the API. Descriptive, like `api`: an HTTP client talks to
+    /// the URL it was built with (`OpenAiClient::new(base_url, key)`).
     #[serde(default)]
     pub base_url: String,
     /// Whether the model produces reasoning.

@@ -18,6 +18,12 @@
 //! the matched spans; write and edit replace files atomically; bash has a
 //! default timeout and kills the whole process group.
 
+// The README's Rust blocks are compiled and run as doctests of this crate
+// (it depends on every crate they use).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
+
 pub mod bash;
 mod common;
 pub mod edit;

@@ -1,0 +1,204 @@
+//! Checks of `cargo xtask test-all` that are not a cargo command: no unused
+//! dependencies, and the crates used from a project outside the workspace
+//! the way a new user would use them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+/// The workspace members' manifests.
+fn member_manifests(root: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for dir in ["crates", "."] {
+        let base = root.join(dir);
+        if dir == "." {
+            out.push(root.join("tests/Cargo.toml"));
+            out.push(root.join("xtask/Cargo.toml"));
+            continue;
+        }
+        for entry in
+            std::fs::read_dir(&base).with_context(|| format!("reading {}", base.display()))?
+        {
+            let manifest = entry?.path().join("Cargo.toml");
+            if manifest.is_file() {
+                out.push(manifest);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Dependency names per section of a manifest (a small reader for our own,
+/// simply formatted manifests).
+fn dependencies(manifest: &str) -> Vec<(String, String)> {
+    let mut section = String::new();
+    let mut out = Vec::new();
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            section = line.trim_matches(|c| c == '[' || c == ']').to_string();
+            continue;
+        }
+        if !matches!(
+            section.as_str(),
+            "dependencies" | "dev-dependencies" | "build-dependencies"
+        ) || line.starts_with('#')
+            || line.is_empty()
+        {
+            continue;
+        }
+        let name: String = line
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .collect();
+        if !name.is_empty() {
+            out.push((section.clone(), name));
+        }
+    }
+    out
+}
+
+fn mentions(dirs: &[PathBuf], ident: &str) -> bool {
+    dirs.iter().any(|dir| {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return false;
+        };
+        entries.flatten().any(|e| {
+            let path = e.path();
+            if path.is_dir() {
+                return mentions(&[path], ident);
+            }
+            if path.extension().is_none_or(|x| x != "rs") {
+                return false;
+            }
+            std::fs::read_to_string(&path).is_ok_and(|text| {
+                text.match_indices(ident).any(|(i, _)| {
+                    let before = text[..i].chars().next_back();
+                    let after = text[i + ident.len()..].chars().next();
+                    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                    !word(before) && !word(after)
+                })
+            })
+        })
+    })
+}
+
+/// Fails when a crate declares a dependency its code never names (what
+/// `cargo machete` checks, without installing it).
+pub fn unused_dependencies(root: &Path) -> Result<()> {
+    let mut unused = Vec::new();
+    for manifest in member_manifests(root)? {
+        let dir = manifest.parent().context("manifest without a directory")?;
+        let text = std::fs::read_to_string(&manifest)?;
+        for (section, name) in dependencies(&text) {
+            let dirs: Vec<PathBuf> = match section.as_str() {
+                "dependencies" => vec!["src", "examples", "benches"],
+                "dev-dependencies" => vec!["src", "tests", "examples", "benches"],
+                _ => vec!["build.rs"],
+            }
+            .into_iter()
+            .map(|d| dir.join(d))
+            .collect();
+            if !mentions(&dirs, &name.replace('-', "_")) {
+                unused.push(format!("{} [{section}] {name}", manifest.display()));
+            }
+        }
+    }
+    if !unused.is_empty() {
+        bail!("unused dependencies:\n  {}", unused.join("\n  "));
+    }
+    println!("no unused dependencies");
+    Ok(())
+}
+
+/// A project outside the workspace depending on the crates by path: the
+/// model layer and the loop alone must not pull in an HTTP stack, and the
+/// README's way of building a tool and an agent must compile and run.
+pub fn external_project(root: &Path) -> Result<()> {
+    let base = root.join("target").join("external-project");
+    let _ = std::fs::remove_dir_all(&base);
+    let target = root.join("target");
+    let crates = root.join("crates");
+    let lock = std::fs::read(root.join("Cargo.lock"))?;
+    let fixtures = root.join("xtask").join("external");
+
+    for (name, deps) in [
+        (
+            "loop-only",
+            format!(
+                r#"agent-ai = {{ path = "{c}/ai", default-features = false }}
+agent-core = {{ path = "{c}/agent-core" }}
+futures = "0.3"
+serde_json = "1"
+tokio = {{ version = "1", features = ["rt-multi-thread", "macros"] }}
+"#,
+                c = crates.display()
+            ),
+        ),
+        (
+            "tools-and-agent",
+            format!(
+                r#"agent-ai = {{ path = "{c}/ai" }}
+coding-agent = {{ path = "{c}/coding-agent" }}
+tools-builtin = {{ path = "{c}/tools-builtin" }}
+schemars = "1"
+serde = {{ version = "1", features = ["derive"] }}
+serde_json = "1"
+tokio = {{ version = "1", features = ["rt-multi-thread", "macros"] }}
+"#,
+                c = crates.display()
+            ),
+        ),
+    ] {
+        let dir = base.join(name);
+        std::fs::create_dir_all(dir.join("src"))?;
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            format!(
+                "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n[workspace]\n\n[dependencies]\n{deps}"
+            ),
+        )?;
+        // The workspace's lock pins the same versions, so built artifacts are reused.
+        std::fs::write(dir.join("Cargo.lock"), &lock)?;
+        std::fs::copy(
+            fixtures.join(format!("{name}.rs")),
+            dir.join("src").join("main.rs"),
+        )?;
+        let manifest = dir.join("Cargo.toml");
+        if name == "loop-only" {
+            let tree = Command::new("cargo")
+                .args(["tree", "--offline", "-e", "normal", "--manifest-path"])
+                .arg(&manifest)
+                .env("CARGO_TARGET_DIR", &target)
+                .output()?;
+            if !tree.status.success() {
+                bail!(
+                    "cargo tree failed: {}",
+                    String::from_utf8_lossy(&tree.stderr)
+                );
+            }
+            let tree = String::from_utf8_lossy(&tree.stdout);
+            for heavy in ["reqwest", "hyper", "rustls", "aws-lc"] {
+                if tree.contains(heavy) {
+                    bail!(
+                        "agent-ai without default features + agent-core pull in {heavy}:\n{tree}"
+                    );
+                }
+            }
+            println!(
+                "{name}: {} crates in the normal dependency tree, no HTTP or TLS crate",
+                tree.lines().count()
+            );
+        }
+        let status = Command::new("cargo")
+            .args(["run", "--offline", "--quiet", "--manifest-path"])
+            .arg(&manifest)
+            .env("CARGO_TARGET_DIR", &target)
+            .status()?;
+        if !status.success() {
+            bail!("the external project `{name}` failed ({status})");
+        }
+    }
+    Ok(())
+}
