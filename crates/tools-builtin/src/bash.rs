@@ -464,7 +464,7 @@ impl TypedToolDefinition for BashTool {
             Some(t) => Some(t),
             None => ctx.settings.bash_timeout_seconds(),
         };
-        if !self.cwd.is_dir() {
+        if !self.processes.working_dir_exists(&self.cwd) {
             return Err(ToolError::new(format!(
                 "Working directory does not exist: {}\nCannot execute bash commands.",
                 self.cwd.display()
@@ -475,7 +475,7 @@ impl TypedToolDefinition for BashTool {
             .shell_path
             .clone()
             .or_else(|| ctx.settings.shell_path());
-        let shell = resolve_shell(shell_path.as_deref())?;
+        let shell = self.processes.resolve_shell(shell_path.as_deref())?;
         let prefix = self
             .options
             .command_prefix

@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use crate::common::{Listing, blocking, header, listing_view};
 use crate::ops::FileOps;
+use crate::ops::{WalkEntry, WalkOptions};
 use crate::path::{display_relative, resolve_to_cwd};
-use crate::walk::{collect_parallel, walk_builder};
 
 /// Arguments of `find`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -138,17 +138,32 @@ impl TypedToolDefinition for FindTool {
                 )));
             }
             let (matcher, full_path) = compile_find_pattern(&params.pattern)?;
-            let builder = walk_builder(&root);
-            let found = collect_parallel(&builder, &cancel, |entry| {
-                if full_path {
-                    entry
-                        .path
-                        .strip_prefix(&root)
-                        .is_ok_and(|rel| matcher.is_match(rel))
-                } else {
-                    entry.path.file_name().is_some_and(|n| matcher.is_match(n))
-                }
-            });
+            let found = std::sync::Mutex::new(Vec::new());
+            let options = WalkOptions {
+                root: &root,
+                glob: None,
+                ordered: false,
+            };
+            files
+                .walk(&options, &|entry: WalkEntry| {
+                    if cancel.is_cancelled() {
+                        return false;
+                    }
+                    let wanted = if full_path {
+                        entry
+                            .path
+                            .strip_prefix(&root)
+                            .is_ok_and(|rel| matcher.is_match(rel))
+                    } else {
+                        entry.path.file_name().is_some_and(|n| matcher.is_match(n))
+                    };
+                    if wanted && let Ok(mut found) = found.lock() {
+                        found.push(entry);
+                    }
+                    true
+                })
+                .map_err(|e| ToolError::new(e.to_string()))?;
+            let found = found.into_inner().unwrap_or_default();
             if cancel.is_cancelled() {
                 return Err(ToolError::aborted());
             }

@@ -22,8 +22,8 @@ use serde_json::{Value, json};
 
 use crate::common::{Listing, blocking, header, listing_view};
 use crate::ops::FileOps;
+use crate::ops::{WalkEntry, WalkOptions};
 use crate::path::{display_relative, resolve_to_cwd};
-use crate::walk::walk_builder;
 
 /// Arguments of `grep`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -116,6 +116,7 @@ fn searcher() -> Searcher {
 }
 
 fn search_file(
+    files: &dyn FileOps,
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
     path: &Path,
@@ -123,16 +124,18 @@ fn search_file(
     cap: usize,
 ) -> FileMatches {
     let mut lines = Vec::new();
-    let result = searcher.search_path(
-        matcher,
-        path,
-        sinks::Lossy(|line_number, text| {
-            let text = text.strip_suffix('\n').unwrap_or(text);
-            let text = text.strip_suffix('\r').unwrap_or(text);
-            lines.push((line_number, clip(text)));
-            Ok(lines.len() < cap)
-        }),
-    );
+    let result = files.open_read(path).and_then(|reader| {
+        searcher.search_reader(
+            matcher,
+            reader,
+            sinks::Lossy(|line_number, text| {
+                let text = text.strip_suffix('\n').unwrap_or(text);
+                let text = text.strip_suffix('\r').unwrap_or(text);
+                lines.push((line_number, clip(text)));
+                Ok(lines.len() < cap)
+            }),
+        )
+    });
     let mut line_too_long = false;
     if let Err(e) = result {
         // grep-searcher's words when a line outgrows the heap limit.
@@ -160,18 +163,7 @@ pub fn run_grep(
     let limit = request.limit;
 
     let per_file = if info.is_dir {
-        let mut builder = walk_builder(&request.root);
-        if let Some(glob) = request.glob.as_deref().filter(|g| !g.is_empty()) {
-            let mut overrides = ignore::overrides::OverrideBuilder::new(&request.root);
-            overrides
-                .add(glob)
-                .map_err(|e| ToolError::new(format!("Invalid glob \"{glob}\": {e}")))?;
-            let overrides = overrides
-                .build()
-                .map_err(|e| ToolError::new(format!("Invalid glob \"{glob}\": {e}")))?;
-            builder.overrides(overrides);
-        }
-        search_tree(&builder, &request.root, &matcher, limit, cancel)?
+        search_tree(files, request, &matcher, limit, cancel)?
     } else if info.is_file {
         let name = request
             .root
@@ -179,6 +171,7 @@ pub fn run_grep(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         vec![search_file(
+            files,
             &mut searcher(),
             &matcher,
             &request.root,
@@ -246,7 +239,7 @@ pub fn run_grep(
             continue;
         }
         let c = request.context as u64;
-        match context_lines(&fm.path, &fm.lines, c) {
+        match context_lines(files, &fm.path, &fm.lines, c) {
             Some(texts) => {
                 // Never walk past the file's last line, however large `context` is.
                 let last_line = texts.keys().copied().max().unwrap_or(0);
@@ -306,12 +299,13 @@ pub fn run_grep(
 /// kept in walk order; once the files finished in order hold `limit` matches,
 /// the walk and the workers stop. Deterministic, and early-stopping.
 fn search_tree(
-    builder: &ignore::WalkBuilder,
-    root: &Path,
+    files: &dyn FileOps,
+    request: &GrepRequest,
     matcher: &RegexMatcher,
     limit: usize,
     cancel: &CancellationToken,
 ) -> Result<Vec<FileMatches>, ToolError> {
+    let root = request.root.as_path();
     struct Progress {
         pending: HashMap<usize, FileMatches>,
         ordered: Vec<FileMatches>,
@@ -323,6 +317,7 @@ fn search_tree(
         matches: 0,
     });
     let stop = AtomicBool::new(false);
+    let mut walk_error: Option<std::io::Error> = None;
     // Files travel in small batches: one channel operation per batch, not per file.
     const BATCH: usize = 16;
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(usize, String, PathBuf)>>(64);
@@ -333,8 +328,6 @@ fn search_tree(
         .map(|n| n.get() * 2)
         .unwrap_or(4)
         .clamp(2, 16);
-    let mut builder = builder.clone();
-    builder.sort_by_file_name(|a, b| a.cmp(b));
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
@@ -351,7 +344,8 @@ fn search_tree(
                         if stop.load(Ordering::SeqCst) || cancel.is_cancelled() {
                             break;
                         }
-                        let found = search_file(&mut searcher, matcher, &path, display, limit);
+                        let found =
+                            search_file(files, &mut searcher, matcher, &path, display, limit);
                         let Ok(mut p) = progress.lock() else {
                             return;
                         };
@@ -371,33 +365,46 @@ fn search_tree(
                 }
             });
         }
-        let mut index = 0;
-        let mut batch = Vec::with_capacity(BATCH);
-        for entry in builder.build() {
+        // The walk runs on this thread, in path order; the visitor is only
+        // ever called from here, so the batch lock is never contended.
+        let batch = Mutex::new((0usize, Vec::with_capacity(BATCH)));
+        let options = WalkOptions {
+            root,
+            glob: request.glob.as_deref(),
+            ordered: true,
+        };
+        let walked = files.walk(&options, &|entry: WalkEntry| {
             if stop.load(Ordering::SeqCst) || cancel.is_cancelled() {
-                break;
+                return false;
             }
-            let Ok(entry) = entry else { continue };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
+            if !entry.is_file {
+                return true;
             }
-            let display = display_relative(entry.path(), root);
-            batch.push((index, display, entry.into_path()));
-            index += 1;
+            let Ok(mut guard) = batch.lock() else {
+                return false;
+            };
+            let (index, pending) = &mut *guard;
+            let display = display_relative(&entry.path, root);
+            pending.push((*index, display, entry.path));
+            *index += 1;
             // The first batches are small so an early match is found early.
-            if batch.len() >= BATCH.min(1 + index / 8)
-                && tx
-                    .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
-                    .is_err()
-            {
-                break;
+            if pending.len() >= BATCH.min(1 + *index / 8) {
+                let full = std::mem::replace(pending, Vec::with_capacity(BATCH));
+                return tx.send(full).is_ok();
             }
+            true
+        });
+        if let Ok((_, pending)) = batch.into_inner()
+            && !pending.is_empty()
+        {
+            let _ = tx.send(pending);
         }
-        if !batch.is_empty() {
-            let _ = tx.send(batch);
-        }
+        walk_error = walked.err();
         drop(tx);
     });
+    if let Some(e) = walk_error {
+        return Err(ToolError::new(e.to_string()));
+    }
     let progress = progress
         .into_inner()
         .map_err(|_| ToolError::new("internal error: grep worker panicked"))?;
@@ -415,11 +422,12 @@ fn clip(text: &str) -> String {
 
 /// The lines within `context` of any match, read by streaming the file once.
 fn context_lines(
+    files: &dyn FileOps,
     path: &Path,
     matches: &[(u64, String)],
     context: u64,
 ) -> Option<HashMap<u64, String>> {
-    let file = std::fs::File::open(path).ok()?;
+    let file = files.open_read(path).ok()?;
     let wanted = |n: u64| {
         matches
             .iter()

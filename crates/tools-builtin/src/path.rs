@@ -85,6 +85,7 @@ pub fn expand_path(raw: &str) -> String {
 /// use tools_builtin::path::resolve_to_cwd;
 /// assert_eq!(resolve_to_cwd("@src/../lib.rs", Path::new("/work")), Path::new("/work/lib.rs"));
 /// assert_eq!(resolve_to_cwd("/etc/hosts", Path::new("/work")), Path::new("/etc/hosts"));
+/// assert_eq!(resolve_to_cwd("file:///etc/hosts", Path::new("/work")), Path::new("/etc/hosts"));
 /// ```
 pub fn resolve_to_cwd(raw: &str, cwd: &Path) -> PathBuf {
     let expanded = expand_path(raw);
@@ -100,8 +101,14 @@ pub fn resolve_to_cwd(raw: &str, cwd: &Path) -> PathBuf {
 /// existing variant among: macOS screenshot names (narrow no-break space before
 /// AM/PM), NFD form, curly apostrophe, NFD with curly apostrophe.
 pub fn resolve_read_path(raw: &str, cwd: &Path) -> PathBuf {
+    resolve_read_path_with(raw, cwd, |p| p.exists())
+}
+
+/// [`resolve_read_path`] asking `exists` (e.g. a [`FileOps`](crate::ops::FileOps)
+/// backend's) instead of the local disk.
+pub fn resolve_read_path_with(raw: &str, cwd: &Path, exists: impl Fn(&Path) -> bool) -> PathBuf {
     let resolved = resolve_to_cwd(raw, cwd);
-    if resolved.exists() {
+    if exists(&resolved) {
         return resolved;
     }
     let text = resolved.display().to_string();
@@ -111,7 +118,7 @@ pub fn resolve_read_path(raw: &str, cwd: &Path) -> PathBuf {
     let nfd_curly = nfd.replace('\'', "\u{2019}");
     for candidate in [screenshot, nfd, curly, nfd_curly] {
         let p = PathBuf::from(&candidate);
-        if candidate != text && p.exists() {
+        if candidate != text && exists(&p) {
             return p;
         }
     }

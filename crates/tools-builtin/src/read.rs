@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use crate::common::{PREVIEW_LINES, blocking, describe_io_error, header, preview};
 use crate::image::{ImageOutcome, detect_image_mime, process_image};
 use crate::ops::FileOps;
-use crate::path::resolve_read_path;
+use crate::path::resolve_read_path_with;
 
 /// Arguments of `read`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -133,7 +133,7 @@ impl TypedToolDefinition for ReadTool {
                 "Invalid limit {limit}: limit must be 1 or more"
             )));
         }
-        let path = resolve_read_path(&params.path, &self.cwd);
+        let path = resolve_read_path_with(&params.path, &self.cwd, |p| self.files.exists(p));
         let files = self.files.clone();
         let auto_resize = ctx.settings.images_auto_resize();
         let model_sees_images = ctx.model.as_ref().is_none_or(|m| m.supports_images());

@@ -9,10 +9,8 @@
 //!   apply: a `~/.gitignore` holding `*` (a common dotfiles setup) or any
 //!   other ignore file above the search root hides nothing.
 
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::Path;
 
-use agent_core::CancellationToken;
 use ignore::{WalkBuilder, WalkState};
 
 /// A walker over `root` with the workspace's ignore rules (see the module docs).
@@ -96,70 +94,98 @@ fn repository_ignores(root: &Path, depth: usize) -> Vec<ignore::gitignore::Gitig
     matchers
 }
 
-/// One walked entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WalkedEntry {
-    /// Full path.
-    pub path: PathBuf,
-    /// Whether it is a directory (not following symlinks).
-    pub is_dir: bool,
-    /// Whether it is a regular file (not following symlinks).
-    pub is_file: bool,
+/// A glob that selects files, matched like an ignore-file pattern: with a
+/// `/` against the path relative to the root, without one against the name.
+pub(crate) struct GlobFilter {
+    matcher: globset::GlobMatcher,
+    full_path: bool,
 }
 
-/// Walks `builder` in parallel and returns every entry `keep` accepts (the root
-/// itself excluded), in no particular order. Stops early when `cancel` fires.
-pub fn collect_parallel(
-    builder: &WalkBuilder,
-    cancel: &CancellationToken,
-    keep: impl Fn(&WalkedEntry) -> bool + Sync,
-) -> Vec<WalkedEntry> {
-    let out = Mutex::new(Vec::new());
+impl GlobFilter {
+    pub(crate) fn new(glob: &str) -> std::io::Result<Self> {
+        let full_path = glob.contains('/');
+        let pattern = glob.trim_start_matches('/');
+        let matcher = globset::GlobBuilder::new(pattern)
+            .literal_separator(full_path)
+            .build()
+            .map_err(|e| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("Invalid glob \"{glob}\": {e}"),
+                )
+            })?
+            .compile_matcher();
+        Ok(GlobFilter { matcher, full_path })
+    }
+
+    pub(crate) fn matches(&self, root: &Path, path: &Path) -> bool {
+        if self.full_path {
+            path.strip_prefix(root)
+                .is_ok_and(|rel| self.matcher.is_match(rel))
+        } else {
+            path.file_name().is_some_and(|n| self.matcher.is_match(n))
+        }
+    }
+}
+
+/// [`FileOps::walk`](crate::ops::FileOps::walk) on the local disk: the
+/// `ignore` crate with the rules of the module docs; a glob becomes an
+/// override (files not matching are skipped, directories still walked).
+pub(crate) fn walk_local(
+    options: &crate::ops::WalkOptions<'_>,
+    visit: crate::ops::WalkVisitor<'_>,
+) -> std::io::Result<()> {
+    let mut builder = walk_builder(options.root);
+    if let Some(glob) = options.glob.filter(|g| !g.is_empty()) {
+        let invalid = |e: ignore::Error| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("Invalid glob \"{glob}\": {e}"),
+            )
+        };
+        let mut overrides = ignore::overrides::OverrideBuilder::new(options.root);
+        overrides.add(glob).map_err(invalid)?;
+        builder.overrides(overrides.build().map_err(invalid)?);
+    }
+    let entry_of = |entry: ignore::DirEntry| {
+        let file_type = entry.file_type();
+        crate::ops::WalkEntry {
+            is_dir: file_type.is_some_and(|t| t.is_dir()),
+            is_file: file_type.is_some_and(|t| t.is_file()),
+            path: entry.into_path(),
+        }
+    };
+    if options.ordered {
+        builder.sort_by_file_name(|a, b| a.cmp(b));
+        for entry in builder.build() {
+            let Ok(entry) = entry else { continue };
+            if entry.depth() == 0 {
+                continue;
+            }
+            if !visit(entry_of(entry)) {
+                break;
+            }
+        }
+        return Ok(());
+    }
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2)
         .min(8);
-    let mut builder = builder.clone();
     builder.threads(threads).build_parallel().run(|| {
-        let out = &out;
-        let keep = &keep;
-        // Flush the thread's batch when the visitor is dropped.
-        struct Flush<'a> {
-            local: Vec<WalkedEntry>,
-            out: &'a Mutex<Vec<WalkedEntry>>,
-        }
-        impl Drop for Flush<'_> {
-            fn drop(&mut self) {
-                if let Ok(mut out) = self.out.lock() {
-                    out.append(&mut self.local);
-                }
-            }
-        }
-        let mut flush = Flush {
-            local: Vec::new(),
-            out,
-        };
         Box::new(move |result| {
-            if cancel.is_cancelled() {
-                return WalkState::Quit;
-            }
             let Ok(entry) = result else {
                 return WalkState::Continue;
             };
             if entry.depth() == 0 {
                 return WalkState::Continue;
             }
-            let file_type = entry.file_type();
-            let walked = WalkedEntry {
-                is_dir: file_type.is_some_and(|t| t.is_dir()),
-                is_file: file_type.is_some_and(|t| t.is_file()),
-                path: entry.into_path(),
-            };
-            if keep(&walked) {
-                flush.local.push(walked);
+            if visit(entry_of(entry)) {
+                WalkState::Continue
+            } else {
+                WalkState::Quit
             }
-            WalkState::Continue
         })
     });
-    out.into_inner().unwrap_or_default()
+    Ok(())
 }

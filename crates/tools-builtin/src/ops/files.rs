@@ -1,7 +1,7 @@
 //! File-system calls: the [`FileOps`] trait and the local implementation.
 
 use std::io::{self, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::replace::{WriteOutcome, write_file};
 
@@ -26,7 +26,40 @@ pub struct DirEntryInfo {
     pub is_dir: Option<bool>,
 }
 
+/// An entry found by [`FileOps::walk`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalkEntry {
+    /// Full path (the walk's root joined with the entry's relative path).
+    pub path: PathBuf,
+    /// A directory (symlinks not followed).
+    pub is_dir: bool,
+    /// A regular file (symlinks not followed).
+    pub is_file: bool,
+}
+
+/// What [`FileOps::walk`] walks.
+#[derive(Debug, Clone, Copy)]
+pub struct WalkOptions<'a> {
+    /// The directory to walk (not itself reported).
+    pub root: &'a Path,
+    /// Only files matching this glob are reported (directories are still
+    /// walked); a pattern without `/` matches file names at any depth.
+    pub glob: Option<&'a str>,
+    /// Report entries one at a time in path order (directories depth first,
+    /// names sorted). When `false` the visitor may be called from several
+    /// threads at once, in any order.
+    pub ordered: bool,
+}
+
+/// A [`FileOps::walk`] visitor; returns `false` to stop the walk.
+pub type WalkVisitor<'a> = &'a (dyn Fn(WalkEntry) -> bool + Sync);
+
 /// File-system calls, blocking. Tools call them from a blocking thread.
+///
+/// Every file-system access of the seven built-in tools goes through these
+/// methods (bash's process goes through [`ProcessOps`](super::ProcessOps)),
+/// so another implementation (a container, a remote machine over SSH, an
+/// in-memory tree) runs the same tools unchanged.
 pub trait FileOps: Send + Sync {
     /// Metadata, following symlinks.
     fn metadata(&self, path: &Path) -> io::Result<FileInfo>;
@@ -51,6 +84,60 @@ pub trait FileOps: Send + Sync {
     fn create_dir_all(&self, path: &Path) -> io::Result<()>;
     /// Lists a directory (without `.` and `..`).
     fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntryInfo>>;
+    /// Whether something exists at `path` (symlinks followed).
+    fn exists(&self, path: &Path) -> bool {
+        self.metadata(path).is_ok()
+    }
+    /// Walks a directory tree for grep and find: hidden entries included,
+    /// `.git` skipped, symlinks not followed, `visit` called for every entry
+    /// below the root until it returns `false`.
+    ///
+    /// The default walks with [`FileOps::read_dir`] and honours no ignore
+    /// files; [`LocalFileOps`] honours `.gitignore`, `.ignore` and `.rgignore`
+    /// as described in [`walk`](crate::walk).
+    ///
+    /// # Errors
+    /// An invalid glob (`InvalidInput`); unreadable directories are skipped.
+    fn walk(&self, options: &WalkOptions<'_>, visit: WalkVisitor<'_>) -> io::Result<()> {
+        let glob = match options.glob.filter(|g| !g.is_empty()) {
+            Some(g) => Some(crate::walk::GlobFilter::new(g)?),
+            None => None,
+        };
+        // `read_dir` follows symlinks, so a depth bound stops link loops.
+        const MAX_DEPTH: usize = 64;
+        let mut stack = vec![(options.root.to_path_buf(), 0usize)];
+        // Depth first with sorted names: the path order the tools report in.
+        while let Some((dir, depth)) = stack.pop() {
+            let Ok(mut entries) = self.read_dir(&dir) else {
+                continue;
+            };
+            entries.sort_by(|a, b| a.name.cmp(&b.name));
+            let mut subdirs = Vec::new();
+            for entry in entries {
+                if entry.name == ".git" {
+                    continue;
+                }
+                let path = dir.join(&entry.name);
+                let is_dir = entry.is_dir == Some(true);
+                let is_file = !is_dir && self.metadata(&path).map(|m| m.is_file).unwrap_or(false);
+                if is_dir && depth < MAX_DEPTH {
+                    subdirs.push((path.clone(), depth + 1));
+                }
+                let wanted = is_dir || glob.as_ref().is_none_or(|g| g.matches(options.root, &path));
+                if wanted
+                    && !visit(WalkEntry {
+                        path: path.clone(),
+                        is_dir,
+                        is_file,
+                    })
+                {
+                    return Ok(());
+                }
+            }
+            stack.extend(subdirs.into_iter().rev());
+        }
+        Ok(())
+    }
 }
 
 /// [`FileOps`] on the local file system.
@@ -88,6 +175,10 @@ impl FileOps for LocalFileOps {
 
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
         std::fs::create_dir_all(path)
+    }
+
+    fn walk(&self, options: &WalkOptions<'_>, visit: WalkVisitor<'_>) -> io::Result<()> {
+        crate::walk::walk_local(options, visit)
     }
 
     fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntryInfo>> {

@@ -3,8 +3,8 @@
 //! The tools' logic (selection, truncation, notices, matching) runs against these
 //! traits, so the same tools can work on a remote machine or a sandbox by
 //! supplying other implementations. [`LocalFileOps`] and [`LocalProcessOps`] work
-//! on this machine. (grep and find walk the local file system directly with the
-//! `ignore` crate; a remote backend supplies its own definitions for them.)
+//! on this machine. Every file-system access of the seven tools, including
+//! grep's and find's directory walks, goes through [`FileOps`].
 
 mod files;
 mod process;
@@ -13,7 +13,9 @@ pub mod replace;
 
 use std::sync::Arc;
 
-pub use files::{DirEntryInfo, FileInfo, FileOps, LocalFileOps};
+pub use files::{
+    DirEntryInfo, FileInfo, FileOps, LocalFileOps, WalkEntry, WalkOptions, WalkVisitor,
+};
 pub use process::{CALL_MARKER_VAR, ExecEnd, ExecRequest, LocalProcessOps, OutputSink, ProcessOps};
 pub use replace::{WriteMethod, WriteOutcome, write_file};
 

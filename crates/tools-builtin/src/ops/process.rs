@@ -42,6 +42,19 @@ pub type OutputSink<'a> = &'a mut (dyn FnMut(&[u8]) + Send);
 
 /// Process spawning for bash.
 pub trait ProcessOps: Send + Sync {
+    /// Whether `cwd` is a directory commands can run in. Default: the local disk.
+    fn working_dir_exists(&self, cwd: &std::path::Path) -> bool {
+        cwd.is_dir()
+    }
+    /// The shell to run commands with: `explicit` (the `shellPath` setting)
+    /// if it exists, else the backend's bash or sh. Default: the local disk
+    /// (see [`resolve_shell`](crate::bash::resolve_shell)).
+    ///
+    /// # Errors
+    /// A message for the model when no usable shell is found.
+    fn resolve_shell(&self, explicit: Option<&str>) -> Result<PathBuf, agent_core::ToolError> {
+        crate::bash::resolve_shell(explicit)
+    }
     /// Runs `request`, streaming its output into `on_data` until it ends.
     fn exec<'a>(
         &'a self,
