@@ -437,7 +437,7 @@ pub fn run(args: &[String]) -> Result<()> {
             &b.bin,
             "read",
             &bench_dir,
-            json!({"path": "sparse-64g.log", "limit": 2}),
+            json!({"path": "sparse-64g-v2.log", "limit": 2}),
         ),
         Some((
             "head -n 2".into(),
@@ -446,8 +446,9 @@ pub fn run(args: &[String]) -> Result<()> {
         "the rest is counted up to 32 MB, then a lower bound is given",
     )?;
 
-    // A model answering 1 MB in 4-byte deltas, from a loopback server.
-    let server = crate::stream_server::serve_text_in_deltas(1 << 20, 4)?;
+    // A model answering 1 MB in 4-byte deltas, from a loopback server in a
+    // process of its own (a forked child would report this process's memory).
+    let server = crate::stream_server::spawn(1 << 20, 4)?;
     let mut stream_agent = {
         let (bin, base, dir) = (b.bin.clone(), server.base_url(), bench_dir.clone());
         move || {

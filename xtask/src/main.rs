@@ -20,6 +20,7 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("test-all") => test_all(args.iter().any(|a| a == "--slow")),
         Some("bench") => bench::run(&args[1..]),
+        Some("stream-server") => stream_server::serve_forever(&args[1..]),
         Some("unused-deps") => checks::unused_dependencies(&workspace_root()?),
         Some("external-project") => checks::external_project(&workspace_root()?),
         Some("help") | Some("--help") | Some("-h") | None => {

@@ -6,9 +6,49 @@ use std::net::TcpListener;
 
 use anyhow::Result;
 
-/// A running server; it lives as long as the process.
+/// A running server; it lives as long as the process that serves it.
 pub struct StreamServer {
     port: u16,
+    child: Option<std::process::Child>,
+}
+
+impl Drop for StreamServer {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Starts `cargo xtask stream-server TOTAL PIECE` (this binary) and waits
+/// for the port it serves on.
+pub fn spawn(total: usize, piece: usize) -> Result<StreamServer> {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(std::env::current_exe()?)
+        .args(["stream-server", &total.to_string(), &piece.to_string()])
+        .stdout(std::process::Stdio::piped())
+        .spawn()?;
+    let stdout = child.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?;
+    let mut line = String::new();
+    std::io::BufReader::new(stdout).read_line(&mut line)?;
+    let port = line.trim().parse()?;
+    Ok(StreamServer {
+        port,
+        child: Some(child),
+    })
+}
+
+/// `cargo xtask stream-server TOTAL PIECE`: serves until killed, after
+/// printing its port.
+pub fn serve_forever(args: &[String]) -> Result<()> {
+    let total = args.first().and_then(|a| a.parse().ok()).unwrap_or(1 << 20);
+    let piece = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(4);
+    let server = serve_text_in_deltas(total, piece)?;
+    println!("{}", server.port);
+    loop {
+        std::thread::park();
+    }
 }
 
 impl StreamServer {
@@ -68,5 +108,5 @@ pub fn serve_text_in_deltas(total: usize, piece: usize) -> Result<StreamServer> 
             });
         }
     });
-    Ok(StreamServer { port })
+    Ok(StreamServer { port, child: None })
 }

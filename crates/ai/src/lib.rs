@@ -17,21 +17,25 @@
 //! ```
 
 mod content;
+mod context;
 mod message;
+mod model;
 pub mod providers;
 mod stream;
 mod tool;
 mod validation;
 
 pub use content::{ContentBlock, ImageContent, TextContent, ThinkingContent, ToolCall};
+pub use context::Context;
 pub use message::{
     AssistantMessage, Cost, Message, StopReason, ToolResultMessage, Usage, UserContent,
     UserMessage, now_millis,
 };
+pub use model::Model;
 pub use stream::{
     AssistantEventStream, AssistantMessageEvent, ModelClient, StreamOptions, complete,
 };
-pub use tool::{Context, Model, Tool};
+pub use tool::Tool;
 pub use validation::{
     ArgumentValidator, ValidationError, coerce_to_schema, validate_arguments,
     validate_tool_arguments,

@@ -5,8 +5,9 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::content::ToolCall;
+use crate::context::Context;
 use crate::message::{AssistantMessage, StopReason};
-use crate::tool::{Context, Model};
+use crate::model::Model;
 
 /// One step of a streamed assistant message, tagged by `type` on the wire.
 ///

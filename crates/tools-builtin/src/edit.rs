@@ -11,10 +11,10 @@ use coding_agent::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::common::{PREVIEW_LINES, header, preview};
 use crate::edit_core::{Edit, apply_edits, diff_outputs, normalize_line_endings};
 use crate::ops::FileOps;
 use crate::path::resolve_to_cwd;
+use crate::view::{PREVIEW_LINES, header, preview};
 use crate::write::run_in_queue;
 
 /// One replacement of an `edit` call.

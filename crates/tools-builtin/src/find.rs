@@ -10,10 +10,12 @@ use coding_agent::{
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::common::{Listing, blocking, header, listing_view};
+use crate::blocking::blocking;
+use crate::listing::{Listing, listing_view};
 use crate::ops::FileOps;
 use crate::ops::{WalkEntry, WalkOptions};
 use crate::path::{display_relative, resolve_to_cwd};
+use crate::view::header;
 
 /// Arguments of `find`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

@@ -20,10 +20,12 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, sinks};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::common::{Listing, blocking, header, listing_view};
+use crate::blocking::blocking;
+use crate::listing::{Listing, listing_view};
 use crate::ops::FileOps;
 use crate::ops::{WalkEntry, WalkOptions};
 use crate::path::{display_relative, resolve_to_cwd};
+use crate::view::header;
 
 /// Arguments of `grep`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

@@ -25,16 +25,19 @@
 struct ReadmeDoctests;
 
 pub mod bash;
-mod common;
+mod bash_output;
+mod blocking;
 pub mod edit;
 pub mod edit_core;
 pub mod find;
 pub mod grep;
 pub mod image;
+mod listing;
 pub mod ls;
 pub mod ops;
 pub mod path;
 pub mod read;
+mod view;
 pub mod walk;
 pub mod write;
 

@@ -12,9 +12,11 @@ use serde::Deserialize;
 use serde_json::Value;
 use unicode_normalization::UnicodeNormalization;
 
-use crate::common::{Listing, blocking, header, listing_view};
+use crate::blocking::blocking;
+use crate::listing::{Listing, listing_view};
 use crate::ops::FileOps;
 use crate::path::resolve_to_cwd;
+use crate::view::header;
 
 /// Arguments of `ls`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

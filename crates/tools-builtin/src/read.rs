@@ -16,10 +16,11 @@ use coding_agent::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::common::{PREVIEW_LINES, blocking, describe_io_error, header, preview};
+use crate::blocking::{blocking, describe_io_error};
 use crate::image::{ImageOutcome, detect_image_mime, process_image};
 use crate::ops::FileOps;
 use crate::path::resolve_read_path_with;
+use crate::view::{PREVIEW_LINES, header, preview};
 
 /// Arguments of `read`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

@@ -10,9 +10,10 @@ use coding_agent::{
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::common::{PREVIEW_LINES, describe_io_error, header, preview};
+use crate::blocking::describe_io_error;
 use crate::ops::FileOps;
 use crate::path::resolve_to_cwd;
+use crate::view::{PREVIEW_LINES, header, preview};
 
 /// Arguments of `write`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

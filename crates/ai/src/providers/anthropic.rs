@@ -11,9 +11,10 @@ use super::http::{
 };
 use super::lowering::anthropic_tool;
 use crate::content::ContentBlock;
+use crate::context::Context;
 use crate::message::{AssistantMessage, Message, StopReason, UserContent};
+use crate::model::Model;
 use crate::stream::{AssistantEventStream, ModelClient, StreamOptions};
-use crate::tool::{Context, Model};
 
 /// Default base URL.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";

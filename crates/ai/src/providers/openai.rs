@@ -12,9 +12,10 @@ use super::http::{
 };
 use super::lowering::openai_tool;
 use crate::content::ContentBlock;
+use crate::context::Context;
 use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent};
+use crate::model::Model;
 use crate::stream::{AssistantEventStream, ModelClient, StreamOptions};
-use crate::tool::{Context, Model};
 
 /// Default base URL.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";

@@ -38,9 +38,10 @@ use futures::StreamExt;
 use serde::Deserialize;
 
 use crate::content::ContentBlock;
+use crate::context::Context;
 use crate::message::{AssistantMessage, StopReason, Usage, now_millis};
+use crate::model::Model;
 use crate::stream::{AssistantEventStream, AssistantMessageEvent, ModelClient, StreamOptions};
-use crate::tool::{Context, Model};
 
 /// Size of the pieces text and argument JSON are streamed in.
 const DELTA_CHARS: usize = 24;

@@ -1,0 +1,71 @@
+//! A model and where it is served.
+
+use serde::{Deserialize, Serialize};
+
+/// A model and where it is served.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Model {
+    /// Model id sent to the provider (e.g. `gpt-4o-mini`).
+    pub id: String,
+    /// Human-readable name.
+    #[serde(default)]
+    pub name: String,
+    /// API family (e.g. `openai-completions`, `anthropic-messages`, `scripted`).
+    /// Descriptive: it is recorded on the assistant messages and lets a
+    /// program pick a client; the clients do not read it.
+    #[serde(default)]
+    pub api: String,
+    /// Provider name (e.g. `openai`).
+    #[serde(default)]
+    pub provider: String,
+    /// Base URL of the API. Descriptive, like `api`: an HTTP client talks to
+    /// the URL it was built with (`OpenAiClient::new(base_url, key)`).
+    #[serde(default)]
+    pub base_url: String,
+    /// Whether the model produces reasoning.
+    #[serde(default)]
+    pub reasoning: bool,
+    /// Input kinds it accepts: `text`, `image`.
+    #[serde(default = "default_input")]
+    pub input: Vec<String>,
+    /// Context window in tokens.
+    #[serde(default)]
+    pub context_window: u64,
+    /// Default maximum output tokens.
+    #[serde(default)]
+    pub max_tokens: u64,
+}
+
+fn default_input() -> Vec<String> {
+    vec!["text".to_string()]
+}
+
+impl Model {
+    /// A model description with the given provider and id and neutral defaults.
+    ///
+    /// ```
+    /// let m = agent_ai::Model::new("scripted", "script");
+    /// assert!(!m.supports_images());
+    /// ```
+    pub fn new(provider: impl Into<String>, id: impl Into<String>) -> Self {
+        let id = id.into();
+        let provider = provider.into();
+        Model {
+            name: id.clone(),
+            api: provider.clone(),
+            id,
+            provider,
+            base_url: String::new(),
+            reasoning: false,
+            input: default_input(),
+            context_window: 128_000,
+            max_tokens: 8_192,
+        }
+    }
+
+    /// Whether the model accepts image input.
+    pub fn supports_images(&self) -> bool {
+        self.input.iter().any(|i| i == "image")
+    }
+}
