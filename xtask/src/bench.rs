@@ -418,12 +418,13 @@ pub fn run(args: &[String]) -> Result<()> {
         "",
     )?;
 
-    // The head of a huge file: 200 lines, then a 64 GiB hole (nothing on
-    // disk). Counting all its lines would mean reading 64 GiB of zeros.
-    let sparse = bench_dir.join("sparse-64g.log");
+    // The head of a huge file: 2,000 lines (more than read sniffs for binary
+    // content), then a 64 GiB hole (nothing on disk). Counting all its lines
+    // would mean reading 64 GiB of zeros.
+    let sparse = bench_dir.join("sparse-64g-v2.log");
     if std::fs::metadata(&sparse).map(|m| m.len()).unwrap_or(0) != 64 << 30 {
-        let head: String = (1..=200)
-            .map(|i| format!("line {i} of the log\n"))
+        let head: String = (1..=2000)
+            .map(|i| format!("line {i} of a long log file, with some words to read\n"))
             .collect();
         std::fs::write(&sparse, head)?;
         std::fs::OpenOptions::new()

@@ -29,7 +29,10 @@ pub fn spawn(total: usize, piece: usize) -> Result<StreamServer> {
         .args(["stream-server", &total.to_string(), &piece.to_string()])
         .stdout(std::process::Stdio::piped())
         .spawn()?;
-    let stdout = child.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| anyhow::anyhow!("no stdout"))?;
     let mut line = String::new();
     std::io::BufReader::new(stdout).read_line(&mut line)?;
     let port = line.trim().parse()?;
