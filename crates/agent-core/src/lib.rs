@@ -2,8 +2,9 @@
 //!
 //! The agent loop and the tool contract it executes.
 //!
-//! - [`AgentTool`] (object safe) and [`TypedTool`] (schema derived from a
-//!   `Params` struct by `schemars`), returning [`AgentToolResult`] or [`ToolError`].
+//! - [`AgentTool`] (object safe), [`TypedTool`] (schema derived from a
+//!   `Params` struct by `schemars`) and [`fn_tool`] (a closure), returning
+//!   [`AgentToolResult`] or [`ToolError`].
 //! - [`run_agent_loop`] / [`agent_loop`]: stream a model response, run its tool
 //!   calls (prepare, execute, finalise), feed results back, repeat; every step is
 //!   an [`AgentEvent`] with Pi's wire names.
@@ -22,7 +23,7 @@
 //!   is an immediate error result.
 //! - A batch runs sequentially if the config says so or any of its tools declares
 //!   [`ExecutionMode::Sequential`]; otherwise all prepared calls run concurrently
-//!   once all are prepared.
+//!   once all are prepared, at most [`AgentLoopConfig::max_parallel_tools`] at a time.
 //! - `tool_execution_start` in source order, `tool_execution_end` in completion
 //!   order, toolResult messages and `turn_end.toolResults` in source order.
 //! - A failure becomes `{content: [text], details: {}, isError: true}`.
@@ -32,6 +33,7 @@ mod agent;
 mod agent_loop;
 mod config;
 mod event;
+mod fn_tool;
 mod hooks;
 mod mutation_queue;
 mod tool;
@@ -49,6 +51,7 @@ pub use config::{
     default_max_parallel_tools,
 };
 pub use event::{AgentEvent, EventSink};
+pub use fn_tool::{FnToolBuilder, ToolCallContext, fn_tool};
 pub use hooks::{
     AfterToolCallContext, AfterToolCallHook, AfterToolCallResult, BeforeToolCallContext,
     BeforeToolCallHook, BeforeToolCallResult,

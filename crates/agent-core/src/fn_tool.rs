@@ -1,0 +1,178 @@
+//! [`fn_tool`]: an [`AgentTool`] from a name, a description and an async
+//! closure, for programs that use the loop without the product layer.
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::tool::{AgentTool, AgentToolResult, ExecutionMode, ToolError, ToolUpdateSink};
+use crate::typed::params_schema;
+
+/// What a call of a closure tool gets besides its arguments.
+#[derive(Clone)]
+pub struct ToolCallContext {
+    /// The id the model gave this call.
+    pub call_id: String,
+    /// Fires when the call is cancelled.
+    pub cancel: CancellationToken,
+    /// Sends partial results while the call runs.
+    pub updates: ToolUpdateSink,
+}
+
+impl std::fmt::Debug for ToolCallContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolCallContext")
+            .field("call_id", &self.call_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Starts a closure tool for the bare loop; finish it with
+/// [`FnToolBuilder::execute`]. (The product layer's `coding_agent::tool` is
+/// the same with prompt metadata and the session's context.)
+///
+/// ```
+/// use agent_core::{AgentTool, AgentToolResult, fn_tool};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Params {
+///     /// Text to shout.
+///     text: String,
+/// }
+///
+/// let shout = fn_tool("shout")
+///     .description("Upper-cases text.")
+///     .execute(|p: Params, _cx| async move { Ok(AgentToolResult::text(p.text.to_uppercase())) });
+/// assert_eq!(shout.name(), "shout");
+/// assert_eq!(shout.parameters()["required"], serde_json::json!(["text"]));
+/// ```
+pub fn fn_tool(name: impl Into<String>) -> FnToolBuilder {
+    let name = name.into();
+    FnToolBuilder {
+        label: name.clone(),
+        name,
+        description: String::new(),
+        execution_mode: None,
+        parameters: None,
+    }
+}
+
+/// A closure tool being built (see [`fn_tool`]).
+#[derive(Debug, Clone)]
+pub struct FnToolBuilder {
+    name: String,
+    label: String,
+    description: String,
+    execution_mode: Option<ExecutionMode>,
+    parameters: Option<Value>,
+}
+
+impl FnToolBuilder {
+    /// Short human-readable label (default: the name).
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+
+    /// What the tool does, written for the model.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+
+    /// Runs a batch holding a call of this tool one call at a time.
+    pub fn sequential(mut self) -> Self {
+        self.execution_mode = Some(ExecutionMode::Sequential);
+        self
+    }
+
+    /// Uses this JSON Schema instead of the one derived from the parameter type.
+    pub fn parameters(mut self, schema: Value) -> Self {
+        self.parameters = Some(schema);
+        self
+    }
+
+    /// Finishes the tool: `run` gets the validated, deserialized arguments
+    /// and a [`ToolCallContext`]; an `Err` reaches the model as an error result.
+    pub fn execute<P, F, Fut>(self, run: F) -> Arc<dyn AgentTool>
+    where
+        P: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(P, ToolCallContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<AgentToolResult, ToolError>> + Send + 'static,
+    {
+        let parameters = self.parameters.clone().unwrap_or_else(|| {
+            let schema = params_schema::<P>();
+            if schema.get("type").is_some() {
+                schema
+            } else {
+                serde_json::json!({"type": "object"})
+            }
+        });
+        Arc::new(FnTool {
+            meta: self,
+            parameters,
+            run,
+            params: PhantomData,
+        })
+    }
+}
+
+struct FnTool<P, F> {
+    meta: FnToolBuilder,
+    parameters: Value,
+    run: F,
+    params: PhantomData<fn() -> P>,
+}
+
+impl<P, F, Fut> AgentTool for FnTool<P, F>
+where
+    P: DeserializeOwned + JsonSchema + Send + 'static,
+    F: Fn(P, ToolCallContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<AgentToolResult, ToolError>> + Send + 'static,
+{
+    fn name(&self) -> &str {
+        &self.meta.name
+    }
+    fn label(&self) -> &str {
+        &self.meta.label
+    }
+    fn description(&self) -> &str {
+        &self.meta.description
+    }
+    fn parameters(&self) -> &Value {
+        &self.parameters
+    }
+    fn execution_mode(&self) -> Option<ExecutionMode> {
+        self.meta.execution_mode
+    }
+    fn execute<'a>(
+        &'a self,
+        call_id: &'a str,
+        params: Value,
+        cancel: CancellationToken,
+        on_update: ToolUpdateSink,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+        match serde_json::from_value::<P>(params) {
+            Ok(p) => (self.run)(
+                p,
+                ToolCallContext {
+                    call_id: call_id.to_string(),
+                    cancel,
+                    updates: on_update,
+                },
+            )
+            .boxed(),
+            Err(e) => {
+                let msg = format!("Invalid arguments for tool \"{}\": {e}", self.meta.name);
+                futures::future::ready(Err(ToolError::new(msg))).boxed()
+            }
+        }
+    }
+}
