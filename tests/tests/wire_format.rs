@@ -229,10 +229,8 @@ impl TypedTool for Noop {
     }
     async fn execute(
         &self,
-        _call_id: &str,
         params: ReadParams,
-        _cancel: agent_core::CancellationToken,
-        _updates: agent_core::ToolUpdateSink,
+        _cx: agent_core::ToolCallContext,
     ) -> Result<AgentToolResult, agent_core::ToolError> {
         Ok(AgentToolResult::text(params.path))
     }

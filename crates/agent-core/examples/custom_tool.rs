@@ -9,7 +9,7 @@ use agent_ai::providers::scripted::ScriptedClient;
 use agent_ai::{Message, Model};
 use agent_core::{
     AgentContext, AgentEvent, AgentLoopConfig, AgentToolResult, CancellationToken, EventSink,
-    ToolError, ToolUpdateSink, TypedTool, run_agent_loop, typed_tool,
+    ToolCallContext, ToolError, TypedTool, run_agent_loop, typed_tool,
 };
 use serde::Deserialize;
 
@@ -38,11 +38,10 @@ impl TypedTool for WordCount {
 
     async fn execute(
         &self,
-        _call_id: &str,
         params: WordCountParams,
-        cancel: CancellationToken,
-        updates: ToolUpdateSink,
+        cx: ToolCallContext,
     ) -> Result<AgentToolResult, ToolError> {
+        let (cancel, updates) = (cx.cancel, cx.updates);
         if cancel.is_cancelled() {
             return Err(ToolError::aborted());
         }

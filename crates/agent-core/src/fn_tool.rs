@@ -12,27 +12,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::tool::{AgentTool, AgentToolResult, ExecutionMode, ToolError, ToolUpdateSink};
+use crate::tool::{
+    AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolError, ToolUpdateSink,
+};
 use crate::typed::params_schema;
-
-/// What a call of a closure tool gets besides its arguments.
-#[derive(Clone)]
-pub struct ToolCallContext {
-    /// The id the model gave this call.
-    pub call_id: String,
-    /// Fires when the call is cancelled.
-    pub cancel: CancellationToken,
-    /// Sends partial results while the call runs.
-    pub updates: ToolUpdateSink,
-}
-
-impl std::fmt::Debug for ToolCallContext {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolCallContext")
-            .field("call_id", &self.call_id)
-            .finish_non_exhaustive()
-    }
-}
 
 /// Starts a closure tool for the bare loop; finish it with
 /// [`FnToolBuilder::execute`]. (The product layer's `coding_agent::tool` is

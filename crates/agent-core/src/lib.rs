@@ -51,14 +51,15 @@ pub use config::{
     default_max_parallel_tools,
 };
 pub use event::{AgentEvent, EventSink};
-pub use fn_tool::{FnToolBuilder, ToolCallContext, fn_tool};
+pub use fn_tool::{FnToolBuilder, fn_tool};
 pub use hooks::{
     AfterToolCallContext, AfterToolCallHook, AfterToolCallResult, BeforeToolCallContext,
     BeforeToolCallHook, BeforeToolCallResult,
 };
 pub use mutation_queue::{FileMutationQueue, queue_key};
 pub use tool::{
-    ABORTED_MESSAGE, AgentTool, AgentToolResult, ExecutionMode, ToolError, ToolUpdateSink,
+    ABORTED_MESSAGE, AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolError,
+    ToolUpdateSink,
 };
 pub use truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, NO_LINE_LIMIT, TruncatedBy,

@@ -256,3 +256,24 @@ pub trait AgentTool: Send + Sync {
         }
     }
 }
+
+/// What a call gets besides its arguments, at the loop layer: the second
+/// argument of [`TypedTool::execute`](crate::TypedTool::execute) and of
+/// [`fn_tool`](crate::fn_tool) closures.
+#[derive(Clone)]
+pub struct ToolCallContext {
+    /// The id the model gave this call.
+    pub call_id: String,
+    /// Fires when the call is cancelled.
+    pub cancel: CancellationToken,
+    /// Sends partial results while the call runs.
+    pub updates: ToolUpdateSink,
+}
+
+impl std::fmt::Debug for ToolCallContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolCallContext")
+            .field("call_id", &self.call_id)
+            .finish_non_exhaustive()
+    }
+}

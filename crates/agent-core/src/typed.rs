@@ -10,7 +10,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::tool::{AgentTool, AgentToolResult, ExecutionMode, ToolError, ToolUpdateSink};
+use crate::tool::{
+    AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolError, ToolUpdateSink,
+};
 
 /// A tool with typed parameters.
 ///
@@ -20,8 +22,7 @@ use crate::tool::{AgentTool, AgentToolResult, ExecutionMode, ToolError, ToolUpda
 /// `Arc<dyn AgentTool>`.
 ///
 /// ```
-/// use agent_core::{AgentToolResult, ToolError, ToolUpdateSink, TypedTool, typed_tool};
-/// use tokio_util::sync::CancellationToken;
+/// use agent_core::{AgentToolResult, ToolCallContext, ToolError, TypedTool, typed_tool};
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// struct Params {
@@ -35,13 +36,8 @@ use crate::tool::{AgentTool, AgentToolResult, ExecutionMode, ToolError, ToolUpda
 ///     type Params = Params;
 ///     fn name(&self) -> &str { "shout" }
 ///     fn description(&self) -> &str { "Upper-cases text." }
-///     async fn execute(
-///         &self,
-///         _call_id: &str,
-///         params: Params,
-///         _cancel: CancellationToken,
-///         _updates: ToolUpdateSink,
-///     ) -> Result<AgentToolResult, ToolError> {
+///     async fn execute(&self, params: Params, _cx: ToolCallContext)
+///         -> Result<AgentToolResult, ToolError> {
 ///         Ok(AgentToolResult::text(params.text.to_uppercase()))
 ///     }
 /// }
@@ -74,13 +70,12 @@ pub trait TypedTool: Send + Sync + 'static {
         Ok(args)
     }
 
-    /// Runs one call.
+    /// Runs one call: the arguments, then the call's context (id,
+    /// cancellation, update sink), the same order everywhere.
     fn execute(
         &self,
-        call_id: &str,
         params: Self::Params,
-        cancel: CancellationToken,
-        on_update: ToolUpdateSink,
+        cx: ToolCallContext,
     ) -> impl Future<Output = Result<AgentToolResult, ToolError>> + Send;
 }
 
@@ -137,7 +132,14 @@ impl<T: TypedTool> AgentTool for Typed<T> {
         on_update: ToolUpdateSink,
     ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
         match serde_json::from_value::<T::Params>(params) {
-            Ok(p) => self.tool.execute(call_id, p, cancel, on_update).boxed(),
+            Ok(p) => {
+                let cx = ToolCallContext {
+                    call_id: call_id.to_string(),
+                    cancel,
+                    updates: on_update,
+                };
+                self.tool.execute(p, cx).boxed()
+            }
             Err(e) => {
                 let msg = format!("Invalid arguments for tool \"{}\": {e}", self.tool.name());
                 futures::future::ready(Err(ToolError::new(msg))).boxed()

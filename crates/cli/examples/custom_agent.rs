@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use agent_ai::Model;
 use agent_ai::providers::scripted::ScriptedClient;
-use agent_core::{AgentEvent, AgentToolResult, ToolError, ToolUpdateSink};
+use agent_core::{AgentEvent, AgentToolResult, ToolError};
 use coding_agent::{
-    AgentSessionBuilder, Extension, ExtensionApi, Settings, ToolCallDecision, ToolContext,
+    AgentSessionBuilder, CallContext, Extension, ExtensionApi, Settings, ToolCallDecision,
     ToolSelection, TypedToolDefinition, typed_definition,
 };
 
@@ -38,12 +38,10 @@ impl TypedToolDefinition for LineCount {
     }
     async fn execute(
         &self,
-        _id: &str,
         p: LineCountParams,
-        _updates: ToolUpdateSink,
-        ctx: ToolContext,
+        cx: CallContext,
     ) -> Result<AgentToolResult, ToolError> {
-        let text = tokio::fs::read_to_string(ctx.cwd.join(&p.path)).await?;
+        let text = tokio::fs::read_to_string(cx.cwd.join(&p.path)).await?;
         Ok(AgentToolResult::text(format!(
             "{} lines",
             text.lines().count()

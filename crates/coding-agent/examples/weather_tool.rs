@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use agent_core::{AgentToolResult, ToolError, ToolUpdateSink};
 use coding_agent::{
-    RenderContext, RenderResultOptions, StyledLine, StyledText, Theme, ToolContext,
+    CallContext, RenderContext, RenderResultOptions, StyledLine, StyledText, Theme, ToolContext,
     TypedToolDefinition, typed_definition,
 };
 use serde::Deserialize;
@@ -302,11 +302,10 @@ impl TypedToolDefinition for WeatherTool {
 
     async fn execute(
         &self,
-        _call_id: &str,
         params: WeatherParams,
-        _on_update: ToolUpdateSink,
-        ctx: ToolContext,
+        cx: CallContext,
     ) -> Result<AgentToolResult, ToolError> {
+        let ctx = cx.tool;
         // Dropping the request future aborts the HTTP exchange.
         tokio::select! {
             result = self.lookup(params) => result,

@@ -3,7 +3,6 @@
 
 use std::future::Future;
 use std::marker::PhantomData;
-use std::ops::Deref;
 use std::sync::Arc;
 
 use agent_core::{AgentToolResult, ExecutionMode, ToolError, ToolUpdateSink, params_schema};
@@ -13,36 +12,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::definition::{ToolContext, ToolDefinition};
-
-/// What a call gets besides its arguments: its id, the sink for progress
-/// updates, and (through `Deref`) the session's [`ToolContext`]: `cwd`,
-/// `settings`, `model` and the `cancel` token.
-#[derive(Clone)]
-pub struct CallContext {
-    /// The id the model gave this call.
-    pub call_id: String,
-    /// Sends partial results while the call runs (shown as progress).
-    pub updates: ToolUpdateSink,
-    /// The session's context for tools.
-    pub tool: ToolContext,
-}
-
-impl Deref for CallContext {
-    type Target = ToolContext;
-    fn deref(&self) -> &ToolContext {
-        &self.tool
-    }
-}
-
-impl std::fmt::Debug for CallContext {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CallContext")
-            .field("call_id", &self.call_id)
-            .field("tool", &self.tool)
-            .finish_non_exhaustive()
-    }
-}
+use crate::definition::{CallContext, ToolContext, ToolDefinition};
 
 /// Starts a closure tool named `name`; finish it with [`ToolBuilder::execute`].
 ///

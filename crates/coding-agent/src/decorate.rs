@@ -11,8 +11,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use crate::closure_tool::CallContext;
-use crate::definition::{ToolContext, ToolDefinition};
+use crate::definition::{CallContext, ToolContext, ToolDefinition};
 use crate::render::{RenderContext, RenderResultOptions, RenderShell, StyledText, Theme};
 
 type Check = Arc<dyn Fn(&Value, &ToolContext) -> Result<(), ToolError> + Send + Sync>;

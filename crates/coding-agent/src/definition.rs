@@ -2,6 +2,7 @@
 //! from the loop's lean [`AgentTool`].
 
 use std::future::Future;
+use std::ops::Deref;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -41,6 +42,37 @@ impl ToolContext {
             settings: Arc::new(Settings::default()),
             cancel: CancellationToken::new(),
         }
+    }
+}
+
+/// What a call gets besides its arguments, in the product layer: the second
+/// argument of [`TypedToolDefinition::execute`] and of [`tool`](crate::tool)
+/// closures. Its id, the sink for progress
+/// updates, and (through `Deref`) the session's [`ToolContext`]: `cwd`,
+/// `settings`, `model` and the `cancel` token.
+#[derive(Clone)]
+pub struct CallContext {
+    /// The id the model gave this call.
+    pub call_id: String,
+    /// Sends partial results while the call runs (shown as progress).
+    pub updates: ToolUpdateSink,
+    /// The session's context for tools.
+    pub tool: ToolContext,
+}
+
+impl Deref for CallContext {
+    type Target = ToolContext;
+    fn deref(&self) -> &ToolContext {
+        &self.tool
+    }
+}
+
+impl std::fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallContext")
+            .field("call_id", &self.call_id)
+            .field("tool", &self.tool)
+            .finish_non_exhaustive()
     }
 }
 
@@ -213,8 +245,7 @@ impl ToolDefinition for FromAgentTool {
 /// [`TypedToolDefinition::Params`] (see [`agent_core::params_schema`]).
 ///
 /// ```
-/// use coding_agent::{ToolContext, TypedToolDefinition, typed_definition};
-/// use agent_core::{AgentToolResult, ToolError, ToolUpdateSink};
+/// use coding_agent::{AgentToolResult, CallContext, ToolError, TypedToolDefinition, typed_definition};
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// struct Params {
@@ -229,8 +260,7 @@ impl ToolDefinition for FromAgentTool {
 ///     fn name(&self) -> &str { "greet" }
 ///     fn description(&self) -> &str { "Greets someone." }
 ///     fn prompt_snippet(&self) -> Option<&str> { Some("Greet people by name") }
-///     async fn execute(&self, _id: &str, p: Params, _u: ToolUpdateSink, _ctx: ToolContext)
-///         -> Result<AgentToolResult, ToolError> {
+///     async fn execute(&self, p: Params, _cx: CallContext) -> Result<AgentToolResult, ToolError> {
 ///         Ok(AgentToolResult::text(format!("Hello, {}!", p.name)))
 ///     }
 /// }
@@ -289,13 +319,12 @@ pub trait TypedToolDefinition: Send + Sync + 'static {
     ) -> Option<StyledText> {
         None
     }
-    /// Runs one call.
+    /// Runs one call: the arguments, then the call's context (id, update
+    /// sink, and through `Deref` cwd, settings, model and cancellation).
     fn execute(
         &self,
-        call_id: &str,
         params: Self::Params,
-        on_update: ToolUpdateSink,
-        ctx: ToolContext,
+        cx: CallContext,
     ) -> impl Future<Output = Result<AgentToolResult, ToolError>> + Send;
 }
 
@@ -373,7 +402,14 @@ impl<T: TypedToolDefinition> ToolDefinition for TypedDefinition<T> {
         ctx: ToolContext,
     ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
         match serde_json::from_value::<T::Params>(params) {
-            Ok(p) => self.inner.execute(call_id, p, on_update, ctx).boxed(),
+            Ok(p) => {
+                let cx = CallContext {
+                    call_id: call_id.to_string(),
+                    updates: on_update,
+                    tool: ctx,
+                };
+                self.inner.execute(p, cx).boxed()
+            }
             Err(e) => {
                 let msg = format!("Invalid arguments for tool \"{}\": {e}", self.inner.name());
                 futures::future::ready(Err(ToolError::new(msg))).boxed()

@@ -32,11 +32,11 @@ mod session;
 mod settings;
 mod system_prompt;
 
-pub use closure_tool::{CallContext, ToolBuilder, tool};
+pub use closure_tool::{ToolBuilder, tool};
 pub use decorate::{Decorated, decorate};
 pub use definition::{
-    ToolContext, ToolContextFactory, ToolDefinition, TypedDefinition, TypedToolDefinition,
-    tool_definition_from_agent_tool, typed_definition, wrap_tool_definition,
+    CallContext, ToolContext, ToolContextFactory, ToolDefinition, TypedDefinition,
+    TypedToolDefinition, tool_definition_from_agent_tool, typed_definition, wrap_tool_definition,
 };
 pub use extension::{
     Extension, ExtensionApi, ToolCallDecision, ToolCallEvent, ToolCallHandler, ToolResultEvent,

@@ -165,10 +165,8 @@ impl TypedTool for Noop {
     }
     async fn execute(
         &self,
-        _id: &str,
         _p: NoParams,
-        _c: CancellationToken,
-        _u: ToolUpdateSink,
+        _cx: agent_core::ToolCallContext,
     ) -> Result<AgentToolResult, ToolError> {
         Ok(AgentToolResult::text("ok"))
     }

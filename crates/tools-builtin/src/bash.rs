@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_core::{AgentToolResult, ToolError, ToolUpdateSink};
+use agent_core::{AgentToolResult, ToolError};
 use coding_agent::{
-    MAX_TIMEOUT_SECONDS, RenderContext, RenderResultOptions, StyledLine, StyledText, Theme,
-    ToolContext, TypedToolDefinition,
+    CallContext, MAX_TIMEOUT_SECONDS, RenderContext, RenderResultOptions, StyledLine, StyledText,
+    Theme, TypedToolDefinition,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -181,11 +181,10 @@ impl TypedToolDefinition for BashTool {
 
     async fn execute(
         &self,
-        _call_id: &str,
         params: BashParams,
-        on_update: ToolUpdateSink,
-        ctx: ToolContext,
+        cx: CallContext,
     ) -> Result<AgentToolResult, ToolError> {
+        let (on_update, ctx) = (cx.updates, cx.tool);
         let cancel = ctx.cancel.clone();
         if cancel.is_cancelled() {
             return Err(ToolError::new("Command aborted"));

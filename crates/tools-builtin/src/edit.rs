@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, FileMutationQueue, ToolError, ToolUpdateSink};
+use agent_core::{AgentToolResult, FileMutationQueue, ToolError};
 use coding_agent::{
-    RenderContext, RenderResultOptions, StyledLine, StyledText, Theme, ToolContext,
+    CallContext, RenderContext, RenderResultOptions, StyledLine, StyledText, Theme,
     TypedToolDefinition,
 };
 use serde::Deserialize;
@@ -171,11 +171,10 @@ impl TypedToolDefinition for EditTool {
 
     async fn execute(
         &self,
-        _call_id: &str,
         params: EditParams,
-        _on_update: ToolUpdateSink,
-        ctx: ToolContext,
+        cx: CallContext,
     ) -> Result<AgentToolResult, ToolError> {
+        let ctx = cx.tool;
         if params.edits.is_empty() {
             return Err(ToolError::new(
                 "Edit tool input is invalid. edits must contain at least one replacement.",

@@ -9,11 +9,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use agent_core::{
-    AgentToolResult, CancellationToken, GREP_MAX_LINE_LENGTH, ToolError, ToolUpdateSink,
-    truncate_line,
+    AgentToolResult, CancellationToken, GREP_MAX_LINE_LENGTH, ToolError, truncate_line,
 };
 use coding_agent::{
-    RenderContext, RenderResultOptions, StyledText, Theme, ToolContext, TypedToolDefinition,
+    CallContext, RenderContext, RenderResultOptions, StyledText, Theme, TypedToolDefinition,
 };
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, sinks};
@@ -546,11 +545,10 @@ impl TypedToolDefinition for GrepTool {
 
     async fn execute(
         &self,
-        _call_id: &str,
         params: GrepParams,
-        _on_update: ToolUpdateSink,
-        ctx: ToolContext,
+        cx: CallContext,
     ) -> Result<AgentToolResult, ToolError> {
+        let ctx = cx.tool;
         let request = GrepRequest {
             root: resolve_to_cwd(params.path.as_deref().unwrap_or("."), &self.cwd),
             pattern: params.pattern,

@@ -4,9 +4,9 @@ use std::cmp::Ordering;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, ToolError, ToolUpdateSink};
+use agent_core::{AgentToolResult, ToolError};
 use coding_agent::{
-    RenderContext, RenderResultOptions, StyledText, Theme, ToolContext, TypedToolDefinition,
+    CallContext, RenderContext, RenderResultOptions, StyledText, Theme, TypedToolDefinition,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -114,11 +114,10 @@ impl TypedToolDefinition for LsTool {
 
     async fn execute(
         &self,
-        _call_id: &str,
         params: LsParams,
-        _on_update: ToolUpdateSink,
-        ctx: ToolContext,
+        cx: CallContext,
     ) -> Result<AgentToolResult, ToolError> {
+        let ctx = cx.tool;
         let limit = match params.limit {
             Some(l) if l < 0 => {
                 return Err(ToolError::new(format!(

@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use agent_ai::ContentBlock;
 use agent_core::{
-    AgentToolResult, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, ToolError, ToolUpdateSink, TruncatedBy,
+    AgentToolResult, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, ToolError, TruncatedBy,
     TruncationResult, format_size,
 };
 use coding_agent::{
-    RenderContext, RenderResultOptions, StyledText, Theme, ToolContext, TypedToolDefinition,
+    CallContext, RenderContext, RenderResultOptions, StyledText, Theme, TypedToolDefinition,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -118,11 +118,10 @@ impl TypedToolDefinition for ReadTool {
 
     async fn execute(
         &self,
-        _call_id: &str,
         params: ReadParams,
-        _on_update: ToolUpdateSink,
-        ctx: ToolContext,
+        cx: CallContext,
     ) -> Result<AgentToolResult, ToolError> {
+        let ctx = cx.tool;
         let cancel = ctx.cancel.clone();
         if cancel.is_cancelled() {
             return Err(ToolError::aborted());

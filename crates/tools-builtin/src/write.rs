@@ -3,9 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, FileMutationQueue, ToolError, ToolUpdateSink};
+use agent_core::{AgentToolResult, FileMutationQueue, ToolError};
 use coding_agent::{
-    RenderContext, RenderResultOptions, StyledText, Theme, ToolContext, TypedToolDefinition,
+    CallContext, RenderContext, RenderResultOptions, StyledText, Theme, TypedToolDefinition,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -130,11 +130,10 @@ impl TypedToolDefinition for WriteTool {
 
     async fn execute(
         &self,
-        _call_id: &str,
         params: WriteParams,
-        _on_update: ToolUpdateSink,
-        ctx: ToolContext,
+        cx: CallContext,
     ) -> Result<AgentToolResult, ToolError> {
+        let ctx = cx.tool;
         let path = resolve_to_cwd(&params.path, &self.cwd);
         let files = self.files.clone();
         let target = path.clone();
