@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::tool::{
     AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolError, ToolUpdateSink,
 };
-use crate::typed::params_schema;
+use crate::typed::object_params_schema;
 
 /// Starts a closure tool for the bare loop; finish it with
 /// [`FnToolBuilder::execute`]. (The product layer's `coding_agent::tool` is
@@ -90,14 +90,10 @@ impl FnToolBuilder {
         F: Fn(P, ToolCallContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<AgentToolResult, ToolError>> + Send + 'static,
     {
-        let parameters = self.parameters.clone().unwrap_or_else(|| {
-            let schema = params_schema::<P>();
-            if schema.get("type").is_some() {
-                schema
-            } else {
-                serde_json::json!({"type": "object"})
-            }
-        });
+        let parameters = self
+            .parameters
+            .clone()
+            .unwrap_or_else(object_params_schema::<P>);
         Arc::new(FnTool {
             meta: self,
             parameters,
@@ -152,10 +148,8 @@ where
                 },
             )
             .boxed(),
-            Err(e) => {
-                let msg = format!("Invalid arguments for tool \"{}\": {e}", self.meta.name);
-                futures::future::ready(Err(ToolError::new(msg))).boxed()
-            }
+            Err(e) => futures::future::ready(Err(ToolError::invalid_arguments(&self.meta.name, e)))
+                .boxed(),
         }
     }
 }

@@ -66,7 +66,7 @@ pub use truncate::{
     TruncationOptions, TruncationResult, count_lines, format_size, head_at_char_boundary,
     split_lines, tail_at_char_boundary, truncate_head, truncate_line, truncate_tail,
 };
-pub use typed::{Typed, TypedTool, params_schema, typed_tool};
+pub use typed::{Typed, TypedTool, object_params_schema, params_schema, typed_tool};
 
 /// Re-exported so tools and hooks can name the cancellation type without a direct dependency.
 pub use tokio_util::sync::CancellationToken;

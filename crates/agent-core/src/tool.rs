@@ -107,6 +107,12 @@ impl ToolError {
         ToolError::new(ABORTED_MESSAGE)
     }
 
+    /// Validated arguments that still do not deserialize into the tool's
+    /// parameter type (a schema looser than the type).
+    pub fn invalid_arguments(tool: &str, error: impl std::fmt::Display) -> Self {
+        ToolError::new(format!("Invalid arguments for tool \"{tool}\": {error}"))
+    }
+
     /// The message.
     pub fn message(&self) -> &str {
         &self.message

@@ -141,8 +141,8 @@ impl<T: TypedTool> AgentTool for Typed<T> {
                 self.tool.execute(p, cx).boxed()
             }
             Err(e) => {
-                let msg = format!("Invalid arguments for tool \"{}\": {e}", self.tool.name());
-                futures::future::ready(Err(ToolError::new(msg))).boxed()
+                futures::future::ready(Err(ToolError::invalid_arguments(self.tool.name(), e)))
+                    .boxed()
             }
         }
     }
@@ -173,6 +173,17 @@ pub fn params_schema<P: JsonSchema>() -> Value {
     }
     clean_schema(&mut value);
     value
+}
+
+/// [`params_schema`] for a closure tool's parameter type, where a free-form
+/// type (`serde_json::Value`, whose schema is `true`) means "any object".
+pub fn object_params_schema<P: JsonSchema>() -> Value {
+    let schema = params_schema::<P>();
+    if schema.get("type").is_some() {
+        schema
+    } else {
+        serde_json::json!({"type": "object"})
+    }
 }
 
 /// Removes Rust-specific noise from a schema node and its subschemas.

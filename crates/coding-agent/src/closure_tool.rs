@@ -5,7 +5,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, ExecutionMode, ToolError, ToolUpdateSink, params_schema};
+use agent_core::{AgentToolResult, ExecutionMode, ToolError, ToolUpdateSink, object_params_schema};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
@@ -108,15 +108,10 @@ impl ToolBuilder {
         F: Fn(P, CallContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<AgentToolResult, ToolError>> + Send + 'static,
     {
-        let parameters = self.parameters.clone().unwrap_or_else(|| {
-            let schema = params_schema::<P>();
-            // A free-form parameter type (serde_json::Value) derives `true`.
-            if schema.get("type").is_some() {
-                schema
-            } else {
-                serde_json::json!({"type": "object"})
-            }
-        });
+        let parameters = self
+            .parameters
+            .clone()
+            .unwrap_or_else(object_params_schema::<P>);
         Arc::new(ClosureTool {
             meta: self,
             parameters,
@@ -176,10 +171,8 @@ where
                 };
                 (self.run)(p, cx).boxed()
             }
-            Err(e) => {
-                let msg = format!("Invalid arguments for tool \"{}\": {e}", self.meta.name);
-                futures::future::ready(Err(ToolError::new(msg))).boxed()
-            }
+            Err(e) => futures::future::ready(Err(ToolError::invalid_arguments(&self.meta.name, e)))
+                .boxed(),
         }
     }
 }

@@ -411,8 +411,8 @@ impl<T: TypedToolDefinition> ToolDefinition for TypedDefinition<T> {
                 self.inner.execute(p, cx).boxed()
             }
             Err(e) => {
-                let msg = format!("Invalid arguments for tool \"{}\": {e}", self.inner.name());
-                futures::future::ready(Err(ToolError::new(msg))).boxed()
+                futures::future::ready(Err(ToolError::invalid_arguments(self.inner.name(), e)))
+                    .boxed()
             }
         }
     }
