@@ -25,7 +25,7 @@ struct Def {
     guidelines: Vec<String>,
     renders: bool,
     runs: Arc<AtomicUsize>,
-    schema: Value,
+    meta: agent_core::ToolMeta,
 }
 
 fn def(name: &'static str) -> Def {
@@ -35,7 +35,10 @@ fn def(name: &'static str) -> Def {
         guidelines: vec![format!("Use {name} wisely")],
         renders: true,
         runs: Arc::new(AtomicUsize::new(0)),
-        schema: json!({"type":"object","properties":{}}),
+        meta: agent_core::ToolMeta::new(name, "desc")
+            .with_label("Label")
+            .with_parameters(json!({"type":"object","properties":{}}))
+            .sequential(),
     }
 }
 
@@ -56,26 +59,14 @@ impl Def {
 }
 
 impl ToolDefinition for Def {
-    fn name(&self) -> &str {
-        self.name
-    }
-    fn label(&self) -> &str {
-        "Label"
-    }
-    fn description(&self) -> &str {
-        "desc"
-    }
-    fn parameters(&self) -> &Value {
-        &self.schema
+    fn meta(&self) -> &agent_core::ToolMeta {
+        &self.meta
     }
     fn prompt_snippet(&self) -> Option<&str> {
         self.snippet
     }
     fn prompt_guidelines(&self) -> Vec<String> {
         self.guidelines.clone()
-    }
-    fn execution_mode(&self) -> Option<agent_core::ExecutionMode> {
-        Some(agent_core::ExecutionMode::Sequential)
     }
     fn prepare_arguments(&self, mut args: Value) -> Result<Value, ToolError> {
         args["prepared"] = json!(true);

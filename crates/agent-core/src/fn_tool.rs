@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::tool::{
-    AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolError, ToolUpdateSink,
+    AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolError, ToolMeta, ToolUpdateSink,
 };
 use crate::typed::object_params_schema;
 
@@ -37,12 +37,8 @@ use crate::typed::object_params_schema;
 /// assert_eq!(shout.parameters()["required"], serde_json::json!(["text"]));
 /// ```
 pub fn fn_tool(name: impl Into<String>) -> FnToolBuilder {
-    let name = name.into();
     FnToolBuilder {
-        label: name.clone(),
-        name,
-        description: String::new(),
-        execution_mode: None,
+        meta: ToolMeta::new(name, ""),
         parameters: None,
     }
 }
@@ -50,29 +46,26 @@ pub fn fn_tool(name: impl Into<String>) -> FnToolBuilder {
 /// A closure tool being built (see [`fn_tool`]).
 #[derive(Debug, Clone)]
 pub struct FnToolBuilder {
-    name: String,
-    label: String,
-    description: String,
-    execution_mode: Option<ExecutionMode>,
+    meta: ToolMeta,
     parameters: Option<Value>,
 }
 
 impl FnToolBuilder {
     /// Short human-readable label (default: the name).
     pub fn label(mut self, label: impl Into<String>) -> Self {
-        self.label = label.into();
+        self.meta.label = label.into();
         self
     }
 
     /// What the tool does, written for the model.
     pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.description = description.into();
+        self.meta.description = description.into();
         self
     }
 
     /// Runs a batch holding a call of this tool one call at a time.
     pub fn sequential(mut self) -> Self {
-        self.execution_mode = Some(ExecutionMode::Sequential);
+        self.meta.execution_mode = Some(ExecutionMode::Sequential);
         self
     }
 
@@ -90,13 +83,10 @@ impl FnToolBuilder {
         F: Fn(P, ToolCallContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<AgentToolResult, ToolError>> + Send + 'static,
     {
-        let parameters = self
-            .parameters
-            .clone()
-            .unwrap_or_else(object_params_schema::<P>);
+        let mut meta = self.meta;
+        meta.parameters = self.parameters.unwrap_or_else(object_params_schema::<P>);
         Arc::new(FnTool {
-            meta: self,
-            parameters,
+            meta,
             run,
             params: PhantomData,
         })
@@ -104,8 +94,7 @@ impl FnToolBuilder {
 }
 
 struct FnTool<P, F> {
-    meta: FnToolBuilder,
-    parameters: Value,
+    meta: ToolMeta,
     run: F,
     params: PhantomData<fn() -> P>,
 }
@@ -116,20 +105,8 @@ where
     F: Fn(P, ToolCallContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<AgentToolResult, ToolError>> + Send + 'static,
 {
-    fn name(&self) -> &str {
-        &self.meta.name
-    }
-    fn label(&self) -> &str {
-        &self.meta.label
-    }
-    fn description(&self) -> &str {
-        &self.meta.description
-    }
-    fn parameters(&self) -> &Value {
-        &self.parameters
-    }
-    fn execution_mode(&self) -> Option<ExecutionMode> {
-        self.meta.execution_mode
+    fn meta(&self) -> &ToolMeta {
+        &self.meta
     }
     fn execute<'a>(
         &'a self,

@@ -59,7 +59,7 @@ pub use hooks::{
 pub use mutation_queue::{FileMutationQueue, queue_key};
 pub use tool::{
     ABORTED_MESSAGE, AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolError,
-    ToolUpdateSink,
+    ToolMeta, ToolUpdateSink,
 };
 pub use truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, NO_LINE_LIMIT, TruncatedBy,

@@ -220,28 +220,37 @@ impl ToolUpdateSink {
 /// content of an `Ok` result. Tools should watch `cancel` and return
 /// [`ToolError::aborted`] promptly when it fires.
 pub trait AgentTool: Send + Sync {
-    /// Name the model calls the tool by.
-    fn name(&self) -> &str;
+    /// Everything that describes the tool, in one value.
+    fn meta(&self) -> &ToolMeta;
 
-    /// Short human-readable label for UIs. Defaults to the name.
-    fn label(&self) -> &str {
-        self.name()
+    /// Name the model calls the tool by (from [`AgentTool::meta`]).
+    fn name(&self) -> &str {
+        &self.meta().name
     }
 
-    /// What the tool does, written for the model.
-    fn description(&self) -> &str;
+    /// Short human-readable label for UIs (from [`AgentTool::meta`]).
+    fn label(&self) -> &str {
+        &self.meta().label
+    }
 
-    /// JSON Schema of the arguments (an object schema).
-    fn parameters(&self) -> &Value;
+    /// What the tool does, written for the model (from [`AgentTool::meta`]).
+    fn description(&self) -> &str {
+        &self.meta().description
+    }
+
+    /// JSON Schema of the arguments (from [`AgentTool::meta`]).
+    fn parameters(&self) -> &Value {
+        &self.meta().parameters
+    }
+
+    /// Scheduling preference (from [`AgentTool::meta`]); `None` means parallel.
+    fn execution_mode(&self) -> Option<ExecutionMode> {
+        self.meta().execution_mode
+    }
 
     /// Repairs raw arguments before validation (e.g. legacy shapes). Default: unchanged.
     fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
         Ok(args)
-    }
-
-    /// Scheduling preference; `None` means no preference (parallel).
-    fn execution_mode(&self) -> Option<ExecutionMode> {
-        None
     }
 
     /// Runs one call with validated arguments.
@@ -260,6 +269,66 @@ pub trait AgentTool: Send + Sync {
             description: self.description().to_string(),
             parameters: self.parameters().clone(),
         }
+    }
+}
+
+/// What describes a tool: name, label, description, argument schema and
+/// scheduling preference. One value instead of a getter per field, so a
+/// wrapper forwards it whole.
+///
+/// ```
+/// use agent_core::ToolMeta;
+/// let meta = ToolMeta::new("shout", "Upper-cases text.")
+///     .with_parameters(serde_json::json!({"type": "object"}))
+///     .sequential();
+/// assert_eq!(meta.label, "shout");
+/// assert_eq!(meta.execution_mode, Some(agent_core::ExecutionMode::Sequential));
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolMeta {
+    /// Name the model calls the tool by.
+    pub name: String,
+    /// Short human-readable label (the name unless set).
+    pub label: String,
+    /// What the tool does, written for the model.
+    pub description: String,
+    /// JSON Schema of the arguments (an object schema).
+    pub parameters: Value,
+    /// Scheduling preference; `None` means parallel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_mode: Option<ExecutionMode>,
+}
+
+impl ToolMeta {
+    /// A tool taking any object, labelled with its name, scheduled in parallel.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        let name = name.into();
+        ToolMeta {
+            label: name.clone(),
+            name,
+            description: description.into(),
+            parameters: serde_json::json!({"type": "object"}),
+            execution_mode: None,
+        }
+    }
+
+    /// The same with this label.
+    pub fn with_label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+
+    /// The same with this argument schema.
+    pub fn with_parameters(mut self, parameters: Value) -> Self {
+        self.parameters = parameters;
+        self
+    }
+
+    /// The same, asking for its batch to run one call at a time.
+    pub fn sequential(mut self) -> Self {
+        self.execution_mode = Some(ExecutionMode::Sequential);
+        self
     }
 }
 

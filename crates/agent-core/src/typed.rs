@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::tool::{
-    AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolError, ToolUpdateSink,
+    AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolError, ToolMeta, ToolUpdateSink,
 };
 
 /// A tool with typed parameters.
@@ -82,16 +82,20 @@ pub trait TypedTool: Send + Sync + 'static {
 /// A [`TypedTool`] with its schema generated once, usable as an [`AgentTool`].
 pub struct Typed<T: TypedTool> {
     tool: T,
-    schema: Value,
+    meta: ToolMeta,
 }
 
 impl<T: TypedTool> Typed<T> {
     /// Generates the schema and wraps the tool.
     pub fn new(tool: T) -> Self {
-        Typed {
-            tool,
-            schema: params_schema::<T::Params>(),
-        }
+        let meta = ToolMeta {
+            name: tool.name().to_string(),
+            label: tool.label().to_string(),
+            description: tool.description().to_string(),
+            parameters: params_schema::<T::Params>(),
+            execution_mode: tool.execution_mode(),
+        };
+        Typed { tool, meta }
     }
 
     /// The wrapped tool.
@@ -106,23 +110,11 @@ pub fn typed_tool<T: TypedTool>(tool: T) -> Arc<dyn AgentTool> {
 }
 
 impl<T: TypedTool> AgentTool for Typed<T> {
-    fn name(&self) -> &str {
-        self.tool.name()
-    }
-    fn label(&self) -> &str {
-        self.tool.label()
-    }
-    fn description(&self) -> &str {
-        self.tool.description()
-    }
-    fn parameters(&self) -> &Value {
-        &self.schema
+    fn meta(&self) -> &ToolMeta {
+        &self.meta
     }
     fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
         self.tool.prepare_arguments(args)
-    }
-    fn execution_mode(&self) -> Option<ExecutionMode> {
-        self.tool.execution_mode()
     }
     fn execute<'a>(
         &'a self,

@@ -5,7 +5,9 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, ExecutionMode, ToolError, ToolUpdateSink, object_params_schema};
+use agent_core::{
+    AgentToolResult, ExecutionMode, ToolError, ToolMeta, ToolUpdateSink, object_params_schema,
+};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
@@ -35,14 +37,10 @@ use crate::definition::{CallContext, ToolContext, ToolDefinition};
 /// assert_eq!(word_count.parameters()["required"], serde_json::json!(["text"]));
 /// ```
 pub fn tool(name: impl Into<String>) -> ToolBuilder {
-    let name = name.into();
     ToolBuilder {
-        label: name.clone(),
-        name,
-        description: String::new(),
+        meta: ToolMeta::new(name, ""),
         prompt_snippet: None,
         prompt_guidelines: Vec::new(),
-        execution_mode: None,
         parameters: None,
     }
 }
@@ -50,25 +48,22 @@ pub fn tool(name: impl Into<String>) -> ToolBuilder {
 /// The metadata of a closure tool being built (see [`tool`]).
 #[derive(Debug, Clone)]
 pub struct ToolBuilder {
-    name: String,
-    label: String,
-    description: String,
+    meta: ToolMeta,
     prompt_snippet: Option<String>,
     prompt_guidelines: Vec<String>,
-    execution_mode: Option<ExecutionMode>,
     parameters: Option<Value>,
 }
 
 impl ToolBuilder {
     /// Short human-readable label (default: the name).
     pub fn label(mut self, label: impl Into<String>) -> Self {
-        self.label = label.into();
+        self.meta.label = label.into();
         self
     }
 
     /// What the tool does, written for the model.
     pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.description = description.into();
+        self.meta.description = description.into();
         self
     }
 
@@ -87,7 +82,7 @@ impl ToolBuilder {
 
     /// Runs a batch holding a call of this tool one call at a time.
     pub fn sequential(mut self) -> Self {
-        self.execution_mode = Some(ExecutionMode::Sequential);
+        self.meta.execution_mode = Some(ExecutionMode::Sequential);
         self
     }
 
@@ -108,13 +103,12 @@ impl ToolBuilder {
         F: Fn(P, CallContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<AgentToolResult, ToolError>> + Send + 'static,
     {
-        let parameters = self
-            .parameters
-            .clone()
-            .unwrap_or_else(object_params_schema::<P>);
+        let mut meta = self.meta;
+        meta.parameters = self.parameters.unwrap_or_else(object_params_schema::<P>);
         Arc::new(ClosureTool {
-            meta: self,
-            parameters,
+            meta,
+            prompt_snippet: self.prompt_snippet,
+            prompt_guidelines: self.prompt_guidelines,
             run,
             params: PhantomData,
         })
@@ -122,8 +116,9 @@ impl ToolBuilder {
 }
 
 struct ClosureTool<P, F> {
-    meta: ToolBuilder,
-    parameters: Value,
+    meta: ToolMeta,
+    prompt_snippet: Option<String>,
+    prompt_guidelines: Vec<String>,
     run: F,
     params: PhantomData<fn() -> P>,
 }
@@ -134,26 +129,14 @@ where
     F: Fn(P, CallContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<AgentToolResult, ToolError>> + Send + 'static,
 {
-    fn name(&self) -> &str {
-        &self.meta.name
-    }
-    fn label(&self) -> &str {
-        &self.meta.label
-    }
-    fn description(&self) -> &str {
-        &self.meta.description
-    }
-    fn parameters(&self) -> &Value {
-        &self.parameters
+    fn meta(&self) -> &ToolMeta {
+        &self.meta
     }
     fn prompt_snippet(&self) -> Option<&str> {
-        self.meta.prompt_snippet.as_deref()
+        self.prompt_snippet.as_deref()
     }
     fn prompt_guidelines(&self) -> Vec<String> {
-        self.meta.prompt_guidelines.clone()
-    }
-    fn execution_mode(&self) -> Option<ExecutionMode> {
-        self.meta.execution_mode
+        self.prompt_guidelines.clone()
     }
     fn execute<'a>(
         &'a self,

@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, ExecutionMode, ToolError, ToolUpdateSink};
+use agent_core::{AgentToolResult, ToolError, ToolMeta, ToolUpdateSink};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -43,9 +43,8 @@ type Replacement = Arc<
 /// ```
 pub fn decorate(inner: Arc<dyn ToolDefinition>) -> Decorated {
     Decorated {
+        meta: inner.meta().clone(),
         inner,
-        description: None,
-        parameters: None,
         checks: Vec::new(),
         replacement: None,
     }
@@ -54,8 +53,8 @@ pub fn decorate(inner: Arc<dyn ToolDefinition>) -> Decorated {
 /// A tool being decorated (see [`decorate`]).
 pub struct Decorated {
     inner: Arc<dyn ToolDefinition>,
-    description: Option<String>,
-    parameters: Option<Value>,
+    /// The inner tool's metadata with the decorator's changes.
+    meta: ToolMeta,
     checks: Vec<Check>,
     replacement: Option<Replacement>,
 }
@@ -63,13 +62,13 @@ pub struct Decorated {
 impl Decorated {
     /// Replaces the description the model reads.
     pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
+        self.meta.description = description.into();
         self
     }
 
     /// Replaces the JSON Schema of the arguments.
     pub fn parameters(mut self, schema: Value) -> Self {
-        self.parameters = Some(schema);
+        self.meta.parameters = schema;
         self
     }
 
@@ -104,30 +103,14 @@ impl Decorated {
 }
 
 impl ToolDefinition for Decorated {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn label(&self) -> &str {
-        self.inner.label()
-    }
-    fn description(&self) -> &str {
-        self.description
-            .as_deref()
-            .unwrap_or_else(|| self.inner.description())
-    }
-    fn parameters(&self) -> &Value {
-        self.parameters
-            .as_ref()
-            .unwrap_or_else(|| self.inner.parameters())
+    fn meta(&self) -> &ToolMeta {
+        &self.meta
     }
     fn prompt_snippet(&self) -> Option<&str> {
         self.inner.prompt_snippet()
     }
     fn prompt_guidelines(&self) -> Vec<String> {
         self.inner.prompt_guidelines()
-    }
-    fn execution_mode(&self) -> Option<ExecutionMode> {
-        self.inner.execution_mode()
     }
     fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
         self.inner.prepare_arguments(args)

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use agent_ai::Model;
 use agent_core::{
-    AgentTool, AgentToolResult, CancellationToken, ExecutionMode, ToolError, ToolUpdateSink,
-    params_schema,
+    AgentTool, AgentToolResult, CancellationToken, ExecutionMode, ToolError, ToolMeta,
+    ToolUpdateSink, params_schema,
 };
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -89,16 +89,24 @@ pub type ToolContextFactory = Arc<dyn Fn() -> ToolContext + Send + Sync>;
 /// registry then falls back to the built-in it overrides, if any, and finally to
 /// a generic renderer.
 pub trait ToolDefinition: Send + Sync {
-    /// Name the model calls the tool by.
-    fn name(&self) -> &str;
-    /// Short human-readable label. Defaults to the name.
-    fn label(&self) -> &str {
-        self.name()
+    /// Name, label, description, argument schema and execution mode, in one value.
+    fn meta(&self) -> &ToolMeta;
+    /// Name the model calls the tool by (from [`ToolDefinition::meta`]).
+    fn name(&self) -> &str {
+        &self.meta().name
     }
-    /// What the tool does, written for the model.
-    fn description(&self) -> &str;
-    /// JSON Schema of the arguments.
-    fn parameters(&self) -> &Value;
+    /// Short human-readable label (from [`ToolDefinition::meta`]).
+    fn label(&self) -> &str {
+        &self.meta().label
+    }
+    /// What the tool does, written for the model (from [`ToolDefinition::meta`]).
+    fn description(&self) -> &str {
+        &self.meta().description
+    }
+    /// JSON Schema of the arguments (from [`ToolDefinition::meta`]).
+    fn parameters(&self) -> &Value {
+        &self.meta().parameters
+    }
     /// One line for the system prompt's "Available tools" list. Without it the
     /// tool is callable but not listed there.
     fn prompt_snippet(&self) -> Option<&str> {
@@ -108,9 +116,9 @@ pub trait ToolDefinition: Send + Sync {
     fn prompt_guidelines(&self) -> Vec<String> {
         Vec::new()
     }
-    /// Scheduling preference; `None` means parallel.
+    /// Scheduling preference (from [`ToolDefinition::meta`]); `None` means parallel.
     fn execution_mode(&self) -> Option<ExecutionMode> {
-        None
+        self.meta().execution_mode
     }
     /// Repairs raw arguments before validation. Default: unchanged.
     fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
@@ -169,23 +177,11 @@ struct WrappedDefinition {
 }
 
 impl AgentTool for WrappedDefinition {
-    fn name(&self) -> &str {
-        self.definition.name()
-    }
-    fn label(&self) -> &str {
-        self.definition.label()
-    }
-    fn description(&self) -> &str {
-        self.definition.description()
-    }
-    fn parameters(&self) -> &Value {
-        self.definition.parameters()
+    fn meta(&self) -> &ToolMeta {
+        self.definition.meta()
     }
     fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
         self.definition.prepare_arguments(args)
-    }
-    fn execution_mode(&self) -> Option<ExecutionMode> {
-        self.definition.execution_mode()
     }
     fn execute<'a>(
         &'a self,
@@ -212,23 +208,11 @@ struct FromAgentTool {
 }
 
 impl ToolDefinition for FromAgentTool {
-    fn name(&self) -> &str {
-        self.tool.name()
-    }
-    fn label(&self) -> &str {
-        self.tool.label()
-    }
-    fn description(&self) -> &str {
-        self.tool.description()
-    }
-    fn parameters(&self) -> &Value {
-        self.tool.parameters()
+    fn meta(&self) -> &ToolMeta {
+        self.tool.meta()
     }
     fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
         self.tool.prepare_arguments(args)
-    }
-    fn execution_mode(&self) -> Option<ExecutionMode> {
-        self.tool.execution_mode()
     }
     fn execute<'a>(
         &'a self,
@@ -331,16 +315,20 @@ pub trait TypedToolDefinition: Send + Sync + 'static {
 /// A [`TypedToolDefinition`] with its schema generated once.
 pub struct TypedDefinition<T: TypedToolDefinition> {
     inner: T,
-    schema: Value,
+    meta: ToolMeta,
 }
 
 impl<T: TypedToolDefinition> TypedDefinition<T> {
     /// Generates the schema and wraps the definition.
     pub fn new(inner: T) -> Self {
-        TypedDefinition {
-            inner,
-            schema: params_schema::<T::Params>(),
-        }
+        let meta = ToolMeta {
+            name: inner.name().to_string(),
+            label: inner.label().to_string(),
+            description: inner.description().to_string(),
+            parameters: params_schema::<T::Params>(),
+            execution_mode: inner.execution_mode(),
+        };
+        TypedDefinition { inner, meta }
     }
 
     /// The wrapped definition.
@@ -355,26 +343,14 @@ pub fn typed_definition<T: TypedToolDefinition>(definition: T) -> Arc<dyn ToolDe
 }
 
 impl<T: TypedToolDefinition> ToolDefinition for TypedDefinition<T> {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn label(&self) -> &str {
-        self.inner.label()
-    }
-    fn description(&self) -> &str {
-        self.inner.description()
-    }
-    fn parameters(&self) -> &Value {
-        &self.schema
+    fn meta(&self) -> &ToolMeta {
+        &self.meta
     }
     fn prompt_snippet(&self) -> Option<&str> {
         self.inner.prompt_snippet()
     }
     fn prompt_guidelines(&self) -> Vec<String> {
         self.inner.prompt_guidelines()
-    }
-    fn execution_mode(&self) -> Option<ExecutionMode> {
-        self.inner.execution_mode()
     }
     fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
         self.inner.prepare_arguments(args)

@@ -11,7 +11,7 @@ use agent_ai::providers::scripted::{ScriptedClient, ScriptedTurn};
 use agent_ai::{Message, Model};
 use agent_core::{
     AgentContext, AgentEvent, AgentLoopConfig, AgentTool, AgentToolResult, CancellationToken,
-    EventSink, ExecutionMode, ToolError, ToolUpdateSink, run_agent_loop,
+    EventSink, ExecutionMode, ToolError, ToolMeta, ToolUpdateSink, run_agent_loop,
 };
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -132,9 +132,7 @@ type Behaviour = dyn Fn(
 
 /// A tool whose behaviour is a closure, recording every call's arguments and timing.
 pub struct FnTool {
-    pub name: String,
-    pub schema: Value,
-    pub mode: Option<ExecutionMode>,
+    pub meta: ToolMeta,
     pub behaviour: Box<Behaviour>,
     pub calls: CallLog,
 }
@@ -146,19 +144,18 @@ impl FnTool {
         Fut: std::future::Future<Output = Result<AgentToolResult, ToolError>> + Send + 'static,
     {
         FnTool {
-            name: name.to_string(),
-            schema: json!({"type":"object","properties":{}}),
-            mode: None,
+            meta: ToolMeta::new(name, "test tool")
+                .with_parameters(json!({"type":"object","properties":{}})),
             behaviour: Box::new(move |a, c, u| f(a, c, u).boxed()),
             calls: Arc::new(Mutex::new(Vec::new())),
         }
     }
     pub fn schema(mut self, schema: Value) -> Self {
-        self.schema = schema;
+        self.meta.parameters = schema;
         self
     }
     pub fn sequential(mut self) -> Self {
-        self.mode = Some(ExecutionMode::Sequential);
+        self.meta.execution_mode = Some(ExecutionMode::Sequential);
         self
     }
     pub fn arc(self) -> (Arc<dyn AgentTool>, CallLog) {
@@ -168,17 +165,8 @@ impl FnTool {
 }
 
 impl AgentTool for FnTool {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn description(&self) -> &str {
-        "test tool"
-    }
-    fn parameters(&self) -> &Value {
-        &self.schema
-    }
-    fn execution_mode(&self) -> Option<ExecutionMode> {
-        self.mode
+    fn meta(&self) -> &ToolMeta {
+        &self.meta
     }
     fn execute<'a>(
         &'a self,
