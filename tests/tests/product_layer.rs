@@ -6,7 +6,7 @@ mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use agent_core::{AgentTool, AgentToolResult, CancellationToken, ToolError, ToolUpdateSink};
+use agent_core::{AgentTool, AgentToolResult, ToolError};
 use coding_agent::{
     AgentSessionBuilder, Extension, ExtensionApi, RenderContext, RenderResultOptions, Settings,
     StyledLine, StyledText, SystemPromptOptions, Theme, ToolCallDecision, ToolContext,
@@ -89,13 +89,12 @@ impl ToolDefinition for Def {
         self.renders
             .then(|| StyledText::plain(&format!("{} result", self.name)))
     }
-    fn execute<'a>(
-        &'a self,
-        _call_id: &'a str,
+    fn execute(
+        &self,
         _params: Value,
-        _on_update: ToolUpdateSink,
-        ctx: ToolContext,
-    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+        cx: coding_agent::CallContext,
+    ) -> BoxFuture<'_, Result<AgentToolResult, ToolError>> {
+        let ctx = cx.tool;
         self.runs.fetch_add(1, Ordering::SeqCst);
         async move {
             Ok(AgentToolResult::text(format!(
@@ -135,12 +134,7 @@ async fn wrapping_keeps_core_fields_and_drops_prompt_metadata() {
         json!({"prepared": true})
     );
     let out = tool
-        .execute(
-            "c1",
-            json!({}),
-            CancellationToken::new(),
-            ToolUpdateSink::noop(),
-        )
+        .execute(json!({}), agent_core::ToolCallContext::new("c1"))
         .await
         .unwrap();
     assert_eq!(

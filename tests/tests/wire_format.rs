@@ -241,21 +241,14 @@ async fn typed_tool_deserializes_into_its_params() {
     let tool = agent_core::typed_tool(Noop);
     let out = tool
         .execute(
-            "c1",
             json!({"path": "a.txt", "offset": 3}),
-            Default::default(),
-            agent_core::ToolUpdateSink::noop(),
+            agent_core::ToolCallContext::new("c1"),
         )
         .await
         .unwrap();
     assert_eq!(out.text_content(), "a.txt");
     let err = tool
-        .execute(
-            "c1",
-            json!({"offset": 3}),
-            Default::default(),
-            agent_core::ToolUpdateSink::noop(),
-        )
+        .execute(json!({"offset": 3}), agent_core::ToolCallContext::new("c1"))
         .await
         .unwrap_err();
     assert!(

@@ -10,10 +10,9 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use crate::tool::{
-    AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolError, ToolMeta, ToolUpdateSink,
+    AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolError, ToolMeta,
 };
 use crate::typed::object_params_schema;
 
@@ -108,23 +107,13 @@ where
     fn meta(&self) -> &ToolMeta {
         &self.meta
     }
-    fn execute<'a>(
-        &'a self,
-        call_id: &'a str,
+    fn execute(
+        &self,
         params: Value,
-        cancel: CancellationToken,
-        on_update: ToolUpdateSink,
-    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+        cx: ToolCallContext,
+    ) -> BoxFuture<'_, Result<AgentToolResult, ToolError>> {
         match serde_json::from_value::<P>(params) {
-            Ok(p) => (self.run)(
-                p,
-                ToolCallContext {
-                    call_id: call_id.to_string(),
-                    cancel,
-                    updates: on_update,
-                },
-            )
-            .boxed(),
+            Ok(p) => (self.run)(p, cx).boxed(),
             Err(e) => futures::future::ready(Err(ToolError::invalid_arguments(&self.meta.name, e)))
                 .boxed(),
         }

@@ -253,14 +253,13 @@ pub trait AgentTool: Send + Sync {
         Ok(args)
     }
 
-    /// Runs one call with validated arguments.
-    fn execute<'a>(
-        &'a self,
-        call_id: &'a str,
+    /// Runs one call: the validated arguments, then the call's context (id,
+    /// cancellation token, update sink).
+    fn execute(
+        &self,
         params: Value,
-        cancel: CancellationToken,
-        on_update: ToolUpdateSink,
-    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>>;
+        cx: ToolCallContext,
+    ) -> BoxFuture<'_, Result<AgentToolResult, ToolError>>;
 
     /// The model-facing description of this tool.
     fn to_tool(&self) -> Tool {
@@ -343,6 +342,18 @@ pub struct ToolCallContext {
     pub cancel: CancellationToken,
     /// Sends partial results while the call runs.
     pub updates: ToolUpdateSink,
+}
+
+impl ToolCallContext {
+    /// A context for one call with id `call_id`, a fresh cancellation token
+    /// and no progress receiver (for running a tool outside the loop).
+    pub fn new(call_id: impl Into<String>) -> Self {
+        ToolCallContext {
+            call_id: call_id.into(),
+            cancel: CancellationToken::new(),
+            updates: ToolUpdateSink::noop(),
+        }
+    }
 }
 
 impl std::fmt::Debug for ToolCallContext {

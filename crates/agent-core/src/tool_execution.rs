@@ -16,7 +16,9 @@ use crate::event::{AgentEvent, EventSink};
 use crate::hooks::{
     AfterToolCallContext, AfterToolCallHook, BeforeToolCallContext, BeforeToolCallHook,
 };
-use crate::tool::{ABORTED_MESSAGE, AgentTool, AgentToolResult, ExecutionMode, ToolUpdateSink};
+use crate::tool::{
+    ABORTED_MESSAGE, AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolUpdateSink,
+};
 
 /// The outcome of a batch.
 pub(crate) struct BatchOutcome {
@@ -282,10 +284,16 @@ async fn run_prepared(
         })
     };
     let outcome = {
-        let execution =
-            AssertUnwindSafe(tool.execute(&call.id, args.clone(), cancel.clone(), sink.clone()))
-                .catch_unwind()
-                .fuse();
+        let execution = AssertUnwindSafe(tool.execute(
+            args.clone(),
+            ToolCallContext {
+                call_id: call.id.clone(),
+                cancel: cancel.clone(),
+                updates: sink.clone(),
+            },
+        ))
+        .catch_unwind()
+        .fuse();
         futures::pin_mut!(execution);
         loop {
             futures::select_biased! {

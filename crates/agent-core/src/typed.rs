@@ -8,10 +8,9 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use crate::tool::{
-    AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolError, ToolMeta, ToolUpdateSink,
+    AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolError, ToolMeta,
 };
 
 /// A tool with typed parameters.
@@ -116,22 +115,13 @@ impl<T: TypedTool> AgentTool for Typed<T> {
     fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
         self.tool.prepare_arguments(args)
     }
-    fn execute<'a>(
-        &'a self,
-        call_id: &'a str,
+    fn execute(
+        &self,
         params: Value,
-        cancel: CancellationToken,
-        on_update: ToolUpdateSink,
-    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+        cx: ToolCallContext,
+    ) -> BoxFuture<'_, Result<AgentToolResult, ToolError>> {
         match serde_json::from_value::<T::Params>(params) {
-            Ok(p) => {
-                let cx = ToolCallContext {
-                    call_id: call_id.to_string(),
-                    cancel,
-                    updates: on_update,
-                };
-                self.tool.execute(p, cx).boxed()
-            }
+            Ok(p) => self.tool.execute(p, cx).boxed(),
             Err(e) => {
                 futures::future::ready(Err(ToolError::invalid_arguments(self.tool.name(), e)))
                     .boxed()

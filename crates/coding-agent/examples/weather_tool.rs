@@ -16,7 +16,7 @@
 
 use std::time::Duration;
 
-use agent_core::{AgentToolResult, ToolError, ToolUpdateSink};
+use agent_core::{AgentToolResult, ToolError};
 use coding_agent::{
     CallContext, RenderContext, RenderResultOptions, StyledLine, StyledText, Theme, ToolContext,
     TypedToolDefinition, typed_definition,
@@ -465,7 +465,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let ctx = ToolContext::new(std::env::current_dir()?);
     let outcome = definition
-        .execute("call_1", args, ToolUpdateSink::noop(), ctx)
+        .execute(args, CallContext::new("call_1", ctx))
         .await;
     let (result, is_error) = match outcome {
         Ok(r) => (r, false),

@@ -5,16 +5,14 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use agent_core::{
-    AgentToolResult, ExecutionMode, ToolError, ToolMeta, ToolUpdateSink, object_params_schema,
-};
+use agent_core::{AgentToolResult, ExecutionMode, ToolError, ToolMeta, object_params_schema};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::definition::{CallContext, ToolContext, ToolDefinition};
+use crate::definition::{CallContext, ToolDefinition};
 
 /// Starts a closure tool named `name`; finish it with [`ToolBuilder::execute`].
 ///
@@ -138,22 +136,13 @@ where
     fn prompt_guidelines(&self) -> Vec<String> {
         self.prompt_guidelines.clone()
     }
-    fn execute<'a>(
-        &'a self,
-        call_id: &'a str,
+    fn execute(
+        &self,
         params: Value,
-        on_update: ToolUpdateSink,
-        ctx: ToolContext,
-    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+        cx: CallContext,
+    ) -> BoxFuture<'_, Result<AgentToolResult, ToolError>> {
         match serde_json::from_value::<P>(params) {
-            Ok(p) => {
-                let cx = CallContext {
-                    call_id: call_id.to_string(),
-                    updates: on_update,
-                    tool: ctx,
-                };
-                (self.run)(p, cx).boxed()
-            }
+            Ok(p) => (self.run)(p, cx).boxed(),
             Err(e) => futures::future::ready(Err(ToolError::invalid_arguments(&self.meta.name, e)))
                 .boxed(),
         }

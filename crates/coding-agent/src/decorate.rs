@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, ToolError, ToolMeta, ToolUpdateSink};
+use agent_core::{AgentToolResult, ToolError, ToolMeta};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -130,28 +130,19 @@ impl ToolDefinition for Decorated {
     ) -> Option<StyledText> {
         self.inner.render_result(result, options, theme, ctx)
     }
-    fn execute<'a>(
-        &'a self,
-        call_id: &'a str,
+    fn execute(
+        &self,
         params: Value,
-        on_update: ToolUpdateSink,
-        ctx: ToolContext,
-    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+        cx: CallContext,
+    ) -> BoxFuture<'_, Result<AgentToolResult, ToolError>> {
         for check in &self.checks {
-            if let Err(e) = check(&params, &ctx) {
+            if let Err(e) = check(&params, &cx.tool) {
                 return futures::future::ready(Err(e)).boxed();
             }
         }
         match &self.replacement {
-            Some(run) => {
-                let cx = CallContext {
-                    call_id: call_id.to_string(),
-                    updates: on_update,
-                    tool: ctx,
-                };
-                run(params, cx, self.inner.clone())
-            }
-            None => self.inner.execute(call_id, params, on_update, ctx),
+            Some(run) => run(params, cx, self.inner.clone()),
+            None => self.inner.execute(params, cx),
         }
     }
 }

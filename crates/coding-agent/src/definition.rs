@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use agent_ai::Model;
 use agent_core::{
-    AgentTool, AgentToolResult, CancellationToken, ExecutionMode, ToolError, ToolMeta,
-    ToolUpdateSink, params_schema,
+    AgentTool, AgentToolResult, CancellationToken, ExecutionMode, ToolCallContext, ToolError,
+    ToolMeta, ToolUpdateSink, params_schema,
 };
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -58,6 +58,18 @@ pub struct CallContext {
     pub updates: ToolUpdateSink,
     /// The session's context for tools.
     pub tool: ToolContext,
+}
+
+impl CallContext {
+    /// A context for one call with id `call_id`, no progress receiver, and the
+    /// session context `tool` (for running a definition outside the loop).
+    pub fn new(call_id: impl Into<String>, tool: ToolContext) -> Self {
+        CallContext {
+            call_id: call_id.into(),
+            updates: ToolUpdateSink::noop(),
+            tool,
+        }
+    }
 }
 
 impl Deref for CallContext {
@@ -147,14 +159,13 @@ pub trait ToolDefinition: Send + Sync {
     ) -> Option<StyledText> {
         None
     }
-    /// Runs one call with validated arguments. `ctx.cancel` fires on cancellation.
-    fn execute<'a>(
-        &'a self,
-        call_id: &'a str,
+    /// Runs one call: the validated arguments, then the call's context (id,
+    /// update sink, and through `Deref` cwd, settings, model, cancellation).
+    fn execute(
+        &self,
         params: Value,
-        on_update: ToolUpdateSink,
-        ctx: ToolContext,
-    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>>;
+        cx: CallContext,
+    ) -> BoxFuture<'_, Result<AgentToolResult, ToolError>>;
 }
 
 /// Rich -> lean: an [`AgentTool`] that keeps only name, label, description,
@@ -183,16 +194,21 @@ impl AgentTool for WrappedDefinition {
     fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
         self.definition.prepare_arguments(args)
     }
-    fn execute<'a>(
-        &'a self,
-        call_id: &'a str,
+    fn execute(
+        &self,
         params: Value,
-        cancel: CancellationToken,
-        on_update: ToolUpdateSink,
-    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
-        let mut ctx = (self.context)();
-        ctx.cancel = cancel;
-        self.definition.execute(call_id, params, on_update, ctx)
+        cx: ToolCallContext,
+    ) -> BoxFuture<'_, Result<AgentToolResult, ToolError>> {
+        let mut tool = (self.context)();
+        tool.cancel = cx.cancel;
+        self.definition.execute(
+            params,
+            CallContext {
+                call_id: cx.call_id,
+                updates: cx.updates,
+                tool,
+            },
+        )
     }
 }
 
@@ -214,14 +230,19 @@ impl ToolDefinition for FromAgentTool {
     fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
         self.tool.prepare_arguments(args)
     }
-    fn execute<'a>(
-        &'a self,
-        call_id: &'a str,
+    fn execute(
+        &self,
         params: Value,
-        on_update: ToolUpdateSink,
-        ctx: ToolContext,
-    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
-        self.tool.execute(call_id, params, ctx.cancel, on_update)
+        cx: CallContext,
+    ) -> BoxFuture<'_, Result<AgentToolResult, ToolError>> {
+        self.tool.execute(
+            params,
+            ToolCallContext {
+                call_id: cx.call_id,
+                cancel: cx.tool.cancel,
+                updates: cx.updates,
+            },
+        )
     }
 }
 
@@ -370,22 +391,13 @@ impl<T: TypedToolDefinition> ToolDefinition for TypedDefinition<T> {
     ) -> Option<StyledText> {
         self.inner.render_result(result, options, theme, ctx)
     }
-    fn execute<'a>(
-        &'a self,
-        call_id: &'a str,
+    fn execute(
+        &self,
         params: Value,
-        on_update: ToolUpdateSink,
-        ctx: ToolContext,
-    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+        cx: CallContext,
+    ) -> BoxFuture<'_, Result<AgentToolResult, ToolError>> {
         match serde_json::from_value::<T::Params>(params) {
-            Ok(p) => {
-                let cx = CallContext {
-                    call_id: call_id.to_string(),
-                    updates: on_update,
-                    tool: ctx,
-                };
-                self.inner.execute(p, cx).boxed()
-            }
+            Ok(p) => self.inner.execute(p, cx).boxed(),
             Err(e) => {
                 futures::future::ready(Err(ToolError::invalid_arguments(self.inner.name(), e)))
                     .boxed()

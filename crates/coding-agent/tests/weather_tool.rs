@@ -6,8 +6,8 @@ mod weather_tool;
 
 use std::time::{Duration, Instant};
 
-use agent_core::{CancellationToken, ToolUpdateSink};
-use coding_agent::{ToolContext, ToolDefinition, typed_definition};
+use agent_core::CancellationToken;
+use coding_agent::{CallContext, ToolContext, ToolDefinition, typed_definition};
 use serde_json::json;
 use weather_tool::WeatherTool;
 use weather_tool::fake_server::{self, Reply};
@@ -31,12 +31,7 @@ fn ctx() -> ToolContext {
 async fn success_returns_text_and_details() {
     let tool = tool_for(fake_server::open_meteo, Duration::from_secs(5)).await;
     let result = tool
-        .execute(
-            "c1",
-            json!({"city": "Berlin"}),
-            ToolUpdateSink::noop(),
-            ctx(),
-        )
+        .execute(json!({"city": "Berlin"}), CallContext::new("c1", ctx()))
         .await
         .unwrap();
     assert_eq!(
@@ -49,10 +44,8 @@ async fn success_returns_text_and_details() {
 
     let result = tool
         .execute(
-            "c2",
             json!({"city": "Berlin", "unit": "imperial"}),
-            ToolUpdateSink::noop(),
-            ctx(),
+            CallContext::new("c2", ctx()),
         )
         .await
         .unwrap();
@@ -68,12 +61,7 @@ async fn success_returns_text_and_details() {
 async fn unknown_city_is_a_clear_error() {
     let tool = tool_for(fake_server::open_meteo, Duration::from_secs(5)).await;
     let err = tool
-        .execute(
-            "c1",
-            json!({"city": "Atlantis"}),
-            ToolUpdateSink::noop(),
-            ctx(),
-        )
+        .execute(json!({"city": "Atlantis"}), CallContext::new("c1", ctx()))
         .await
         .unwrap_err();
     assert!(
@@ -101,12 +89,7 @@ async fn http_500_is_reported() {
     )
     .await;
     let err = tool
-        .execute(
-            "c1",
-            json!({"city": "Berlin"}),
-            ToolUpdateSink::noop(),
-            ctx(),
-        )
+        .execute(json!({"city": "Berlin"}), CallContext::new("c1", ctx()))
         .await
         .unwrap_err();
     assert_eq!(
@@ -127,12 +110,7 @@ async fn slow_server_times_out() {
     .await;
     let started = Instant::now();
     let err = tool
-        .execute(
-            "c1",
-            json!({"city": "Berlin"}),
-            ToolUpdateSink::noop(),
-            ctx(),
-        )
+        .execute(json!({"city": "Berlin"}), CallContext::new("c1", ctx()))
         .await
         .unwrap_err();
     assert!(err.to_string().contains("timed out"), "{err}");
@@ -158,12 +136,7 @@ async fn cancellation_during_a_slow_response() {
     });
     let started = Instant::now();
     let err = tool
-        .execute(
-            "c1",
-            json!({"city": "Berlin"}),
-            ToolUpdateSink::noop(),
-            context,
-        )
+        .execute(json!({"city": "Berlin"}), CallContext::new("c1", context))
         .await
         .unwrap_err();
     assert_eq!(err.to_string(), "Operation aborted");

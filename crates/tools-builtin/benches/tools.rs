@@ -15,9 +15,9 @@ use agent_ai::Model;
 use agent_ai::providers::scripted::{ScriptedClient, ScriptedTurn};
 use agent_core::{
     AgentContext, AgentLoopConfig, AgentToolResult, CancellationToken, EventSink, ToolError,
-    ToolUpdateSink, TypedTool, run_agent_loop, typed_tool,
+    TypedTool, run_agent_loop, typed_tool,
 };
-use coding_agent::{Settings, ToolContext, ToolDefinition};
+use coding_agent::{CallContext, Settings, ToolContext, ToolDefinition};
 use serde_json::{Value, json};
 
 struct Args {
@@ -121,8 +121,7 @@ async fn call(
         settings: Arc::new(Settings::default()),
         cancel: CancellationToken::new(),
     };
-    tool.execute("bench", args, ToolUpdateSink::noop(), ctx)
-        .await
+    tool.execute(args, CallContext::new("bench", ctx)).await
 }
 
 async fn time_tool(

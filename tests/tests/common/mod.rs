@@ -11,7 +11,7 @@ use agent_ai::providers::scripted::{ScriptedClient, ScriptedTurn};
 use agent_ai::{Message, Model};
 use agent_core::{
     AgentContext, AgentEvent, AgentLoopConfig, AgentTool, AgentToolResult, CancellationToken,
-    EventSink, ExecutionMode, ToolError, ToolMeta, ToolUpdateSink, run_agent_loop,
+    EventSink, ExecutionMode, ToolCallContext, ToolError, ToolMeta, ToolUpdateSink, run_agent_loop,
 };
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -168,14 +168,12 @@ impl AgentTool for FnTool {
     fn meta(&self) -> &ToolMeta {
         &self.meta
     }
-    fn execute<'a>(
-        &'a self,
-        _call_id: &'a str,
+    fn execute(
+        &self,
         params: Value,
-        cancel: CancellationToken,
-        on_update: ToolUpdateSink,
-    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
-        let fut = (self.behaviour)(params.clone(), cancel, on_update);
+        cx: ToolCallContext,
+    ) -> BoxFuture<'_, Result<AgentToolResult, ToolError>> {
+        let fut = (self.behaviour)(params.clone(), cx.cancel, cx.updates);
         let calls = self.calls.clone();
         async move {
             let start = Instant::now();

@@ -43,7 +43,12 @@ pub async fn call_with(
         settings: Arc::new(settings),
         cancel,
     };
-    match tool.execute("call", args, updates, ctx).await {
+    let cx = coding_agent::CallContext {
+        call_id: "call".into(),
+        updates,
+        tool: ctx,
+    };
+    match tool.execute(args, cx).await {
         Ok(result) => Outcome {
             text: result.text_content(),
             result,
