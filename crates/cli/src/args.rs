@@ -21,6 +21,22 @@ pub enum Command {
     Tool(ToolArgs),
     /// A scripted tour on a temporary workspace (no API key, no network).
     Demo(DemoArgs),
+    /// Serve the tools to an MCP client over stdio.
+    Mcp(McpArgs),
+}
+
+/// `coding-agent mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Working directory of the tools (default: the current directory).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// Serve only these tools (comma-separated).
+    #[arg(long, value_name = "LIST")]
+    pub tools: Option<String>,
+    /// Do not serve these tools (comma-separated).
+    #[arg(long, value_name = "LIST")]
+    pub exclude_tools: Option<String>,
 }
 
 /// `coding-agent tool`.

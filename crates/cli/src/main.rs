@@ -5,11 +5,13 @@
 //!   `--mode json`); without a prompt on a terminal it reads prompts line by line.
 //! - `coding-agent tool NAME --args JSON` runs one tool call without a model.
 //! - `coding-agent demo` runs a scripted tour on a temporary workspace.
+//! - `coding-agent mcp` serves the tools to an MCP client over stdio.
 //!
 //! Exit codes: 0 success, 1 the run ended in an error, 2 usage error.
 
 mod args;
 mod demo;
+mod mcp_cmd;
 mod provider;
 mod render;
 mod run;
@@ -71,6 +73,7 @@ fn main() {
                 }
             }
             Some(Command::Demo(d)) => demo::run(d).await,
+            Some(Command::Mcp(m)) => mcp_cmd::run(m).await,
             None => run::run(cli.run).await,
         }
     });

@@ -1,0 +1,206 @@
+//! `coding-agent mcp` driven by rmcp's own client over stdio, as any MCP
+//! client would drive it.
+
+use std::time::{Duration, Instant};
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use serde_json::{Value, json};
+
+async fn connect(
+    cwd: &std::path::Path,
+    extra: &[&str],
+    agent_dir: &std::path::Path,
+) -> RunningService<RoleClient, ()> {
+    let command = tokio::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+        .configure(|c| {
+            c.arg("mcp").arg("--cwd").arg(cwd).args(extra);
+            c.env("CODING_AGENT_DIR", agent_dir);
+        });
+    ().serve(TokioChildProcess::new(command).expect("spawn"))
+        .await
+        .expect("initialise")
+}
+
+fn args(v: Value) -> serde_json::Map<String, Value> {
+    v.as_object().cloned().unwrap_or_default()
+}
+
+fn text(result: &rmcp::model::CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect()
+}
+
+#[tokio::test]
+async fn lists_calls_and_reports_failures_like_the_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\nbeta\n").unwrap();
+    let client = connect(dir.path(), &[], agent.path()).await;
+
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        ["read", "bash", "edit", "write", "grep", "find", "ls"]
+    );
+    let read = &tools[0];
+    let ann = read.annotations.as_ref().unwrap();
+    assert_eq!(ann.read_only_hint, Some(true));
+    assert_eq!(ann.open_world_hint, Some(false));
+    assert_eq!(read.title.as_deref(), Some("Read"));
+    let bash = tools.iter().find(|t| t.name == "bash").unwrap();
+    let ann = bash.annotations.as_ref().unwrap();
+    assert_eq!(
+        (ann.destructive_hint, ann.open_world_hint),
+        (Some(true), Some(true))
+    );
+    assert_eq!(read.input_schema["required"], json!(["path"]));
+
+    let out = client
+        .call_tool(
+            CallToolRequestParams::new("read").with_arguments(args(json!({"path": "a.txt"}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.is_error, Some(false));
+    assert_eq!(text(&out), "alpha\nbeta\n");
+
+    // Coercion as in the loop: "1" becomes 1.
+    let out = client
+        .call_tool(
+            CallToolRequestParams::new("read")
+                .with_arguments(args(json!({"path": "a.txt", "limit": "1"}))),
+        )
+        .await
+        .unwrap();
+    assert!(
+        text(&out).starts_with("alpha\n\n[1 more lines in file."),
+        "{}",
+        text(&out)
+    );
+
+    // Invalid arguments: an error result with the loop's text, not a protocol error.
+    let out = client
+        .call_tool(CallToolRequestParams::new("read").with_arguments(args(json!({}))))
+        .await
+        .unwrap();
+    assert_eq!(out.is_error, Some(true));
+    assert!(text(&out).contains("path"), "{}", text(&out));
+
+    // A tool failure is an error result too.
+    let out = client
+        .call_tool(
+            CallToolRequestParams::new("bash")
+                .with_arguments(args(json!({"command": "echo oops; exit 3"}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.is_error, Some(true));
+    assert!(
+        text(&out).ends_with("Command exited with code 3"),
+        "{}",
+        text(&out)
+    );
+
+    // An unknown tool is a JSON-RPC error.
+    let err = client
+        .call_tool(CallToolRequestParams::new("nope").with_arguments(args(json!({}))))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("nope"), "{err}");
+
+    // Parallel calls run concurrently.
+    let started = Instant::now();
+    let sleep = || {
+        client.call_tool(
+            CallToolRequestParams::new("bash")
+                .with_arguments(args(json!({"command": "sleep 0.6; echo done"}))),
+        )
+    };
+    let (a, b) = tokio::join!(sleep(), sleep());
+    assert_eq!(text(&a.unwrap()), "done\n");
+    assert_eq!(text(&b.unwrap()), "done\n");
+    assert!(
+        started.elapsed() < Duration::from_millis(1100),
+        "{:?}",
+        started.elapsed()
+    );
+
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_cancelled_call_kills_its_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = tempfile::tempdir().unwrap();
+    let client = connect(dir.path(), &[], agent.path()).await;
+    let marker = format!("mcp-cancel-marker-{}", std::process::id());
+    let call = client.call_tool(CallToolRequestParams::new("bash").with_arguments(args(json!({
+        "command": format!("setsid bash -c 'exec -a {marker} sleep 300' & exec -a {marker} sleep 301")
+    }))));
+    // Dropping the request after a moment sends notifications/cancelled.
+    let _ = tokio::time::timeout(Duration::from_millis(800), call).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = std::process::Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .unwrap();
+        if out.stdout.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "survivors: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn flags_and_allowed_tools_narrow_what_is_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = tempfile::tempdir().unwrap();
+    let client = connect(dir.path(), &["--tools", "read,grep,bash"], agent.path()).await;
+    let names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(names, ["read", "bash", "grep"]);
+    client.cancel().await.unwrap();
+
+    std::fs::write(
+        agent.path().join("settings.json"),
+        r#"{"allowedTools": ["read", "ls"]}"#,
+    )
+    .unwrap();
+    let client = connect(dir.path(), &[], agent.path()).await;
+    let names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(names, ["read", "ls"]);
+    // Not served means not callable.
+    let err = client
+        .call_tool(
+            CallToolRequestParams::new("bash").with_arguments(args(json!({"command": "true"}))),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("bash"), "{err}");
+    client.cancel().await.unwrap();
+}

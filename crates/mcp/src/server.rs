@@ -1,0 +1,176 @@
+//! [`McpToolServer`]: tool definitions served to any MCP client.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use agent_ai::{ContentBlock, ToolCall};
+use agent_core::{AgentTool, AgentToolResult, execute_tool_call};
+use coding_agent::{ToolContextFactory, ToolDefinition, wrap_tool_definition};
+use rmcp::ErrorData;
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as McpContent,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
+    ServerConfig, Tool as McpTool, ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+
+/// Serves tool definitions over MCP: `tools/list` shows each tool's schema,
+/// description and annotations; `tools/call` runs the call through the same
+/// preparation, coercion and validation as the agent loop. A tool failure or
+/// invalid arguments is a result with `isError: true` and the text the model
+/// would see; an unknown tool is a JSON-RPC error. A call with a
+/// `progressToken` gets `notifications/progress` from the tool's updates;
+/// `notifications/cancelled` cancels the call (bash kills its processes).
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::sync::Arc;
+/// use agent_mcp::McpToolServer;
+/// use rmcp::ServiceExt;
+///
+/// let cwd = std::env::current_dir()?;
+/// let context_cwd = cwd.clone();
+/// let server = McpToolServer::new(
+///     tools_builtin::all_tools(&cwd),
+///     Arc::new(move || coding_agent::ToolContext::new(context_cwd.clone())),
+/// );
+/// server.serve(rmcp::transport::stdio()).await?.waiting().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct McpToolServer {
+    definitions: Vec<Arc<dyn ToolDefinition>>,
+    tools: Vec<Arc<dyn AgentTool>>,
+    next_call: Arc<AtomicU64>,
+}
+
+impl McpToolServer {
+    /// A server for `definitions`; each call runs with a context from `context`.
+    pub fn new(definitions: Vec<Arc<dyn ToolDefinition>>, context: ToolContextFactory) -> Self {
+        let tools = definitions
+            .iter()
+            .map(|d| wrap_tool_definition(d.clone(), context.clone()))
+            .collect();
+        McpToolServer {
+            definitions,
+            tools,
+            next_call: Arc::new(AtomicU64::new(1)),
+        }
+    }
+
+    /// The names served, in order.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.definitions
+            .iter()
+            .map(|d| d.name().to_string())
+            .collect()
+    }
+}
+
+/// The MCP description of a definition, with annotations for the built-ins.
+pub fn mcp_tool(definition: &dyn ToolDefinition) -> McpTool {
+    let schema = match definition.parameters() {
+        serde_json::Value::Object(map) => map.clone(),
+        _ => serde_json::Map::new(),
+    };
+    let mut annotations = ToolAnnotations::with_title(definition.label());
+    annotations = match definition.name() {
+        "read" | "grep" | "find" | "ls" => annotations.read_only(true).open_world(false),
+        "edit" | "write" => annotations
+            .read_only(false)
+            .destructive(true)
+            .open_world(false),
+        "bash" => annotations
+            .read_only(false)
+            .destructive(true)
+            .open_world(true),
+        _ => annotations,
+    };
+    McpTool::new(
+        definition.name().to_string(),
+        definition.description().to_string(),
+        Arc::new(schema),
+    )
+    .with_title(definition.label())
+    .with_annotations(annotations)
+}
+
+/// Our result blocks as MCP content.
+fn mcp_content(result: &AgentToolResult) -> Vec<McpContent> {
+    result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(t) => Some(McpContent::text(t.text.clone())),
+            ContentBlock::Image(i) => Some(McpContent::image(i.data.clone(), i.mime_type.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+impl ServerHandler for McpToolServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(
+            self.definitions
+                .iter()
+                .map(|d| mcp_tool(d.as_ref()))
+                .collect(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if !self.tools.iter().any(|t| t.name() == name) {
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool: {name}"),
+                None,
+            ));
+        }
+        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        let id = format!("mcp_{}", self.next_call.fetch_add(1, Ordering::Relaxed));
+        let call = ToolCall::new(id, name, arguments);
+        let progress = context.meta.get_progress_token();
+        let peer = context.peer.clone();
+        let sent = Arc::new(AtomicU64::new(0));
+        let on_update = move |partial: AgentToolResult| {
+            let Some(token) = progress.clone() else {
+                return;
+            };
+            let step = sent.fetch_add(1, Ordering::Relaxed) + 1;
+            let text = partial.text_content();
+            let last_line = text.lines().rev().find(|l| !l.trim().is_empty());
+            let mut param = ProgressNotificationParam::new(token, step as f64);
+            if let Some(line) = last_line {
+                param = param.with_message(line.to_string());
+            }
+            let peer = peer.clone();
+            tokio::spawn(async move {
+                let _ = peer.notify_progress(param).await;
+            });
+        };
+        let (result, is_error) =
+            execute_tool_call(&self.tools, &call, &context.ct, on_update).await;
+        let mut out = if is_error {
+            CallToolResult::error(mcp_content(&result))
+        } else {
+            CallToolResult::success(mcp_content(&result))
+        };
+        if !result.details.is_null() {
+            out.structured_content = Some(result.details.clone());
+        }
+        Ok(out.into())
+    }
+}
