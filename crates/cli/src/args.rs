@@ -89,6 +89,9 @@ pub enum Mode {
 /// Running the agent.
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    /// MCP servers file (`{"mcpServers": {...}}`), besides the settings' `mcpServers`; repeatable.
+    #[arg(long = "mcp-config", value_name = "FILE")]
+    pub mcp_config: Vec<PathBuf>,
     /// Model API.
     #[arg(long, value_enum)]
     pub provider: Option<ProviderKind>,

@@ -12,6 +12,7 @@
 mod args;
 mod demo;
 mod mcp_cmd;
+mod mcp_servers;
 mod provider;
 mod render;
 mod run;

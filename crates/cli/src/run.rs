@@ -49,12 +49,16 @@ pub fn build_session(
     settings: Settings,
     client: Arc<dyn agent_ai::ModelClient>,
     model: Model,
+    extra_tools: Vec<Arc<dyn coding_agent::ToolDefinition>>,
 ) -> AgentSession {
     let mut builder = AgentSessionBuilder::new(model, client)
         .cwd(cwd)
         .builtin_tools(tools_builtin::all_tools(cwd))
         .settings(settings)
         .selection(selection(args));
+    for tool in extra_tools {
+        builder = builder.tool(tool);
+    }
     if let Some(p) = &args.system_prompt {
         builder = builder.system_prompt(p.clone());
     }
@@ -149,6 +153,13 @@ pub async fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
+    let mcp_tools = match crate::mcp_servers::connect(&args.mcp_config, &settings).await {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("coding-agent: {e}");
+            return 2;
+        }
+    };
     if args.list_tools || args.print_system_prompt {
         let session = build_session(
             &args,
@@ -156,6 +167,7 @@ pub async fn run(args: RunArgs) -> i32 {
             settings,
             Arc::new(ScriptedClient::new(Vec::new())),
             Model::new("none", "none"),
+            mcp_tools,
         );
         if args.list_tools {
             crate::print_line(
@@ -187,7 +199,7 @@ pub async fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
-    let session = build_session(&args, &cwd, settings, client, model);
+    let session = build_session(&args, &cwd, settings, client, model, mcp_tools);
     attach_output(&session, args.mode, args.print, cwd.clone());
     install_ctrl_c(&session);
     let (agent, idle) = (session.agent().clone(), session.agent().clone());

@@ -338,6 +338,14 @@ fn validate(map: &mut Map<String, Value>) -> Result<(), String> {
             }
         }
     }
+    match map.get("mcpServers") {
+        None | Some(Value::Object(_)) => {}
+        Some(v) => {
+            return Err(format!(
+                "`mcpServers` must be an object of servers, got {v}"
+            ));
+        }
+    }
     match map.get("maxParallelTools") {
         None => {}
         Some(v) if v.as_u64().is_some_and(|n| n > 0) => {}

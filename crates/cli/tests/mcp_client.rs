@@ -1,0 +1,209 @@
+//! The agent using tools of an MCP server that is not ours: a server built
+//! with the official Python SDK (`pip install mcp`; `.ci/run` installs it).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+fn python_sdk_available() -> bool {
+    let ok = std::process::Command::new("python3")
+        .args(["-c", "import mcp.server.mcpserver"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    // CI installs the SDK: there, missing it is a failure, not a skip.
+    assert!(
+        ok || std::env::var_os("CI").is_none(),
+        "the Python MCP SDK is missing (pip install mcp)"
+    );
+    if !ok {
+        eprintln!("skipping: the Python MCP SDK is not installed (pip install mcp)");
+    }
+    ok
+}
+
+fn server_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/python_mcp_server.py")
+}
+
+fn write_config(dir: &Path, extra_args: &[&str], startup: f64) -> PathBuf {
+    let mut args = vec![server_script().display().to_string()];
+    args.extend(extra_args.iter().map(|s| s.to_string()));
+    let config = json!({"mcpServers": {"py echo": {
+        "command": "python3", "args": args, "startupTimeoutSec": startup, "toolTimeoutSec": 20
+    }}});
+    let path = dir.join("mcp.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    path
+}
+
+fn agent(
+    dir: &Path,
+    config: &Path,
+    script_turns: &[Value],
+    extra: &[&str],
+) -> std::process::Output {
+    let script = dir.join("script.jsonl");
+    let text: String = script_turns.iter().map(|t| format!("{t}\n")).collect();
+    std::fs::write(&script, text).unwrap();
+    std::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+        .env("CODING_AGENT_DIR", dir.join("agent-dir"))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .arg("--mcp-config")
+        .arg(config)
+        .arg("--script")
+        .arg(&script)
+        .arg("--cwd")
+        .arg(dir)
+        .args(extra)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn call(id: &str, name: &str, args: Value) -> Value {
+    json!({"type":"toolCall","id":id,"name":name,"arguments":args})
+}
+
+fn tool_results(stdout: &[u8]) -> Vec<(String, String, bool)> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "tool_execution_end")
+        .map(|e| {
+            (
+                e["toolName"].as_str().unwrap_or("").to_string(),
+                e["result"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+                e["isError"] == true,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn tools_of_a_python_sdk_server_are_listed_validated_and_called() {
+    if !python_sdk_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &[], 30.0);
+    // Listed with sanitised names.
+    let out = agent(dir.path(), &config, &[], &["--list-tools"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for expected in [
+        "mcp__py_echo__shout",
+        "mcp__py_echo__double_it_v2",
+        "mcp__py_echo__crash",
+    ] {
+        assert!(names.contains(&expected), "{names:?}");
+    }
+
+    let out = agent(
+        dir.path(),
+        &config,
+        &[
+            json!({"content":[
+                call("c1", "mcp__py_echo__shout", json!({"text": "hello"})),
+                call("c2", "mcp__py_echo__double_it_v2", json!({"n": "21"})),
+                call("c3", "mcp__py_echo__shout", json!({})),
+            ]}),
+            json!({"content":[{"type":"text","text":"done"}]}),
+        ],
+        &["--mode", "json", "go"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut results = tool_results(&out.stdout);
+    results.sort();
+    // "21" was coerced to 21 by our validation before the server saw it.
+    assert!(
+        results.contains(&("mcp__py_echo__double_it_v2".into(), "42".into(), false)),
+        "{results:?}"
+    );
+    assert!(
+        results.contains(&("mcp__py_echo__shout".into(), "HELLO".into(), false)),
+        "{results:?}"
+    );
+    // Missing argument: refused by our validation against the server's schema.
+    assert!(
+        results
+            .iter()
+            .any(|(n, t, e)| n == "mcp__py_echo__shout" && *e && t.contains("text")),
+        "{results:?}"
+    );
+}
+
+#[test]
+fn a_crashing_server_is_restarted_and_a_hanging_one_is_skipped() {
+    if !python_sdk_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &[], 30.0);
+    let out = agent(
+        dir.path(),
+        &config,
+        &[
+            json!({"content":[call("c1", "mcp__py_echo__crash", json!({}))]}),
+            json!({"content":[call("c2", "mcp__py_echo__shout", json!({"text": "again"}))]}),
+            json!({"content":[{"type":"text","text":"done"}]}),
+        ],
+        &["--mode", "json", "go"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = tool_results(&out.stdout);
+    assert!(results[0].2, "the crash is an error result: {results:?}");
+    assert_eq!(
+        results[1],
+        ("mcp__py_echo__shout".into(), "AGAIN".into(), false)
+    );
+
+    // A server that never finishes starting: a warning, and the agent runs.
+    let config = write_config(dir.path(), &["--hang"], 1.0);
+    let started = Instant::now();
+    let out = agent(
+        dir.path(),
+        &config,
+        &[json!({"content":[{"type":"text","text":"fine"}]})],
+        &["-p", "go"],
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("MCP server py echo"), "{stderr}");
+    assert!(stderr.contains("startupTimeoutSec"), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "fine");
+}
