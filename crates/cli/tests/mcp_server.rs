@@ -204,3 +204,53 @@ async fn flags_and_allowed_tools_narrow_what_is_served() {
     assert!(err.to_string().contains("bash"), "{err}");
     client.cancel().await.unwrap();
 }
+
+/// A client that keeps every progress message it is sent.
+#[derive(Clone, Default)]
+struct ProgressLog(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl rmcp::ClientHandler for ProgressLog {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(params.message.unwrap_or_default());
+    }
+}
+
+#[tokio::test]
+async fn a_long_call_reports_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = tempfile::tempdir().unwrap();
+    let log = ProgressLog::default();
+    let command = tokio::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+        .configure(|c| {
+            c.arg("mcp").arg("--cwd").arg(dir.path());
+            c.env("CODING_AGENT_DIR", agent.path());
+        });
+    let client = log
+        .clone()
+        .serve(TokioChildProcess::new(command).unwrap())
+        .await
+        .unwrap();
+    let out = client
+        .call_tool(
+            CallToolRequestParams::new("bash").with_arguments(args(json!({
+                "command": "for i in 1 2 3 4 5; do echo step $i; sleep 0.15; done"
+            }))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.is_error, Some(false));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let messages = log.0.lock().unwrap().clone();
+    assert!(
+        messages.iter().any(|m| m.starts_with("step ")),
+        "no progress with output: {messages:?}"
+    );
+    client.cancel().await.unwrap();
+}
