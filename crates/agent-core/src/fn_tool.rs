@@ -74,6 +74,15 @@ impl FnToolBuilder {
         self
     }
 
+    /// The finished metadata for parameter type `P`: the schema set with
+    /// [`FnToolBuilder::parameters`], else the one derived from `P`. (The
+    /// product layer's closure builder finishes its tools with this too.)
+    pub fn into_meta<P: JsonSchema>(self) -> ToolMeta {
+        let mut meta = self.meta;
+        meta.parameters = self.parameters.unwrap_or_else(object_params_schema::<P>);
+        meta
+    }
+
     /// Finishes the tool: `run` gets the validated, deserialized arguments
     /// and a [`ToolCallContext`]; an `Err` reaches the model as an error result.
     pub fn execute<P, F, Fut>(self, run: F) -> Arc<dyn AgentTool>

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, ExecutionMode, ToolError, ToolMeta, object_params_schema};
+use agent_core::{AgentToolResult, ToolError, ToolMeta};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
@@ -36,32 +36,31 @@ use crate::definition::{CallContext, ToolDefinition};
 /// ```
 pub fn tool(name: impl Into<String>) -> ToolBuilder {
     ToolBuilder {
-        meta: ToolMeta::new(name, ""),
+        core: agent_core::fn_tool(name),
         prompt_snippet: None,
         prompt_guidelines: Vec::new(),
-        parameters: None,
     }
 }
 
 /// The metadata of a closure tool being built (see [`tool`]).
 #[derive(Debug, Clone)]
 pub struct ToolBuilder {
-    meta: ToolMeta,
+    /// The loop layer's builder holds the metadata both layers share.
+    core: agent_core::FnToolBuilder,
     prompt_snippet: Option<String>,
     prompt_guidelines: Vec<String>,
-    parameters: Option<Value>,
 }
 
 impl ToolBuilder {
     /// Short human-readable label (default: the name).
     pub fn label(mut self, label: impl Into<String>) -> Self {
-        self.meta.label = label.into();
+        self.core = self.core.label(label);
         self
     }
 
     /// What the tool does, written for the model.
     pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.meta.description = description.into();
+        self.core = self.core.description(description);
         self
     }
 
@@ -80,14 +79,14 @@ impl ToolBuilder {
 
     /// Runs a batch holding a call of this tool one call at a time.
     pub fn sequential(mut self) -> Self {
-        self.meta.execution_mode = Some(ExecutionMode::Sequential);
+        self.core = self.core.sequential();
         self
     }
 
     /// Uses this JSON Schema instead of the one derived from the closure's
     /// parameter type.
     pub fn parameters(mut self, schema: Value) -> Self {
-        self.parameters = Some(schema);
+        self.core = self.core.parameters(schema);
         self
     }
 
@@ -101,10 +100,8 @@ impl ToolBuilder {
         F: Fn(P, CallContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<AgentToolResult, ToolError>> + Send + 'static,
     {
-        let mut meta = self.meta;
-        meta.parameters = self.parameters.unwrap_or_else(object_params_schema::<P>);
         Arc::new(ClosureTool {
-            meta,
+            meta: self.core.into_meta::<P>(),
             prompt_snippet: self.prompt_snippet,
             prompt_guidelines: self.prompt_guidelines,
             run,
