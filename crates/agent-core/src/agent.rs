@@ -181,6 +181,9 @@ struct Inner {
     max_parallel_tools: usize,
     unknown_tool_message: Option<UnknownToolMessage>,
     cancel: Option<CancellationToken>,
+    /// Bumped by `set_tools` and `set_system_prompt`, so a running loop picks
+    /// the change up before its next request.
+    generation: u64,
 }
 
 struct Shared {
@@ -286,6 +289,7 @@ impl Agent {
                     max_parallel_tools: options.max_parallel_tools,
                     unknown_tool_message: options.unknown_tool_message,
                     cancel: None,
+                    generation: 0,
                 }),
                 listeners: Mutex::new(Vec::new()),
                 next_listener: Mutex::new(0),
@@ -369,6 +373,20 @@ impl Agent {
             config.transform_context = inner.transform_context.clone();
             config.max_parallel_tools = inner.max_parallel_tools;
             config.unknown_tool_message = inner.unknown_tool_message.clone();
+            let seen = std::sync::atomic::AtomicU64::new(inner.generation);
+            let source = Arc::downgrade(&self.shared);
+            config.refresh_context = Some(Arc::new(move |context: &mut AgentContext| {
+                let Some(shared) = source.upgrade() else {
+                    return;
+                };
+                let inner = shared.inner.lock().unwrap_or_else(|p| p.into_inner());
+                if seen.swap(inner.generation, std::sync::atomic::Ordering::Relaxed)
+                    != inner.generation
+                {
+                    context.tools = inner.tools.clone();
+                    context.system_prompt = inner.system_prompt.clone();
+                }
+            }));
             let context = AgentContext {
                 system_prompt: inner.system_prompt.clone(),
                 messages: inner.messages.clone(),
@@ -498,14 +516,20 @@ impl Agent {
         *self.shared.running.borrow()
     }
 
-    /// Replaces the active tools (takes effect from the next request).
+    /// Replaces the active tools (takes effect from the next model request,
+    /// also within a running run).
     pub fn set_tools(&self, tools: Vec<Arc<dyn AgentTool>>) {
-        self.inner().tools = tools;
+        let mut inner = self.inner();
+        inner.tools = tools;
+        inner.generation += 1;
     }
 
-    /// Replaces the system prompt (takes effect from the next run).
+    /// Replaces the system prompt (takes effect from the next model
+    /// request, also within a running run).
     pub fn set_system_prompt(&self, prompt: impl Into<String>) {
-        self.inner().system_prompt = prompt.into();
+        let mut inner = self.inner();
+        inner.system_prompt = prompt.into();
+        inner.generation += 1;
     }
 
     /// Replaces the model (takes effect from the next run).

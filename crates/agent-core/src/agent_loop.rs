@@ -112,6 +112,9 @@ async fn run_turns(
                 added.push(message);
             }
 
+            if let Some(refresh) = &config.refresh_context {
+                refresh(context);
+            }
             let assistant = stream_assistant_response(context, config, &cancel, emit).await;
             context.messages.push(Message::Assistant(assistant.clone()));
             added.push(Message::Assistant(assistant.clone()));

@@ -75,7 +75,15 @@ pub struct AgentLoopConfig {
     /// example "registered but not active"); `None` from it, or no function,
     /// gives Pi's `Tool <name> not found`.
     pub unknown_tool_message: Option<UnknownToolMessage>,
+    /// Called before each model request; may swap the tools or the system
+    /// prompt between turns (the stateful `Agent` applies `set_tools` and
+    /// `set_system_prompt` made during a run this way).
+    pub refresh_context: Option<ContextRefresh>,
 }
+
+/// Updates the loop's context between turns; see
+/// [`AgentLoopConfig::refresh_context`].
+pub type ContextRefresh = Arc<dyn Fn(&mut AgentContext) + Send + Sync>;
 
 /// Explains why a tool name is not among the active tools, if the caller
 /// knows more than "not found".
@@ -108,6 +116,7 @@ impl AgentLoopConfig {
             transform_context: None,
             max_parallel_tools: default_max_parallel_tools(),
             unknown_tool_message: None,
+            refresh_context: None,
         }
     }
 }

@@ -47,8 +47,8 @@ pub use agent::{
 };
 pub use agent_loop::{agent_loop, run_agent_loop, run_agent_loop_continue};
 pub use config::{
-    AgentContext, AgentLoopConfig, ContextTransform, MessageSource, UnknownToolMessage,
-    default_max_parallel_tools,
+    AgentContext, AgentLoopConfig, ContextRefresh, ContextTransform, MessageSource,
+    UnknownToolMessage, default_max_parallel_tools,
 };
 pub use event::{AgentEvent, EventSink};
 pub use fn_tool::{FnToolBuilder, fn_tool};

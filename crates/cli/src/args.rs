@@ -21,7 +21,7 @@ pub enum Command {
     Tool(ToolArgs),
     /// A scripted tour on a temporary workspace (no API key, no network).
     Demo(DemoArgs),
-    /// Serve the tools to an MCP client over stdio.
+    /// Serve the tools to an MCP client (stdio, or Streamable HTTP with --http).
     Mcp(McpArgs),
 }
 
@@ -37,6 +37,19 @@ pub struct McpArgs {
     /// Do not serve these tools (comma-separated).
     #[arg(long, value_name = "LIST")]
     pub exclude_tools: Option<String>,
+    /// Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
+    /// (port 0 picks a free one; the address is printed on stderr).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub http: Option<std::net::SocketAddr>,
+    /// With --http: require `Authorization: Bearer TOKEN` (needed for a
+    /// non-loopback address).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "CODING_AGENT_MCP_TOKEN",
+        hide_env_values = true
+    )]
+    pub auth_token: Option<String>,
 }
 
 /// `coding-agent tool`.

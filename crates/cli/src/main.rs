@@ -5,7 +5,7 @@
 //!   `--mode json`); without a prompt on a terminal it reads prompts line by line.
 //! - `coding-agent tool NAME --args JSON` runs one tool call without a model.
 //! - `coding-agent demo` runs a scripted tour on a temporary workspace.
-//! - `coding-agent mcp` serves the tools to an MCP client over stdio.
+//! - `coding-agent mcp` serves the tools to an MCP client (stdio or HTTP).
 //!
 //! Exit codes: 0 success, 1 the run ended in an error, 2 usage error.
 
@@ -31,20 +31,34 @@ pub(crate) fn print_line(text: &str) {
     let _ = out.flush();
 }
 
-fn init_tracing(verbose: bool) {
+/// Diagnostics on stderr (stdout belongs to the output or the protocol);
+/// `mcp_logs` also sends them to MCP clients that ask with `logging/setLevel`.
+fn init_tracing(verbose: bool, mcp_logs: Option<&agent_mcp::McpLogSink>) {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
     let default = if verbose { "debug" } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let stderr = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_filter(filter);
+    let mcp = mcp_logs.map(|sink| {
+        sink.layer()
+            .with_filter(tracing_subscriber::filter::LevelFilter::DEBUG)
+    });
+    let _ = tracing_subscriber::registry()
+        .with(stderr)
+        .with(mcp)
         .try_init();
 }
 
 fn main() {
     let cli = Cli::parse();
-    init_tracing(cli.run.verbose);
+    let mcp_logs = matches!(cli.command, Some(Command::Mcp(_))).then(agent_mcp::McpLogSink::new);
+    init_tracing(cli.run.verbose, mcp_logs.as_ref());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -74,7 +88,7 @@ fn main() {
                 }
             }
             Some(Command::Demo(d)) => demo::run(d).await,
-            Some(Command::Mcp(m)) => mcp_cmd::run(m).await,
+            Some(Command::Mcp(m)) => mcp_cmd::run(m, mcp_logs.unwrap_or_default()).await,
             None => run::run(cli.run).await,
         }
     });

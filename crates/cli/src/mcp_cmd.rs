@@ -1,15 +1,17 @@
-//! `coding-agent mcp`: the seven tools as an MCP server on stdio.
+//! `coding-agent mcp`: the seven tools as an MCP server on stdio, or on
+//! Streamable HTTP with `--http`.
 
 use std::sync::Arc;
 
-use agent_mcp::McpToolServer;
 use agent_mcp::rmcp::ServiceExt;
+use agent_mcp::{McpHttpOptions, McpHttpServer, McpLogSink, McpToolServer};
 use coding_agent::{Settings, ToolContext, ToolRegistry, ToolSelection};
 
 use crate::args::McpArgs;
 
-/// Serves until the client disconnects; returns the exit code.
-pub async fn run(args: McpArgs) -> i32 {
+/// Serves until the client disconnects (stdio) or a signal (HTTP); returns
+/// the exit code. `logs` receives the clients' `logging/setLevel`.
+pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
     let cwd = match args
         .cwd
         .clone()
@@ -53,7 +55,11 @@ pub async fn run(args: McpArgs) -> i32 {
             settings: context_settings.clone(),
             cancel: Default::default(),
         }),
-    );
+    )
+    .with_log_sink(logs);
+    if let Some(addr) = args.http {
+        return serve_http(server, addr, args.auth_token).await;
+    }
     tracing::info!(tools = ?server.tool_names(), cwd = %cwd.display(), "serving MCP on stdio");
     let running = match server.serve(agent_mcp::rmcp::transport::stdio()).await {
         Ok(r) => r,
@@ -69,4 +75,37 @@ pub async fn run(args: McpArgs) -> i32 {
             1
         }
     }
+}
+
+/// `--http`: serves until SIGINT, SIGTERM or SIGHUP.
+async fn serve_http(
+    server: McpToolServer,
+    addr: std::net::SocketAddr,
+    token: Option<String>,
+) -> i32 {
+    let http = match McpHttpServer::bind(addr, McpHttpOptions { auth_token: token }).await {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("coding-agent mcp: {e}");
+            return 2;
+        }
+    };
+    // Clients and tests read the address from here (port 0 picks one).
+    eprintln!("coding-agent mcp: listening on {}", http.url());
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let on_signal = shutdown.clone();
+    crate::signals::exit_on_terminate(
+        move || on_signal.cancel(),
+        || async {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        },
+    );
+    let on_interrupt = shutdown.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_interrupt.cancel();
+        }
+    });
+    http.serve(server, shutdown).await;
+    0
 }

@@ -5,12 +5,18 @@ use std::sync::Arc;
 
 use coding_agent::{Settings, ToolDefinition};
 
+/// The servers' tools, and their later tool-list changes.
+pub type Connected = (
+    Vec<Arc<dyn ToolDefinition>>,
+    Option<agent_mcp::McpToolUpdates>,
+);
+
 /// Connects every configured server; a server that cannot be used is a
 /// one-line warning, a configuration that cannot be read is an error.
 pub async fn connect(
     files: &[std::path::PathBuf],
     settings: &Settings,
-) -> Result<Vec<Arc<dyn ToolDefinition>>, String> {
+) -> Result<Connected, String> {
     let mut configs = Vec::new();
     if let Some(value) = settings.get("mcpServers") {
         configs.extend(agent_mcp::parse_mcp_servers(value).map_err(|e| e.to_string())?);
@@ -30,11 +36,11 @@ pub async fn connect(
         }
     }
     if configs.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
     let connected = agent_mcp::connect_mcp_servers(&configs).await;
     for warning in &connected.warnings {
         eprintln!("coding-agent: warning: {warning}");
     }
-    Ok(connected.tools)
+    Ok((connected.tools, Some(connected.updates)))
 }

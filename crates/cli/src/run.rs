@@ -153,13 +153,14 @@ pub async fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
-    let mcp_tools = match crate::mcp_servers::connect(&args.mcp_config, &settings).await {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("coding-agent: {e}");
-            return 2;
-        }
-    };
+    let (mcp_tools, mcp_updates) =
+        match crate::mcp_servers::connect(&args.mcp_config, &settings).await {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("coding-agent: {e}");
+                return 2;
+            }
+        };
     if args.list_tools || args.print_system_prompt {
         let session = build_session(
             &args,
@@ -200,6 +201,9 @@ pub async fn run(args: RunArgs) -> i32 {
         }
     };
     let session = build_session(&args, &cwd, settings, client, model, mcp_tools);
+    if let Some(updates) = mcp_updates {
+        updates.keep_session_updated(&session);
+    }
     attach_output(&session, args.mode, args.print, cwd.clone());
     install_ctrl_c(&session);
     let (agent, idle) = (session.agent().clone(), session.agent().clone());

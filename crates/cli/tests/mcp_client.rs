@@ -207,3 +207,142 @@ fn a_crashing_server_is_restarted_and_a_hanging_one_is_skipped() {
     assert!(stderr.contains("startupTimeoutSec"), "{stderr}");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "fine");
 }
+
+#[test]
+fn a_tool_added_by_list_changed_is_usable_in_the_same_run() {
+    if !python_sdk_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &[], 30.0);
+    let out = agent(
+        dir.path(),
+        &config,
+        &[
+            json!({"content":[call("c1", "mcp__py_echo__grow", json!({}))]}),
+            // The server announced late_tool; the next request offers it.
+            json!({"content":[call("c2", "mcp__py_echo__late_tool", json!({"word": "bloomer"}))]}),
+            json!({"content":[{"type":"text","text":"done"}]}),
+        ],
+        &["--mode", "json", "go"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = tool_results(&out.stdout);
+    assert_eq!(
+        results,
+        [
+            ("mcp__py_echo__grow".into(), "grown".into(), false),
+            (
+                "mcp__py_echo__late_tool".into(),
+                "late bloomer".into(),
+                false
+            ),
+        ]
+    );
+}
+
+/// A free loopback port (bound and released; the server binds it next).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn tools_of_a_python_sdk_server_over_streamable_http() {
+    if !python_sdk_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut server = std::process::Command::new("python3")
+        .arg(server_script())
+        .args(["--http", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the Python server did not listen"
+        );
+        if let Ok(Some(status)) = server.try_wait() {
+            panic!("the Python server exited: {status}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _server = Kill(server);
+    let config = dir.path().join("http.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"web": {
+            "url": format!("http://127.0.0.1:{port}/mcp"),
+            "headers": {"X-Test": "${CODING_AGENT_TEST_HEADER:-fallback}"}
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let out = agent(
+        dir.path(),
+        &config,
+        &[
+            json!({"content":[
+                call("c1", "mcp__web__shout", json!({"text": "over http"})),
+                call("c2", "mcp__web__double_it_v2", json!({"n": 4})),
+            ]}),
+            json!({"content":[{"type":"text","text":"done"}]}),
+        ],
+        &["--mode", "json", "go"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut results = tool_results(&out.stdout);
+    results.sort();
+    assert_eq!(
+        results,
+        [
+            ("mcp__web__double_it_v2".into(), "8".into(), false),
+            ("mcp__web__shout".into(), "OVER HTTP".into(), false),
+        ]
+    );
+}
+
+#[test]
+fn an_unset_variable_in_the_config_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("bad.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"x": {"url": "http://127.0.0.1:9/mcp",
+            "headers": {"Authorization": "Bearer ${CODING_AGENT_SURELY_UNSET_VAR}"}}}})
+        .to_string(),
+    )
+    .unwrap();
+    let out = agent(dir.path(), &config, &[], &["--list-tools"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("CODING_AGENT_SURELY_UNSET_VAR") && stderr.contains("mcpServers.x"),
+        "{stderr}"
+    );
+}

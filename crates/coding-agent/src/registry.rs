@@ -147,6 +147,14 @@ impl ToolRegistry {
         self.sdk_tools.push(definition);
     }
 
+    /// Removes a tool supplied by the program (not a built-in or an
+    /// extension's); returns whether there was one.
+    pub fn unregister_tool(&mut self, name: &str) -> bool {
+        let before = self.sdk_tools.len();
+        self.sdk_tools.retain(|d| d.name() != name);
+        self.sdk_tools.len() != before
+    }
+
     /// Applies command-line style selection; resets any explicit active list.
     pub fn apply_selection(&mut self, selection: ToolSelection) {
         self.selection = selection;

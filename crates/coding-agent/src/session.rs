@@ -381,6 +381,24 @@ impl AgentSession {
         self.refresh();
     }
 
+    /// Removes the program-supplied tools named in `removed`, registers
+    /// `added` (replacing same-named ones) and rebuilds the system prompt;
+    /// applies from the next request. New tools follow the session's
+    /// selection and `allowedTools` like any other. This is how a tool
+    /// source whose list changes (an MCP server) stays current.
+    pub fn replace_tools(&self, removed: &[String], added: Vec<Arc<dyn ToolDefinition>>) {
+        {
+            let mut inner = self.lock();
+            for name in removed {
+                inner.registry.unregister_tool(name);
+            }
+            for tool in added {
+                inner.registry.register_tool(tool);
+            }
+        }
+        self.refresh();
+    }
+
     /// The merged settings.
     pub fn settings(&self) -> &Settings {
         &self.settings

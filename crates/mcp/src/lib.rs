@@ -5,18 +5,28 @@
 //! not compile it.
 //!
 //! - [`McpToolServer`]: any list of `ToolDefinition`s (a registry's, the seven
-//!   built-ins) served to any MCP client over any rmcp transport (stdio here).
+//!   built-ins) served to any MCP client over any rmcp transport: stdio, or
+//!   Streamable HTTP through [`McpHttpServer`] (Host/Origin checks, bearer
+//!   token). With an [`McpLogSink`] it offers MCP logging fed by `tracing`.
 //! - [`connect_mcp_servers`]: MCP servers (the `mcpServers` settings shape,
-//!   stdio) started in parallel, their tools as `ToolDefinition`s named
-//!   `mcp__<server>__<tool>`.
+//!   stdio or HTTP) started in parallel, their tools as `ToolDefinition`s
+//!   named `mcp__<server>__<tool>`, kept current on `tools/list_changed`.
+//!
+//! The `http` feature (on by default) brings the HTTP transports.
 
 mod client;
+#[cfg(feature = "http")]
+mod http_server;
+mod logging;
 mod server;
 
 pub use client::{
-    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, McpConfigError, McpServerConfig, McpTools,
-    connect_mcp_servers, mcp_tool_name, parse_mcp_servers,
+    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, McpConfigError, McpServerConfig, McpToolUpdate,
+    McpToolUpdates, McpTools, McpTransport, connect_mcp_servers, mcp_tool_name, parse_mcp_servers,
 };
+#[cfg(feature = "http")]
+pub use http_server::{MCP_HTTP_PATH, McpHttpError, McpHttpOptions, McpHttpServer};
+pub use logging::{McpLogLayer, McpLogSink};
 /// The SDK, for transports and service types.
 pub use rmcp;
 pub use server::{McpToolServer, mcp_tool};

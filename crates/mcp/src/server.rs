@@ -1,5 +1,9 @@
 //! [`McpToolServer`]: tool definitions served to any MCP client.
 
+// Logging (setLevel, the capability) is deprecated by the newest protocol
+// revision; clients on the 2025 revisions still use it.
+#![allow(deprecated)]
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -11,9 +15,11 @@ use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as McpContent,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig, Tool as McpTool, ToolAnnotations,
+    ServerConfig, SetLevelRequestParams, Tool as McpTool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
+
+use crate::McpLogSink;
 
 /// Serves tool definitions over MCP: `tools/list` shows each tool's schema,
 /// description and annotations; `tools/call` runs the call through the same
@@ -22,6 +28,9 @@ use rmcp::service::{RequestContext, RoleServer};
 /// would see; an unknown tool is a JSON-RPC error. A call with a
 /// `progressToken` gets `notifications/progress` from the tool's updates;
 /// `notifications/cancelled` cancels the call (bash kills its processes).
+/// With a log sink ([`McpToolServer::with_log_sink`]) the server offers the
+/// logging capability: after `logging/setLevel`, `tracing` events at or above
+/// the level go to the client as `notifications/message`.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -43,6 +52,8 @@ pub struct McpToolServer {
     definitions: Vec<Arc<dyn ToolDefinition>>,
     tools: Vec<Arc<dyn AgentTool>>,
     next_call: Arc<AtomicU64>,
+    log_sink: Option<McpLogSink>,
+    connection: u64,
 }
 
 impl McpToolServer {
@@ -56,7 +67,27 @@ impl McpToolServer {
             definitions,
             tools,
             next_call: Arc::new(AtomicU64::new(1)),
+            log_sink: None,
+            connection: 0,
         }
+    }
+
+    /// Offers the logging capability, registering clients in `sink` (whose
+    /// [`McpLogSink::layer`] the program installs in its subscriber).
+    pub fn with_log_sink(mut self, sink: McpLogSink) -> Self {
+        self.connection = sink.connection_id();
+        self.log_sink = Some(sink);
+        self
+    }
+
+    /// A copy for another client connection (its own log level); transports
+    /// that serve many clients, like HTTP, call this per session.
+    pub fn for_new_connection(&self) -> Self {
+        let mut copy = self.clone();
+        if let Some(sink) = &self.log_sink {
+            copy.connection = sink.connection_id();
+        }
+        copy
     }
 
     /// The names served, in order.
@@ -111,7 +142,32 @@ fn mcp_content(result: &AgentToolResult) -> Vec<McpContent> {
 
 impl ServerHandler for McpToolServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder().enable_tools();
+        let capabilities = if self.log_sink.is_some() {
+            capabilities.enable_logging().build()
+        } else {
+            capabilities.build()
+        };
+        ServerConfig::new(capabilities).with_instructions(
+            "Coding tools working in one directory: read, write and edit files, search them \
+             (grep, find, ls) and run shell commands (bash).",
+        )
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        match &self.log_sink {
+            Some(sink) => {
+                sink.set_level(self.connection, context.peer.clone(), request.level);
+                Ok(())
+            }
+            None => Err(ErrorData::method_not_found::<
+                rmcp::model::SetLevelRequestMethod,
+            >()),
+        }
     }
 
     async fn list_tools(
@@ -141,6 +197,7 @@ impl ServerHandler for McpToolServer {
         }
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
         let id = format!("mcp_{}", self.next_call.fetch_add(1, Ordering::Relaxed));
+        tracing::info!(tool = %name, call = %id, "tools/call");
         let call = ToolCall::new(id, name, arguments);
         let progress = context.meta.get_progress_token();
         let peer = context.peer.clone();
@@ -163,6 +220,7 @@ impl ServerHandler for McpToolServer {
         };
         let (result, is_error) =
             execute_tool_call(&self.tools, &call, &context.ct, on_update).await;
+        tracing::debug!(tool = %call.name, call = %call.id, is_error, "tools/call finished");
         let mut out = if is_error {
             CallToolResult::error(mcp_content(&result))
         } else {
