@@ -254,3 +254,88 @@ async fn a_long_call_reports_progress() {
     );
     client.cancel().await.unwrap();
 }
+
+/// A client that keeps every log message it is sent.
+#[derive(Clone, Default)]
+struct LogMessages(std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>);
+
+#[allow(deprecated)]
+impl rmcp::ClientHandler for LogMessages {
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.0.lock().unwrap().push((
+            serde_json::to_value(params.level)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            params.data,
+        ));
+    }
+}
+
+#[tokio::test]
+#[allow(deprecated)]
+async fn log_messages_follow_the_level_the_client_sets() {
+    use rmcp::model::{LoggingLevel, SetLevelRequestParams};
+    let dir = tempfile::tempdir().unwrap();
+    let agent = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "x\n").unwrap();
+    let log = LogMessages::default();
+    let command = tokio::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+        .configure(|c| {
+            c.arg("mcp").arg("--cwd").arg(dir.path());
+            c.env("CODING_AGENT_DIR", agent.path());
+        });
+    let client = log
+        .clone()
+        .serve(TokioChildProcess::new(command).unwrap())
+        .await
+        .unwrap();
+    let caps = client.peer_info().unwrap().capabilities.clone();
+    assert!(caps.logging.is_some(), "logging capability offered");
+    let read = || {
+        client.call_tool(
+            CallToolRequestParams::new("read").with_arguments(args(json!({"path": "a.txt"}))),
+        )
+    };
+    let settle = || tokio::time::sleep(Duration::from_millis(300));
+
+    // Nothing before the client asks.
+    read().await.unwrap();
+    settle().await;
+    assert!(log.0.lock().unwrap().is_empty());
+
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Info))
+        .await
+        .unwrap();
+    read().await.unwrap();
+    settle().await;
+    let messages = log.0.lock().unwrap().clone();
+    assert!(
+        messages
+            .iter()
+            .any(|(level, data)| level == "info" && data.to_string().contains("tools/call")),
+        "{messages:?}"
+    );
+    // Info does not include debug.
+    assert!(
+        messages.iter().all(|(level, _)| level != "debug"),
+        "{messages:?}"
+    );
+
+    // Error and above: a read logs nothing at that level.
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Error))
+        .await
+        .unwrap();
+    settle().await;
+    let before = log.0.lock().unwrap().len();
+    read().await.unwrap();
+    settle().await;
+    assert_eq!(log.0.lock().unwrap().len(), before);
+    client.cancel().await.unwrap();
+}
