@@ -158,6 +158,113 @@ impl Bench {
     }
 }
 
+impl Bench {
+    /// A row from samples taken elsewhere (calls inside one running
+    /// server); the ratio is of the medians.
+    fn record(
+        &mut self,
+        name: &str,
+        ours: &[f64],
+        reference: Option<(String, Vec<f64>)>,
+        note: &str,
+    ) {
+        let (ref_name, ref_stats, ratio) = match &reference {
+            Some((n, r)) => {
+                let ratio = median(ours.to_vec()) / median(r.clone());
+                (
+                    Value::from(n.clone()),
+                    stats(r),
+                    json!({"median": ratio, "min": ratio, "max": ratio}),
+                )
+            }
+            None => (Value::Null, Value::Null, Value::Null),
+        };
+        let row = json!({
+            "figure": name,
+            "ours": stats(ours),
+            "oursPeakRssMb": 0.0,
+            "reference": ref_name,
+            "referenceTime": ref_stats,
+            "ratio": ratio,
+            "note": note,
+        });
+        print_row(&row);
+        self.rows.push(row);
+    }
+
+    /// Tool calls through `coding-agent mcp` on stdio, beside the reference
+    /// filesystem MCP server and beside our direct tool command.
+    fn mcp_rows(&mut self, bench_dir: &Path, find_tree: &Path, quick: bool) -> Result<()> {
+        use crate::mcp_bench::{
+            StdioPeer, filesystem_command, filesystem_server, our_command, time_calls,
+        };
+        let small = bench_dir.join("small.txt");
+        std::fs::write(&small, "a small file\nof three\nlines\n")?;
+        let calls = if quick { 300 } else { 2000 };
+        let reference = filesystem_server(&bench_dir.join("npm"));
+
+        let mut ours = StdioPeer::start(our_command(&self.bin, bench_dir))?;
+        let read_ours = time_calls(&mut ours, "read", &json!({"path": "small.txt"}), 50, calls)?;
+        let read_ref = match &reference {
+            Some(script) => {
+                let mut fs = StdioPeer::start(filesystem_command(script, bench_dir))?;
+                let args = json!({"path": small.display().to_string()});
+                Some((
+                    "filesystem server read_text_file".to_string(),
+                    time_calls(&mut fs, "read_text_file", &args, 50, calls)?,
+                ))
+            }
+            None => None,
+        };
+        self.record(
+            "MCP stdio round trip: read a small file",
+            &read_ours,
+            read_ref,
+            &format!("median of {calls} sequential calls in one session; the round trip bounds our per-call overhead"),
+        );
+        drop(ours);
+
+        // Every match, so both servers do the whole walk.
+        let find_args = json!({"pattern": "**/*.toml", "limit": 100_000_000});
+        let mut ours = StdioPeer::start(our_command(&self.bin, find_tree))?;
+        let find_ours = time_calls(&mut ours, "find", &find_args, 1, self.runs)?;
+        let mut direct = Vec::new();
+        for _ in 0..self.runs {
+            let mut c = tool_cmd(&self.bin, "find", find_tree, find_args.clone())();
+            direct.push(measure(&mut c)?.secs);
+        }
+        self.record(
+            "find **/*.toml through MCP",
+            &find_ours,
+            Some(("coding-agent tool find (direct)".into(), direct)),
+            &format!(
+                "{}; target: within 1.2x of the direct find",
+                find_tree.display()
+            ),
+        );
+        if let Some(script) = &reference {
+            let mut fs = StdioPeer::start(filesystem_command(script, find_tree))?;
+            let args = json!({"path": find_tree.display().to_string(), "pattern": "**/*.toml"});
+            let runs = self.runs.min(3);
+            let theirs = time_calls(&mut fs, "search_files", &args, 0, runs)?;
+            self.record(
+                "find **/*.toml through MCP vs filesystem server",
+                &find_ours,
+                Some(("filesystem server search_files".into(), theirs)),
+                "the same walk by the reference MCP server",
+            );
+        } else {
+            self.record(
+                "find **/*.toml through MCP vs filesystem server",
+                &find_ours,
+                None,
+                "npm could not install @modelcontextprotocol/server-filesystem",
+            );
+        }
+        Ok(())
+    }
+}
+
 fn print_row(row: &Value) {
     let fmt = |v: &Value| -> String {
         if v.is_null() {
@@ -369,6 +476,12 @@ pub fn run(args: &[String]) -> Result<()> {
             "fd does not sort",
         )?;
     }
+
+    let find_tree = trees
+        .last()
+        .map(|(_, t)| t.clone())
+        .unwrap_or(corpus_dir.clone());
+    b.mcp_rows(&bench_dir, &find_tree, quick)?;
 
     let wide = bench_dir.join("wide-dir");
     if !wide.join("f9999").exists() {

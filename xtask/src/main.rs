@@ -8,6 +8,7 @@
 mod bench;
 mod checks;
 mod corpus;
+mod mcp_bench;
 mod stream_server;
 
 use std::process::Command;
