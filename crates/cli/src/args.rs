@@ -37,6 +37,11 @@ pub struct McpArgs {
     /// Do not serve these tools (comma-separated).
     #[arg(long, value_name = "LIST")]
     pub exclude_tools: Option<String>,
+    /// Confine the tools (default here: workspace-write where the kernel
+    /// supports Landlock): off, read-only or workspace-write (writes only
+    /// under the working directory and the temp dir, no network for bash).
+    #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode)]
+    pub sandbox: Option<coding_agent::sandbox::SandboxMode>,
     /// Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
     /// (port 0 picks a free one; the address is printed on stderr).
     #[arg(long, value_name = "HOST:PORT")]
@@ -66,6 +71,10 @@ pub struct ToolArgs {
     /// Run JSONL cases from FILE (or - for stdin), one result line each.
     #[arg(long, conflicts_with_all = ["name", "args"])]
     pub batch: Option<String>,
+    /// Confine the tools: off, read-only or workspace-write (writes only
+    /// under the working directory and the temp dir, no network for bash).
+    #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode)]
+    pub sandbox: Option<coding_agent::sandbox::SandboxMode>,
 }
 
 /// `coding-agent demo`.
@@ -105,6 +114,10 @@ pub struct RunArgs {
     /// MCP servers file (`{"mcpServers": {...}}`), besides the settings' `mcpServers`; repeatable.
     #[arg(long = "mcp-config", value_name = "FILE")]
     pub mcp_config: Vec<PathBuf>,
+    /// Confine the tools: off, read-only or workspace-write (writes only
+    /// under the working directory and the temp dir, no network for bash).
+    #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode)]
+    pub sandbox: Option<coding_agent::sandbox::SandboxMode>,
     /// Model API.
     #[arg(long, value_enum)]
     pub provider: Option<ProviderKind>,

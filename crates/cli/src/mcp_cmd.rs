@@ -33,7 +33,15 @@ pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
     };
     // Which tools: the flags and allowedTools, as for the agent; every
     // allowed built-in is served (not only Pi's default active four).
-    let mut registry = ToolRegistry::new(tools_builtin::all_tools(&cwd));
+    let (tools, policy) = match crate::sandbox::tools(&cwd, &settings, args.sandbox, true) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("coding-agent mcp: {e}");
+            return 2;
+        }
+    };
+    tracing::info!(sandbox = %policy.mode, "MCP server tools");
+    let mut registry = ToolRegistry::new(tools.all());
     registry.set_settings_allowed_tools(settings.allowed_tools());
     registry.apply_selection(ToolSelection {
         tools: args.tools.as_deref().map(ToolSelection::parse_list),

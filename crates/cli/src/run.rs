@@ -50,10 +50,11 @@ pub fn build_session(
     client: Arc<dyn agent_ai::ModelClient>,
     model: Model,
     extra_tools: Vec<Arc<dyn coding_agent::ToolDefinition>>,
+    builtins: Vec<Arc<dyn coding_agent::ToolDefinition>>,
 ) -> AgentSession {
     let mut builder = AgentSessionBuilder::new(model, client)
         .cwd(cwd)
-        .builtin_tools(tools_builtin::all_tools(cwd))
+        .builtin_tools(builtins)
         .settings(settings)
         .selection(selection(args));
     for tool in extra_tools {
@@ -153,6 +154,13 @@ pub async fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
+    let builtins = match crate::sandbox::tools(&cwd, &settings, args.sandbox, false) {
+        Ok((tools, _)) => tools.all(),
+        Err(e) => {
+            eprintln!("coding-agent: {e}");
+            return 2;
+        }
+    };
     let (mcp_tools, mcp_updates) =
         match crate::mcp_servers::connect(&args.mcp_config, &settings).await {
             Ok(t) => t,
@@ -169,6 +177,7 @@ pub async fn run(args: RunArgs) -> i32 {
             Arc::new(ScriptedClient::new(Vec::new())),
             Model::new("none", "none"),
             mcp_tools,
+            builtins,
         );
         if args.list_tools {
             crate::print_line(
@@ -200,7 +209,7 @@ pub async fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
-    let session = build_session(&args, &cwd, settings, client, model, mcp_tools);
+    let session = build_session(&args, &cwd, settings, client, model, mcp_tools, builtins);
     if let Some(updates) = mcp_updates {
         updates.keep_session_updated(&session);
     }

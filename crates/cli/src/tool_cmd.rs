@@ -29,10 +29,11 @@ pub async fn run_one(
     cwd: &Path,
     args: Value,
     cancel: CancellationToken,
+    sandbox: Option<coding_agent::sandbox::SandboxMode>,
 ) -> Result<(AgentToolResult, bool), UsageError> {
-    let definition =
-        tools_builtin::tool_by_name(name, cwd).map_err(|e| UsageError(e.to_string()))?;
     let settings = Arc::new(Settings::load(cwd).map_err(|e| UsageError(e.to_string()))?);
+    let (tools, _) = crate::sandbox::tools(cwd, &settings, sandbox, false).map_err(UsageError)?;
+    let definition = tools.tool(name).map_err(|e| UsageError(e.to_string()))?;
     if let Some(allowed) = settings.allowed_tools()
         && !allowed.iter().any(|a| a == name)
     {
@@ -76,7 +77,12 @@ fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf, UsageError> {
 }
 
 /// `coding-agent tool NAME --args JSON`.
-pub async fn single(name: &str, cwd: Option<&Path>, args: &str) -> Result<(), UsageError> {
+pub async fn single(
+    name: &str,
+    cwd: Option<&Path>,
+    args: &str,
+    sandbox: Option<coding_agent::sandbox::SandboxMode>,
+) -> Result<(), UsageError> {
     let args: Value = serde_json::from_str(args)
         .map_err(|e| UsageError(format!("--args is not valid JSON: {e}")))?;
     let cwd = resolve_cwd(cwd)?;
@@ -100,7 +106,7 @@ pub async fn single(name: &str, cwd: Option<&Path>, args: &str) -> Result<(), Us
             async move { finished.notified().await }
         },
     );
-    let (result, is_error) = run_one(name, &cwd, args, cancel).await?;
+    let (result, is_error) = run_one(name, &cwd, args, cancel, sandbox).await?;
     crate::print_line(&result_json(&result, is_error).to_string());
     done.notify_one();
     Ok(())
@@ -123,7 +129,11 @@ fn empty_object() -> Value {
     json!({})
 }
 
-async fn run_case(line: &str, default_cwd: &Path) -> Value {
+async fn run_case(
+    line: &str,
+    default_cwd: &Path,
+    sandbox: Option<coding_agent::sandbox::SandboxMode>,
+) -> Value {
     let parsed: Result<Case, _> = serde_json::from_str(line);
     let case = match parsed {
         Ok(c) => c,
@@ -156,7 +166,8 @@ async fn run_case(line: &str, default_cwd: &Path) -> Value {
     let name = case.tool.clone();
     let args = case.args.clone();
     // A panic anywhere in the case still yields its line.
-    let joined = tokio::spawn(async move { run_one(&name, &cwd, args, cancel).await }).await;
+    let joined =
+        tokio::spawn(async move { run_one(&name, &cwd, args, cancel, sandbox).await }).await;
     let (result, is_error) = match joined {
         Ok(Ok(r)) => r,
         Ok(Err(usage)) => (AgentToolResult::error(usage.0), true),
@@ -172,7 +183,11 @@ async fn run_case(line: &str, default_cwd: &Path) -> Value {
 
 /// `coding-agent tool --batch FILE|-`: one JSON line per case, in input order,
 /// each flushed as soon as its case finishes.
-pub async fn batch(source: &str, cwd: Option<&Path>) -> Result<(), UsageError> {
+pub async fn batch(
+    source: &str,
+    cwd: Option<&Path>,
+    sandbox: Option<coding_agent::sandbox::SandboxMode>,
+) -> Result<(), UsageError> {
     let default_cwd = resolve_cwd(cwd)?;
     let reader: Box<dyn BufRead + Send> = if source == "-" {
         Box::new(std::io::BufReader::new(std::io::stdin()))
@@ -197,7 +212,7 @@ pub async fn batch(source: &str, cwd: Option<&Path>) -> Result<(), UsageError> {
         number += 1;
         let out = match String::from_utf8(line) {
             Ok(line) if line.trim().is_empty() => continue,
-            Ok(line) => run_case(&line, &default_cwd).await,
+            Ok(line) => run_case(&line, &default_cwd, sandbox).await,
             // One bad line is one error result; the rest still run.
             Err(_) => json!({
                 "id": null,

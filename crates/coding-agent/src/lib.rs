@@ -27,6 +27,7 @@ mod extension;
 mod project_file;
 mod registry;
 mod render;
+pub mod sandbox;
 mod schema;
 mod session;
 mod settings;

@@ -59,7 +59,15 @@ pub struct SettingsError {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Settings {
     values: Map<String, Value>,
+    /// The project file's values of the keys a project may only tighten
+    /// ([`TIGHTEN_ONLY_KEYS`]); kept apart so they cannot override the user's.
+    project: Map<String, Value>,
 }
+
+/// Keys whose project values never replace the user's: the sandbox and
+/// permission rules (see [`sandbox`](crate::sandbox)). Read the project's
+/// with [`Settings::project_value`].
+pub const TIGHTEN_ONLY_KEYS: [&str; 2] = ["sandbox", "permissions"];
 
 /// Where the global settings live (see the module docs).
 pub fn agent_dir() -> Option<PathBuf> {
@@ -105,7 +113,10 @@ impl Settings {
     /// are not validated; the typed accessors fall back to defaults and clamp.
     pub fn from_value(value: Value) -> Self {
         match value {
-            Value::Object(values) => Settings { values },
+            Value::Object(values) => Settings {
+                values,
+                project: Map::new(),
+            },
             _ => Settings::default(),
         }
     }
@@ -116,8 +127,13 @@ impl Settings {
             Value::Object(m) => m,
             _ => Map::new(),
         };
+        let mut tighten_only = Map::new();
         if let Value::Object(project) = project {
             for (key, value) in project {
+                if TIGHTEN_ONLY_KEYS.contains(&key.as_str()) {
+                    tighten_only.insert(key, value);
+                    continue;
+                }
                 match (values.get_mut(&key), value) {
                     (Some(Value::Array(base)), Value::Array(over)) if key == "allowedTools" => {
                         // Narrow only: keep the project's order, drop what the user did not allow.
@@ -135,7 +151,16 @@ impl Settings {
                 }
             }
         }
-        Settings { values }
+        Settings {
+            values,
+            project: tighten_only,
+        }
+    }
+
+    /// The project file's value of a tighten-only key (`sandbox`,
+    /// `permissions`); [`Settings::get`] gives the user's.
+    pub fn project_value(&self, key: &str) -> Option<&Value> {
+        self.project.get(key)
     }
 
     /// A raw value by top-level key.

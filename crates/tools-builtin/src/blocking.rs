@@ -27,6 +27,9 @@ where
 /// A short, clear description of an I/O error on `path`.
 pub(crate) fn describe_io_error(e: &std::io::Error, path: &Path) -> String {
     use std::io::ErrorKind::*;
+    if let Some(message) = crate::ops::SandboxDenied::message(e) {
+        return message.to_string();
+    }
     match e.kind() {
         NotFound => format!("File not found: {}", path.display()),
         PermissionDenied => format!("Permission denied: {}", path.display()),

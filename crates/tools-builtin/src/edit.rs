@@ -83,6 +83,9 @@ pub fn prepare_edit_arguments(mut args: Value) -> Value {
 
 fn edit_access_error(e: &std::io::Error, raw: &str) -> ToolError {
     use std::io::ErrorKind::*;
+    if let Some(message) = crate::ops::SandboxDenied::message(e) {
+        return ToolError::new(format!("Could not edit file: {raw}. {message}"));
+    }
     let code = match e.kind() {
         NotFound => "ENOENT".to_string(),
         PermissionDenied => "EACCES".to_string(),

@@ -6,13 +6,16 @@
 //! on this machine. Every file-system access of the seven tools, including
 //! grep's and find's directory walks, goes through [`FileOps`].
 
+mod confined;
 mod files;
+pub mod landlock;
 mod process;
 pub mod process_tree;
 pub mod replace;
 
 use std::sync::Arc;
 
+pub use confined::{ConfinedFileOps, SandboxDenied};
 pub use files::{
     DirEntryInfo, FileInfo, FileOps, LocalFileOps, WalkEntry, WalkOptions, WalkVisitor,
 };
@@ -34,6 +37,23 @@ impl Default for Operations {
             files: Arc::new(LocalFileOps),
             processes: Arc::new(LocalProcessOps),
         }
+    }
+}
+
+impl Operations {
+    /// The local file system and processes confined by `policy` (plain
+    /// local operations when the policy is off).
+    ///
+    /// # Errors
+    /// A root that cannot be opened or a deny glob that does not parse.
+    pub fn sandboxed(policy: &coding_agent::sandbox::SandboxPolicy) -> std::io::Result<Self> {
+        if !policy.is_on() {
+            return Ok(Operations::default());
+        }
+        Ok(Operations {
+            files: Arc::new(ConfinedFileOps::new(policy)?),
+            processes: Arc::new(landlock::SandboxedProcessOps::new(policy.clone())),
+        })
     }
 }
 

@@ -92,14 +92,17 @@ impl ProcessOps for LocalProcessOps {
         on_data: OutputSink<'a>,
         cancel: CancellationToken,
     ) -> BoxFuture<'a, io::Result<ExecEnd>> {
-        run_local(request, on_data, cancel).boxed()
+        run_local_with(request, on_data, cancel, |command| command.spawn()).boxed()
     }
 }
 
-async fn run_local(
+/// Runs `request` on this machine, starting the shell with `spawn` (the
+/// sandbox spawns from a restricted thread).
+pub(crate) async fn run_local_with(
     request: ExecRequest,
     on_data: OutputSink<'_>,
     cancel: CancellationToken,
+    spawn: impl FnOnce(&mut tokio::process::Command) -> io::Result<tokio::process::Child>,
 ) -> io::Result<ExecEnd> {
     use tokio::io::AsyncReadExt;
 
@@ -126,7 +129,7 @@ async fn run_local(
         .stderr(writer_err)
         .process_group(0)
         .kill_on_drop(true);
-    let mut child = command.spawn()?;
+    let mut child = spawn(&mut command)?;
     // The parent's copies of the write end must go, or EOF never comes.
     drop(command);
     let pid = child.id();
