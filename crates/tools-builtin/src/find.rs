@@ -129,9 +129,13 @@ impl TypedToolDefinition for FindTool {
         let files = self.files.clone();
         let cancel = ctx.cancel.clone();
         blocking(&ctx.cancel, move || {
-            let info = files
-                .metadata(&root)
-                .map_err(|_| ToolError::new(format!("Path not found: {}", root.display())))?;
+            let info =
+                files.metadata(&root).map_err(|e| {
+                    match crate::ops::SandboxDenied::message(&e) {
+                        Some(message) => ToolError::new(message.to_string()),
+                        None => ToolError::new(format!("Path not found: {}", root.display())),
+                    }
+                })?;
             if !info.is_dir {
                 return Err(ToolError::new(format!(
                     "Not a directory: {}",

@@ -157,9 +157,13 @@ pub fn run_grep(
     request: &GrepRequest,
     cancel: &CancellationToken,
 ) -> Result<AgentToolResult, ToolError> {
-    let info = files
-        .metadata(&request.root)
-        .map_err(|_| ToolError::new(format!("Path not found: {}", request.root.display())))?;
+    let info =
+        files.metadata(&request.root).map_err(|e| {
+            match crate::ops::SandboxDenied::message(&e) {
+                Some(message) => ToolError::new(message.to_string()),
+                None => ToolError::new(format!("Path not found: {}", request.root.display())),
+            }
+        })?;
     let matcher = build_matcher(request)?;
     let limit = request.limit;
 

@@ -425,7 +425,12 @@ impl FileOps for ConfinedFileOps {
     }
 
     fn exists(&self, path: &Path) -> bool {
-        self.open_beneath(path, OFlags::PATH).is_ok()
+        // A refused path "exists", so the operation that follows reports the
+        // sandbox's reason instead of "not found".
+        match self.open_beneath(path, OFlags::PATH) {
+            Ok(_) => true,
+            Err(e) => SandboxDenied::message(&e).is_some(),
+        }
     }
 
     fn walk(&self, options: &WalkOptions<'_>, visit: WalkVisitor<'_>) -> io::Result<()> {
