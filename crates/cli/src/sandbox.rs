@@ -32,11 +32,13 @@ pub fn tools(
     };
     let mut policy = SandboxPolicy::from_settings(settings, cwd, flag, default)
         .map_err(|e| format!("cannot use the settings: {e}"))?;
-    if confine_if_possible && !chosen && policy.is_on() {
-        if let Err(why) = tools_builtin::ops::landlock::commands_can_be_confined(&policy) {
-            eprintln!("coding-agent: warning: serving without the sandbox: {why}");
-            policy = SandboxPolicy::off();
-        }
+    if confine_if_possible
+        && !chosen
+        && policy.is_on()
+        && let Err(why) = tools_builtin::ops::landlock::commands_can_be_confined(&policy)
+    {
+        eprintln!("coding-agent: warning: serving without the sandbox: {why}");
+        policy = SandboxPolicy::off();
     }
     let operations = Operations::sandboxed(&policy).map_err(|e| format!("sandbox: {e}"))?;
     tracing::info!(mode = %policy.mode, roots = ?policy.roots, "sandbox");
