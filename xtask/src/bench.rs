@@ -583,6 +583,33 @@ pub fn run(args: &[String]) -> Result<()> {
         "262,144 SSE events over loopback, through the whole loop",
     )?;
 
+    // The sandbox's cost per bash call: a Landlock ruleset built and applied
+    // on a fresh thread before the shell starts.
+    let sandboxed = {
+        let (bin, dir) = (b.bin.clone(), bench_dir.clone());
+        move || {
+            let mut c = Command::new(&bin);
+            c.args(["tool", "bash", "--sandbox", "workspace-write", "--cwd"])
+                .arg(&dir)
+                .args(["--args", r#"{"command":"true"}"#]);
+            c
+        }
+    };
+    b.compare(
+        "bash start-up, sandbox on",
+        sandboxed,
+        Some((
+            "the same, --sandbox off".into(),
+            Box::new(tool_cmd(
+                &b.bin,
+                "bash",
+                &bench_dir,
+                json!({"command": "true"}),
+            )),
+        )),
+        "whole process per call; target: under 2 ms extra",
+    )?;
+
     let bytes: u64 = if quick { 100_000_000 } else { 1_000_000_000 };
     let produce = format!("yes 'a line of output from a chatty command' | head -c {bytes}");
     b.compare(
