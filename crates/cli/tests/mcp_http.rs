@@ -4,12 +4,15 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
-use serde_json::{Value, json};
+use serde_json::json;
+
+mod mcp_common;
+use mcp_common::{args, assert_cancel_kills_the_tree, assert_parallel_calls_overlap, text};
 
 /// A running `coding-agent mcp --http`, killed on drop.
 struct Server {
@@ -62,18 +65,6 @@ fn start(cwd: &std::path::Path, agent_dir: &std::path::Path, extra: &[&str]) -> 
     Server { child, url, port }
 }
 
-fn args(v: Value) -> serde_json::Map<String, Value> {
-    v.as_object().cloned().unwrap_or_default()
-}
-
-fn text(result: &rmcp::model::CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect()
-}
-
 #[tokio::test]
 async fn rmcp_client_lists_and_calls_over_http() {
     let dir = tempfile::tempdir().unwrap();
@@ -121,44 +112,10 @@ async fn rmcp_client_lists_and_calls_over_http() {
     assert!(err.to_string().contains("nope"), "{err}");
 
     // Two slow calls from one client run at once.
-    let started = Instant::now();
-    let sleep = || {
-        client.call_tool(
-            CallToolRequestParams::new("bash")
-                .with_arguments(args(json!({"command": "sleep 0.6; echo done"}))),
-        )
-    };
-    let (a, b) = tokio::join!(sleep(), sleep());
-    assert_eq!(text(&a.unwrap()), "done\n");
-    assert_eq!(text(&b.unwrap()), "done\n");
-    assert!(
-        started.elapsed() < Duration::from_millis(1100),
-        "{:?}",
-        started.elapsed()
-    );
-
+    assert_parallel_calls_overlap(client.peer()).await;
     // Cancelling a call over HTTP kills its process tree.
     let marker = format!("mcp-http-cancel-{}", std::process::id());
-    let call = client.call_tool(CallToolRequestParams::new("bash").with_arguments(args(json!({
-        "command": format!("setsid bash -c 'exec -a {marker} sleep 300' & exec -a {marker} sleep 301")
-    }))));
-    let _ = tokio::time::timeout(Duration::from_millis(800), call).await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let out = Command::new("pgrep")
-            .args(["-f", &marker])
-            .output()
-            .unwrap();
-        if out.stdout.is_empty() {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "survivors: {}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    assert_cancel_kills_the_tree(client.peer(), &marker).await;
     client.cancel().await.unwrap();
 }
 

@@ -1,13 +1,16 @@
 //! `coding-agent mcp` driven by rmcp's own client over stdio, as any MCP
 //! client would drive it.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
+
+mod mcp_common;
+use mcp_common::{args, assert_cancel_kills_the_tree, assert_parallel_calls_overlap, text};
 
 async fn connect(
     cwd: &std::path::Path,
@@ -22,18 +25,6 @@ async fn connect(
     ().serve(TokioChildProcess::new(command).expect("spawn"))
         .await
         .expect("initialise")
-}
-
-fn args(v: Value) -> serde_json::Map<String, Value> {
-    v.as_object().cloned().unwrap_or_default()
-}
-
-fn text(result: &rmcp::model::CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect()
 }
 
 #[tokio::test]
@@ -116,21 +107,7 @@ async fn lists_calls_and_reports_failures_like_the_loop() {
     assert!(err.to_string().contains("nope"), "{err}");
 
     // Parallel calls run concurrently.
-    let started = Instant::now();
-    let sleep = || {
-        client.call_tool(
-            CallToolRequestParams::new("bash")
-                .with_arguments(args(json!({"command": "sleep 0.6; echo done"}))),
-        )
-    };
-    let (a, b) = tokio::join!(sleep(), sleep());
-    assert_eq!(text(&a.unwrap()), "done\n");
-    assert_eq!(text(&b.unwrap()), "done\n");
-    assert!(
-        started.elapsed() < Duration::from_millis(1100),
-        "{:?}",
-        started.elapsed()
-    );
+    assert_parallel_calls_overlap(client.peer()).await;
 
     client.cancel().await.unwrap();
 }
@@ -141,27 +118,7 @@ async fn a_cancelled_call_kills_its_processes() {
     let agent = tempfile::tempdir().unwrap();
     let client = connect(dir.path(), &[], agent.path()).await;
     let marker = format!("mcp-cancel-marker-{}", std::process::id());
-    let call = client.call_tool(CallToolRequestParams::new("bash").with_arguments(args(json!({
-        "command": format!("setsid bash -c 'exec -a {marker} sleep 300' & exec -a {marker} sleep 301")
-    }))));
-    // Dropping the request after a moment sends notifications/cancelled.
-    let _ = tokio::time::timeout(Duration::from_millis(800), call).await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let out = std::process::Command::new("pgrep")
-            .args(["-f", &marker])
-            .output()
-            .unwrap();
-        if out.stdout.is_empty() {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "survivors: {}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    assert_cancel_kills_the_tree(client.peer(), &marker).await;
     client.cancel().await.unwrap();
 }
 
