@@ -67,6 +67,19 @@ pub enum AgentEvent {
         /// Raw arguments as the model sent them.
         args: Value,
     },
+    /// A `before_tool_call` hook recorded a decision about a call (e.g. the
+    /// permission rule that allowed or refused it); sent between
+    /// `tool_execution_start` and the call's execution or error result.
+    ToolCallDecision {
+        /// Tool call id.
+        #[serde(rename = "toolCallId")]
+        tool_call_id: String,
+        /// Tool name.
+        #[serde(rename = "toolName")]
+        tool_name: String,
+        /// The hook's record.
+        decision: Value,
+    },
     /// A running tool reported progress.
     ToolExecutionUpdate {
         /// Tool call id.
@@ -109,6 +122,7 @@ impl AgentEvent {
             AgentEvent::MessageUpdate { .. } => "message_update",
             AgentEvent::MessageEnd { .. } => "message_end",
             AgentEvent::ToolExecutionStart { .. } => "tool_execution_start",
+            AgentEvent::ToolCallDecision { .. } => "tool_call_decision",
             AgentEvent::ToolExecutionUpdate { .. } => "tool_execution_update",
             AgentEvent::ToolExecutionEnd { .. } => "tool_execution_end",
         }

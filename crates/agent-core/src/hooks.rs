@@ -31,6 +31,10 @@ pub struct BeforeToolCallResult {
     pub terminate: bool,
     /// Replacement arguments; executed as given, without re-validation.
     pub args: Option<Value>,
+    /// What was decided about the call and why (e.g. which permission rule
+    /// matched), for observers: the loop sends it as a
+    /// [`AgentEvent::ToolCallDecision`](crate::AgentEvent::ToolCallDecision).
+    pub decision: Option<Value>,
 }
 
 impl BeforeToolCallResult {

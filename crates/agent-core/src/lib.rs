@@ -38,7 +38,7 @@ mod hooks;
 mod mutation_queue;
 mod tool;
 mod tool_execution;
-pub use tool_execution::execute_tool_call;
+pub use tool_execution::{execute_tool_call, execute_tool_call_with};
 mod truncate;
 mod typed;
 

@@ -98,6 +98,7 @@ pub(crate) async fn execute_tool_calls(
                 config.before_tool_call.as_ref(),
                 config.unknown_tool_message.as_ref(),
                 cancel,
+                emit,
             )
             .await
             {
@@ -137,6 +138,7 @@ pub(crate) async fn execute_tool_calls(
             config.before_tool_call.as_ref(),
             config.unknown_tool_message.as_ref(),
             cancel,
+            emit,
         )
         .await
         {
@@ -201,6 +203,7 @@ async fn prepare(
     before: Option<&BeforeToolCallHook>,
     unknown: Option<&UnknownToolMessage>,
     cancel: &CancellationToken,
+    emit: &EventSink,
 ) -> Prepared {
     let Some(tool) = find_tool(tools, &call.name) else {
         let message = unknown
@@ -238,6 +241,13 @@ async fn prepare(
             }
             Ok(Err(message)) => return Prepared::Done(failed(call, message, false)),
             Ok(Ok(Some(decision))) => {
+                if let Some(record) = decision.decision {
+                    emit(&AgentEvent::ToolCallDecision {
+                        tool_call_id: call.id.clone(),
+                        tool_name: call.name.clone(),
+                        decision: record,
+                    });
+                }
                 if decision.block {
                     let reason = decision
                         .reason
@@ -423,13 +433,25 @@ pub async fn execute_tool_call(
     cancel: &CancellationToken,
     on_update: impl Fn(AgentToolResult) + Send + Sync + 'static,
 ) -> (AgentToolResult, bool) {
+    execute_tool_call_with(tools, call, cancel, None, on_update).await
+}
+
+/// [`execute_tool_call`] with a `before_tool_call` hook (for example
+/// permission rules) run after validation, as the loop runs it.
+pub async fn execute_tool_call_with(
+    tools: &[Arc<dyn AgentTool>],
+    call: &ToolCall,
+    cancel: &CancellationToken,
+    before: Option<&BeforeToolCallHook>,
+    on_update: impl Fn(AgentToolResult) + Send + Sync + 'static,
+) -> (AgentToolResult, bool) {
     let assistant = AssistantMessage::empty("", "");
     let emit: EventSink = Arc::new(move |event: &AgentEvent| {
         if let AgentEvent::ToolExecutionUpdate { partial_result, .. } = event {
             on_update(partial_result.clone());
         }
     });
-    let done = match prepare(&assistant, call, tools, None, None, cancel).await {
+    let done = match prepare(&assistant, call, tools, before, None, cancel, &emit).await {
         Prepared::Done(done) => done,
         Prepared::Ready { tool, call, args } => {
             run_prepared(&assistant, tool, call, args, None, cancel, &emit).await

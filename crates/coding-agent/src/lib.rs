@@ -24,6 +24,7 @@ mod closure_tool;
 mod decorate;
 mod definition;
 mod extension;
+pub mod permissions;
 mod project_file;
 mod registry;
 mod render;

@@ -1,0 +1,823 @@
+//! Permission rules: which tool calls run, which need a person's approval,
+//! which are refused.
+//!
+//! Settings (`permissions`, Claude Code's grammar):
+//!
+//! ```json
+//! {"permissions": {
+//!   "allow": ["Bash(git diff:*)", "Bash(npm run test)", "Read", "Edit(src/**)"],
+//!   "ask":   ["Bash(git push:*)"],
+//!   "deny":  ["Bash(rm:*)", "Read(./secrets/**)", "Grep", "mcp__tracker__delete_issue"]
+//! }}
+//! ```
+//!
+//! - `Tool` alone matches every call of the tool; `Bash(prefix:*)` a
+//!   command that is `prefix` or starts with `prefix `; `Bash(text)` exactly
+//!   that command (`*` matches any run); `Read(glob)`, `Edit(glob)`,
+//!   `Write(glob)` a path (relative globs are relative to the working
+//!   directory, `~/` is the home directory). `Read` rules cover read, grep,
+//!   find and ls; `Edit` rules cover edit and write. Other names (custom and
+//!   `mcp__server__tool` tools, or `mcp__server` for all of a server's
+//!   tools) match by name.
+//! - Precedence: deny, then ask, then allow, then the default.
+//! - A bash command is judged by its simple commands
+//!   ([`split_commands`]): denied if any part is denied, asked if any part
+//!   asks; allowed by rules only if every part is allowed.
+//! - The default: a call no rule names runs, unless the tool has allow
+//!   rules, in which case it asks (an allow list means "only these without
+//!   asking").
+//! - A project's `.pi/settings.json` may add deny and ask rules; its allow
+//!   rules are ignored (a cloned repository cannot allow itself `Bash(*)`).
+
+mod shell;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use globset::{GlobBuilder, GlobMatcher};
+use serde_json::{Value, json};
+
+pub use shell::{ShellCommands, split_commands};
+
+use crate::Settings;
+
+/// Which list a rule comes from, or what was decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Permission {
+    /// Runs.
+    Allow,
+    /// Needs approval.
+    Ask,
+    /// Refused.
+    Deny,
+}
+
+impl Permission {
+    /// `allow`, `ask` or `deny`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Permission::Allow => "allow",
+            Permission::Ask => "ask",
+            Permission::Deny => "deny",
+        }
+    }
+}
+
+/// One parsed rule.
+#[derive(Debug, Clone)]
+pub struct PermissionRule {
+    /// As written in the settings.
+    pub text: String,
+    /// The tool name as written (`Bash`, `Read`, `mcp__x__y`, ...).
+    pub tool: String,
+    specifier: Option<Specifier>,
+}
+
+#[derive(Debug, Clone)]
+enum Specifier {
+    /// `prefix:*`
+    Prefix(String),
+    /// Exact text, `*` matching any run.
+    Pattern(String),
+    /// A path glob.
+    Path(GlobMatcher),
+}
+
+/// A rule that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("permissions: {0}")]
+pub struct PermissionConfigError(pub String);
+
+/// Our tool names a rule's tool name covers.
+fn covered_tools(rule_tool: &str) -> Vec<String> {
+    match rule_tool.to_ascii_lowercase().as_str() {
+        "bash" => vec!["bash".into()],
+        "read" => ["read", "grep", "find", "ls"].map(String::from).to_vec(),
+        "edit" => ["edit", "write"].map(String::from).to_vec(),
+        "write" => vec!["write".into()],
+        "grep" => vec!["grep".into()],
+        "glob" | "find" => vec!["find".into()],
+        "ls" => vec!["ls".into()],
+        _ => vec![rule_tool.to_string()],
+    }
+}
+
+fn is_path_rule(tool: &str) -> bool {
+    matches!(
+        tool.to_ascii_lowercase().as_str(),
+        "read" | "edit" | "write" | "grep" | "glob" | "find" | "ls"
+    )
+}
+
+impl PermissionRule {
+    /// Parses `Tool` or `Tool(specifier)`; path globs are anchored at `cwd`.
+    ///
+    /// # Errors
+    /// An empty name, unbalanced parentheses, a glob that does not parse.
+    pub fn parse(text: &str, cwd: &Path) -> Result<Self, PermissionConfigError> {
+        let err = |m: &str| PermissionConfigError(format!("{text:?}: {m}"));
+        let text_trim = text.trim();
+        let (tool, specifier) = match text_trim.find('(') {
+            None => (text_trim, None),
+            Some(open) => {
+                let Some(inner) = text_trim[open + 1..].strip_suffix(')') else {
+                    return Err(err("expected Tool(specifier)"));
+                };
+                (&text_trim[..open], Some(inner.trim()))
+            }
+        };
+        if tool.is_empty()
+            || !tool
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(err("expected a tool name"));
+        }
+        let specifier = match specifier {
+            None | Some("") | Some("*") | Some("**") => None,
+            Some(s) if is_path_rule(tool) => {
+                let home = std::env::home_dir();
+                let anchored =
+                    if let (Some(rest), Some(home)) = (s.strip_prefix("~/"), home.as_ref()) {
+                        format!("{}/{rest}", home.display())
+                    } else if let Some(rest) = s.strip_prefix("//") {
+                        format!("/{rest}")
+                    } else if s.starts_with('/') || s.starts_with("**") {
+                        s.to_string()
+                    } else {
+                        format!("{}/{}", cwd.display(), s.strip_prefix("./").unwrap_or(s))
+                    };
+                let glob = GlobBuilder::new(&anchored)
+                    .literal_separator(true)
+                    .build()
+                    .map_err(|e| err(&e.to_string()))?;
+                Some(Specifier::Path(glob.compile_matcher()))
+            }
+            Some(s) => match s.strip_suffix(":*") {
+                Some(prefix) => Some(Specifier::Prefix(prefix.trim().to_string())),
+                None => Some(Specifier::Pattern(s.to_string())),
+            },
+        };
+        Ok(PermissionRule {
+            text: text.to_string(),
+            tool: tool.to_string(),
+            specifier,
+        })
+    }
+
+    /// Whether the rule is about `tool` at all.
+    fn names(&self, tool: &str) -> bool {
+        let covered = covered_tools(&self.tool);
+        covered.iter().any(|t| t == tool)
+            || (self.tool.starts_with("mcp__")
+                && self.tool.matches("__").count() == 1
+                && tool.starts_with(&format!("{}__", self.tool)))
+    }
+
+    fn matches_command(&self, line: &str) -> bool {
+        match &self.specifier {
+            None => true,
+            Some(Specifier::Prefix(p)) => line == p || line.starts_with(&format!("{p} ")),
+            Some(Specifier::Pattern(p)) => wildcard(p, line),
+            Some(Specifier::Path(_)) => false,
+        }
+    }
+
+    fn matches_path(&self, path: &Path) -> bool {
+        match &self.specifier {
+            None => true,
+            Some(Specifier::Path(g)) => g.is_match(path),
+            _ => false,
+        }
+    }
+}
+
+/// `*` matches any run of characters.
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The outcome for one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PermissionDecision {
+    /// What happens.
+    pub permission: Permission,
+    /// The rule that decided it (`None`: the default).
+    pub rule: Option<String>,
+    /// For bash: the part of the command the rule matched, or the first
+    /// part no allow rule covered.
+    pub subject: Option<String>,
+}
+
+impl PermissionDecision {
+    fn by(permission: Permission, rule: &PermissionRule, subject: Option<String>) -> Self {
+        PermissionDecision {
+            permission,
+            rule: Some(rule.text.clone()),
+            subject,
+        }
+    }
+
+    /// The record sent in the event stream.
+    pub fn to_json(&self, source: &str) -> Value {
+        json!({"permission": self.permission.as_str(), "rule": self.rule, "subject": self.subject, "source": source})
+    }
+}
+
+/// Allow, ask and deny rules for one working directory.
+#[derive(Debug, Clone, Default)]
+pub struct PermissionRules {
+    allow: Vec<PermissionRule>,
+    ask: Vec<PermissionRule>,
+    deny: Vec<PermissionRule>,
+}
+
+impl PermissionRules {
+    /// No rules: every call runs.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// Whether there is any rule.
+    pub fn is_empty(&self) -> bool {
+        self.allow.is_empty() && self.ask.is_empty() && self.deny.is_empty()
+    }
+
+    /// Rules from lists of rule texts.
+    ///
+    /// # Errors
+    /// The first rule that does not parse.
+    pub fn from_lists(
+        allow: &[&str],
+        ask: &[&str],
+        deny: &[&str],
+        cwd: &Path,
+    ) -> Result<Self, PermissionConfigError> {
+        let parse = |list: &[&str]| {
+            list.iter()
+                .map(|r| PermissionRule::parse(r, cwd))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        Ok(PermissionRules {
+            allow: parse(allow)?,
+            ask: parse(ask)?,
+            deny: parse(deny)?,
+        })
+    }
+
+    /// The user's `permissions` plus the project's deny and ask rules (its
+    /// allow rules are ignored).
+    ///
+    /// # Errors
+    /// A list of the wrong shape or a rule that does not parse.
+    pub fn from_settings(settings: &Settings, cwd: &Path) -> Result<Self, PermissionConfigError> {
+        let list = |source: Option<&Value>,
+                    key: &str|
+         -> Result<Vec<PermissionRule>, PermissionConfigError> {
+            match source.and_then(|s| s.get(key)) {
+                None | Some(Value::Null) => Ok(Vec::new()),
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|v| match v.as_str() {
+                        Some(text) => PermissionRule::parse(text, cwd),
+                        None => Err(PermissionConfigError(format!("{key} must list strings"))),
+                    })
+                    .collect(),
+                Some(_) => Err(PermissionConfigError(format!(
+                    "{key} must be a list of rules"
+                ))),
+            }
+        };
+        let user = settings.get("permissions");
+        let project = settings.project_value("permissions");
+        if user.is_some_and(|u| !u.is_object()) || project.is_some_and(|p| !p.is_object()) {
+            return Err(PermissionConfigError(
+                "must be an object with allow, ask and deny lists".into(),
+            ));
+        }
+        if list(project, "allow").is_ok_and(|l| !l.is_empty()) {
+            tracing::warn!(
+                "the project's permissions.allow rules are ignored: a project may only add ask and deny rules"
+            );
+        }
+        let mut rules = PermissionRules {
+            allow: list(user, "allow")?,
+            ask: list(user, "ask")?,
+            deny: list(user, "deny")?,
+        };
+        rules.ask.extend(list(project, "ask")?);
+        rules.deny.extend(list(project, "deny")?);
+        Ok(rules)
+    }
+
+    /// The decision for a call of `tool` with validated `args`; paths are
+    /// resolved against `cwd`.
+    pub fn decide(&self, tool: &str, args: &Value, cwd: &Path) -> PermissionDecision {
+        let has_allow = self.allow.iter().any(|r| r.names(tool));
+        let default = PermissionDecision {
+            permission: if has_allow {
+                Permission::Ask
+            } else {
+                Permission::Allow
+            },
+            rule: None,
+            subject: None,
+        };
+        if tool == "bash" {
+            let command = args.get("command").and_then(Value::as_str).unwrap_or("");
+            return self.decide_command(command, default);
+        }
+        if let Some(path) = call_path(tool, args, cwd) {
+            for (list, permission) in [
+                (&self.deny, Permission::Deny),
+                (&self.ask, Permission::Ask),
+                (&self.allow, Permission::Allow),
+            ] {
+                if let Some(rule) = list.iter().find(|r| r.names(tool) && r.matches_path(&path)) {
+                    return PermissionDecision::by(
+                        permission,
+                        rule,
+                        Some(path.display().to_string()),
+                    );
+                }
+            }
+            return default;
+        }
+        for (list, permission) in [
+            (&self.deny, Permission::Deny),
+            (&self.ask, Permission::Ask),
+            (&self.allow, Permission::Allow),
+        ] {
+            if let Some(rule) = list.iter().find(|r| r.names(tool) && r.specifier.is_none()) {
+                return PermissionDecision::by(permission, rule, None);
+            }
+        }
+        default
+    }
+
+    fn decide_command(&self, command: &str, default: PermissionDecision) -> PermissionDecision {
+        let parts = split_commands(command);
+        let mut lines: Vec<String> = parts.lines();
+        // The command name as a bare word too, so `/bin/rm` meets `Bash(rm:*)`.
+        let by_name: Vec<String> = parts
+            .commands
+            .iter()
+            .filter(|c| c.first().is_some_and(|w| w.contains('/')))
+            .map(|c| {
+                let mut c = c.clone();
+                c[0] = c[0].rsplit('/').next().unwrap_or("").to_string();
+                c.join(" ")
+            })
+            .collect();
+        let bash_rules = |list: &[PermissionRule]| -> Vec<PermissionRule> {
+            list.iter().filter(|r| r.names("bash")).cloned().collect()
+        };
+        let (deny, ask, allow) = (
+            bash_rules(&self.deny),
+            bash_rules(&self.ask),
+            bash_rules(&self.allow),
+        );
+        let all_lines: Vec<&String> = lines.iter().chain(by_name.iter()).collect();
+        for (list, permission) in [(&deny, Permission::Deny), (&ask, Permission::Ask)] {
+            for line in &all_lines {
+                if let Some(rule) = list.iter().find(|r| r.matches_command(line)) {
+                    return PermissionDecision::by(permission, rule, Some((*line).clone()));
+                }
+            }
+            // A bare `Bash` rule names every command, even an empty one.
+            if let Some(rule) = list.iter().find(|r| r.specifier.is_none()) {
+                return PermissionDecision::by(permission, rule, None);
+            }
+        }
+        if (!deny.is_empty() || !ask.is_empty()) && parts.opaque {
+            // A part we cannot see might be a denied one.
+            return PermissionDecision {
+                permission: Permission::Ask,
+                rule: None,
+                subject: Some("a part of the command that cannot be read before it runs".into()),
+            };
+        }
+        if allow.is_empty() {
+            return default;
+        }
+        if parts.opaque || lines.is_empty() {
+            return PermissionDecision {
+                permission: Permission::Ask,
+                rule: None,
+                subject: Some(command.to_string()),
+            };
+        }
+        let mut first_rule = None;
+        lines.dedup();
+        for line in &lines {
+            match allow.iter().find(|r| r.matches_command(line)) {
+                Some(rule) => {
+                    first_rule.get_or_insert(rule);
+                }
+                None => {
+                    return PermissionDecision {
+                        permission: Permission::Ask,
+                        rule: None,
+                        subject: Some(line.clone()),
+                    };
+                }
+            }
+        }
+        match first_rule {
+            Some(rule) => PermissionDecision::by(Permission::Allow, rule, None),
+            None => default,
+        }
+    }
+}
+
+/// The path a file tool's call is about, absolute.
+fn call_path(tool: &str, args: &Value, cwd: &Path) -> Option<PathBuf> {
+    if !matches!(tool, "read" | "edit" | "write" | "grep" | "find" | "ls") {
+        return None;
+    }
+    let raw = args.get("path").and_then(Value::as_str).unwrap_or(".");
+    let raw = raw.strip_prefix('@').unwrap_or(raw);
+    let expanded = match (raw.strip_prefix("~/"), std::env::home_dir()) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ if raw == "~" => std::env::home_dir().unwrap_or_default(),
+        _ => PathBuf::from(raw.strip_prefix("file://").unwrap_or(raw)),
+    };
+    Some(crate::sandbox::normalize(&cwd.join(expanded)))
+}
+
+/// A question for a person: may this call run?
+#[derive(Debug, Clone)]
+pub struct PermissionRequest {
+    /// The tool.
+    pub tool: String,
+    /// Its validated arguments.
+    pub args: Value,
+    /// Why it asks.
+    pub decision: PermissionDecision,
+}
+
+/// A person's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermissionAnswer {
+    /// Run this call.
+    Yes,
+    /// Refuse it.
+    No,
+    /// Run it, and the same call again without asking for the rest of the session.
+    Always,
+}
+
+/// Asks a person whether a call may run (a terminal prompt, an editor's
+/// dialog, an RPC client). Without one, calls that need approval are refused.
+pub trait PermissionPrompt: Send + Sync {
+    /// The answer for `request`.
+    fn ask(&self, request: PermissionRequest) -> BoxFuture<'static, PermissionAnswer>;
+}
+
+/// Rules plus the way to ask and what was already approved: what the
+/// session's hook, the MCP server and `coding-agent tool` consult.
+#[derive(Clone)]
+pub struct PermissionGate {
+    rules: Arc<PermissionRules>,
+    prompt: Option<Arc<dyn PermissionPrompt>>,
+    approved: Arc<Mutex<Vec<(String, String)>>>,
+    cwd: PathBuf,
+    /// Words used when refusing an ask for want of a prompt.
+    no_prompt_reason: String,
+}
+
+impl std::fmt::Debug for PermissionGate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PermissionGate")
+            .field("rules", &self.rules)
+            .field("prompt", &self.prompt.is_some())
+            .finish()
+    }
+}
+
+/// What the gate made of a call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GateOutcome {
+    /// Whether the call may run.
+    pub allowed: bool,
+    /// The refusal's text for the model, when refused.
+    pub reason: Option<String>,
+    /// The record for the event stream (`None` when no rule exists, so a
+    /// session without permissions sends nothing new).
+    pub record: Option<Value>,
+}
+
+impl PermissionGate {
+    /// A gate over `rules`; asks go to `prompt`, or are refused without one
+    /// (`mode` names the mode in that refusal, e.g. "print mode").
+    pub fn new(
+        rules: PermissionRules,
+        prompt: Option<Arc<dyn PermissionPrompt>>,
+        cwd: impl Into<PathBuf>,
+        mode: &str,
+    ) -> Self {
+        PermissionGate {
+            rules: Arc::new(rules),
+            prompt,
+            approved: Arc::default(),
+            cwd: cwd.into(),
+            no_prompt_reason: format!("no one can approve it in {mode}"),
+        }
+    }
+
+    /// Whether there is any rule.
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// Decides, asking the prompt when a rule says ask.
+    pub async fn check(&self, tool: &str, args: &Value) -> GateOutcome {
+        if self.rules.is_empty() {
+            return GateOutcome {
+                allowed: true,
+                reason: None,
+                record: None,
+            };
+        }
+        let decision = self.rules.decide(tool, args, &self.cwd);
+        let rule_text = decision
+            .rule
+            .clone()
+            .unwrap_or_else(|| "no allow rule matches".to_string());
+        match decision.permission {
+            Permission::Allow => GateOutcome {
+                allowed: true,
+                reason: None,
+                record: Some(decision.to_json("rules")),
+            },
+            Permission::Deny => GateOutcome {
+                allowed: false,
+                reason: Some(format!(
+                    "Permission denied by rule {rule_text}{}",
+                    decision
+                        .subject
+                        .as_deref()
+                        .map(|s| format!(" (matched: {s})"))
+                        .unwrap_or_default()
+                )),
+                record: Some(decision.to_json("rules")),
+            },
+            Permission::Ask => {
+                let key = (tool.to_string(), args.to_string());
+                if self
+                    .approved
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .contains(&key)
+                {
+                    let mut record = decision.to_json("session");
+                    record["permission"] = json!("allow");
+                    return GateOutcome {
+                        allowed: true,
+                        reason: None,
+                        record: Some(record),
+                    };
+                }
+                let why = match &decision.rule {
+                    Some(rule) => format!("rule {rule}"),
+                    None => format!(
+                        "no allow rule covers {}",
+                        decision.subject.as_deref().unwrap_or("this call")
+                    ),
+                };
+                let Some(prompt) = &self.prompt else {
+                    return GateOutcome {
+                        allowed: false,
+                        reason: Some(format!(
+                            "Permission required ({why}) and {}",
+                            self.no_prompt_reason
+                        )),
+                        record: Some(decision.to_json("rules")),
+                    };
+                };
+                let answer = prompt
+                    .ask(PermissionRequest {
+                        tool: tool.to_string(),
+                        args: args.clone(),
+                        decision: decision.clone(),
+                    })
+                    .await;
+                let mut record = decision.to_json("prompt");
+                record["answer"] = json!(match answer {
+                    PermissionAnswer::Yes => "yes",
+                    PermissionAnswer::No => "no",
+                    PermissionAnswer::Always => "always",
+                });
+                match answer {
+                    PermissionAnswer::No => GateOutcome {
+                        allowed: false,
+                        reason: Some(format!("Permission refused by the user ({why})")),
+                        record: Some(record),
+                    },
+                    PermissionAnswer::Always => {
+                        self.approved
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push(key);
+                        GateOutcome {
+                            allowed: true,
+                            reason: None,
+                            record: Some(record),
+                        }
+                    }
+                    PermissionAnswer::Yes => GateOutcome {
+                        allowed: true,
+                        reason: None,
+                        record: Some(record),
+                    },
+                }
+            }
+        }
+    }
+
+    /// The gate as a `before_tool_call` hook: refusals become blocked calls
+    /// with the rule in their text, decisions go to the event stream.
+    pub fn hook(&self) -> agent_core::BeforeToolCallHook {
+        let gate = self.clone();
+        Arc::new(move |ctx: agent_core::BeforeToolCallContext, _cancel| {
+            let gate = gate.clone();
+            Box::pin(async move {
+                let outcome = gate.check(&ctx.tool_call.name, &ctx.args).await;
+                if outcome.record.is_none() && outcome.allowed {
+                    return Ok(None);
+                }
+                Ok(Some(agent_core::BeforeToolCallResult {
+                    block: !outcome.allowed,
+                    reason: outcome.reason,
+                    decision: outcome.record,
+                    ..Default::default()
+                }))
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(allow: &[&str], ask: &[&str], deny: &[&str]) -> PermissionRules {
+        PermissionRules::from_lists(allow, ask, deny, Path::new("/w")).unwrap()
+    }
+
+    fn bash(r: &PermissionRules, command: &str) -> Permission {
+        r.decide("bash", &json!({"command": command}), Path::new("/w"))
+            .permission
+    }
+
+    #[test]
+    fn precedence_deny_ask_allow_default() {
+        use Permission::*;
+        // (allow, ask, deny, command, expected)
+        let table: [(&[&str], &[&str], &[&str], &str, Permission); 9] = [
+            (&[], &[], &[], "anything", Allow),
+            (&["Bash(git:*)"], &[], &[], "git status", Allow),
+            (&["Bash(git:*)"], &[], &[], "make", Ask),
+            (
+                &["Bash(git:*)"],
+                &["Bash(git push:*)"],
+                &[],
+                "git push origin",
+                Ask,
+            ),
+            (
+                &["Bash(git:*)"],
+                &["Bash(git push:*)"],
+                &["Bash(git push --force:*)"],
+                "git push --force",
+                Deny,
+            ),
+            (&["Bash"], &[], &["Bash(rm:*)"], "rm x", Deny),
+            (&["Bash(npm run test)"], &[], &[], "npm run test", Allow),
+            (
+                &["Bash(npm run test)"],
+                &[],
+                &[],
+                "npm run test -- --watch",
+                Ask,
+            ),
+            (&["Bash(npm run *)"], &[], &[], "npm run build", Allow),
+        ];
+        for (allow, ask, deny, command, expected) in table {
+            assert_eq!(
+                bash(&rules(allow, ask, deny), command),
+                expected,
+                "{allow:?} {ask:?} {deny:?} {command}"
+            );
+        }
+    }
+
+    #[test]
+    fn compound_commands_never_pass_as_their_first_part() {
+        let r = rules(&["Bash(git diff:*)", "Bash(echo:*)"], &[], &["Bash(rm:*)"]);
+        assert_eq!(bash(&r, "git diff HEAD~1"), Permission::Allow);
+        let attempts = [
+            "git diff; rm -rf ~",
+            "git diff && rm x",
+            "git diff || rm x",
+            "git diff | rm x",
+            "git diff & rm x",
+            "git diff\nrm x",
+            "git diff $(rm x)",
+            "git diff `rm x`",
+            "git diff \"$(rm x)\"",
+            "(rm x)",
+            "{ rm x; }",
+            "bash -c 'rm x'",
+            "sh -c \"git diff; rm x\"",
+            "FOO=1 rm x",
+            "env rm x",
+            "/bin/rm x",
+            "\\rm x",
+            "r\"m\" x",
+            "$'\\x72m' x",
+            "command rm x",
+            "xargs rm < list",
+            "find . -exec rm {} \\;",
+            "git diff > >(rm x)",
+            "eval \"rm x\"",
+            "X=rm; $X x",
+            "if true; then rm x; fi",
+            "git diff <<< $(rm x)",
+            "timeout 5 rm x",
+            "sudo -u root rm x",
+            "nohup rm x &",
+            "git diff --output=$(rm x)",
+            "echo ok; cat <<EOF\nrm x\nEOF",
+        ];
+        for attempt in attempts {
+            let got = bash(&r, attempt);
+            assert_ne!(got, Permission::Allow, "{attempt:?} passed");
+        }
+    }
+
+    #[test]
+    fn path_rules_and_names() {
+        let r = rules(
+            &["Edit(src/**)"],
+            &[],
+            &["Read(./secrets/**)", "Grep", "mcp__tracker__delete"],
+        );
+        let d = |tool: &str, args: Value| r.decide(tool, &args, Path::new("/w")).permission;
+        assert_eq!(
+            d("read", json!({"path": "secrets/key.txt"})),
+            Permission::Deny
+        );
+        assert_eq!(
+            d("read", json!({"path": "../w/secrets/a"})),
+            Permission::Deny
+        );
+        assert_eq!(d("ls", json!({"path": "secrets/x"})), Permission::Deny);
+        assert_eq!(d("read", json!({"path": "src/a.rs"})), Permission::Allow);
+        assert_eq!(d("edit", json!({"path": "src/a.rs"})), Permission::Allow);
+        assert_eq!(
+            d("write", json!({"path": "src/deep/b.rs"})),
+            Permission::Allow
+        );
+        assert_eq!(d("write", json!({"path": "README.md"})), Permission::Ask);
+        assert_eq!(d("grep", json!({"pattern": "x"})), Permission::Deny);
+        assert_eq!(d("mcp__tracker__delete", json!({})), Permission::Deny);
+        assert_eq!(d("mcp__tracker__list", json!({})), Permission::Allow);
+        let r = rules(&[], &["mcp__tracker"], &[]);
+        assert_eq!(
+            r.decide("mcp__tracker__list", &json!({}), Path::new("/w"))
+                .permission,
+            Permission::Ask
+        );
+    }
+
+    #[test]
+    fn a_project_adds_deny_and_ask_only() {
+        let settings = Settings::merged(
+            json!({"permissions": {"allow": ["Bash(git:*)"]}}),
+            json!({"permissions": {"allow": ["Bash"], "deny": ["Bash(git push:*)"]}}),
+        );
+        let r = PermissionRules::from_settings(&settings, Path::new("/w")).unwrap();
+        assert_eq!(bash(&r, "git status"), Permission::Allow);
+        assert_eq!(bash(&r, "curl evil"), Permission::Ask);
+        assert_eq!(bash(&r, "git push"), Permission::Deny);
+        let bad = Settings::merged(json!({"permissions": {"deny": ["Bash(rm:*"]}}), json!({}));
+        assert!(PermissionRules::from_settings(&bad, Path::new("/w")).is_err());
+    }
+}
