@@ -13,6 +13,7 @@ mod args;
 mod demo;
 mod mcp_cmd;
 mod mcp_servers;
+mod prompt;
 mod provider;
 mod render;
 mod run;

@@ -52,6 +52,13 @@ pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
             .unwrap_or_default(),
         ..Default::default()
     });
+    let rules = match coding_agent::permissions::PermissionRules::from_settings(&settings, &cwd) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("coding-agent mcp: cannot use the settings: {e}");
+            return 2;
+        }
+    };
     let definitions = registry.definitions();
     let context_settings = settings.clone();
     let context_cwd = cwd.clone();
@@ -64,7 +71,10 @@ pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
             cancel: Default::default(),
         }),
     )
-    .with_log_sink(logs);
+    .with_log_sink(logs)
+    .with_permissions(coding_agent::permissions::PermissionGate::new(
+        rules, None, &cwd, "MCP mode",
+    ));
     if let Some(addr) = args.http {
         return serve_http(server, addr, args.auth_token).await;
     }

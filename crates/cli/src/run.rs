@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use agent_ai::providers::scripted::ScriptedClient;
 use agent_ai::{Message, Model, StopReason};
 use agent_core::AgentEvent;
+use coding_agent::permissions::{PermissionGate, PermissionRules};
 use coding_agent::{AgentSession, AgentSessionBuilder, Settings, ToolSelection};
 use serde_json::json;
 
@@ -42,6 +43,16 @@ fn selection(args: &RunArgs) -> ToolSelection {
     }
 }
 
+/// The tools of a session and the rules that gate them.
+pub struct SessionTools {
+    /// The seven built-ins (confined or not).
+    pub builtins: Vec<Arc<dyn coding_agent::ToolDefinition>>,
+    /// MCP servers' tools.
+    pub extra: Vec<Arc<dyn coding_agent::ToolDefinition>>,
+    /// Permission rules and who answers their questions.
+    pub permissions: PermissionGate,
+}
+
 /// Assembles the session from flags, like any program using the crates would.
 pub fn build_session(
     args: &RunArgs,
@@ -49,10 +60,15 @@ pub fn build_session(
     settings: Settings,
     client: Arc<dyn agent_ai::ModelClient>,
     model: Model,
-    extra_tools: Vec<Arc<dyn coding_agent::ToolDefinition>>,
-    builtins: Vec<Arc<dyn coding_agent::ToolDefinition>>,
+    tools: SessionTools,
 ) -> AgentSession {
+    let SessionTools {
+        builtins,
+        extra: extra_tools,
+        permissions,
+    } = tools;
     let mut builder = AgentSessionBuilder::new(model, client)
+        .permissions(permissions)
         .cwd(cwd)
         .builtin_tools(builtins)
         .settings(settings)
@@ -161,6 +177,13 @@ pub async fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
+    let rules = match PermissionRules::from_settings(&settings, &cwd) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("coding-agent: cannot use the settings: {e}");
+            return 2;
+        }
+    };
     let (mcp_tools, mcp_updates) =
         match crate::mcp_servers::connect(&args.mcp_config, &settings).await {
             Ok(t) => t,
@@ -176,8 +199,11 @@ pub async fn run(args: RunArgs) -> i32 {
             settings,
             Arc::new(ScriptedClient::new(Vec::new())),
             Model::new("none", "none"),
-            mcp_tools,
-            builtins,
+            SessionTools {
+                builtins,
+                extra: mcp_tools,
+                permissions: PermissionGate::new(rules, None, &cwd, "this mode"),
+            },
         );
         if args.list_tools {
             crate::print_line(
@@ -209,7 +235,27 @@ pub async fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
-    let session = build_session(&args, &cwd, settings, client, model, mcp_tools, builtins);
+    // Approval is asked on a terminal in text mode; print and JSON modes refuse.
+    let permissions = if args.mode == Mode::Json {
+        PermissionGate::new(rules, None, &cwd, "JSON mode")
+    } else if args.print {
+        PermissionGate::new(rules, None, &cwd, "print mode")
+    } else if stdin_tty && std::io::stderr().is_terminal() {
+        PermissionGate::new(
+            rules,
+            Some(Arc::new(crate::prompt::SharedTerminalPrompt)),
+            &cwd,
+            "text mode",
+        )
+    } else {
+        PermissionGate::new(rules, None, &cwd, "text mode without a terminal")
+    };
+    let tools = SessionTools {
+        builtins,
+        extra: mcp_tools,
+        permissions,
+    };
+    let session = build_session(&args, &cwd, settings, client, model, tools);
     if let Some(updates) = mcp_updates {
         updates.keep_session_updated(&session);
     }
@@ -256,24 +302,11 @@ pub async fn run(args: RunArgs) -> i32 {
 
 /// Reads prompts line by line until end of input.
 async fn repl(session: &AgentSession) -> i32 {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-    std::thread::spawn(move || {
-        let stdin = std::io::stdin();
-        loop {
-            let mut line = String::new();
-            match stdin.read_line(&mut line) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    if tx.send(line).is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-    });
     loop {
         eprint!("> ");
-        let Some(line) = rx.recv().await else { break };
+        let Some(line) = crate::prompt::stdin_lines().next().await else {
+            break;
+        };
         let line = line.trim();
         if line.is_empty() {
             continue;

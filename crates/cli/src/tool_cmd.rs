@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_ai::ToolCall;
-use agent_core::{AgentToolResult, CancellationToken, execute_tool_call};
+use agent_core::{AgentToolResult, CancellationToken, execute_tool_call_with};
 use coding_agent::{Settings, ToolContext, wrap_tool_definition};
 use serde_json::{Value, json};
 
@@ -43,6 +43,9 @@ pub async fn run_one(
         );
         return Ok((AgentToolResult::error(message), true));
     }
+    let rules = coding_agent::permissions::PermissionRules::from_settings(&settings, cwd)
+        .map_err(|e| UsageError(format!("cannot use the settings: {e}")))?;
+    let gate = coding_agent::permissions::PermissionGate::new(rules, None, cwd, "the tool command");
     let cwd_buf = cwd.to_path_buf();
     let tool = wrap_tool_definition(
         definition,
@@ -53,8 +56,9 @@ pub async fn run_one(
             cancel: CancellationToken::new(),
         }),
     );
+    let hook = (!gate.is_empty()).then(|| gate.hook());
     let call = ToolCall::new("call_1", name, args);
-    Ok(execute_tool_call(&[tool], &call, &cancel, |_| {}).await)
+    Ok(execute_tool_call_with(&[tool], &call, &cancel, hook.as_ref(), |_| {}).await)
 }
 
 /// The printed shape: `{"content": [...], "details": <value or null>, "isError": bool}`.

@@ -525,3 +525,28 @@ async fn the_mcp_server_is_confined_by_default_and_catches_a_swapped_symlink() {
     assert_eq!(text(&r), "outside secret\n");
     client.cancel().await.unwrap();
 }
+
+#[test]
+fn bash_results_say_which_protections_were_active() {
+    let f = fixture();
+    let out = agent(&f)
+        .args(["tool", "bash", "--sandbox", "workspace-write", "--cwd"])
+        .arg(&f.ws)
+        .args(["--args", r#"{"command":"echo hi"}"#])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = &v["details"]["sandbox"];
+    assert_eq!(report["mode"], "workspace-write", "{v}");
+    assert_eq!(report["enforcedBy"], "landlock");
+    assert_eq!(report["tcp"], "blocked");
+    // Off: Pi's plain result, no report.
+    let out = agent(&f)
+        .args(["tool", "bash", "--cwd"])
+        .arg(&f.ws)
+        .args(["--args", r#"{"command":"echo hi"}"#])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["details"].is_null(), "{v}");
+}

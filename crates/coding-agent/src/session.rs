@@ -6,11 +6,13 @@ use std::sync::{Arc, Mutex};
 
 use agent_ai::{ContentBlock, Message, Model, ModelClient, UserContent};
 use agent_core::{
-    Agent, AgentError, AgentOptions, ExecutionMode, IntoPrompt, QueueMode, RunOutcome,
+    Agent, AgentError, AgentOptions, BeforeToolCallHook, ExecutionMode, IntoPrompt, QueueMode,
+    RunOutcome,
 };
 
 use crate::definition::{ToolContext, ToolContextFactory, ToolDefinition};
 use crate::extension::{Extension, ExtensionApi};
+use crate::permissions::{PermissionGate, PermissionPrompt, PermissionRules};
 use crate::registry::{ToolRegistry, ToolSelection};
 use crate::settings::{Settings, agent_dir};
 use crate::system_prompt::{SystemPromptOptions, build_system_prompt, load_context_files};
@@ -48,6 +50,8 @@ pub struct AgentSessionBuilder {
     tool_execution: ExecutionMode,
     context_files: bool,
     active_tools: Option<Vec<String>>,
+    permissions: Option<PermissionGate>,
+    permission_prompt: Option<Arc<dyn PermissionPrompt>>,
 }
 
 impl AgentSessionBuilder {
@@ -69,7 +73,24 @@ impl AgentSessionBuilder {
             tool_execution: ExecutionMode::Parallel,
             context_files: true,
             active_tools: None,
+            permissions: None,
+            permission_prompt: None,
         }
+    }
+
+    /// Who answers calls that a permission rule says need approval (a
+    /// terminal prompt, an editor's dialog). Without one they are refused.
+    /// The rules come from the settings' `permissions`.
+    pub fn permission_prompt(mut self, prompt: Arc<dyn PermissionPrompt>) -> Self {
+        self.permission_prompt = Some(prompt);
+        self
+    }
+
+    /// Uses `gate` instead of rules from the settings (see
+    /// [`permissions`](crate::permissions)).
+    pub fn permissions(mut self, gate: PermissionGate) -> Self {
+        self.permissions = Some(gate);
+        self
     }
 
     /// The tools offered to the model, in this order (any registered and
@@ -210,7 +231,27 @@ impl AgentSessionBuilder {
         if settings.images_block_images() {
             options.transform_context = Some(Arc::new(block_images));
         }
-        options.before_tool_call = api.before_tool_call_hook();
+        let gate = match self.permissions {
+            Some(gate) => gate,
+            None => {
+                let rules = PermissionRules::from_settings(&settings, &self.cwd).map_err(|e| {
+                    crate::SettingsError {
+                        path: self.cwd.join(".pi").join("settings.json"),
+                        message: e.to_string(),
+                    }
+                })?;
+                PermissionGate::new(
+                    rules,
+                    self.permission_prompt.clone(),
+                    &self.cwd,
+                    "this session (it has no permission prompt)",
+                )
+            }
+        };
+        options.before_tool_call = chain_hooks(
+            (!gate.is_empty()).then(|| gate.hook()),
+            api.before_tool_call_hook(),
+        );
         options.after_tool_call = api.after_tool_call_hook();
         let inner = Arc::new(Mutex::new(SessionInner {
             registry,
@@ -234,6 +275,35 @@ impl AgentSessionBuilder {
         session.refresh();
         Ok(session)
     }
+}
+
+/// Permission rules first; the extensions' hooks only see calls the rules let through.
+fn chain_hooks(
+    first: Option<BeforeToolCallHook>,
+    second: Option<BeforeToolCallHook>,
+) -> Option<BeforeToolCallHook> {
+    let (first, second) = match (first, second) {
+        (None, h) | (h, None) => return h,
+        (Some(a), Some(b)) => (a, b),
+    };
+    Some(Arc::new(
+        move |ctx: agent_core::BeforeToolCallContext, cancel| {
+            let (first, second) = (first.clone(), second.clone());
+            Box::pin(async move {
+                let decided = first(ctx.clone(), cancel.clone()).await?;
+                if decided.as_ref().is_some_and(|d| d.block) {
+                    return Ok(decided);
+                }
+                let record = decided.and_then(|d| d.decision);
+                let mut then = second(ctx, cancel).await?;
+                if let Some(record) = record {
+                    let then = then.get_or_insert_with(Default::default);
+                    then.decision.get_or_insert(record);
+                }
+                Ok(then)
+            })
+        },
+    ))
 }
 
 /// `"all"` delivers every queued message at once; anything else one at a time.

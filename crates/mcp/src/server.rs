@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use agent_ai::{ContentBlock, ToolCall};
-use agent_core::{AgentTool, AgentToolResult, execute_tool_call};
+use agent_core::{AgentTool, AgentToolResult, BeforeToolCallHook, execute_tool_call_with};
 use coding_agent::{ToolContextFactory, ToolDefinition, wrap_tool_definition};
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
@@ -54,6 +54,7 @@ pub struct McpToolServer {
     next_call: Arc<AtomicU64>,
     log_sink: Option<McpLogSink>,
     connection: u64,
+    before: Option<BeforeToolCallHook>,
 }
 
 impl McpToolServer {
@@ -69,7 +70,16 @@ impl McpToolServer {
             next_call: Arc::new(AtomicU64::new(1)),
             log_sink: None,
             connection: 0,
+            before: None,
         }
+    }
+
+    /// Checks every call against permission rules first; there is no one to
+    /// ask over MCP, so calls that need approval are refused with the rule
+    /// in the result's text (build the gate without a prompt).
+    pub fn with_permissions(mut self, gate: coding_agent::permissions::PermissionGate) -> Self {
+        self.before = (!gate.is_empty()).then(|| gate.hook());
+        self
     }
 
     /// Offers the logging capability, registering clients in `sink` (whose
@@ -218,8 +228,14 @@ impl ServerHandler for McpToolServer {
                 let _ = peer.notify_progress(param).await;
             });
         };
-        let (result, is_error) =
-            execute_tool_call(&self.tools, &call, &context.ct, on_update).await;
+        let (result, is_error) = execute_tool_call_with(
+            &self.tools,
+            &call,
+            &context.ct,
+            self.before.as_ref(),
+            on_update,
+        )
+        .await;
         tracing::debug!(tool = %call.name, call = %call.id, is_error, "tools/call finished");
         let mut out = if is_error {
             CallToolResult::error(mcp_content(&result))

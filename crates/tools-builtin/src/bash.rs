@@ -283,8 +283,14 @@ impl TypedToolDefinition for BashTool {
         };
         match end {
             ExecEnd::Exited(Some(0)) | ExecEnd::Exited(None) => {
-                Ok(AgentToolResult::text(snapshot.render(true))
-                    .with_details(snapshot.details(output.full_output_path())))
+                let mut details = snapshot.details(output.full_output_path());
+                if let Some(report) = self.processes.sandbox_report() {
+                    if !details.is_object() {
+                        details = serde_json::json!({});
+                    }
+                    details["sandbox"] = report;
+                }
+                Ok(AgentToolResult::text(snapshot.render(true)).with_details(details))
             }
             ExecEnd::Exited(Some(code)) => Err(ToolError::new(format!(
                 "{}\n\nCommand exited with code {code}",

@@ -655,21 +655,33 @@ impl PermissionGate {
     /// with the rule in their text, decisions go to the event stream.
     pub fn hook(&self) -> agent_core::BeforeToolCallHook {
         let gate = self.clone();
-        Arc::new(move |ctx: agent_core::BeforeToolCallContext, _cancel| {
-            let gate = gate.clone();
-            Box::pin(async move {
-                let outcome = gate.check(&ctx.tool_call.name, &ctx.args).await;
-                if outcome.record.is_none() && outcome.allowed {
-                    return Ok(None);
-                }
-                Ok(Some(agent_core::BeforeToolCallResult {
-                    block: !outcome.allowed,
-                    reason: outcome.reason,
-                    decision: outcome.record,
-                    ..Default::default()
-                }))
-            })
-        })
+        Arc::new(
+            move |ctx: agent_core::BeforeToolCallContext, cancel: agent_core::CancellationToken| {
+                let gate = gate.clone();
+                Box::pin(async move {
+                    // A cancelled run does not wait for an answer.
+                    let check = std::pin::pin!(gate.check(&ctx.tool_call.name, &ctx.args));
+                    let cancelled = std::pin::pin!(cancel.cancelled());
+                    let outcome = match futures::future::select(check, cancelled).await {
+                        futures::future::Either::Left((outcome, _)) => outcome,
+                        futures::future::Either::Right(_) => {
+                            return Ok(Some(agent_core::BeforeToolCallResult::block(
+                                "Operation aborted",
+                            )));
+                        }
+                    };
+                    if outcome.record.is_none() && outcome.allowed {
+                        return Ok(None);
+                    }
+                    Ok(Some(agent_core::BeforeToolCallResult {
+                        block: !outcome.allowed,
+                        reason: outcome.reason,
+                        decision: outcome.record,
+                        ..Default::default()
+                    }))
+                })
+            },
+        )
     }
 }
 
@@ -690,7 +702,14 @@ mod tests {
     fn precedence_deny_ask_allow_default() {
         use Permission::*;
         // (allow, ask, deny, command, expected)
-        let table: [(&[&str], &[&str], &[&str], &str, Permission); 9] = [
+        type Row<'a> = (
+            &'a [&'a str],
+            &'a [&'a str],
+            &'a [&'a str],
+            &'a str,
+            Permission,
+        );
+        let table: [Row<'_>; 9] = [
             (&[], &[], &[], "anything", Allow),
             (&["Bash(git:*)"], &[], &[], "git status", Allow),
             (&["Bash(git:*)"], &[], &[], "make", Ask),

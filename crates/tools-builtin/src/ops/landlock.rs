@@ -193,16 +193,45 @@ fn wildcard(pattern: &str, text: &str) -> bool {
 #[derive(Debug, Clone)]
 pub struct SandboxedProcessOps {
     policy: SandboxPolicy,
+    scoped: bool,
 }
 
 impl SandboxedProcessOps {
     /// Commands confined by `policy`.
     pub fn new(policy: SandboxPolicy) -> Self {
-        SandboxedProcessOps { policy }
+        let scoped = Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .scope(Scope::from_all(ABI::V6))
+            .and_then(|r| r.create())
+            .is_ok();
+        SandboxedProcessOps { policy, scoped }
     }
 }
 
 impl ProcessOps for SandboxedProcessOps {
+    fn sandbox_report(&self) -> Option<serde_json::Value> {
+        let writes = match self.policy.mode {
+            SandboxMode::ReadOnly => "none".to_string(),
+            _ => format!(
+                "only under {} and the temp dir",
+                self.policy
+                    .roots
+                    .iter()
+                    .map(|r| r.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        Some(serde_json::json!({
+            "mode": self.policy.mode.as_str(),
+            "enforcedBy": "landlock",
+            "writes": writes,
+            "tcp": if self.policy.network { "allowed" } else { "blocked" },
+            "signalsAndAbstractSockets": if self.scoped { "scoped" } else { "not scoped (kernel before 6.12)" },
+            "secretEnvRemoved": true,
+        }))
+    }
+
     fn exec<'a>(
         &'a self,
         mut request: ExecRequest,

@@ -55,6 +55,11 @@ pub trait ProcessOps: Send + Sync {
     fn resolve_shell(&self, explicit: Option<&str>) -> Result<PathBuf, agent_core::ToolError> {
         crate::bash::resolve_shell(explicit)
     }
+    /// What confines the commands, reported in successful results'
+    /// `details.sandbox`; `None` (the default) when nothing does.
+    fn sandbox_report(&self) -> Option<serde_json::Value> {
+        None
+    }
     /// Runs `request`, streaming its output into `on_data` until it ends.
     fn exec<'a>(
         &'a self,

@@ -1,0 +1,105 @@
+//! The terminal: one reader of standard input shared by the line prompt and
+//! permission questions, so an answer never goes to the wrong one.
+
+use std::sync::OnceLock;
+
+use coding_agent::permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
+use coding_agent::prelude::BoxFuture;
+use tokio::sync::{Mutex, mpsc};
+
+/// Lines of standard input, read by one thread for the whole process.
+pub struct StdinLines {
+    rx: Mutex<mpsc::UnboundedReceiver<String>>,
+}
+
+/// The process's stdin lines (the reading thread starts on first use).
+pub fn stdin_lines() -> &'static StdinLines {
+    static LINES: OnceLock<StdinLines> = OnceLock::new();
+    LINES.get_or_init(|| {
+        let (tx, rx) = mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            let stdin = std::io::stdin();
+            loop {
+                let mut line = String::new();
+                match stdin.read_line(&mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if tx.send(line).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        StdinLines { rx: Mutex::new(rx) }
+    })
+}
+
+impl StdinLines {
+    /// The next line, `None` at end of input.
+    pub async fn next(&self) -> Option<String> {
+        self.rx.lock().await.recv().await
+    }
+}
+
+/// Asks on the terminal: `[y]es / [n]o / [a]lways this session`. One
+/// question at a time; end of input counts as no.
+#[derive(Default)]
+pub struct TerminalPrompt {
+    one_at_a_time: Mutex<()>,
+}
+
+fn describe(request: &PermissionRequest) -> String {
+    let what = match request.tool.as_str() {
+        "bash" => request.args["command"].as_str().unwrap_or("").to_string(),
+        _ => match request.args.get("path").and_then(|p| p.as_str()) {
+            Some(path) => path.to_string(),
+            None => request.args.to_string(),
+        },
+    };
+    let why = match (&request.decision.rule, &request.decision.subject) {
+        (Some(rule), _) => format!("rule {rule}"),
+        (None, Some(subject)) => format!("no allow rule covers {subject}"),
+        (None, None) => "no allow rule covers it".to_string(),
+    };
+    let what = coding_agent::sanitize_terminal_text(&what);
+    format!("Allow {} {what}? ({why})", request.tool)
+}
+
+impl PermissionPrompt for TerminalPrompt {
+    fn ask(&self, request: PermissionRequest) -> BoxFuture<'static, PermissionAnswer> {
+        let question = describe(&request);
+        // 'static: the prompt lives for the process (see run.rs).
+        let this: &'static TerminalPrompt = prompt();
+        Box::pin(async move {
+            let _turn = this.one_at_a_time.lock().await;
+            loop {
+                eprint!("\n{question} [y]es / [n]o / [a]lways this session: ");
+                let Some(line) = stdin_lines().next().await else {
+                    return PermissionAnswer::No;
+                };
+                match line.trim().to_ascii_lowercase().as_str() {
+                    "y" | "yes" => return PermissionAnswer::Yes,
+                    "n" | "no" => return PermissionAnswer::No,
+                    "a" | "always" => return PermissionAnswer::Always,
+                    _ => continue,
+                }
+            }
+        })
+    }
+}
+
+/// The process's terminal prompt.
+pub fn prompt() -> &'static TerminalPrompt {
+    static PROMPT: OnceLock<TerminalPrompt> = OnceLock::new();
+    PROMPT.get_or_init(TerminalPrompt::default)
+}
+
+/// A handle to [`prompt`] for the session builder.
+pub struct SharedTerminalPrompt;
+
+impl PermissionPrompt for SharedTerminalPrompt {
+    fn ask(&self, request: PermissionRequest) -> BoxFuture<'static, PermissionAnswer> {
+        prompt().ask(request)
+    }
+}
