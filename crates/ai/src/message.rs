@@ -88,6 +88,20 @@ impl UserContent {
     }
 }
 
+impl UserMessage {
+    /// All text joined with newlines (images left out).
+    pub fn text(&self) -> String {
+        match &self.content {
+            UserContent::Text(t) => t.clone(),
+            UserContent::Blocks(blocks) => blocks
+                .iter()
+                .filter_map(ContentBlock::as_text)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+}
+
 /// A message from the user.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

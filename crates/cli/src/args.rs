@@ -114,6 +114,27 @@ pub struct RunArgs {
     /// MCP servers file (`{"mcpServers": {...}}`), besides the settings' `mcpServers`; repeatable.
     #[arg(long = "mcp-config", value_name = "FILE")]
     pub mcp_config: Vec<PathBuf>,
+    /// Continue the most recent session of this directory.
+    #[arg(short = 'c', long = "continue", conflicts_with_all = ["resume", "session", "no_session"])]
+    pub continue_session: bool,
+    /// Resume a session: by id prefix, or pick from a list on a terminal.
+    #[arg(short = 'r', long, value_name = "ID", num_args = 0..=1, default_missing_value = "", conflicts_with_all = ["session", "no_session"])]
+    pub resume: Option<String>,
+    /// Use this session file (created if missing).
+    #[arg(long, value_name = "PATH", conflicts_with = "no_session")]
+    pub session: Option<PathBuf>,
+    /// Do not record the conversation.
+    #[arg(long)]
+    pub no_session: bool,
+    /// Where sessions are stored (default: <agent dir>/sessions/--<cwd>--).
+    #[arg(long, value_name = "DIR")]
+    pub session_dir: Option<PathBuf>,
+    /// With --script: append each request's messages to FILE (one JSON array a line).
+    #[arg(long, value_name = "FILE", requires = "script")]
+    pub script_log: Option<PathBuf>,
+    /// The model's context window in tokens, for automatic compaction.
+    #[arg(long, value_name = "TOKENS")]
+    pub context_window: Option<u64>,
     /// Confine the tools: off, read-only or workspace-write (writes only
     /// under the working directory and the temp dir, no network for bash).
     #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode)]

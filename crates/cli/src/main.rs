@@ -18,6 +18,7 @@ mod provider;
 mod render;
 mod run;
 mod sandbox;
+mod session_cmd;
 mod signals;
 mod tool_cmd;
 

@@ -67,8 +67,11 @@ pub fn select(
             let Some(path) = &args.script else {
                 return Err("coding-agent: --provider scripted needs --script FILE (JSONL, one assistant turn per line)".into());
             };
-            let client =
+            let mut client =
                 ScriptedClient::from_file(path).map_err(|e| format!("coding-agent: {e}"))?;
+            if let Some(log) = &args.script_log {
+                client = client.with_request_file(log);
+            }
             let model = Model::new("scripted", model_id.unwrap_or_else(|| "script".into()));
             Ok((Arc::new(client), model))
         }

@@ -51,6 +51,8 @@ pub struct SessionTools {
     pub extra: Vec<Arc<dyn coding_agent::ToolDefinition>>,
     /// Permission rules and who answers their questions.
     pub permissions: PermissionGate,
+    /// Where the conversation is recorded.
+    pub session: Option<coding_agent::sessions::SessionManager>,
 }
 
 /// Assembles the session from flags, like any program using the crates would.
@@ -66,8 +68,13 @@ pub fn build_session(
         builtins,
         extra: extra_tools,
         permissions,
+        session,
     } = tools;
-    let mut builder = AgentSessionBuilder::new(model, client)
+    let mut builder = AgentSessionBuilder::new(model, client);
+    if let Some(session) = session {
+        builder = builder.session_manager(session);
+    }
+    let mut builder = builder
         .permissions(permissions)
         .cwd(cwd)
         .builtin_tools(builtins)
@@ -203,6 +210,7 @@ pub async fn run(args: RunArgs) -> i32 {
                 builtins,
                 extra: mcp_tools,
                 permissions: PermissionGate::new(rules, None, &cwd, "this mode"),
+                session: None,
             },
         );
         if args.list_tools {
@@ -250,10 +258,18 @@ pub async fn run(args: RunArgs) -> i32 {
     } else {
         PermissionGate::new(rules, None, &cwd, "text mode without a terminal")
     };
+    let recorded = match crate::session_cmd::open(&args, &cwd).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("coding-agent: {e}");
+            return 2;
+        }
+    };
     let tools = SessionTools {
         builtins,
         extra: mcp_tools,
         permissions,
+        session: recorded,
     };
     let session = build_session(&args, &cwd, settings, client, model, tools);
     if let Some(updates) = mcp_updates {

@@ -31,6 +31,7 @@ mod render;
 pub mod sandbox;
 mod schema;
 mod session;
+pub mod sessions;
 mod settings;
 mod system_prompt;
 

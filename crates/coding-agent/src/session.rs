@@ -14,6 +14,7 @@ use crate::definition::{ToolContext, ToolContextFactory, ToolDefinition};
 use crate::extension::{Extension, ExtensionApi};
 use crate::permissions::{PermissionGate, PermissionPrompt, PermissionRules};
 use crate::registry::{ToolRegistry, ToolSelection};
+use crate::sessions::SessionManager;
 use crate::settings::{Settings, agent_dir};
 use crate::system_prompt::{SystemPromptOptions, build_system_prompt, load_context_files};
 
@@ -52,6 +53,7 @@ pub struct AgentSessionBuilder {
     active_tools: Option<Vec<String>>,
     permissions: Option<PermissionGate>,
     permission_prompt: Option<Arc<dyn PermissionPrompt>>,
+    session: Option<SessionManager>,
 }
 
 impl AgentSessionBuilder {
@@ -75,7 +77,15 @@ impl AgentSessionBuilder {
             active_tools: None,
             permissions: None,
             permission_prompt: None,
+            session: None,
         }
+    }
+
+    /// Records the conversation in `session` (and restores what it already
+    /// holds): every message is appended to its file as it ends.
+    pub fn session_manager(mut self, session: SessionManager) -> Self {
+        self.session = Some(session);
+        self
     }
 
     /// Who answers calls that a permission rule says need approval (a
@@ -265,13 +275,19 @@ impl AgentSessionBuilder {
             let inner = inner.lock().unwrap_or_else(|p| p.into_inner());
             inner.registry.inactive_reason(name)
         }));
+        let store = self.session.map(|manager| {
+            options.messages = manager.context().messages;
+            Arc::new(Mutex::new(manager))
+        });
         let session = AgentSession {
             agent: Agent::new(options),
             inner,
             settings,
             context,
             cwd: self.cwd,
+            store: Arc::new(Mutex::new(store)),
         };
+        session.record_messages();
         session.refresh();
         Ok(session)
     }
@@ -363,6 +379,8 @@ pub struct AgentSession {
     settings: Arc<Settings>,
     context: ToolContextFactory,
     cwd: PathBuf,
+    /// The session file, when the conversation is recorded.
+    store: Arc<Mutex<Option<Arc<Mutex<SessionManager>>>>>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -399,6 +417,46 @@ impl AgentSession {
         drop(inner);
         self.agent.set_tools(tools);
         self.agent.set_system_prompt(prompt);
+    }
+
+    /// Appends every finished message to the session file (whichever file
+    /// is current when the message ends).
+    fn record_messages(&self) {
+        let store = Arc::downgrade(&self.store);
+        let warned = std::sync::atomic::AtomicBool::new(false);
+        self.agent.subscribe(move |event| {
+            let agent_core::AgentEvent::MessageEnd { message } = event else {
+                return;
+            };
+            let Some(store) = store.upgrade() else { return };
+            let current = store.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let Some(manager) = current else { return };
+            let mut manager = manager.lock().unwrap_or_else(|p| p.into_inner());
+            if let Err(e) = manager.append_message(message)
+                && !warned.swap(true, std::sync::atomic::Ordering::Relaxed)
+            {
+                tracing::warn!(error = %e, "cannot write the session file; the conversation goes on unrecorded");
+            }
+        });
+    }
+
+    /// The session file manager, when the conversation is recorded.
+    pub fn session_manager(&self) -> Option<Arc<Mutex<SessionManager>>> {
+        self.store.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Continues in `manager`'s session: its messages replace the
+    /// conversation (refused while a run is in progress).
+    ///
+    /// # Errors
+    /// [`AgentError::AlreadyRunning`].
+    pub fn switch_session(&self, manager: SessionManager) -> Result<(), AgentError> {
+        if self.agent.is_running() {
+            return Err(AgentError::AlreadyRunning);
+        }
+        self.agent.replace_messages(manager.context().messages);
+        *self.store.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(Mutex::new(manager)));
+        Ok(())
     }
 
     /// The underlying agent (subscribe, abort, steer, ...).

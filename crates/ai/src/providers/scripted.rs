@@ -100,6 +100,7 @@ pub struct ScriptedClient {
     next: AtomicUsize,
     record: bool,
     requests: Mutex<Vec<Context>>,
+    request_file: Option<std::path::PathBuf>,
 }
 
 impl ScriptedClient {
@@ -110,7 +111,16 @@ impl ScriptedClient {
             next: AtomicUsize::new(0),
             record: false,
             requests: Mutex::new(Vec::new()),
+            request_file: None,
         }
+    }
+
+    /// Appends every request's messages to `path`, one JSON array a line
+    /// (what a real provider would have received; for tests across
+    /// processes and for inspecting a demo).
+    pub fn with_request_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.request_file = Some(path.into());
+        self
     }
 
     /// Keeps a copy of every request's context, for [`ScriptedClient::requests`].
@@ -177,6 +187,18 @@ impl ModelClient for ScriptedClient {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .push(context.clone());
+        }
+        if let Some(path) = &self.request_file {
+            use std::io::Write;
+            let line = serde_json::to_string(&context.messages).unwrap_or_default();
+            let written = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()));
+            if let Err(e) = written {
+                tracing::warn!(path = %path.display(), error = %e, "cannot write the request log");
+            }
         }
         let index = self.next.fetch_add(1, Ordering::SeqCst);
         let turn = self.turns.get(index).cloned();

@@ -1,0 +1,84 @@
+//! `-c`, `-r`, `--session`, `--no-session`: which session file the run uses.
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+use coding_agent::sessions::{SessionInfo, SessionManager};
+
+use crate::args::RunArgs;
+
+/// The session for this run (`None` with `--no-session`).
+pub async fn open(args: &RunArgs, cwd: &Path) -> Result<Option<SessionManager>, String> {
+    if args.no_session {
+        return Ok(None);
+    }
+    let dir = args.session_dir.clone();
+    let manager = if let Some(path) = &args.session {
+        SessionManager::open_or_create(path, cwd)
+    } else if args.continue_session {
+        SessionManager::continue_recent(cwd, dir)
+    } else if let Some(prefix) = &args.resume {
+        let path = if prefix.is_empty() {
+            pick(cwd, dir.clone()).await?
+        } else {
+            SessionManager::find(cwd, dir.clone(), prefix).map_err(|e| e.to_string())?
+        };
+        SessionManager::open(&path)
+    } else {
+        SessionManager::create(cwd, dir)
+    }
+    .map_err(|e| e.to_string())?;
+    for warning in manager.load_warnings() {
+        eprintln!("coding-agent: warning: {warning}");
+    }
+    Ok(Some(manager))
+}
+
+/// One line about a session for pickers and `/resume`.
+pub fn describe(index: usize, info: &SessionInfo) -> String {
+    let title = info.name.clone().unwrap_or_else(|| {
+        let first = info.first_message.replace('\n', " ");
+        first.chars().take(70).collect()
+    });
+    format!(
+        "{index:>3}. {}  {}  ({} messages)  {}",
+        &info.id[..info.id.len().min(8)],
+        coding_agent::sessions::iso_timestamp(info.modified),
+        info.message_count,
+        coding_agent::sanitize_terminal_text(&title)
+    )
+}
+
+/// `-r` without an id: a numbered list on a terminal, a clear error elsewhere.
+async fn pick(cwd: &Path, dir: Option<std::path::PathBuf>) -> Result<std::path::PathBuf, String> {
+    let sessions = SessionManager::list(cwd, dir);
+    if sessions.is_empty() {
+        return Err(format!("no sessions to resume for {}", cwd.display()));
+    }
+    if !std::io::stdin().is_terminal() {
+        let list: Vec<String> = sessions
+            .iter()
+            .take(10)
+            .enumerate()
+            .map(|(i, s)| describe(i + 1, s))
+            .collect();
+        return Err(format!(
+            "--resume needs a session id when not on a terminal; recent sessions:\n{}",
+            list.join("\n")
+        ));
+    }
+    for (i, info) in sessions.iter().take(20).enumerate() {
+        eprintln!("{}", describe(i + 1, info));
+    }
+    loop {
+        eprint!("resume which session? [1-{}] ", sessions.len().min(20));
+        let Some(line) = crate::prompt::stdin_lines().next().await else {
+            return Err("no session chosen".into());
+        };
+        if let Ok(n) = line.trim().parse::<usize>()
+            && (1..=sessions.len().min(20)).contains(&n)
+        {
+            return Ok(sessions[n - 1].path.clone());
+        }
+    }
+}

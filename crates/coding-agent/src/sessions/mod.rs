@@ -1,0 +1,29 @@
+//! Sessions you can resume: JSONL files in Pi's version-3 layout, a tree of
+//! entries appended one by one, and the messages of the current branch.
+//!
+//! ```text
+//! <agent dir>/sessions/--<cwd with / as ->--/<timestamp>_<uuid>.jsonl
+//! {"type":"session","version":3,"id":"…","timestamp":"…","cwd":"/work/p"}
+//! {"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"…","message":{"role":"user",…}}
+//! ```
+//!
+//! [`SessionManager`] reads and appends the file; an
+//! [`AgentSession`](crate::AgentSession) built with one restores the
+//! conversation and records every message as it ends.
+
+mod context;
+mod entry;
+mod manager;
+
+pub use context::{
+    ABORTED_TOOL_RESULT, BRANCH_SUMMARY_INTRO, BRANCH_SUMMARY_OUTRO, COMPACTION_SUMMARY_INTRO,
+    COMPACTION_SUMMARY_OUTRO, SessionContext, bash_execution_text, build_context,
+    message_from_json,
+};
+pub use entry::{
+    EntryKind, SESSION_VERSION, SessionEntry, SessionHeader, iso_now, iso_timestamp,
+    parse_iso_millis,
+};
+pub use manager::{
+    SessionError, SessionInfo, SessionManager, default_session_dir, session_dir_name,
+};
