@@ -126,6 +126,9 @@ pub struct AgentOptions {
     /// Explains calls to tools that are not active (see
     /// [`AgentLoopConfig::unknown_tool_message`]).
     pub unknown_tool_message: Option<UnknownToolMessage>,
+    /// Keeps the transcript inside the context window (see
+    /// [`AgentLoopConfig::compactor`]).
+    pub compactor: Option<Arc<dyn crate::ContextCompactor>>,
 }
 
 impl AgentOptions {
@@ -145,6 +148,7 @@ impl AgentOptions {
             transform_context: None,
             max_parallel_tools: crate::config::default_max_parallel_tools(),
             unknown_tool_message: None,
+            compactor: None,
         }
     }
 }
@@ -180,6 +184,7 @@ struct Inner {
     transform_context: Option<ContextTransform>,
     max_parallel_tools: usize,
     unknown_tool_message: Option<UnknownToolMessage>,
+    compactor: Option<Arc<dyn crate::ContextCompactor>>,
     cancel: Option<CancellationToken>,
     /// Bumped by `set_tools` and `set_system_prompt`, so a running loop picks
     /// the change up before its next request.
@@ -288,6 +293,7 @@ impl Agent {
                     transform_context: options.transform_context,
                     max_parallel_tools: options.max_parallel_tools,
                     unknown_tool_message: options.unknown_tool_message,
+                    compactor: options.compactor,
                     cancel: None,
                     generation: 0,
                 }),
@@ -373,6 +379,7 @@ impl Agent {
             config.transform_context = inner.transform_context.clone();
             config.max_parallel_tools = inner.max_parallel_tools;
             config.unknown_tool_message = inner.unknown_tool_message.clone();
+            config.compactor = inner.compactor.clone();
             let seen = std::sync::atomic::AtomicU64::new(inner.generation);
             let source = Arc::downgrade(&self.shared);
             config.refresh_context = Some(Arc::new(move |context: &mut AgentContext| {
@@ -530,6 +537,11 @@ impl Agent {
         let mut inner = self.inner();
         inner.system_prompt = prompt.into();
         inner.generation += 1;
+    }
+
+    /// Replaces (or removes) the compactor (takes effect from the next run).
+    pub fn set_compactor(&self, compactor: Option<Arc<dyn crate::ContextCompactor>>) {
+        self.inner().compactor = compactor;
     }
 
     /// Replaces the model (takes effect from the next run).

@@ -8,6 +8,7 @@ use agent_ai::{
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
+use crate::compaction::CompactionReason;
 use crate::config::{AgentContext, AgentLoopConfig, MessageSource};
 use crate::event::{AgentEvent, EventSink};
 use crate::tool_execution::execute_tool_calls;
@@ -115,7 +116,36 @@ async fn run_turns(
             if let Some(refresh) = &config.refresh_context {
                 refresh(context);
             }
-            let assistant = stream_assistant_response(context, config, &cancel, emit).await;
+            if let Some(compactor) = &config.compactor
+                && compactor.needs_compaction(&context.messages)
+            {
+                compact(
+                    context,
+                    compactor.as_ref(),
+                    CompactionReason::Threshold,
+                    &cancel,
+                    emit,
+                )
+                .await;
+            }
+            let mut assistant = stream_assistant_response(context, config, &cancel, emit).await;
+            if let Some(compactor) = &config.compactor
+                && assistant.stop_reason == StopReason::Error
+                && compactor.is_overflow(&assistant)
+                && compact(
+                    context,
+                    compactor.as_ref(),
+                    CompactionReason::Overflow,
+                    &cancel,
+                    emit,
+                )
+                .await
+            {
+                // The failed response stays in the run's record; the
+                // compacted transcript is asked again, once.
+                added.push(Message::Assistant(assistant.clone()));
+                assistant = stream_assistant_response(context, config, &cancel, emit).await;
+            }
             context.messages.push(Message::Assistant(assistant.clone()));
             added.push(Message::Assistant(assistant.clone()));
 
@@ -154,6 +184,54 @@ async fn run_turns(
             return;
         }
         pending = follow_ups;
+    }
+}
+
+/// Runs the compactor, with its events; whether the transcript was replaced.
+async fn compact(
+    context: &mut AgentContext,
+    compactor: &dyn crate::ContextCompactor,
+    reason: CompactionReason,
+    cancel: &CancellationToken,
+    emit: &EventSink,
+) -> bool {
+    emit(&AgentEvent::AutoCompactionStart {
+        reason: reason.as_str().to_string(),
+    });
+    let outcome = compactor
+        .compact(context.messages.clone(), reason, cancel.clone())
+        .await;
+    let aborted = cancel.is_cancelled();
+    match outcome {
+        Ok(done) if !aborted => {
+            context.messages = done.messages;
+            emit(&AgentEvent::AutoCompactionEnd {
+                result: Some(done.record),
+                aborted: false,
+                will_retry: reason == CompactionReason::Overflow,
+                error_message: None,
+            });
+            true
+        }
+        Ok(_) => {
+            emit(&AgentEvent::AutoCompactionEnd {
+                result: None,
+                aborted: true,
+                will_retry: false,
+                error_message: None,
+            });
+            false
+        }
+        Err(message) => {
+            tracing::warn!(error = %message, "compaction failed");
+            emit(&AgentEvent::AutoCompactionEnd {
+                result: None,
+                aborted,
+                will_retry: false,
+                error_message: Some(message),
+            });
+            false
+        }
     }
 }
 

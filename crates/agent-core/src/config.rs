@@ -79,6 +79,8 @@ pub struct AgentLoopConfig {
     /// prompt between turns (the stateful `Agent` applies `set_tools` and
     /// `set_system_prompt` made during a run this way).
     pub refresh_context: Option<ContextRefresh>,
+    /// Shrinks the transcript near the window and after an overflow error.
+    pub compactor: Option<Arc<dyn crate::ContextCompactor>>,
 }
 
 /// Updates the loop's context between turns; see
@@ -117,6 +119,7 @@ impl AgentLoopConfig {
             max_parallel_tools: default_max_parallel_tools(),
             unknown_tool_message: None,
             refresh_context: None,
+            compactor: None,
         }
     }
 }

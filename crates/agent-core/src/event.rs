@@ -80,6 +80,24 @@ pub enum AgentEvent {
         /// The hook's record.
         decision: Value,
     },
+    /// The transcript is being compacted before a request.
+    AutoCompactionStart {
+        /// `threshold` or `overflow`.
+        reason: String,
+    },
+    /// Compaction finished.
+    AutoCompactionEnd {
+        /// The compactor's record (`null` when it failed or was aborted).
+        result: Option<Value>,
+        /// Whether the run was cancelled meanwhile.
+        aborted: bool,
+        /// Whether the failed request is sent again (after an overflow).
+        #[serde(rename = "willRetry")]
+        will_retry: bool,
+        /// Why it failed.
+        #[serde(rename = "errorMessage", skip_serializing_if = "Option::is_none")]
+        error_message: Option<String>,
+    },
     /// A running tool reported progress.
     ToolExecutionUpdate {
         /// Tool call id.
@@ -123,6 +141,8 @@ impl AgentEvent {
             AgentEvent::MessageEnd { .. } => "message_end",
             AgentEvent::ToolExecutionStart { .. } => "tool_execution_start",
             AgentEvent::ToolCallDecision { .. } => "tool_call_decision",
+            AgentEvent::AutoCompactionStart { .. } => "auto_compaction_start",
+            AgentEvent::AutoCompactionEnd { .. } => "auto_compaction_end",
             AgentEvent::ToolExecutionUpdate { .. } => "tool_execution_update",
             AgentEvent::ToolExecutionEnd { .. } => "tool_execution_end",
         }

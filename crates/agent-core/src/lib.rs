@@ -46,6 +46,10 @@ pub use agent::{
     Agent, AgentError, AgentOptions, AgentState, IntoPrompt, QueueMode, RunOutcome, SubscriptionId,
 };
 pub use agent_loop::{agent_loop, run_agent_loop, run_agent_loop_continue};
+mod compaction;
+pub use compaction::{
+    CompactedContext, CompactionReason, ContextCompactor, is_context_overflow_message,
+};
 pub use config::{
     AgentContext, AgentLoopConfig, ContextRefresh, ContextTransform, MessageSource,
     UnknownToolMessage, default_max_parallel_tools,

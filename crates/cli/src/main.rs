@@ -20,6 +20,7 @@ mod run;
 mod sandbox;
 mod session_cmd;
 mod signals;
+mod slash;
 mod tool_cmd;
 
 use clap::Parser;

@@ -74,6 +74,9 @@ pub fn build_session(
     if let Some(session) = session {
         builder = builder.session_manager(session);
     }
+    if let Some(window) = args.context_window {
+        builder = builder.context_window(window);
+    }
     let mut builder = builder
         .permissions(permissions)
         .cwd(cwd)
@@ -329,6 +332,9 @@ async fn repl(session: &AgentSession) -> i32 {
         }
         if matches!(line, "/exit" | "/quit") {
             break;
+        }
+        if line.starts_with('/') && crate::slash::handle(session, line).await {
+            continue;
         }
         if let Err(e) = session.prompt(line).await
             && e.outcome().is_none()

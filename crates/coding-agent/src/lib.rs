@@ -21,6 +21,7 @@
 //!   a trait impl, for tools with renderers or state.
 
 mod closure_tool;
+pub mod compaction;
 mod decorate;
 mod definition;
 mod extension;

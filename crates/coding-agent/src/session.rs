@@ -10,6 +10,7 @@ use agent_core::{
     RunOutcome,
 };
 
+use crate::compaction::{CompactionResult, CompactionSettings, SessionCompactor};
 use crate::definition::{ToolContext, ToolContextFactory, ToolDefinition};
 use crate::extension::{Extension, ExtensionApi};
 use crate::permissions::{PermissionGate, PermissionPrompt, PermissionRules};
@@ -54,6 +55,7 @@ pub struct AgentSessionBuilder {
     permissions: Option<PermissionGate>,
     permission_prompt: Option<Arc<dyn PermissionPrompt>>,
     session: Option<SessionManager>,
+    context_window: Option<u64>,
 }
 
 impl AgentSessionBuilder {
@@ -78,7 +80,15 @@ impl AgentSessionBuilder {
             permissions: None,
             permission_prompt: None,
             session: None,
+            context_window: None,
         }
+    }
+
+    /// The model's context window in tokens, for automatic compaction
+    /// (default: the model's `context_window`; 0 turns it off).
+    pub fn context_window(mut self, tokens: u64) -> Self {
+        self.context_window = Some(tokens);
+        self
     }
 
     /// Records the conversation in `session` (and restores what it already
@@ -279,13 +289,23 @@ impl AgentSessionBuilder {
             options.messages = manager.context().messages;
             Arc::new(Mutex::new(manager))
         });
+        let store = Arc::new(Mutex::new(store));
+        let compactor = Arc::new(SessionCompactor::new(
+            options.client.clone(),
+            options.model.clone(),
+            CompactionSettings::from_settings(&settings),
+            self.context_window.unwrap_or(options.model.context_window),
+            store.clone(),
+        ));
+        options.compactor = Some(compactor.clone());
         let session = AgentSession {
             agent: Agent::new(options),
             inner,
             settings,
             context,
             cwd: self.cwd,
-            store: Arc::new(Mutex::new(store)),
+            store,
+            compactor,
         };
         session.record_messages();
         session.refresh();
@@ -381,6 +401,7 @@ pub struct AgentSession {
     cwd: PathBuf,
     /// The session file, when the conversation is recorded.
     store: Arc<Mutex<Option<Arc<Mutex<SessionManager>>>>>,
+    compactor: Arc<SessionCompactor>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -457,6 +478,45 @@ impl AgentSession {
         self.agent.replace_messages(manager.context().messages);
         *self.store.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(Mutex::new(manager)));
         Ok(())
+    }
+
+    /// Summarises the older part of the conversation now (`/compact`);
+    /// `instructions` steer the summary.
+    ///
+    /// # Errors
+    /// A run is in progress, there is nothing to compact, or the model failed.
+    pub async fn compact(&self, instructions: Option<&str>) -> Result<CompactionResult, String> {
+        if self.agent.is_running() {
+            return Err(AgentError::AlreadyRunning.to_string());
+        }
+        let result = self
+            .compactor
+            .run(
+                self.agent.messages(),
+                instructions,
+                agent_core::CancellationToken::new(),
+            )
+            .await?;
+        self.agent.replace_messages(result.messages.clone());
+        Ok(result)
+    }
+
+    /// Switches the model from the next request on, recording a
+    /// `model_change` in the session file.
+    pub fn set_model(&self, model: Model) {
+        if let Some(store) = self.session_manager() {
+            let mut manager = store.lock().unwrap_or_else(|p| p.into_inner());
+            if let Err(e) = manager.append_model_change(&model.provider, &model.id) {
+                tracing::warn!(error = %e, "cannot record the model change");
+            }
+        }
+        self.compactor.set_model(model.clone());
+        self.agent.set_model(model);
+    }
+
+    /// The session's compactor (automatic compaction on/off, state).
+    pub fn compactor(&self) -> &SessionCompactor {
+        &self.compactor
     }
 
     /// The underlying agent (subscribe, abort, steer, ...).

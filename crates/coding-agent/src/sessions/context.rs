@@ -166,6 +166,12 @@ pub fn build_context(path: &[&SessionEntry]) -> SessionContext {
             )),
             _ => None,
         };
+        // A failed response with nothing in it (an overflow, a lost
+        // connection) says nothing the model needs.
+        let message = message.filter(|m| {
+            !matches!(m, Message::Assistant(a)
+                if matches!(a.stop_reason, agent_ai::StopReason::Error | agent_ai::StopReason::Aborted) && a.content.is_empty())
+        });
         if let Some(message) = message {
             ctx.messages.push(message);
             ctx.entry_ids.push(Some(entry.id.clone()));
