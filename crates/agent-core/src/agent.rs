@@ -460,6 +460,40 @@ impl Agent {
             .push_back(message.into());
     }
 
+    /// Messages queued by [`Agent::steer`] and [`Agent::follow_up`] and not
+    /// yet delivered.
+    pub fn pending_message_count(&self) -> usize {
+        let steering = self
+            .shared
+            .steering
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .len();
+        let follow_up = self
+            .shared
+            .follow_up
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .len();
+        steering + follow_up
+    }
+
+    /// How queued steering and follow-up messages are delivered.
+    pub fn queue_modes(&self) -> (QueueMode, QueueMode) {
+        let inner = self.inner();
+        (inner.steering_mode, inner.follow_up_mode)
+    }
+
+    /// Sets the delivery of steering messages (from the next run).
+    pub fn set_steering_mode(&self, mode: QueueMode) {
+        self.inner().steering_mode = mode;
+    }
+
+    /// Sets the delivery of follow-up messages (from the next run).
+    pub fn set_follow_up_mode(&self, mode: QueueMode) {
+        self.inner().follow_up_mode = mode;
+    }
+
     /// Drops every queued steering and follow-up message.
     pub fn clear_queues(&self) {
         self.shared

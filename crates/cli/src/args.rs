@@ -106,6 +106,8 @@ pub enum Mode {
     Text,
     /// Every event as one JSON line.
     Json,
+    /// Commands as JSON lines on stdin, responses and events on stdout.
+    Rpc,
 }
 
 /// Running the agent.

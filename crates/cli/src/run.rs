@@ -226,6 +226,9 @@ pub async fn run(args: RunArgs) -> i32 {
         return 0;
     }
 
+    if args.mode == Mode::Rpc {
+        return rpc(args, cwd, settings, rules, builtins, mcp_tools, mcp_updates).await;
+    }
     let mut prompt = args.prompt.join(" ");
     let stdin_tty = std::io::stdin().is_terminal();
     if prompt.trim().is_empty() && !stdin_tty {
@@ -317,6 +320,65 @@ pub async fn run(args: RunArgs) -> i32 {
         }
     }
     exit_code(&session)
+}
+
+/// `--mode rpc`: the session driven over stdin and stdout.
+async fn rpc(
+    args: RunArgs,
+    cwd: PathBuf,
+    settings: Settings,
+    rules: PermissionRules,
+    builtins: Vec<Arc<dyn coding_agent::ToolDefinition>>,
+    mcp_tools: Vec<Arc<dyn coding_agent::ToolDefinition>>,
+    mcp_updates: Option<agent_mcp::McpToolUpdates>,
+) -> i32 {
+    use coding_agent::rpc::{RpcOptions, RpcPermissionPrompt, run_rpc};
+    let (client, model) = match crate::provider::select(&args, &settings) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    let recorded = match crate::session_cmd::open(&args, &cwd).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("coding-agent: {e}");
+            return 2;
+        }
+    };
+    let prompt = RpcPermissionPrompt::new();
+    let tools = SessionTools {
+        builtins,
+        extra: mcp_tools,
+        permissions: PermissionGate::new(rules, Some(Arc::new(prompt.clone())), &cwd, "RPC mode"),
+        session: recorded,
+    };
+    let session = build_session(&args, &cwd, settings, client, model, tools);
+    if let Some(updates) = mcp_updates {
+        updates.keep_session_updated(&session);
+    }
+    let agent = session.agent().clone();
+    crate::signals::exit_on_terminate(move || agent.abort(), || async {});
+    let options = RpcOptions {
+        session_dir: args.session_dir.clone(),
+        models: Vec::new(),
+    };
+    match run_rpc(
+        session,
+        prompt,
+        options,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    )
+    .await
+    {
+        Ok(()) => 0,
+        Err(e) => {
+            tracing::debug!(error = %e, "the RPC client went away");
+            0
+        }
+    }
 }
 
 /// Reads prompts line by line until end of input.

@@ -29,6 +29,7 @@ pub mod permissions;
 mod project_file;
 mod registry;
 mod render;
+pub mod rpc;
 pub mod sandbox;
 mod schema;
 mod session;

@@ -1,0 +1,798 @@
+//! RPC mode: an [`AgentSession`] driven by JSON lines, Pi's protocol, so an
+//! editor or another program can embed the agent.
+//!
+//! - Input: one command a line, split on `\n` only (a trailing `\r` is
+//!   dropped): `{"id"?, "type": "prompt", "message": "..."}`, `steer`,
+//!   `follow_up`, `abort`, `new_session`, `get_state`, `get_messages`,
+//!   `set_model`, `compact`, `set_auto_compaction`, `bash`, `abort_bash`,
+//!   `get_session_stats`, `switch_session`, `fork`, `get_fork_messages`,
+//!   `get_last_assistant_text`, `set_session_name`, `set_steering_mode`,
+//!   `set_follow_up_mode`, `get_commands`, and `extension_ui_response`.
+//! - Output: `{"id", "type": "response", "command", "success", "data" |
+//!   "error"}` for each command (a line that is not a command gets
+//!   `"command": "parse"`), and the agent's events as in `--mode json`.
+//! - A permission rule that asks sends `{"type": "extension_ui_request",
+//!   "id", "method": "select", "title", "options": ["Allow", "Deny",
+//!   "Always allow"]}` and waits for the client's `extension_ui_response`.
+//! - Output never blocks the agent: when the client reads slowly, streaming
+//!   deltas (`message_update`, `tool_execution_update`) are dropped past a
+//!   backlog, every other line is kept. End of input aborts the run, waits
+//!   for it (bounded) and returns.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_ai::{ContentBlock, ImageContent, Message, Model, UserContent, UserMessage};
+use agent_core::{AgentEvent, CancellationToken, QueueMode};
+use futures::future::BoxFuture;
+use serde_json::{Map, Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::AgentSession;
+use crate::definition::CallContext;
+use crate::permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
+use crate::sessions::{EntryKind, SessionManager, bash_execution_text};
+
+/// Streaming lines beyond this many waiting for the client are dropped.
+const DELTA_BACKLOG: usize = 1024;
+/// The longest command line accepted (images come base64-encoded).
+const MAX_LINE: usize = 64 << 20;
+/// How long the end of input waits for a cancelled run to wind down.
+const WIND_DOWN: Duration = Duration::from_secs(5);
+
+/// The output side: lines for the client, in order, never blocking the sender.
+#[derive(Clone)]
+pub struct RpcOutput {
+    tx: mpsc::UnboundedSender<String>,
+    queued: Arc<AtomicUsize>,
+}
+
+impl RpcOutput {
+    fn send(&self, value: &Value) {
+        if let Ok(line) = serde_json::to_string(value) {
+            self.queued.fetch_add(1, Ordering::Relaxed);
+            let _ = self.tx.send(line);
+        }
+    }
+
+    fn send_event(&self, event: &AgentEvent) {
+        let delta = matches!(
+            event,
+            AgentEvent::MessageUpdate { .. } | AgentEvent::ToolExecutionUpdate { .. }
+        );
+        if delta && self.queued.load(Ordering::Relaxed) > DELTA_BACKLOG {
+            return;
+        }
+        if let Ok(value) = serde_json::to_value(event) {
+            self.send(&value);
+        }
+    }
+}
+
+/// Permission questions over the protocol; give it to the session builder
+/// ([`AgentSessionBuilder::permission_prompt`](crate::AgentSessionBuilder::permission_prompt))
+/// and the same value to [`run_rpc`].
+#[derive(Clone, Default)]
+pub struct RpcPermissionPrompt {
+    state: Arc<Mutex<PromptState>>,
+}
+
+#[derive(Default)]
+struct PromptState {
+    output: Option<RpcOutput>,
+    pending: HashMap<String, oneshot::Sender<Value>>,
+}
+
+impl RpcPermissionPrompt {
+    /// A prompt not yet connected to an output.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, PromptState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Hands an `extension_ui_response` to the question waiting for it.
+    fn answer(&self, id: &str, response: Value) -> bool {
+        match self.lock().pending.remove(id) {
+            Some(tx) => tx.send(response).is_ok(),
+            None => false,
+        }
+    }
+}
+
+impl PermissionPrompt for RpcPermissionPrompt {
+    fn ask(&self, request: PermissionRequest) -> BoxFuture<'static, PermissionAnswer> {
+        let id = uuid::Uuid::new_v4().to_string();
+        let (tx, rx) = oneshot::channel();
+        let output = {
+            let mut state = self.lock();
+            state.pending.insert(id.clone(), tx);
+            state.output.clone()
+        };
+        let what = match request.tool.as_str() {
+            "bash" => request.args["command"].as_str().unwrap_or("").to_string(),
+            _ => request
+                .args
+                .get("path")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| request.args.to_string()),
+        };
+        let why = match (&request.decision.rule, &request.decision.subject) {
+            (Some(rule), _) => format!("rule {rule}"),
+            (None, Some(subject)) => format!("no allow rule covers {subject}"),
+            (None, None) => "no allow rule covers it".into(),
+        };
+        let message = json!({
+            "type": "extension_ui_request",
+            "id": id,
+            "method": "select",
+            "title": format!("Allow {} {what}? ({why})", request.tool),
+            "options": ["Allow", "Deny", "Always allow"],
+            "tool": request.tool,
+            "args": request.args,
+            "decision": request.decision.to_json("rules"),
+        });
+        Box::pin(async move {
+            let Some(output) = output else {
+                return PermissionAnswer::No;
+            };
+            output.send(&message);
+            match rx.await {
+                Ok(response) => {
+                    if response.get("cancelled").and_then(Value::as_bool) == Some(true) {
+                        return PermissionAnswer::No;
+                    }
+                    if let Some(confirmed) = response.get("confirmed").and_then(Value::as_bool) {
+                        return if confirmed {
+                            PermissionAnswer::Yes
+                        } else {
+                            PermissionAnswer::No
+                        };
+                    }
+                    match response.get("value").and_then(Value::as_str) {
+                        Some("Allow") | Some("yes") => PermissionAnswer::Yes,
+                        Some("Always allow") | Some("always") => PermissionAnswer::Always,
+                        _ => PermissionAnswer::No,
+                    }
+                }
+                Err(_) => PermissionAnswer::No,
+            }
+        })
+    }
+}
+
+/// Where new sessions go and which models `set_model` accepts.
+#[derive(Debug, Clone, Default)]
+pub struct RpcOptions {
+    /// Directory of new sessions (`new_session`); `None`: the default one,
+    /// or in memory when the session was not recorded.
+    pub session_dir: Option<std::path::PathBuf>,
+    /// Models `set_model` may switch to; empty: any model id of the
+    /// current provider.
+    pub models: Vec<Model>,
+}
+
+struct Server {
+    session: AgentSession,
+    output: RpcOutput,
+    prompt: RpcPermissionPrompt,
+    options: RpcOptions,
+    bash_cancel: Mutex<Option<CancellationToken>>,
+}
+
+fn response(id: &Option<Value>, command: &str, result: Result<Value, String>) -> Value {
+    let mut out = Map::new();
+    if let Some(id) = id {
+        out.insert("id".into(), id.clone());
+    }
+    out.insert("type".into(), json!("response"));
+    out.insert("command".into(), json!(command));
+    match result {
+        Ok(Value::Null) => {
+            out.insert("success".into(), json!(true));
+        }
+        Ok(data) => {
+            out.insert("success".into(), json!(true));
+            out.insert("data".into(), data);
+        }
+        Err(error) => {
+            out.insert("success".into(), json!(false));
+            out.insert("error".into(), json!(error));
+        }
+    }
+    Value::Object(out)
+}
+
+fn queue_mode_name(mode: QueueMode) -> &'static str {
+    match mode {
+        QueueMode::All => "all",
+        QueueMode::OneAtATime => "one-at-a-time",
+    }
+}
+
+fn text_field(command: &Value, key: &str) -> Result<String, String> {
+    command
+        .get(key)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| format!("\"{key}\" must be a string"))
+}
+
+/// A user message from `message` and optional `images`.
+fn user_message(command: &Value) -> Result<Message, String> {
+    let text = text_field(command, "message")?;
+    let images = match command.get("images") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| {
+                serde_json::from_value::<ImageContent>(i.clone())
+                    .map_err(|e| format!("images: {e}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(_) => return Err("\"images\" must be a list of image blocks".into()),
+    };
+    if images.is_empty() {
+        return Ok(Message::user(text));
+    }
+    let mut blocks = vec![ContentBlock::text(text)];
+    blocks.extend(images.into_iter().map(ContentBlock::Image));
+    Ok(Message::User(UserMessage {
+        content: UserContent::Blocks(blocks),
+        timestamp: agent_ai::now_millis(),
+    }))
+}
+
+impl Server {
+    fn manager(&self) -> Option<Arc<Mutex<SessionManager>>> {
+        self.session.session_manager()
+    }
+
+    fn state(&self) -> Value {
+        let agent = self.session.agent();
+        let (steering, follow_up) = agent.queue_modes();
+        let (file, id, name) = match self.manager() {
+            Some(m) => {
+                let m = m.lock().unwrap_or_else(|p| p.into_inner());
+                (
+                    m.session_file().map(|p| p.display().to_string()),
+                    Some(m.session_id().to_string()),
+                    m.name(),
+                )
+            }
+            None => (None, None, None),
+        };
+        let mut data = json!({
+            "model": agent.state().model,
+            "thinkingLevel": "off",
+            "isStreaming": agent.is_running(),
+            "isCompacting": self.session.compactor().is_compacting(),
+            "steeringMode": queue_mode_name(steering),
+            "followUpMode": queue_mode_name(follow_up),
+            "sessionFile": file,
+            "sessionId": id,
+            "autoCompactionEnabled": self.session.compactor().auto_enabled(),
+            "messageCount": agent.messages().len(),
+            "pendingMessageCount": agent.pending_message_count(),
+        });
+        if let Some(name) = name {
+            data["sessionName"] = json!(name);
+        }
+        data
+    }
+
+    fn stats(&self) -> Value {
+        let messages = self.session.agent().messages();
+        let (mut user, mut assistant, mut calls, mut results) = (0, 0, 0, 0);
+        let (mut input, mut output, mut cache_read, mut cache_write, mut cost) =
+            (0u64, 0u64, 0u64, 0u64, 0f64);
+        for m in &messages {
+            match m {
+                Message::User(_) => user += 1,
+                Message::Assistant(a) => {
+                    assistant += 1;
+                    calls += a.tool_calls().count();
+                    input += a.usage.input;
+                    output += a.usage.output;
+                    cache_read += a.usage.cache_read;
+                    cache_write += a.usage.cache_write;
+                    cost += a.usage.cost.total;
+                }
+                Message::ToolResult(_) => results += 1,
+            }
+        }
+        let (file, id) = match self.manager() {
+            Some(m) => {
+                let m = m.lock().unwrap_or_else(|p| p.into_inner());
+                (
+                    m.session_file().map(|p| p.display().to_string()),
+                    Some(m.session_id().to_string()),
+                )
+            }
+            None => (None, None),
+        };
+        json!({
+            "sessionFile": file, "sessionId": id,
+            "userMessages": user, "assistantMessages": assistant,
+            "toolCalls": calls, "toolResults": results, "totalMessages": messages.len(),
+            "tokens": {"input": input, "output": output, "cacheRead": cache_read, "cacheWrite": cache_write,
+                       "total": input + output + cache_read + cache_write},
+            "cost": cost,
+        })
+    }
+
+    /// Waits until no run is in progress (after asking it to stop).
+    async fn stop_run(&self) {
+        let agent = self.session.agent();
+        if agent.is_running() {
+            agent.abort();
+            let _ = tokio::time::timeout(WIND_DOWN, agent.wait_for_idle()).await;
+        }
+    }
+
+    async fn handle(self: &Arc<Self>, command: Value) -> Result<Value, String> {
+        let kind = command.get("type").and_then(Value::as_str).unwrap_or("");
+        let agent = self.session.agent().clone();
+        match kind {
+            "prompt" => {
+                let message = user_message(&command)?;
+                if agent.is_running() {
+                    return match command.get("streamingBehavior").and_then(Value::as_str) {
+                        Some("steer") => {
+                            agent.steer(message);
+                            Ok(Value::Null)
+                        }
+                        Some("followUp") => {
+                            agent.follow_up(message);
+                            Ok(Value::Null)
+                        }
+                        _ => Err("the agent is running: give streamingBehavior \"steer\" or \"followUp\"".into()),
+                    };
+                }
+                let session = self.session.clone();
+                // Answered on acceptance; the run's events follow.
+                tokio::spawn(async move {
+                    let _ = session.prompt(message).await;
+                });
+                Ok(Value::Null)
+            }
+            "steer" => {
+                agent.steer(user_message(&command)?);
+                Ok(Value::Null)
+            }
+            "follow_up" => {
+                agent.follow_up(user_message(&command)?);
+                Ok(Value::Null)
+            }
+            "abort" => {
+                agent.abort();
+                Ok(Value::Null)
+            }
+            "new_session" => {
+                self.stop_run().await;
+                let (dir, recorded) = match self.manager() {
+                    Some(m) => (
+                        m.lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .session_dir()
+                            .map(Into::into),
+                        true,
+                    ),
+                    None => (self.options.session_dir.clone(), false),
+                };
+                let mut manager = if recorded || dir.is_some() {
+                    SessionManager::create(
+                        self.session.cwd(),
+                        dir.or_else(|| self.options.session_dir.clone()),
+                    )
+                    .map_err(|e| e.to_string())?
+                } else {
+                    SessionManager::in_memory(self.session.cwd())
+                };
+                if let Some(parent) = command.get("parentSession").and_then(Value::as_str) {
+                    manager
+                        .new_session(Some(parent.to_string()))
+                        .map_err(|e| e.to_string())?;
+                }
+                self.session
+                    .switch_session(manager)
+                    .map_err(|e| e.to_string())?;
+                Ok(json!({"cancelled": false}))
+            }
+            "get_state" => Ok(self.state()),
+            "get_messages" => Ok(json!({"messages": agent.messages()})),
+            "set_model" => {
+                let provider = text_field(&command, "provider")?;
+                let model_id = text_field(&command, "modelId")?;
+                let current = agent.state().model;
+                let model = if self.options.models.is_empty() {
+                    (provider == current.provider).then(|| {
+                        let mut m = current.clone();
+                        m.id = model_id.clone();
+                        m.name = model_id.clone();
+                        m
+                    })
+                } else {
+                    self.options
+                        .models
+                        .iter()
+                        .find(|m| m.provider == provider && m.id == model_id)
+                        .cloned()
+                };
+                let model =
+                    model.ok_or_else(|| format!("Model not found: {provider}/{model_id}"))?;
+                self.session.set_model(model.clone());
+                Ok(serde_json::to_value(model).unwrap_or(Value::Null))
+            }
+            "compact" => {
+                if agent.is_running() {
+                    return Err("the agent is running; abort it or wait before compacting".into());
+                }
+                let instructions = command.get("customInstructions").and_then(Value::as_str);
+                self.session
+                    .compact(instructions)
+                    .await
+                    .map(|r| r.to_json())
+            }
+            "set_auto_compaction" => {
+                let on = command
+                    .get("enabled")
+                    .and_then(Value::as_bool)
+                    .ok_or("\"enabled\" must be true or false")?;
+                self.session.compactor().set_auto(on);
+                Ok(Value::Null)
+            }
+            "bash" => self.bash(&text_field(&command, "command")?).await,
+            "abort_bash" => {
+                if let Some(cancel) = self
+                    .bash_cancel
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .as_ref()
+                {
+                    cancel.cancel();
+                }
+                Ok(Value::Null)
+            }
+            "get_session_stats" => Ok(self.stats()),
+            "switch_session" => {
+                let path = text_field(&command, "sessionPath")?;
+                self.stop_run().await;
+                let manager =
+                    SessionManager::open(std::path::Path::new(&path)).map_err(|e| e.to_string())?;
+                self.session
+                    .switch_session(manager)
+                    .map_err(|e| e.to_string())?;
+                Ok(json!({"cancelled": false}))
+            }
+            "fork" => {
+                let entry_id = text_field(&command, "entryId")?;
+                self.stop_run().await;
+                let store = self.manager().ok_or("this conversation is not recorded")?;
+                let (forked, text) = {
+                    let manager = store.lock().unwrap_or_else(|p| p.into_inner());
+                    let entry = manager
+                        .entry(&entry_id)
+                        .ok_or_else(|| format!("no entry {entry_id} in this session"))?;
+                    let EntryKind::Message { message } = &entry.kind else {
+                        return Err(format!("entry {entry_id} is not a user message"));
+                    };
+                    let Some(Message::User(user)) = crate::sessions::message_from_json(message)
+                    else {
+                        return Err(format!("entry {entry_id} is not a user message"));
+                    };
+                    let forked = match entry.parent_id.clone() {
+                        Some(parent) => manager.fork(Some(&parent)),
+                        None => {
+                            let mut fresh =
+                                manager.fork(Some(&entry_id)).map_err(|e| e.to_string())?;
+                            fresh.reset_leaf();
+                            Ok(fresh)
+                        }
+                    }
+                    .map_err(|e| e.to_string())?;
+                    (forked, user.text())
+                };
+                self.session
+                    .switch_session(forked)
+                    .map_err(|e| e.to_string())?;
+                Ok(json!({"text": text, "cancelled": false}))
+            }
+            "get_fork_messages" => {
+                let store = self.manager().ok_or("this conversation is not recorded")?;
+                let manager = store.lock().unwrap_or_else(|p| p.into_inner());
+                let messages: Vec<Value> = manager
+                    .path_to(manager.leaf_id())
+                    .into_iter()
+                    .filter_map(|e| match &e.kind {
+                        EntryKind::Message { message } => {
+                            match crate::sessions::message_from_json(message) {
+                                Some(Message::User(u)) if message["role"] == "user" => {
+                                    Some(json!({"entryId": e.id, "text": u.text()}))
+                                }
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                Ok(json!({"messages": messages}))
+            }
+            "get_last_assistant_text" => Ok(json!({"text": self.session.last_assistant_text()})),
+            "set_session_name" => {
+                let name = text_field(&command, "name")?;
+                let store = self.manager().ok_or("this conversation is not recorded")?;
+                store
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .set_name(&name)
+                    .map_err(|e| e.to_string())?;
+                Ok(Value::Null)
+            }
+            "set_steering_mode" | "set_follow_up_mode" => {
+                let mode = match command.get("mode").and_then(Value::as_str) {
+                    Some("all") => QueueMode::All,
+                    Some("one-at-a-time") => QueueMode::OneAtATime,
+                    _ => return Err("\"mode\" must be \"all\" or \"one-at-a-time\"".into()),
+                };
+                if kind == "set_steering_mode" {
+                    agent.set_steering_mode(mode);
+                } else {
+                    agent.set_follow_up_mode(mode);
+                }
+                Ok(Value::Null)
+            }
+            "get_commands" => Ok(json!({"commands": []})),
+            other => Err(format!("Unknown command: {other}")),
+        }
+    }
+
+    /// Runs a command for the user with the session's bash tool; its output
+    /// joins the conversation (and the session file) for the next prompt.
+    async fn bash(&self, command: &str) -> Result<Value, String> {
+        let registry = self.session.registry();
+        let bash = registry.get("bash").ok_or("no bash tool is registered")?;
+        let cancel = CancellationToken::new();
+        *self.bash_cancel.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel.clone());
+        let mut context = self.session.tool_context();
+        context.cancel = cancel.clone();
+        let call = CallContext::new("rpc_bash", context);
+        let outcome = bash.execute(json!({"command": command}), call).await;
+        *self.bash_cancel.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        let cancelled = cancel.is_cancelled();
+        let (output, details) = match &outcome {
+            Ok(result) => (result.text_content(), result.details.clone()),
+            Err(e) => (e.to_string(), Value::Null),
+        };
+        let exit_code = match &outcome {
+            Ok(_) => Some(0),
+            Err(_) => output
+                .rsplit("Command exited with code ")
+                .next()
+                .filter(|_| output.contains("Command exited with code "))
+                .and_then(|n| n.trim().parse::<i64>().ok()),
+        };
+        let full_output_path = details
+            .get("fullOutputPath")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let truncated = details.get("truncation").is_some_and(|t| !t.is_null());
+        let mut record = json!({
+            "role": "bashExecution", "command": command, "output": output,
+            "exitCode": exit_code, "cancelled": cancelled, "truncated": truncated,
+            "timestamp": agent_ai::now_millis(),
+        });
+        if let Some(path) = &full_output_path {
+            record["fullOutputPath"] = json!(path);
+        }
+        if let Some(store) = self.manager()
+            && let Err(e) =
+                store
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .append(EntryKind::Message {
+                        message: record.clone(),
+                    })
+        {
+            tracing::warn!(error = %e, "cannot record the command");
+        }
+        let mut messages = self.session.agent().messages();
+        messages.push(Message::user(bash_execution_text(&record)));
+        self.session.agent().replace_messages(messages);
+        let mut data = json!({"output": record["output"], "exitCode": exit_code, "cancelled": cancelled, "truncated": truncated});
+        if let Some(path) = full_output_path {
+            data["fullOutputPath"] = json!(path);
+        }
+        Ok(data)
+    }
+}
+
+/// Serves `session` over `input` / `output` until the input ends.
+///
+/// `prompt` must be the [`RpcPermissionPrompt`] the session was built with
+/// (or a fresh one when no rule asks).
+///
+/// # Errors
+/// Writing the output failed (the client is gone).
+pub async fn run_rpc<R, W>(
+    session: AgentSession,
+    prompt: RpcPermissionPrompt,
+    options: RpcOptions,
+    input: R,
+    output: W,
+) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    let queued = Arc::new(AtomicUsize::new(0));
+    let out = RpcOutput {
+        tx,
+        queued: queued.clone(),
+    };
+    prompt.lock().output = Some(out.clone());
+    let writer = tokio::spawn(async move {
+        let mut output = output;
+        while let Some(line) = rx.recv().await {
+            queued.fetch_sub(1, Ordering::Relaxed);
+            output.write_all(line.as_bytes()).await?;
+            output.write_all(b"\n").await?;
+            if rx.is_empty() {
+                output.flush().await?;
+            }
+        }
+        output.flush().await
+    });
+    let events = out.clone();
+    let subscription = session
+        .agent()
+        .subscribe(move |event| events.send_event(event));
+    let server = Arc::new(Server {
+        session: session.clone(),
+        output: out.clone(),
+        prompt: prompt.clone(),
+        options,
+        bash_cancel: Mutex::new(None),
+    });
+
+    let mut reader = BufReader::new(input);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = read_line(&mut reader, &mut line).await;
+        let text = match read {
+            Ok(None) => break,
+            Ok(Some(true)) => String::from_utf8_lossy(&line).into_owned(),
+            Ok(Some(false)) => {
+                server.output.send(&response(
+                    &None,
+                    "parse",
+                    Err(format!(
+                        "Failed to parse command: line longer than {MAX_LINE} bytes"
+                    )),
+                ));
+                continue;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "reading commands failed");
+                break;
+            }
+        };
+        let text = text.strip_suffix('\r').unwrap_or(&text);
+        if text.trim().is_empty() {
+            continue;
+        }
+        let command: Value = match serde_json::from_str(text) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(_) => {
+                server.output.send(&response(
+                    &None,
+                    "parse",
+                    Err("Failed to parse command: expected a JSON object".into()),
+                ));
+                continue;
+            }
+            Err(e) => {
+                server.output.send(&response(
+                    &None,
+                    "parse",
+                    Err(format!("Failed to parse command: {e}")),
+                ));
+                continue;
+            }
+        };
+        let id = command.get("id").cloned();
+        let Some(kind) = command
+            .get("type")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+        else {
+            server.output.send(&response(
+                &id,
+                "parse",
+                Err("Failed to parse command: no \"type\"".into()),
+            ));
+            continue;
+        };
+        if kind == "extension_ui_response" {
+            let target = command.get("id").and_then(Value::as_str).unwrap_or("");
+            if !server.prompt.answer(target, command.clone()) {
+                tracing::debug!(id = target, "an answer to no open question");
+            }
+            continue;
+        }
+        // Commands run one after another, each answered when done; a
+        // prompt is answered at once and runs in the background, and the
+        // long ones (bash, compact) run aside so `abort_bash` still gets in.
+        if matches!(kind.as_str(), "bash" | "compact") {
+            let server = server.clone();
+            tokio::spawn(async move {
+                let handled = server.handle(command).await;
+                server.output.send(&response(&id, &kind, handled));
+            });
+            continue;
+        }
+        let handled = server.handle(command).await;
+        server.output.send(&response(&id, &kind, handled));
+    }
+
+    // The client is gone: stop the run, let it settle, flush.
+    server.stop_run().await;
+    if let Some(cancel) = server
+        .bash_cancel
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+    {
+        cancel.cancel();
+    }
+    session.agent().unsubscribe(subscription);
+    prompt.lock().output = None;
+    drop(server);
+    drop(out);
+    match writer.await {
+        Ok(result) => result,
+        Err(e) => Err(std::io::Error::other(e.to_string())),
+    }
+}
+
+/// One `\n`-terminated line into `buf` (without the `\n`); `Some(false)`
+/// when it was longer than [`MAX_LINE`] (skipped), `None` at end of input.
+async fn read_line<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<Option<bool>> {
+    let mut too_long = false;
+    let mut any = false;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(if any { Some(!too_long) } else { None });
+        }
+        any = true;
+        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(at) => (&available[..at], Some(at + 1)),
+            None => (available, None),
+        };
+        if !too_long {
+            if buf.len() + chunk.len() > MAX_LINE {
+                too_long = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(chunk);
+            }
+        }
+        let used = done.unwrap_or(available.len());
+        reader.consume(used);
+        if done.is_some() {
+            return Ok(Some(!too_long));
+        }
+    }
+}
