@@ -1,0 +1,579 @@
+//! Sessions, compaction and RPC mode through the binary: real processes,
+//! real files, a killed run resumed.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+struct Dirs {
+    _root: tempfile::TempDir,
+    agent: PathBuf,
+    ws: PathBuf,
+    root: PathBuf,
+}
+
+fn dirs(settings: Value) -> Dirs {
+    let root = tempfile::tempdir().unwrap();
+    let agent = root.path().join("agent");
+    let ws = root.path().join("ws");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(agent.join("settings.json"), settings.to_string()).unwrap();
+    Dirs {
+        root: root.path().to_path_buf(),
+        _root: root,
+        agent,
+        ws,
+    }
+}
+
+fn script(d: &Dirs, name: &str, turns: &[Value]) -> PathBuf {
+    let path = d.root.join(name);
+    std::fs::write(
+        &path,
+        turns.iter().map(|t| format!("{t}\n")).collect::<String>(),
+    )
+    .unwrap();
+    path
+}
+
+fn agent(d: &Dirs) -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"));
+    c.env("CODING_AGENT_DIR", &d.agent).arg("--cwd").arg(&d.ws);
+    c
+}
+
+fn session_files(d: &Dirs) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in std::fs::read_dir(d.agent.join("sessions"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        for f in std::fs::read_dir(dir.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            out.push(f.path());
+        }
+    }
+    out
+}
+
+fn requests(log: &Path) -> Vec<Vec<Value>> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str::<Vec<Value>>(l).unwrap())
+        .collect()
+}
+
+fn roles(messages: &[Value]) -> Vec<String> {
+    messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Every tool call has a result right after it, and no result is alone.
+fn assert_valid_for_providers(messages: &[Value]) {
+    let mut open: Vec<String> = Vec::new();
+    for m in messages {
+        match m["role"].as_str().unwrap() {
+            "assistant" => {
+                assert!(open.is_empty(), "calls without results: {open:?}");
+                open = m["content"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|b| b["type"] == "toolCall")
+                    .map(|b| b["id"].as_str().unwrap().to_string())
+                    .collect();
+            }
+            "toolResult" => {
+                let id = m["toolCallId"].as_str().unwrap();
+                assert!(
+                    open.iter().any(|o| o == id),
+                    "a result without its call: {id}"
+                );
+                open.retain(|o| o != id);
+            }
+            _ => assert!(open.is_empty(), "calls without results: {open:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_run_killed_mid_tool_is_resumed_with_a_valid_conversation() {
+    let d = dirs(json!({}));
+    let marker = d.root.join("started");
+    let first = script(
+        &d,
+        "first.jsonl",
+        &[
+            json!({"content": [{"type": "toolCall", "id": "c1", "name": "bash",
+            "arguments": {"command": format!("touch {}; sleep 60", marker.display())}}]}),
+        ],
+    );
+    let mut child = agent(&d)
+        .arg("--script")
+        .arg(&first)
+        .args(["-p", "start the long job"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !marker.exists() {
+        assert!(Instant::now() < deadline, "the tool never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL, mid-tool
+    child.wait().unwrap();
+    let files = session_files(&d);
+    assert_eq!(files.len(), 1);
+
+    let log = d.root.join("requests.jsonl");
+    let second = script(
+        &d,
+        "second.jsonl",
+        &[json!({"content": [{"type": "text", "text": "picked up"}]})],
+    );
+    let out = agent(&d)
+        .arg("--script")
+        .arg(&second)
+        .arg("--script-log")
+        .arg(&log)
+        .args(["-c", "-p", "what happened?"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "picked up");
+    let sent = &requests(&log)[0];
+    assert_eq!(roles(sent), ["user", "assistant", "toolResult", "user"]);
+    assert_eq!(sent[2]["isError"], true);
+    assert_valid_for_providers(sent);
+    // The same file went on growing.
+    assert_eq!(session_files(&d), files);
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(text.contains("picked up"));
+}
+
+#[test]
+fn resume_by_id_and_no_session() {
+    let d = dirs(json!({}));
+    let one = script(
+        &d,
+        "one.jsonl",
+        &[json!({"content": [{"type": "text", "text": "one"}]})],
+    );
+    let run = |extra: &[&str]| {
+        agent(&d)
+            .arg("--script")
+            .arg(&one)
+            .args(extra)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    assert!(run(&["-p", "hello"]).status.success());
+    assert!(run(&["--no-session", "-p", "unrecorded"]).status.success());
+    let files = session_files(&d);
+    assert_eq!(files.len(), 1);
+    let id = files[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .split('_')
+        .nth(1)
+        .unwrap()[..8]
+        .to_string();
+    let log = d.root.join("resume.jsonl");
+    let out = agent(&d)
+        .arg("--script")
+        .arg(&one)
+        .arg("--script-log")
+        .arg(&log)
+        .args(["--resume", &id, "-p", "again"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(roles(&requests(&log)[0]), ["user", "assistant", "user"]);
+    let out = agent(&d)
+        .arg("--script")
+        .arg(&one)
+        .args(["--resume", "ffffffffff", "-p", "x"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no session matches"));
+}
+
+fn json_events(out: &std::process::Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+#[test]
+fn compaction_by_reported_usage_keeps_calls_with_their_results() {
+    let d = dirs(json!({"compaction": {"keepRecentTokens": 50}}));
+    std::fs::write(d.ws.join("notes.txt"), "note ".repeat(200)).unwrap();
+    let s = script(
+        &d,
+        "s.jsonl",
+        &[
+            json!({"content": [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "notes.txt"}}],
+                   "usage": {"input": 1000, "output": 10}}),
+            json!({"content": [{"type": "toolCall", "id": "c2", "name": "bash", "arguments": {"command": "yes recent | head -c 600"}}],
+                   "usage": {"input": 95000, "output": 10}}),
+            // The summariser's answer.
+            json!({"content": [{"type": "text", "text": "## Goal\nRead the notes."}]}),
+            json!({"content": [{"type": "text", "text": "done"}]}),
+        ],
+    );
+    let log = d.root.join("log.jsonl");
+    let out = agent(&d)
+        .arg("--script")
+        .arg(&s)
+        .arg("--script-log")
+        .arg(&log)
+        .args([
+            "--context-window",
+            "100000",
+            "--mode",
+            "json",
+            &"please ".repeat(100),
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = json_events(&out);
+    let start = events
+        .iter()
+        .find(|e| e["type"] == "auto_compaction_start")
+        .expect("compaction started");
+    assert_eq!(start["reason"], "threshold");
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "auto_compaction_end")
+        .unwrap();
+    assert_eq!(
+        end["result"]["tokensBefore"].as_u64().map(|t| t > 90000),
+        Some(true),
+        "{end}"
+    );
+    assert_eq!(end["result"]["details"]["readFiles"], json!(["notes.txt"]));
+    let sent = requests(&log);
+    // Requests: 1, 2, the summary, then the compacted one.
+    assert_eq!(sent.len(), 4);
+    let before = serde_json::to_string(&sent[1]).unwrap().len();
+    let after = &sent[3];
+    assert!(
+        serde_json::to_string(after).unwrap().len() < before,
+        "the request shrank"
+    );
+    assert!(
+        after[0]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Read the notes.")
+    );
+    assert_valid_for_providers(after);
+    assert_eq!(roles(after), ["user", "assistant", "toolResult"]);
+    // Recorded, and a resume sees the compacted conversation.
+    let file = &session_files(&d)[0];
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(text.contains("\"type\":\"compaction\""));
+    let resumed = coding_agent::sessions::SessionManager::open(file)
+        .unwrap()
+        .context();
+    assert!(
+        matches!(&resumed.messages[0], agent_ai::Message::User(u) if u.text().contains("Read the notes."))
+    );
+}
+
+#[test]
+fn an_overflow_error_compacts_and_retries_once() {
+    let d = dirs(json!({"compaction": {"keepRecentTokens": 20}}));
+    let s = script(
+        &d,
+        "s.jsonl",
+        &[
+            json!({"content": [{"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "yes one | head -c 300"}}]}),
+            json!({"content": [], "stopReason": "error",
+                   "errorMessage": "400 context_length_exceeded: This model's maximum context length is 8192 tokens"}),
+            json!({"content": [{"type": "text", "text": "## Goal\nEcho things."}]}),
+            json!({"content": [{"type": "text", "text": "recovered"}]}),
+        ],
+    );
+    let log = d.root.join("log.jsonl");
+    let out = agent(&d)
+        .arg("--script")
+        .arg(&s)
+        .arg("--script-log")
+        .arg(&log)
+        .args(["--mode", "json", &"a long prompt ".repeat(50)])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = json_events(&out);
+    let start = events
+        .iter()
+        .find(|e| e["type"] == "auto_compaction_start")
+        .expect("compaction");
+    assert_eq!(start["reason"], "overflow");
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "auto_compaction_end")
+        .unwrap();
+    assert_eq!(end["willRetry"], true);
+    let last = events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "agent_end")
+        .unwrap();
+    let final_text =
+        last["messages"].as_array().unwrap().last().unwrap()["content"][0]["text"].clone();
+    assert_eq!(final_text, "recovered");
+    let sent = requests(&log);
+    assert_eq!(sent.len(), 4);
+    let retried = &sent[3];
+    assert!(
+        serde_json::to_string(retried).unwrap().len()
+            < serde_json::to_string(&sent[1]).unwrap().len()
+    );
+    assert!(
+        retried[0]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Echo things.")
+    );
+    assert_valid_for_providers(retried);
+}
+
+/// A `coding-agent --mode rpc` child and a reader of its output lines.
+struct Rpc {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<Value>,
+    seen: Vec<Value>,
+}
+
+impl Rpc {
+    fn start(d: &Dirs, script: &Path) -> Rpc {
+        let mut child = agent(d)
+            .args(["--mode", "rpc", "--script"])
+            .arg(script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Ok(v) = serde_json::from_str(&line) {
+                    let _ = tx.send(v);
+                }
+            }
+        });
+        Rpc {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Waits for the first line (from now on or already seen) matching `f`.
+    fn wait(&mut self, what: &str, f: impl Fn(&Value) -> bool) -> Value {
+        if let Some(v) = self.seen.iter().find(|v| f(v)) {
+            return v.clone();
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let v = self.lines.recv_timeout(left).unwrap_or_else(|_| {
+                panic!(
+                    "no {what}; saw {:?}",
+                    self.seen
+                        .iter()
+                        .map(|v| v["type"].clone())
+                        .collect::<Vec<_>>()
+                )
+            });
+            self.seen.push(v.clone());
+            if f(&v) {
+                return v;
+            }
+        }
+    }
+
+    fn response(&mut self, id: u64) -> Value {
+        self.wait(&format!("response {id}"), |v| {
+            v["type"] == "response" && v["id"] == id
+        })
+    }
+}
+
+#[test]
+fn an_rpc_client_drives_a_whole_conversation() {
+    let d = dirs(json!({"compaction": {"keepRecentTokens": 10}}));
+    let s = script(
+        &d,
+        "s.jsonl",
+        &[
+            json!({"content": [{"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "sleep 1; echo slow"}}]}),
+            json!({"content": [{"type": "text", "text": "steered"}]}),
+            json!({"content": [{"type": "toolCall", "id": "c2", "name": "bash", "arguments": {"command": "sleep 30"}}]}),
+            // Summary for compact.
+            json!({"content": [{"type": "text", "text": "## Goal\nTalk."}]}),
+        ],
+    );
+    let mut rpc = Rpc::start(&d, &s);
+    rpc.send(r#"{"id":1,"type":"get_state"}"#);
+    let state = rpc.response(1);
+    assert_eq!(state["data"]["isStreaming"], false);
+    assert!(
+        state["data"]["sessionFile"]
+            .as_str()
+            .unwrap()
+            .ends_with(".jsonl")
+    );
+
+    rpc.send(r#"{"id":2,"type":"prompt","message":"first"}"#);
+    assert_eq!(rpc.response(2)["success"], true);
+    rpc.wait("tool start", |v| {
+        v["type"] == "tool_execution_start" && v["toolCallId"] == "c1"
+    });
+    // Mid-run: a plain prompt is refused, a steer is queued.
+    rpc.send(r#"{"id":3,"type":"prompt","message":"plain"}"#);
+    assert_eq!(rpc.response(3)["success"], false);
+    rpc.send(
+        r#"{"id":4,"type":"prompt","message":"go the other way","streamingBehavior":"steer"}"#,
+    );
+    assert_eq!(rpc.response(4)["success"], true);
+    rpc.wait("end of run", |v| v["type"] == "agent_end");
+    rpc.send(r#"{"id":5,"type":"get_last_assistant_text"}"#);
+    assert_eq!(rpc.response(5)["data"]["text"], "steered");
+    let steer_seen = rpc.seen.iter().any(|v| {
+        v["type"] == "message_end" && v["message"]["content"][0]["text"] == "go the other way"
+    });
+    assert!(steer_seen, "the steering message was delivered");
+
+    // A long tool, aborted.
+    rpc.send(r#"{"id":6,"type":"prompt","message":"second"}"#);
+    rpc.wait("second tool", |v| {
+        v["type"] == "tool_execution_start" && v["toolCallId"] == "c2"
+    });
+    rpc.send(r#"{"id":7,"type":"abort"}"#);
+    assert_eq!(rpc.response(7)["success"], true);
+    let end = rpc.wait("aborted tool", |v| {
+        v["type"] == "tool_execution_end" && v["toolCallId"] == "c2"
+    });
+    assert_eq!(end["isError"], true);
+    rpc.wait("second run end", |v| {
+        v["type"] == "agent_end" && v["messages"].as_array().is_some_and(|m| m.len() > 2)
+    });
+
+    rpc.send(r#"{"id":8,"type":"compact"}"#);
+    let compacted = rpc.response(8);
+    assert_eq!(compacted["success"], true, "{compacted}");
+    assert!(
+        compacted["data"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("Talk.")
+    );
+    rpc.send(r#"{"id":9,"type":"get_state"}"#);
+    let state = rpc.response(9);
+    assert_eq!(state["data"]["isStreaming"], false);
+    assert!(state["data"]["messageCount"].as_u64().unwrap() >= 1);
+
+    // Closing stdin ends the process cleanly.
+    drop(rpc.stdin.take());
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let status = loop {
+        if let Some(status) = rpc.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still running after stdin closed"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success());
+}
+
+#[test]
+fn a_thousand_malformed_lines_get_parse_errors() {
+    let d = dirs(json!({}));
+    let s = script(&d, "s.jsonl", &[]);
+    let mut rpc = Rpc::start(&d, &s);
+    let garbage = [
+        "not json",
+        "{",
+        "[]",
+        "42",
+        "\"text\"",
+        "{\"type\":5}",
+        "{\"no_type\":1}",
+        "\u{2028}{}",
+        "{\"type\":\"prompt\"}",
+        "{\"type\":\"prompt\",\"message\":7}",
+    ];
+    for i in 0..1000 {
+        rpc.send(garbage[i % garbage.len()]);
+    }
+    rpc.send(r#"{"id":"last","type":"get_state"}"#);
+    let last = rpc.wait("the final answer", |v| v["id"] == "last");
+    assert_eq!(last["success"], true);
+    let failures = rpc
+        .seen
+        .iter()
+        .filter(|v| v["type"] == "response" && v["success"] == false)
+        .count();
+    assert_eq!(failures, 1000);
+    let parse = rpc.seen.iter().filter(|v| v["command"] == "parse").count();
+    assert!(parse >= 600, "{parse}");
+    drop(rpc.stdin.take());
+    assert!(rpc.child.wait().unwrap().success());
+}
