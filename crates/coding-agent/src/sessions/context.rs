@@ -48,13 +48,15 @@ pub fn message_from_json(message: &Value) -> Option<Message> {
         .and_then(Value::as_i64)
         .unwrap_or(0);
     match message.get("role").and_then(Value::as_str)? {
-        "user" | "assistant" | "toolResult" => match serde_json::from_value(message.clone()) {
-            Ok(m) => Some(m),
-            Err(e) => {
-                tracing::warn!(error = %e, "a stored message does not parse; left out");
-                None
+        "user" | "assistant" | "toolResult" => {
+            match <Message as serde::Deserialize>::deserialize(message) {
+                Ok(m) => Some(m),
+                Err(e) => {
+                    tracing::warn!(error = %e, "a stored message does not parse; left out");
+                    None
+                }
             }
-        },
+        }
         "bashExecution" => {
             if message.get("excludeFromContext").and_then(Value::as_bool) == Some(true) {
                 return None;
@@ -87,7 +89,7 @@ pub fn message_from_json(message: &Value) -> Option<Message> {
 }
 
 fn content_message(content: &Value, timestamp: i64) -> Option<Message> {
-    let content: UserContent = serde_json::from_value(content.clone()).ok()?;
+    let content = <UserContent as serde::Deserialize>::deserialize(content).ok()?;
     Some(Message::User(UserMessage { content, timestamp }))
 }
 

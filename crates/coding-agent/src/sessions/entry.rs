@@ -172,7 +172,8 @@ impl SessionEntry {
     /// Reads an entry line; `None` for a line of an unknown type or shape
     /// (kept out of the tree rather than failing the load).
     pub fn from_json(value: &Value) -> Option<Self> {
-        let kind: EntryKind = serde_json::from_value(value.clone()).ok()?;
+        // Deserialised from the borrowed value: no copy of the message.
+        let kind = EntryKind::deserialize(value).ok()?;
         Some(SessionEntry {
             id: value.get("id")?.as_str()?.to_string(),
             parent_id: value
