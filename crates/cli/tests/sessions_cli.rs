@@ -577,3 +577,48 @@ fn a_thousand_malformed_lines_get_parse_errors() {
     drop(rpc.stdin.take());
     assert!(rpc.child.wait().unwrap().success());
 }
+
+#[test]
+fn rpc_asks_the_client_for_permission() {
+    let d = dirs(json!({"permissions": {"ask": ["Bash(touch:*)"]}}));
+    let s = script(
+        &d,
+        "s.jsonl",
+        &[
+            json!({"content": [{"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "touch allowed"}}]}),
+            json!({"content": [{"type": "toolCall", "id": "c2", "name": "bash", "arguments": {"command": "touch denied"}}]}),
+            json!({"content": [{"type": "text", "text": "done"}]}),
+        ],
+    );
+    let mut rpc = Rpc::start(&d, &s);
+    rpc.send(r#"{"id":1,"type":"prompt","message":"make files"}"#);
+    let ask = rpc.wait("first question", |v| v["type"] == "extension_ui_request");
+    assert!(
+        ask["title"].as_str().unwrap().contains("touch allowed"),
+        "{ask}"
+    );
+    rpc.send(
+        &json!({"type": "extension_ui_response", "id": ask["id"], "value": "Allow"}).to_string(),
+    );
+    let ask2 = rpc.wait("second question", |v| {
+        v["type"] == "extension_ui_request" && v["id"] != ask["id"]
+    });
+    rpc.send(
+        &json!({"type": "extension_ui_response", "id": ask2["id"], "value": "Deny"}).to_string(),
+    );
+    let end = rpc.wait("the refusal", |v| {
+        v["type"] == "tool_execution_end" && v["toolCallId"] == "c2"
+    });
+    assert!(
+        end["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("refused by the user"),
+        "{end}"
+    );
+    rpc.wait("end of run", |v| v["type"] == "agent_end");
+    assert!(d.ws.join("allowed").exists());
+    assert!(!d.ws.join("denied").exists());
+    drop(rpc.stdin.take());
+    assert!(rpc.child.wait().unwrap().success());
+}
