@@ -49,26 +49,9 @@ pub struct TerminalPrompt {
     one_at_a_time: Mutex<()>,
 }
 
-fn describe(request: &PermissionRequest) -> String {
-    let what = match request.tool.as_str() {
-        "bash" => request.args["command"].as_str().unwrap_or("").to_string(),
-        _ => match request.args.get("path").and_then(|p| p.as_str()) {
-            Some(path) => path.to_string(),
-            None => request.args.to_string(),
-        },
-    };
-    let why = match (&request.decision.rule, &request.decision.subject) {
-        (Some(rule), _) => format!("rule {rule}"),
-        (None, Some(subject)) => format!("no allow rule covers {subject}"),
-        (None, None) => "no allow rule covers it".to_string(),
-    };
-    let what = coding_agent::sanitize_terminal_text(&what);
-    format!("Allow {} {what}? ({why})", request.tool)
-}
-
 impl PermissionPrompt for TerminalPrompt {
     fn ask(&self, request: PermissionRequest) -> BoxFuture<'static, PermissionAnswer> {
-        let question = describe(&request);
+        let question = coding_agent::sanitize_terminal_text(&request.question()).into_owned();
         // 'static: the prompt lives for the process (see run.rs).
         let this: &'static TerminalPrompt = prompt();
         Box::pin(async move {

@@ -114,25 +114,11 @@ impl PermissionPrompt for RpcPermissionPrompt {
             state.pending.insert(id.clone(), tx);
             state.output.clone()
         };
-        let what = match request.tool.as_str() {
-            "bash" => request.args["command"].as_str().unwrap_or("").to_string(),
-            _ => request
-                .args
-                .get("path")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| request.args.to_string()),
-        };
-        let why = match (&request.decision.rule, &request.decision.subject) {
-            (Some(rule), _) => format!("rule {rule}"),
-            (None, Some(subject)) => format!("no allow rule covers {subject}"),
-            (None, None) => "no allow rule covers it".into(),
-        };
         let message = json!({
             "type": "extension_ui_request",
             "id": id,
             "method": "select",
-            "title": format!("Allow {} {what}? ({why})", request.tool),
+            "title": request.question(),
             "options": ["Allow", "Deny", "Always allow"],
             "tool": request.tool,
             "args": request.args,

@@ -472,6 +472,25 @@ pub struct PermissionRequest {
     pub decision: PermissionDecision,
 }
 
+impl PermissionRequest {
+    /// The question in one line: `Allow bash git push? (rule Bash(git push:*))`.
+    pub fn question(&self) -> String {
+        let what = match self.tool.as_str() {
+            "bash" => self.args["command"].as_str().unwrap_or("").to_string(),
+            _ => match self.args.get("path").and_then(Value::as_str) {
+                Some(path) => path.to_string(),
+                None => self.args.to_string(),
+            },
+        };
+        let why = match (&self.decision.rule, &self.decision.subject) {
+            (Some(rule), _) => format!("rule {rule}"),
+            (None, Some(subject)) => format!("no allow rule covers {subject}"),
+            (None, None) => "no allow rule covers it".to_string(),
+        };
+        format!("Allow {} {what}? ({why})", self.tool)
+    }
+}
+
 /// A person's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PermissionAnswer {
