@@ -78,6 +78,14 @@ struct Bench {
     runs: usize,
     bin: PathBuf,
     rows: Vec<Value>,
+    /// `--only TEXT`: only the rows whose figure contains it.
+    only: Option<String>,
+}
+
+impl Bench {
+    fn wants(&self, figure: &str) -> bool {
+        self.only.as_deref().is_none_or(|o| figure.contains(o))
+    }
 }
 
 /// `coding-agent tool TOOL --cwd CWD --args ARGS` as a command factory.
@@ -108,6 +116,9 @@ impl Bench {
         reference: Option<(String, Box<dyn FnMut() -> Command>)>,
         note: &str,
     ) -> Result<()> {
+        if !self.wants(name) {
+            return Ok(());
+        }
         let mut o = Vec::new();
         let mut o_rss = 0;
         let mut r = Vec::new();
@@ -195,6 +206,9 @@ impl Bench {
     /// Tool calls through `coding-agent mcp` on stdio, beside the reference
     /// filesystem MCP server and beside our direct tool command.
     fn mcp_rows(&mut self, bench_dir: &Path, find_tree: &Path, quick: bool) -> Result<()> {
+        if !self.wants("MCP") && !self.wants("find **/*.toml through MCP") {
+            return Ok(());
+        }
         use crate::mcp_bench::{
             StdioPeer, filesystem_command, filesystem_server, our_command, time_calls,
         };
@@ -372,10 +386,16 @@ pub fn run(args: &[String]) -> Result<()> {
         }
         _ => "",
     };
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
     let mut b = Bench {
         runs,
         bin,
         rows: Vec::new(),
+        only: only.clone(),
     };
     println!(
         "\n| {:<44} | {:<26} | {:<26} | {:>6} | {:>10} | note",
@@ -659,6 +679,7 @@ pub fn run(args: &[String]) -> Result<()> {
             "--json",
             "--corpus",
         ])
+        .args(only.iter().flat_map(|o| ["--only", o.as_str()]))
         .arg(&corpus_dir)
         .arg("--big-file")
         .arg(&big)

@@ -2,7 +2,7 @@
 //!
 //! - `test-all [--slow]`: formatting, clippy, tests (nextest when installed, plus
 //!   doc tests), rustdoc with warnings denied. Stops at the first failure.
-//! - `bench [--quick] [--runs N]`: speed and memory against ripgrep, fd and
+//! - `bench [--quick] [--runs N] [--only TEXT]`: speed and memory against ripgrep, fd and
 //!   coreutils; a table and `target/bench/report.json`.
 
 mod bench;
@@ -26,7 +26,7 @@ fn main() -> Result<()> {
         Some("external-project") => checks::external_project(&workspace_root()?),
         Some("help") | Some("--help") | Some("-h") | None => {
             println!(
-                "usage: cargo xtask <command>\n\ncommands:\n  test-all [--slow]   fmt, unused deps, clippy, tests, docs, external project (--slow adds the slow hardening tests)\n  bench [--quick]     speed and memory against rg, fd and coreutils\n  unused-deps         dependencies a crate declares but never names\n  external-project    the crates used by path from a fresh project"
+                "usage: cargo xtask <command>\n\ncommands:\n  test-all [--slow]   fmt, unused deps, clippy, tests, docs, external project (--slow adds the slow hardening tests)\n  bench [--quick] [--only TEXT]  speed and memory against rg, fd and coreutils (rows whose name contains TEXT)\n  unused-deps         dependencies a crate declares but never names\n  external-project    the crates used by path from a fresh project"
             );
             Ok(())
         }

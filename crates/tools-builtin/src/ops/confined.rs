@@ -166,10 +166,21 @@ impl ConfinedFileOps {
 
     /// Whether `path` matches a deny glob (compared in NFC, ignoring case).
     fn is_denied(&self, path: &Path) -> bool {
+        use std::os::unix::ffi::OsStrExt;
+        if self.deny.is_empty() {
+            return false;
+        }
+        if self.deny.is_match_candidate(&globset::Candidate::new(path)) {
+            return true;
+        }
+        // Another Unicode form of a denied name; only non-ASCII paths can differ.
+        let bytes = path.as_os_str().as_bytes();
+        if bytes.is_ascii() {
+            return false;
+        }
         use unicode_normalization::UnicodeNormalization;
-        let text = path.to_string_lossy();
-        let nfc: String = text.nfc().collect();
-        self.deny.is_match(&*text) || self.deny.is_match(&nfc)
+        let nfc: String = path.to_string_lossy().nfc().collect();
+        self.deny.is_match(&nfc)
     }
 
     /// The root `path` lies under (lexically) and the rest of the path.
@@ -440,9 +451,13 @@ impl FileOps for ConfinedFileOps {
             root: &real,
             ..*options
         };
+        let same = real == given;
         let filter = |entry: WalkEntry| {
             if self.is_denied(&entry.path) {
                 return true;
+            }
+            if same {
+                return visit(entry);
             }
             // Reported under the path the caller asked for.
             let path = match entry.path.strip_prefix(&real) {
