@@ -88,20 +88,27 @@ pub(crate) async fn execute_tool_calls(
                 .is_some_and(|t| t.execution_mode() == Some(ExecutionMode::Sequential))
         });
 
+    // After an abort every remaining call still gets its start, end and
+    // toolResult ("Operation aborted"): the assistant message's calls must
+    // all be answered, or the next request is refused by the provider.
     if sequential {
         for call in &calls {
             emit_start(emit, call);
-            let done = match prepare(
-                assistant,
-                call,
-                &context.tools,
-                config.before_tool_call.as_ref(),
-                config.unknown_tool_message.as_ref(),
-                cancel,
-                emit,
-            )
-            .await
-            {
+            let prepared = if cancel.is_cancelled() {
+                Prepared::Done(failed(call, ABORTED_MESSAGE, false))
+            } else {
+                prepare(
+                    assistant,
+                    call,
+                    &context.tools,
+                    config.before_tool_call.as_ref(),
+                    config.unknown_tool_message.as_ref(),
+                    cancel,
+                    emit,
+                )
+                .await
+            };
+            let done = match prepared {
                 Prepared::Done(done) => done,
                 Prepared::Ready { tool, call, args } => {
                     run_prepared(
@@ -118,9 +125,6 @@ pub(crate) async fn execute_tool_calls(
             };
             emit_end(emit, &done);
             finished.push(emit_result_message(emit, done));
-            if cancel.is_cancelled() {
-                break;
-            }
         }
         return outcome(finished, false);
     }
@@ -131,17 +135,21 @@ pub(crate) async fn execute_tool_calls(
     let mut ready = Vec::new();
     for call in &calls {
         emit_start(emit, call);
-        match prepare(
-            assistant,
-            call,
-            &context.tools,
-            config.before_tool_call.as_ref(),
-            config.unknown_tool_message.as_ref(),
-            cancel,
-            emit,
-        )
-        .await
-        {
+        let prepared = if cancel.is_cancelled() {
+            Prepared::Done(failed(call, ABORTED_MESSAGE, false))
+        } else {
+            prepare(
+                assistant,
+                call,
+                &context.tools,
+                config.before_tool_call.as_ref(),
+                config.unknown_tool_message.as_ref(),
+                cancel,
+                emit,
+            )
+            .await
+        };
+        match prepared {
             Prepared::Done(done) => {
                 emit_end(emit, &done);
                 slots.push(Some(done));
@@ -150,9 +158,6 @@ pub(crate) async fn execute_tool_calls(
                 ready.push((slots.len(), tool, call, args));
                 slots.push(None);
             }
-        }
-        if cancel.is_cancelled() {
-            break;
         }
     }
     // At most `max_parallel_tools` execute at once; the rest start, in
@@ -281,6 +286,10 @@ async fn run_prepared(
     cancel: &CancellationToken,
     emit: &EventSink,
 ) -> Finished {
+    // A call that had not started when the run was aborted never starts.
+    if cancel.is_cancelled() {
+        return failed(&call, ABORTED_MESSAGE, false);
+    }
     let (tx, mut rx) = futures::channel::mpsc::unbounded::<AgentToolResult>();
     let sink = ToolUpdateSink::new(move |partial| {
         let _ = tx.unbounded_send(partial);
