@@ -300,7 +300,10 @@ mod tests {
         let looped = real_path(&base.join("a"));
         assert!(looped.starts_with(&base));
         // A relative target resolves against the link's directory.
-        assert_eq!(real_path(&base.join("up")), base.parent().unwrap().join(".env"));
+        assert_eq!(
+            real_path(&base.join("up")),
+            base.parent().unwrap().join(".env")
+        );
         let candidates = candidate_paths("up", &base);
         assert_eq!(candidates[0], base.join("up"));
         assert!(candidates.contains(&base.parent().unwrap().join(".env")));

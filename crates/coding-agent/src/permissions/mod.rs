@@ -29,15 +29,16 @@
 //! - A project's `.pi/settings.json` may add deny and ask rules; its allow
 //!   rules are ignored (a cloned repository cannot allow itself `Bash(*)`).
 
+mod paths;
 mod shell;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use globset::{GlobBuilder, GlobMatcher};
 use serde_json::{Value, json};
 
+pub use paths::PathRuleFilter;
 pub use shell::{ShellCommands, split_commands};
 
 use crate::Settings;
@@ -81,7 +82,7 @@ enum Specifier {
     /// Exact text, `*` matching any run.
     Pattern(String),
     /// A path glob.
-    Path(GlobMatcher),
+    Path(paths::PathGlob),
 }
 
 /// A rule that does not parse.
@@ -136,24 +137,9 @@ impl PermissionRule {
         }
         let specifier = match specifier {
             None | Some("") | Some("*") | Some("**") => None,
-            Some(s) if is_path_rule(tool) => {
-                let home = std::env::home_dir();
-                let anchored =
-                    if let (Some(rest), Some(home)) = (s.strip_prefix("~/"), home.as_ref()) {
-                        format!("{}/{rest}", home.display())
-                    } else if let Some(rest) = s.strip_prefix("//") {
-                        format!("/{rest}")
-                    } else if s.starts_with('/') || s.starts_with("**") {
-                        s.to_string()
-                    } else {
-                        format!("{}/{}", cwd.display(), s.strip_prefix("./").unwrap_or(s))
-                    };
-                let glob = GlobBuilder::new(&anchored)
-                    .literal_separator(true)
-                    .build()
-                    .map_err(|e| err(&e.to_string()))?;
-                Some(Specifier::Path(glob.compile_matcher()))
-            }
+            Some(s) if is_path_rule(tool) => Some(Specifier::Path(
+                paths::PathGlob::new(s, cwd).map_err(|e| err(&e))?,
+            )),
             Some(s) => match s.strip_suffix(":*") {
                 Some(prefix) => Some(Specifier::Prefix(prefix.trim().to_string())),
                 None => Some(Specifier::Pattern(s.to_string())),
@@ -181,14 +167,6 @@ impl PermissionRule {
             Some(Specifier::Prefix(p)) => line == p || line.starts_with(&format!("{p} ")),
             Some(Specifier::Pattern(p)) => wildcard(p, line),
             Some(Specifier::Path(_)) => false,
-        }
-    }
-
-    fn matches_path(&self, path: &Path) -> bool {
-        match &self.specifier {
-            None => true,
-            Some(Specifier::Path(g)) => g.is_match(path),
-            _ => false,
         }
     }
 }
@@ -343,21 +321,8 @@ impl PermissionRules {
             let command = args.get("command").and_then(Value::as_str).unwrap_or("");
             return self.decide_command(command, default);
         }
-        if let Some(path) = call_path(tool, args, cwd) {
-            for (list, permission) in [
-                (&self.deny, Permission::Deny),
-                (&self.ask, Permission::Ask),
-                (&self.allow, Permission::Allow),
-            ] {
-                if let Some(rule) = list.iter().find(|r| r.names(tool) && r.matches_path(&path)) {
-                    return PermissionDecision::by(
-                        permission,
-                        rule,
-                        Some(path.display().to_string()),
-                    );
-                }
-            }
-            return default;
+        if let Some(decision) = paths::decide(self, tool, args, cwd, &default) {
+            return decision;
         }
         for (list, permission) in [
             (&self.deny, Permission::Deny),
@@ -444,21 +409,6 @@ impl PermissionRules {
             None => default,
         }
     }
-}
-
-/// The path a file tool's call is about, absolute.
-fn call_path(tool: &str, args: &Value, cwd: &Path) -> Option<PathBuf> {
-    if !matches!(tool, "read" | "edit" | "write" | "grep" | "find" | "ls") {
-        return None;
-    }
-    let raw = args.get("path").and_then(Value::as_str).unwrap_or(".");
-    let raw = raw.strip_prefix('@').unwrap_or(raw);
-    let expanded = match (raw.strip_prefix("~/"), std::env::home_dir()) {
-        (Some(rest), Some(home)) => home.join(rest),
-        _ if raw == "~" => std::env::home_dir().unwrap_or_default(),
-        _ => PathBuf::from(raw.strip_prefix("file://").unwrap_or(raw)),
-    };
-    Some(crate::sandbox::normalize(&cwd.join(expanded)))
 }
 
 /// A question for a person: may this call run?
