@@ -215,3 +215,158 @@ fn branches_and_forks() {
     );
     assert!(matches!(fork.entries()[0].kind, EntryKind::Message { .. }));
 }
+
+/// A session file written by hand: a header and the given entries.
+fn write_session(path: &Path, id: &str, entries: &[Value]) {
+    let mut text = json!({"type": "session", "version": 3, "id": id,
+        "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"})
+    .to_string();
+    text.push('\n');
+    for e in entries {
+        text.push_str(&e.to_string());
+        text.push('\n');
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+fn user_entry(id: &str, parent: Option<&str>, text: &str) -> Value {
+    json!({"type": "message", "id": id, "parentId": parent,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": {"role": "user", "content": text, "timestamp": 1}})
+}
+
+fn set_mtime(path: &Path, secs_ago: u64) {
+    let when = std::time::SystemTime::now() - std::time::Duration::from_secs(secs_ago);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
+}
+
+#[test]
+fn a_torn_last_line_inside_a_utf8_character_keeps_the_session_newest() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old.jsonl");
+    let new = dir.path().join("new.jsonl");
+    write_session(
+        &old,
+        "old-session",
+        &[user_entry("a0000001", None, "older")],
+    );
+    write_session(
+        &new,
+        "new-session",
+        &[user_entry("b0000001", None, "newer")],
+    );
+    // The run was killed while writing "é" (0xC3 0xA9): only 0xC3 reached the file.
+    let mut torn = std::fs::OpenOptions::new().append(true).open(&new).unwrap();
+    std::io::Write::write_all(
+        &mut torn,
+        b"{\"type\":\"message\",\"id\":\"b0000002\",\"parentId\":\"b0000001\",\"message\":{\"role\":\"user\",\"content\":\"caf\xC3",
+    )
+    .unwrap();
+    drop(torn);
+    set_mtime(&old, 60);
+    set_mtime(&new, 1);
+
+    let list = SessionManager::list(Path::new("/w"), Some(dir.path().to_path_buf()));
+    let ids: Vec<&str> = list.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["new-session", "old-session"]);
+    assert_eq!(list[0].first_message, "newer");
+    assert_eq!(list[0].message_count, 1);
+
+    let resumed =
+        SessionManager::continue_recent(Path::new("/w"), Some(dir.path().to_path_buf())).unwrap();
+    assert_eq!(resumed.session_id(), "new-session");
+    assert_eq!(resumed.context().messages.len(), 1);
+    assert_eq!(
+        resumed.load_warnings().len(),
+        1,
+        "{:?}",
+        resumed.load_warnings()
+    );
+    let found =
+        SessionManager::find(Path::new("/w"), Some(dir.path().to_path_buf()), "new").unwrap();
+    assert_eq!(found, new);
+}
+
+fn user_texts(session: &SessionManager) -> Vec<String> {
+    session
+        .context()
+        .messages
+        .iter()
+        .map(|m| match m {
+            Message::User(u) => u.text(),
+            _ => String::new(),
+        })
+        .collect()
+}
+
+#[test]
+fn a_self_parented_entry_is_sent_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let mut loop_entry = user_entry("c0000002", Some("c0000002"), "looped");
+    loop_entry["parentId"] = json!("c0000002");
+    write_session(
+        &path,
+        "cycle",
+        &[user_entry("c0000001", None, "first"), loop_entry],
+    );
+    let session = SessionManager::open(&path).unwrap();
+    assert_eq!(user_texts(&session), ["looped"]);
+    assert_eq!(session.path_to(session.leaf_id()).len(), 1);
+    let warnings: Vec<_> = session
+        .load_warnings()
+        .iter()
+        .filter(|w| w.contains("cycle"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{:?}", session.load_warnings());
+    // The tree view terminates and shows each entry once.
+    assert_eq!(session.tree_text().lines().count(), 2);
+}
+
+#[test]
+fn a_ring_of_parents_is_cut_at_the_first_repeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    // d1 -> d2 -> d3 -> d2 (a ring); d1, the last line, is the leaf.
+    write_session(
+        &path,
+        "ring",
+        &[
+            user_entry("d0000002", Some("d0000003"), "two"),
+            user_entry("d0000003", Some("d0000002"), "three"),
+            user_entry("d0000001", Some("d0000002"), "one"),
+        ],
+    );
+    let mut session = SessionManager::open(&path).unwrap();
+    assert_eq!(session.leaf_id(), Some("d0000001"));
+    // Walking up from the leaf: one, two, three, then two again: cut there.
+    assert_eq!(user_texts(&session), ["three", "two", "one"]);
+    // New entries continue the conversation normally.
+    session.append_message(&Message::user("four")).unwrap();
+    assert_eq!(user_texts(&session), ["three", "two", "one", "four"]);
+    assert_eq!(session.tree_text().lines().count(), 4);
+}
+
+#[test]
+fn duplicate_ids_that_loop_do_not_hang_the_tree_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    write_session(
+        &path,
+        "dups",
+        &[
+            user_entry("e000000a", Some("e000000b"), "x"),
+            user_entry("e000000b", Some("e000000a"), "y"),
+            user_entry("e000000a", None, "z"),
+        ],
+    );
+    let session = SessionManager::open(&path).unwrap();
+    let tree = session.tree_text();
+    assert!(tree.lines().count() <= 3, "{tree}");
+    assert!(user_texts(&session).len() <= 3);
+}

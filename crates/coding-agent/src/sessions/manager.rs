@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use agent_ai::Message;
@@ -172,8 +173,14 @@ impl SessionManager {
     /// # Errors
     /// The file cannot be read or has no session header.
     pub fn open(path: &Path) -> Result<Self, SessionError> {
-        let text = std::fs::read(path).map_err(io(path))?;
-        let text = String::from_utf8_lossy(&text);
+        let bytes = std::fs::read(path).map_err(io(path))?;
+        Self::parse(path, &bytes)
+    }
+
+    /// Builds the manager from a file's bytes (invalid UTF-8, e.g. a torn
+    /// multi-byte character, is replaced, not fatal).
+    fn parse(path: &Path, bytes: &[u8]) -> Result<Self, SessionError> {
+        let text = String::from_utf8_lossy(bytes);
         let mut header = None;
         let mut manager = Self::blank(Path::new("/"), path.parent().map(Path::to_path_buf));
         let mut lines = text.split('\n').peekable();
@@ -222,6 +229,7 @@ impl SessionManager {
         if header.version < 2 {
             manager.migrate_linear();
         }
+        manager.cut_cycles(path);
         manager.cwd = PathBuf::from(&header.cwd);
         manager.header = header;
         manager.file = Some(path.to_path_buf());
@@ -248,6 +256,60 @@ impl SessionManager {
         self.leaf = previous;
     }
 
+    /// Parent links that loop (an entry its own parent, or a ring) are cut
+    /// where the walk from the entry first comes back to itself, the leaf's
+    /// path first; the entry there becomes a root. One warning for the file.
+    fn cut_cycles(&mut self, path: &Path) {
+        const NEW: u8 = 0;
+        const ON_WALK: u8 = 1;
+        const DONE: u8 = 2;
+        let mut state = vec![NEW; self.entries.len()];
+        let leaf = self
+            .leaf
+            .as_deref()
+            .and_then(|id| self.by_id.get(id))
+            .copied();
+        let starts: Vec<usize> = leaf.into_iter().chain(0..self.entries.len()).collect();
+        let mut cut = 0usize;
+        for start in starts {
+            if state[start] != NEW {
+                continue;
+            }
+            let mut walk = Vec::new();
+            let mut i = start;
+            loop {
+                state[i] = ON_WALK;
+                walk.push(i);
+                let parent = self.entries[i]
+                    .parent_id
+                    .as_deref()
+                    .and_then(|p| self.by_id.get(p))
+                    .copied();
+                match parent {
+                    None => break,
+                    Some(p) if state[p] == DONE => break,
+                    Some(p) if state[p] == ON_WALK => {
+                        self.entries[i].parent_id = None;
+                        cut += 1;
+                        break;
+                    }
+                    Some(p) => i = p,
+                }
+            }
+            for j in walk {
+                state[j] = DONE;
+            }
+        }
+        if cut > 0 {
+            let warning = format!(
+                "{}: {cut} cycle(s) in the entries' parent links; each cut at its first repeated entry",
+                path.display()
+            );
+            tracing::warn!("{warning}");
+            self.warnings.push(warning);
+        }
+    }
+
     fn index(&mut self, entry: SessionEntry) {
         self.leaf = Some(entry.id.clone());
         self.by_id.insert(entry.id.clone(), self.entries.len());
@@ -260,15 +322,29 @@ impl SessionManager {
     /// As [`SessionManager::open`] and [`SessionManager::create`].
     pub fn continue_recent(cwd: &Path, session_dir: Option<PathBuf>) -> Result<Self, SessionError> {
         let dir = session_dir.or_else(|| default_session_dir(cwd));
-        if let Some(dir) = &dir
-            && let Some(latest) = Self::list_dir(dir).into_iter().next()
-        {
-            return Self::open(&latest.path);
+        if let Some(dir) = &dir {
+            // The newest session we may trust; checked again on the open
+            // file, so one swapped in after the listing is not taken either.
+            for info in Self::list_dir(dir) {
+                match read_trusted_session(&info.path) {
+                    Ok(bytes) => return Self::parse(&info.path, &bytes),
+                    Err(reason) => {
+                        tracing::info!(path = %info.path.display(), %reason, "skipping session file")
+                    }
+                }
+            }
         }
         Self::create(cwd, dir)
     }
 
     /// The sessions of `cwd`, most recently written first.
+    ///
+    /// Only files we may trust are listed (so `-c`, `-r` and `/resume`
+    /// never pick up another user's file in a shared directory): regular
+    /// files (not symbolic links) owned by the current user and not writable
+    /// by everyone, the rules of context files (`AGENTS.md`) except that a
+    /// file of root's is not ours to append to either.
+    /// Others are skipped, the skip logged at `info` level.
     pub fn list(cwd: &Path, session_dir: Option<PathBuf>) -> Vec<SessionInfo> {
         match session_dir.or_else(|| default_session_dir(cwd)) {
             Some(dir) => Self::list_dir(&dir),
@@ -283,7 +359,16 @@ impl SessionManager {
         let mut out: Vec<SessionInfo> = read
             .flatten()
             .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
-            .filter_map(|e| session_info(&e.path()))
+            .filter_map(|e| {
+                let path = e.path();
+                match read_trusted_session(&path) {
+                    Ok(bytes) => session_info(&path, &bytes),
+                    Err(reason) => {
+                        tracing::info!(path = %path.display(), %reason, "skipping session file");
+                        None
+                    }
+                }
+            })
             .collect();
         out.sort_by(|a, b| b.modified.cmp(&a.modified).then(b.created.cmp(&a.created)));
         out
@@ -352,7 +437,20 @@ impl SessionManager {
                 .read(true)
                 .open(&path)
                 .map_err(io(&path))?;
-            let len = file.metadata().map_err(io(&path))?.len();
+            let meta = file.metadata().map_err(io(&path))?;
+            if !meta.is_file() || meta.uid() != rustix::process::geteuid().as_raw() {
+                return Err(SessionError::Io {
+                    path: path.clone(),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::PermissionDenied,
+                        format!(
+                            "not a regular file of yours (owner uid {}); nothing appended",
+                            meta.uid()
+                        ),
+                    ),
+                });
+            }
+            let len = meta.len();
             if !exists || len == 0 {
                 let header = serde_json::to_string(&self.header).unwrap_or_default();
                 file.write_all(format!("{header}\n").as_bytes())
@@ -497,14 +595,14 @@ impl SessionManager {
         let mut current = leaf
             .and_then(|id| self.by_id.get(id))
             .map(|&i| &self.entries[i]);
-        let mut guard = 0;
+        let mut seen = std::collections::HashSet::new();
         while let Some(entry) = current {
-            path.push(entry);
-            guard += 1;
-            if guard > self.entries.len() {
-                tracing::warn!("a cycle in the session's parent links; path cut");
+            // Cycles are cut on load; this guards entries added since.
+            if !seen.insert(entry.id.as_str()) {
+                tracing::debug!(entry = %entry.id, "a cycle in the parent links; path cut");
                 break;
             }
+            path.push(entry);
             current = entry
                 .parent_id
                 .as_deref()
@@ -595,7 +693,12 @@ impl SessionManager {
             .rev()
             .map(|e| (e, 0))
             .collect();
+        // Entries shown once, even when duplicate ids make the links loop.
+        let mut shown = std::collections::HashSet::new();
         while let Some((entry, depth)) = stack.pop() {
+            if !shown.insert(std::ptr::from_ref(entry)) {
+                continue;
+            }
             let mark = if on_path.contains(entry.id.as_str()) {
                 '*'
             } else {
@@ -664,9 +767,38 @@ fn describe(entry: &SessionEntry) -> String {
     }
 }
 
-/// Header and summary of one file, without building its tree.
-fn session_info(path: &Path) -> Option<SessionInfo> {
-    let text = std::fs::read_to_string(path).ok()?;
+/// A session file's bytes if we may trust it: a regular file (a symbolic
+/// link is refused), owned by us, not writable by everyone. The
+/// checks are made on the opened file, not on the name.
+fn read_trusted_session(path: &Path) -> Result<Vec<u8>, String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    // Not root's either (unlike context files): we could not append to it.
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me {
+        return Err(format!("owned by uid {}, not by you", meta.uid()));
+    }
+    if meta.mode() & 0o002 != 0 {
+        return Err("writable by everyone".into());
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
+/// Header and summary of one file, without building its tree. Bytes that
+/// are not UTF-8 (a torn last line can end inside a character) are replaced.
+fn session_info(path: &Path, bytes: &[u8]) -> Option<SessionInfo> {
+    let text = String::from_utf8_lossy(bytes);
     let mut lines = text.lines();
     let header: SessionHeader = serde_json::from_str(lines.next()?).ok()?;
     if header.kind != "session" {
