@@ -12,7 +12,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::edit_core::{Edit, apply_edits, diff_outputs, normalize_line_endings};
-use crate::ops::FileOps;
+use crate::ops::{FileOps, WriteConflict};
+
+/// How often an edit is re-applied when another process wrote the file
+/// between its read and its write.
+const MAX_CONFLICT_RETRIES: usize = 20;
 use crate::path::resolve_to_cwd;
 use crate::view::{PREVIEW_LINES, header, preview};
 use crate::write::run_in_queue;
@@ -208,29 +212,48 @@ impl TypedToolDefinition for EditTool {
             files
                 .check_access(&target, true)
                 .map_err(|e| edit_access_error(&e, &raw))?;
-            let bytes = files.read_file(&target).map_err(|e| edit_access_error(&e, &raw))?;
-            let text = String::from_utf8(bytes).map_err(|_| {
-                ToolError::new(format!(
-                    "Could not edit file: {raw}. The file is not valid UTF-8 text; edit would corrupt it."
-                ))
-            })?;
-            let (bom, body) = match text.strip_prefix('\u{FEFF}') {
-                Some(rest) => ("\u{FEFF}", rest),
-                None => ("", text.as_str()),
+            // Read, apply, and write only if the file still holds what was
+            // read (checked under the file's lock). When another process
+            // wrote in between, apply the edits to its result instead.
+            let mut attempt = 0;
+            let (text, bom_len, applied, outcome) = loop {
+                attempt += 1;
+                let bytes = files.read_file(&target).map_err(|e| edit_access_error(&e, &raw))?;
+                let text = String::from_utf8(bytes).map_err(|_| {
+                    ToolError::new(format!(
+                        "Could not edit file: {raw}. The file is not valid UTF-8 text; edit would corrupt it."
+                    ))
+                })?;
+                let (bom, body) = match text.strip_prefix('\u{FEFF}') {
+                    Some(rest) => ("\u{FEFF}", rest),
+                    None => ("", text.as_str()),
+                };
+                let applied = apply_edits(body, &edits, &raw).map_err(ToolError::new)?;
+                if cancel.is_cancelled() {
+                    return Err(ToolError::aborted());
+                }
+                let written = if bom.is_empty() {
+                    files.write_file_if_unchanged(&target, text.as_bytes(), applied.content.as_bytes())
+                } else {
+                    let mut out = String::with_capacity(bom.len() + applied.content.len());
+                    out.push_str(bom);
+                    out.push_str(&applied.content);
+                    files.write_file_if_unchanged(&target, text.as_bytes(), out.as_bytes())
+                };
+                match written {
+                    Ok(outcome) => break (text, bom.len(), applied, outcome),
+                    Err(e) if WriteConflict::is(&e) && attempt < MAX_CONFLICT_RETRIES => {
+                        tracing::debug!(path = %target.display(), attempt, "file changed while editing; retrying");
+                    }
+                    Err(e) if WriteConflict::is(&e) => {
+                        return Err(ToolError::new(format!(
+                            "Could not edit file: {raw}. It kept changing on disk while the edit was being written (another process is writing it); the edit was not applied. Read the file again and retry."
+                        )));
+                    }
+                    Err(e) => return Err(ToolError::new(format!("Could not write {raw}: {e}"))),
+                }
             };
-            let applied = apply_edits(body, &edits, &raw).map_err(ToolError::new)?;
-            if cancel.is_cancelled() {
-                return Err(ToolError::aborted());
-            }
-            let outcome = if bom.is_empty() {
-                files.write_file(&target, applied.content.as_bytes())
-            } else {
-                let mut out = String::with_capacity(bom.len() + applied.content.len());
-                out.push_str(bom);
-                out.push_str(&applied.content);
-                files.write_file(&target, out.as_bytes())
-            }
-            .map_err(|e| ToolError::new(format!("Could not write {raw}: {e}")))?;
+            let body = &text[bom_len..];
             // The diff is over LF text; without CRs the texts are used as they are.
             let old_lf: std::borrow::Cow<'_, str> = if body.contains('\r') {
                 normalize_line_endings(body).into()

@@ -1,11 +1,12 @@
 //! `write` and `edit` never damage what they write to: non-regular files are
 //! refused, files whose identity a new inode would change are written in
-//! place, symlinks are written through, and another writer's temporary file
-//! is never removed.
+//! place, symlinks are written through as the kernel resolves them (so its
+//! protections apply), ACLs are kept exactly, long names work, and no file is
+//! ever removed because of its name.
 
 mod common;
 
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 
 use common::*;
 use serde_json::json;
@@ -179,26 +180,306 @@ async fn extended_attributes_survive_an_edit() {
 }
 
 #[tokio::test]
-async fn a_locked_temp_file_of_another_writer_is_never_removed() {
+async fn files_named_like_temp_files_are_never_removed() {
     let dir = tempfile::tempdir().unwrap();
-    // A live writer in another container: its PID means nothing here (and is
-    // not running in this namespace), but it holds the lock.
-    let live = dir.path().join(".coding-agent-999999-live.tmp");
-    let held = std::fs::File::create(&live).unwrap();
-    rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive).unwrap();
-    // A dead writer's leftover: nobody holds it, whatever PID it names.
-    let dead = dir.path().join(".coding-agent-1-dead.tmp");
-    std::fs::write(&dead, "partial").unwrap();
+    // A user's file that looks like one of ours is written and stays.
     let out = call(
         "write",
         dir.path(),
-        json!({"path": "f.txt", "content": "x"}),
+        json!({"path": ".coding-agent-cache.tmp", "content": "cache\n"}),
     )
     .await;
     assert!(!out.is_error, "{}", out.text);
-    assert!(live.exists(), "a live writer's temp file was removed");
-    assert!(!dead.exists(), "a dead writer's temp file was kept");
+    assert_eq!(out.result.details["write"]["method"], "created");
+    // Files nobody holds a lock on, whatever their names say.
+    let held_name = dir.path().join(".coding-agent-999999-live.tmp");
+    let held = std::fs::File::create(&held_name).unwrap();
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    let unheld = dir.path().join(".coding-agent-1-dead.tmp");
+    std::fs::write(&unheld, "user data").unwrap();
+    for (tool, args) in [
+        ("write", json!({"path": "f.txt", "content": "x"})),
+        ("write", json!({"path": "f.txt", "content": "y"})),
+        (
+            "edit",
+            json!({"path": "f.txt", "edits": [{"oldText": "y", "newText": "z"}]}),
+        ),
+        (
+            "edit",
+            json!({"path": ".coding-agent-cache.tmp", "edits": [{"oldText": "cache", "newText": "kept"}]}),
+        ),
+    ] {
+        let out = call(tool, dir.path(), args).await;
+        assert!(!out.is_error, "{tool}: {}", out.text);
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".coding-agent-cache.tmp")).unwrap(),
+        "kept\n"
+    );
+    assert_eq!(std::fs::read_to_string(&unheld).unwrap(), "user data");
+    assert!(held_name.exists());
+    // Nothing of ours is left behind either.
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            ".coding-agent-1-dead.tmp",
+            ".coding-agent-999999-live.tmp",
+            ".coding-agent-cache.tmp",
+            "f.txt"
+        ]
+    );
     drop(held);
+}
+
+/// Sets `/proc/sys/fs/protected_symlinks` to 1 for the test's duration (the
+/// distributions' default); `None` when it cannot be set (not root).
+struct ProtectedSymlinks(Option<String>);
+
+const PROTECTED_SYMLINKS: &str = "/proc/sys/fs/protected_symlinks";
+
+impl ProtectedSymlinks {
+    fn enable() -> Option<Self> {
+        let old = std::fs::read_to_string(PROTECTED_SYMLINKS).ok()?;
+        if old.trim() == "1" {
+            return Some(ProtectedSymlinks(None));
+        }
+        std::fs::write(PROTECTED_SYMLINKS, "1").ok()?;
+        Some(ProtectedSymlinks(Some(old)))
+    }
+}
+
+impl Drop for ProtectedSymlinks {
+    fn drop(&mut self) {
+        if let Some(old) = &self.0 {
+            let _ = std::fs::write(PROTECTED_SYMLINKS, old.trim());
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_foreign_symlink_in_a_sticky_directory_is_refused_as_echo_refuses_it() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipping: needs root to plant another user's symlink");
+        return;
+    }
+    let Some(_guard) = ProtectedSymlinks::enable() else {
+        eprintln!("skipping: fs.protected_symlinks cannot be enabled here");
+        return;
+    };
+    let base = tempfile::tempdir().unwrap();
+    let sticky = base.path().join("shared");
+    std::fs::create_dir(&sticky).unwrap();
+    std::fs::set_permissions(&sticky, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let victim = base.path().join("victim.txt");
+    std::fs::write(&victim, "root's data\n").unwrap();
+    let planted = base.path().join("planted.txt");
+    // Another user's links: one to an existing file, one dangling.
+    let link = sticky.join("link.txt");
+    let dangling = sticky.join("dangling.txt");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    std::os::unix::fs::symlink(&planted, &dangling).unwrap();
+    std::os::unix::fs::lchown(&link, Some(41002), Some(41002)).unwrap();
+    std::os::unix::fs::lchown(&dangling, Some(41002), Some(41002)).unwrap();
+
+    for name in ["link.txt", "dangling.txt"] {
+        let echo = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("echo shell > {name}"))
+            .current_dir(&sticky)
+            .output()
+            .unwrap();
+        assert!(
+            !echo.status.success(),
+            "the kernel followed {name} for echo"
+        );
+        let out = call(
+            "write",
+            &sticky,
+            json!({"path": name, "content": "overwritten\n"}),
+        )
+        .await;
+        assert!(out.is_error, "write followed {name}: {}", out.text);
+        assert!(out.text.contains("Permission denied"), "{}", out.text);
+        let out = call(
+            "edit",
+            &sticky,
+            json!({"path": name, "edits": [{"oldText": "root", "newText": "evil"}]}),
+        )
+        .await;
+        assert!(out.is_error, "edit followed {name}: {}", out.text);
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "root's data\n");
+    assert!(!planted.exists(), "the dangling link's target was created");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+
+    // Our own link in the same directory is followed, as echo follows it.
+    let own = sticky.join("own.txt");
+    std::os::unix::fs::symlink(&victim, &own).unwrap();
+    let out = call(
+        "write",
+        &sticky,
+        json!({"path": "own.txt", "content": "mine\n"}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine\n");
+}
+
+/// A POSIX ACL in its extended-attribute form: `(tag, perm, id)` entries,
+/// sorted by tag then id.
+fn acl_xattr(entries: &[(u16, u16, u32)]) -> Vec<u8> {
+    let mut out = 2u32.to_le_bytes().to_vec();
+    for &(tag, perm, id) in entries {
+        out.extend_from_slice(&tag.to_le_bytes());
+        out.extend_from_slice(&perm.to_le_bytes());
+        out.extend_from_slice(&id.to_le_bytes());
+    }
+    out
+}
+
+const ACL_UNDEFINED_ID: u32 = u32::MAX;
+
+fn get_acl(path: &std::path::Path) -> Option<Vec<u8>> {
+    let mut buf = vec![0u8; 1024];
+    match rustix::fs::getxattr(path, "system.posix_acl_access", &mut buf[..]) {
+        Ok(n) => {
+            buf.truncate(n);
+            Some(buf)
+        }
+        Err(rustix::io::Errno::NODATA) => None,
+        Err(e) => panic!("getxattr: {e}"),
+    }
+}
+
+#[tokio::test]
+async fn an_edit_keeps_exactly_the_original_acl() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "plain.txt", "mode = 0640\n");
+    write(dir.path(), "acl.txt", "has an acl\n");
+    let plain = dir.path().join("plain.txt");
+    let with_acl = dir.path().join("acl.txt");
+    std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o640)).unwrap();
+    // The file's own ACL: user 41002 may read.
+    let own = acl_xattr(&[
+        (0x01, 6, ACL_UNDEFINED_ID),
+        (0x02, 4, 41002),
+        (0x04, 4, ACL_UNDEFINED_ID),
+        (0x10, 4, ACL_UNDEFINED_ID),
+        (0x20, 0, ACL_UNDEFINED_ID),
+    ]);
+    if let Err(e) = rustix::fs::setxattr(
+        &with_acl,
+        "system.posix_acl_access",
+        &own,
+        rustix::fs::XattrFlags::empty(),
+    ) {
+        eprintln!("skipping: no POSIX ACLs on this file system ({e})");
+        return;
+    }
+    let own = get_acl(&with_acl).unwrap();
+    let acl_mode = std::fs::metadata(&with_acl).unwrap().mode() & 0o7777;
+    // The directory's default ACL (what `setfacl -d -m u:41001:rwx` adds).
+    let default = acl_xattr(&[
+        (0x01, 7, ACL_UNDEFINED_ID),
+        (0x02, 7, 41001),
+        (0x04, 5, ACL_UNDEFINED_ID),
+        (0x10, 7, ACL_UNDEFINED_ID),
+        (0x20, 5, ACL_UNDEFINED_ID),
+    ]);
+    rustix::fs::setxattr(
+        dir.path(),
+        "system.posix_acl_default",
+        &default,
+        rustix::fs::XattrFlags::empty(),
+    )
+    .unwrap();
+    assert_eq!(get_acl(&plain), None);
+    for (name, path) in [("plain.txt", &plain), ("acl.txt", &with_acl)] {
+        let out = call(
+            "edit",
+            dir.path(),
+            json!({"path": name, "edits": [{"oldText": "\n", "newText": " (edited)\n"}]}),
+        )
+        .await;
+        assert!(!out.is_error, "{}", out.text);
+        assert_eq!(out.result.details["write"]["method"], "replaced");
+        assert!(
+            std::fs::read_to_string(path)
+                .unwrap()
+                .ends_with("(edited)\n")
+        );
+    }
+    assert_eq!(
+        get_acl(&plain),
+        None,
+        "the directory's default ACL was added"
+    );
+    assert_eq!(std::fs::metadata(&plain).unwrap().mode() & 0o7777, 0o640);
+    assert_eq!(get_acl(&with_acl), Some(own), "the file's own ACL changed");
+    assert_eq!(
+        std::fs::metadata(&with_acl).unwrap().mode() & 0o7777,
+        acl_mode
+    );
+    // A new file gets what `echo >` would give it: the default ACL.
+    let out = call(
+        "write",
+        dir.path(),
+        json!({"path": "new.txt", "content": "n\n"}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.text);
+    assert!(get_acl(&dir.path().join("new.txt")).is_some());
+}
+
+/// A name of `len` bytes ending in `.txt`.
+fn long_name(len: usize) -> String {
+    format!("{}.txt", "n".repeat(len - 4))
+}
+
+#[tokio::test]
+async fn files_with_long_names_are_edited_in_place_and_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    for len in [240, 255] {
+        let name = long_name(len);
+        let twin = format!("twin-{len}.txt");
+        write(dir.path(), &name, "value = 1\n");
+        std::fs::hard_link(dir.path().join(&name), dir.path().join(&twin)).unwrap();
+        // In place (two links): the backup's name must fit too.
+        let out = call(
+            "edit",
+            dir.path(),
+            json!({"path": name, "edits": [{"oldText": "= 1", "newText": "= 2"}]}),
+        )
+        .await;
+        assert!(!out.is_error, "{len}: {}", out.text);
+        assert_eq!(out.result.details["write"]["method"], "inPlace");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(&twin)).unwrap(),
+            "value = 2\n"
+        );
+        // Atomic replace (one link).
+        std::fs::remove_file(dir.path().join(&twin)).unwrap();
+        let out = call(
+            "write",
+            dir.path(),
+            json!({"path": name, "content": "value = 3\n"}),
+        )
+        .await;
+        assert!(!out.is_error, "{len}: {}", out.text);
+        assert_eq!(out.result.details["write"]["method"], "replaced");
+    }
+    let count = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(count, 2, "backups or temp files were left behind");
 }
 
 #[tokio::test]

@@ -363,6 +363,27 @@ impl FileOps for ConfinedFileOps {
         })
     }
 
+    fn write_file_if_unchanged(
+        &self,
+        path: &Path,
+        expected: &[u8],
+        data: &[u8],
+    ) -> io::Result<WriteOutcome> {
+        let target = self.writable_target(path)?;
+        let dirs = self.writable_dirs();
+        let inner = self.inner.clone();
+        // As `write_file`: the inner compare-and-write, on a restricted thread.
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    crate::ops::landlock::restrict_thread_writes(&dirs)?;
+                    inner.write_file_if_unchanged(&target, expected, data)
+                })
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the write thread panicked")))
+        })
+    }
+
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
         if self
             .open_beneath(path, OFlags::PATH | OFlags::DIRECTORY)

@@ -3,7 +3,7 @@
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use super::replace::{WriteOutcome, write_file};
+use super::replace::{WriteConflict, WriteOutcome, write_file, write_file_if_unchanged};
 
 /// What the tools need to know about a path (symlinks followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,12 +74,33 @@ pub trait FileOps: Send + Sync {
     /// Checks that the file can be read (and written, when `write`).
     fn check_access(&self, path: &Path, write: bool) -> io::Result<()>;
     /// Gives the file the content `data`, creating it if missing and writing
-    /// through symlinks (dangling ones included) to their target. Never leaves
-    /// a half-written file behind: see [`write_file`] for how the local
-    /// implementation chooses between an atomic replace and an in-place write.
-    /// Refuses directories and non-regular files (FIFOs, sockets, devices) and
-    /// files the caller may not write.
+    /// through symlinks (dangling ones included) to their target, as the
+    /// kernel resolves them. Never leaves a half-written file behind: see
+    /// [`write_file`] for how the local implementation chooses between an
+    /// atomic replace and an in-place write. Refuses directories and
+    /// non-regular files (FIFOs, sockets, devices) and whatever `echo > path`
+    /// would be refused.
     fn write_file(&self, path: &Path, data: &[u8]) -> io::Result<WriteOutcome>;
+    /// Like [`FileOps::write_file`], but only when the file still holds
+    /// exactly `expected` (what the caller read); otherwise a
+    /// [`WriteConflict`] error and nothing written.
+    ///
+    /// The default compares and then writes, which leaves a window for
+    /// another writer; the local implementation compares and writes under
+    /// the file's lock (see [`write_file_if_unchanged`]).
+    fn write_file_if_unchanged(
+        &self,
+        path: &Path,
+        expected: &[u8],
+        data: &[u8],
+    ) -> io::Result<WriteOutcome> {
+        match self.read_file(path) {
+            Ok(current) if current == expected => self.write_file(path, data),
+            Ok(_) => Err(WriteConflict::error(path)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(WriteConflict::error(path)),
+            Err(e) => Err(e),
+        }
+    }
     /// `mkdir -p`.
     fn create_dir_all(&self, path: &Path) -> io::Result<()>;
     /// Lists a directory (without `.` and `..`).
@@ -171,6 +192,15 @@ impl FileOps for LocalFileOps {
 
     fn write_file(&self, path: &Path, data: &[u8]) -> io::Result<WriteOutcome> {
         write_file(path, data)
+    }
+
+    fn write_file_if_unchanged(
+        &self,
+        path: &Path,
+        expected: &[u8],
+        data: &[u8],
+    ) -> io::Result<WriteOutcome> {
+        write_file_if_unchanged(path, expected, data)
     }
 
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {

@@ -20,7 +20,7 @@ pub use files::{
     DirEntryInfo, FileInfo, FileOps, LocalFileOps, WalkEntry, WalkOptions, WalkVisitor,
 };
 pub use process::{CALL_MARKER_VAR, ExecEnd, ExecRequest, LocalProcessOps, OutputSink, ProcessOps};
-pub use replace::{WriteMethod, WriteOutcome, write_file};
+pub use replace::{WriteConflict, WriteMethod, WriteOutcome, write_file, write_file_if_unchanged};
 
 /// The shared operations of a tool set.
 #[derive(Clone)]

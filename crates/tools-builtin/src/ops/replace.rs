@@ -1,33 +1,61 @@
 //! How `write` and `edit` put new content into a file without damaging it.
 //!
-//! A careful editor chooses per file:
+//! **The kernel resolves every path.** The user's path is opened as given
+//! (`openat` on its directory, the last component followed by the kernel), so
+//! `fs.protected_symlinks`, `fs.protected_regular` and the permission checks
+//! apply exactly as they do to `echo > path`: an existing file is opened for
+//! writing with `O_CREAT` (no `O_TRUNC`) before anything changes, and a
+//! dangling symlink's target is created by that same open. Nothing is resolved
+//! by hand. The file that open returned is the one written; an atomic replace
+//! renames over the directory entry the kernel resolved, after checking that
+//! the entry still names that file.
 //!
-//! - **A new file** is written to a temporary file in the target directory,
-//!   synced and renamed into place: readers never see a partial file.
+//! **One writer at a time.** The resolved file is locked (`flock`, exclusive)
+//! for the whole check-and-write, and after the lock is taken the path must
+//! still name the locked file (a rename by the previous holder swaps inodes;
+//! then the new one is locked instead). [`write_file_if_unchanged`] compares
+//! the content under the lock with what the caller read and refuses with a
+//! [`WriteConflict`] rather than overwrite a change it never saw.
+//!
+//! A careful editor then chooses per file:
+//!
+//! - **A new file** is written to an unnamed temporary file (`O_TMPFILE`) in
+//!   the target directory, synced and linked into place under its name (never
+//!   over something that appeared meanwhile): readers never see a partial file.
 //! - **An existing file** is replaced the same way (atomic rename) only when
 //!   nobody can tell the difference: it is a regular file with one link, its
-//!   owner, group, mode and extended attributes (ACLs included) can all be
-//!   carried over to the new inode, and the directory lets us create and
-//!   rename files. Otherwise, and whenever the rename itself is refused (a
+//!   owner, group, mode and extended attributes (ACLs included, exactly: an
+//!   ACL the directory's default ACL would add is removed) can all be carried
+//!   over to the new inode, and the directory lets us create and rename
+//!   files. Otherwise, and whenever the rename itself is refused (a
 //!   bind-mounted file answers `EBUSY`), the content is written **in place**
 //!   into the same inode, so hard links, attributes, ownership and open
 //!   handles stay. Before an in-place write the old content is copied to a
 //!   backup file and synced; the backup is removed once the new content is
-//!   synced. A crash in between leaves the backup beside the file (or in the
-//!   system temp directory when the file's directory is not writable), named
-//!   `.NAME.coding-agent-backup-XXXXXX`.
+//!   synced. When no backup can be made (the file is not readable, the disk is
+//!   full) nothing is written and the error says so. A crash in between
+//!   leaves the backup beside the file (or in the system temp directory when
+//!   the file's directory is not writable), named
+//!   `.NAME.coding-agent-backup-XXXXXXXXXXXXXXXX`, `NAME` shortened so the
+//!   whole name fits any file system's limit.
 //!
-//! Temporary files of the atomic path are named `.coding-agent-XXXXXX.tmp`
-//! and held under an exclusive `flock` while they exist. A later write into
-//! the same directory removes only those nobody holds a lock on: the lock is
-//! released by the kernel when its holder dies, however it dies, and it means
-//! the same thing across containers sharing the directory (unlike a PID).
+//! The temporary file of an atomic replace has no name until it is complete;
+//! it gets a short random one (`.coding-agent-XXXXXXXXXXXXXXXX.tmp`) only for
+//! the instant of the rename (always, on file systems without `O_TMPFILE`).
+//! Nothing is ever deleted because of its name: files that look like ours are
+//! left alone.
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, Seek, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
+use rustix::fs::{AtFlags, CWD, FileType, FlockOperation, Mode, OFlags, RenameFlags, Stat};
+use rustix::io::Errno;
 use serde::Serialize;
 
 /// How [`write_file`] put the content into the file.
@@ -52,18 +80,54 @@ pub struct WriteOutcome {
     pub reason: Option<String>,
 }
 
-/// Prefix of the temporary files of the atomic path.
+/// The file no longer holds what the caller read: another process changed it
+/// (or removed it) in between. Nothing was written.
+///
+/// Carried inside an [`io::Error`]; [`WriteConflict::is`] recognises it.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{} changed on disk after it was read (another process wrote it); nothing was written",
+    path.display()
+)]
+pub struct WriteConflict {
+    /// The path as the caller gave it.
+    pub path: PathBuf,
+}
+
+impl WriteConflict {
+    /// The conflict on `path`, as an [`io::Error`].
+    pub fn error(path: &Path) -> io::Error {
+        io::Error::other(WriteConflict {
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Whether `error` is a [`WriteConflict`].
+    pub fn is(error: &io::Error) -> bool {
+        error.get_ref().is_some_and(|e| e.is::<WriteConflict>())
+    }
+}
+
+/// Prefix of the (briefly) named temporary files of the atomic path.
 const TEMP_PREFIX: &str = ".coding-agent-";
-/// Suffix of the temporary files of the atomic path.
+/// Suffix of the (briefly) named temporary files of the atomic path.
 const TEMP_SUFFIX: &str = ".tmp";
-/// Symlink hops followed before giving up, as the kernel's `ELOOP` limit.
-const MAX_SYMLINK_HOPS: usize = 40;
+/// What a backup's name holds between the file's name and the random part.
+const BACKUP_INFIX: &str = ".coding-agent-backup-";
+/// Bytes of the file's name kept in its backup's name: with the dot, infix
+/// and random part the whole stays far below `NAME_MAX` (255).
+const BACKUP_NAME_KEEP: usize = 96;
+/// Attempts when the path keeps changing under us.
+const MAX_ATTEMPTS: usize = 100;
+/// How long to wait for another writer's lock before giving up.
+const LOCK_WAIT: Duration = Duration::from_secs(30);
 
 /// Writes `data` to `path` as described in the [module docs](self).
 ///
-/// Symlinks are followed to their final target, which is created when the
-/// link dangles. Directories, FIFOs, sockets and devices are refused, and so
-/// is an existing file the caller may not write (as `echo > file` would be).
+/// Symlinks are followed by the kernel; a dangling one's target is created.
+/// Directories, FIFOs, sockets and devices are refused, and so is anything
+/// `echo > path` would be refused (permissions, `fs.protected_symlinks`,
+/// `fs.protected_regular`).
 ///
 /// ```
 /// # let dir = tempfile::tempdir().unwrap();
@@ -73,60 +137,90 @@ const MAX_SYMLINK_HOPS: usize = 40;
 /// assert_eq!(write_file(&path, b"two\n").unwrap().method, WriteMethod::Replaced);
 /// assert_eq!(std::fs::read_to_string(&path).unwrap(), "two\n");
 /// ```
+///
+/// # Errors
+/// Anything the kernel refuses, a non-regular file, a full disk, or a file
+/// that must be written in place while no backup of it can be made.
 pub fn write_file(path: &Path, data: &[u8]) -> io::Result<WriteOutcome> {
-    let target = follow_symlinks(path)?;
-    let dir = parent_dir(&target).to_path_buf();
-    let existing = match std::fs::symlink_metadata(&target) {
-        Ok(m) => Some(m),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e),
-    };
-    let outcome = match existing {
-        None => {
-            replace_by_rename(&target, &dir, data, None).map_err(|f| match f {
-                Fallback::Fail(e) => e,
-                Fallback::InPlace(reason) => io::Error::other(reason),
-            })?;
-            WriteOutcome {
-                method: WriteMethod::Created,
-                reason: None,
-            }
-        }
-        Some(meta) => {
-            check_regular(&meta, path)?;
-            rustix::fs::accessat(
-                rustix::fs::CWD,
-                &target,
-                rustix::fs::Access::WRITE_OK,
-                rustix::fs::AtFlags::EACCESS,
-            )
-            .map_err(io::Error::from)?;
-            let refused = match rename_obstacle(&meta, &dir) {
-                Some(reason) => Err(reason),
-                None => match replace_by_rename(&target, &dir, data, Some(&meta)) {
-                    Ok(()) => Ok(()),
-                    Err(Fallback::InPlace(reason)) => Err(reason),
-                    Err(Fallback::Fail(e)) => return Err(e),
-                },
-            };
-            match refused {
-                Ok(()) => WriteOutcome {
-                    method: WriteMethod::Replaced,
-                    reason: None,
-                },
-                Err(reason) => {
-                    tracing::debug!(path = %target.display(), %reason, "writing in place");
-                    write_in_place(&target, &dir, data)?;
-                    WriteOutcome {
-                        method: WriteMethod::InPlace,
-                        reason: Some(reason),
+    write_checked(path, data, None)
+}
+
+/// Like [`write_file`], but only when the file still holds exactly
+/// `expected` (what the caller read), checked under the file's lock.
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use tools_builtin::ops::{WriteConflict, write_file, write_file_if_unchanged};
+/// let path = dir.path().join("n.txt");
+/// write_file(&path, b"one\n").unwrap();
+/// write_file_if_unchanged(&path, b"one\n", b"two\n").unwrap();
+/// let stale = write_file_if_unchanged(&path, b"one\n", b"three\n").unwrap_err();
+/// assert!(WriteConflict::is(&stale));
+/// assert_eq!(std::fs::read_to_string(&path).unwrap(), "two\n");
+/// ```
+///
+/// # Errors
+/// A [`WriteConflict`] when the content differs or the file is gone, and
+/// everything [`write_file`] reports.
+pub fn write_file_if_unchanged(
+    path: &Path,
+    expected: &[u8],
+    data: &[u8],
+) -> io::Result<WriteOutcome> {
+    write_checked(path, data, Some(expected))
+}
+
+fn write_checked(path: &Path, data: &[u8], expected: Option<&[u8]>) -> io::Result<WriteOutcome> {
+    let name = path.file_name().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} names no file", path.display()),
+        )
+    })?;
+    let dir_path = parent_dir(path);
+    for _ in 0..MAX_ATTEMPTS {
+        let dir = rustix::fs::openat(
+            CWD,
+            dir_path,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let target = match open_target(&dir, name, path)? {
+            Opened::Changed => continue,
+            Opened::Missing => {
+                if expected.is_some() {
+                    return Err(WriteConflict::error(path));
+                }
+                match create_new(&dir, name, data)? {
+                    true => {
+                        return Ok(WriteOutcome {
+                            method: WriteMethod::Created,
+                            reason: None,
+                        });
                     }
+                    // Something took the name meanwhile: look again.
+                    false => continue,
                 }
             }
+            Opened::File(t) => t,
+        };
+        lock(&target.file, path)?;
+        // The previous holder may have renamed a new file over the path.
+        if !still_named(&dir, name, &target.stat) {
+            continue;
         }
-    };
-    remove_stale_temp_files(&dir);
-    Ok(outcome)
+        if let Some(expected) = expected {
+            let current = read_all(&target, &dir, name)?;
+            if current != expected {
+                return Err(WriteConflict::error(path));
+            }
+        }
+        return write_existing(&target, data, path);
+    }
+    Err(io::Error::other(format!(
+        "{} kept changing while it was being written; nothing was written",
+        path.display()
+    )))
 }
 
 /// The directory holding `path` (`.` for a bare name).
@@ -136,52 +230,158 @@ fn parent_dir(path: &Path) -> &Path {
         .unwrap_or(Path::new("."))
 }
 
-/// Follows a chain of symlinks at the last component of `path`, also when
-/// the final target does not exist yet.
-fn follow_symlinks(path: &Path) -> io::Result<PathBuf> {
-    let mut current = path.to_path_buf();
-    for _ in 0..MAX_SYMLINK_HOPS {
-        match std::fs::symlink_metadata(&current) {
-            Ok(m) if m.file_type().is_symlink() => {
-                let link = std::fs::read_link(&current)?;
-                current = if link.is_absolute() {
-                    link
-                } else {
-                    parent_dir(&current).join(link)
-                };
+/// The file to write, as the kernel resolved it.
+struct Target {
+    /// Opened for writing; its lock serialises writers.
+    file: File,
+    /// Its identity and attributes when opened.
+    stat: Stat,
+    /// Created by our open (through a dangling symlink).
+    created: bool,
+}
+
+enum Opened {
+    /// Nothing at the path, not even a symlink.
+    Missing,
+    /// The path changed between two looks; look again.
+    Changed,
+    File(Target),
+}
+
+fn same_file(a: &Stat, b: &Stat) -> bool {
+    a.st_dev == b.st_dev && a.st_ino == b.st_ino
+}
+
+/// The open `echo > path` does, without truncating: the kernel follows
+/// symlinks under its protections, checks write permission and creates a
+/// dangling symlink's target.
+fn open_for_write(dir: &OwnedFd, name: &OsStr) -> io::Result<File> {
+    let fd = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o666),
+    )?;
+    Ok(File::from(fd))
+}
+
+fn open_target(dir: &OwnedFd, name: &OsStr, shown: &Path) -> io::Result<Opened> {
+    // Looked at first without opening for writing, so a device or FIFO is
+    // refused before it is opened.
+    match rustix::fs::openat(dir, name, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
+        Ok(found) => {
+            let stat = rustix::fs::fstat(&found)?;
+            check_regular(stat.st_mode, shown)?;
+            let file = open_for_write(dir, name)?;
+            let now = rustix::fs::fstat(&file)?;
+            if !same_file(&stat, &now) {
+                return Ok(Opened::Changed);
             }
-            _ => return Ok(current),
+            Ok(Opened::File(Target {
+                file,
+                stat: now,
+                created: false,
+            }))
+        }
+        Err(Errno::NOENT) => match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Err(Errno::NOENT) => Ok(Opened::Missing),
+            Ok(link) if FileType::from_raw_mode(link.st_mode) == FileType::Symlink => {
+                // A dangling symlink: the kernel follows it and creates the target.
+                let file = open_for_write(dir, name)?;
+                let stat = rustix::fs::fstat(&file)?;
+                check_regular(stat.st_mode, shown)?;
+                Ok(Opened::File(Target {
+                    file,
+                    stat,
+                    created: true,
+                }))
+            }
+            Ok(_) => Ok(Opened::Changed),
+            Err(e) => Err(e.into()),
+        },
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Takes the exclusive lock, waiting a bounded time for another holder.
+fn lock(file: &File, shown: &Path) -> io::Result<()> {
+    let mut waited = Duration::ZERO;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match rustix::fs::flock(file, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(()),
+            Err(Errno::WOULDBLOCK) if waited < LOCK_WAIT => {
+                std::thread::sleep(pause);
+                waited += pause;
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(Errno::WOULDBLOCK) => {
+                return Err(io::Error::other(format!(
+                    "{} stayed locked by another process for {} s; nothing was written",
+                    shown.display(),
+                    LOCK_WAIT.as_secs()
+                )));
+            }
+            // No flock on this file system: nothing to serialise with.
+            Err(Errno::NOLCK | Errno::OPNOTSUPP) => return Ok(()),
+            Err(e) => return Err(e.into()),
         }
     }
-    Err(io::Error::other(format!(
-        "too many levels of symbolic links: {}",
-        path.display()
-    )))
+}
+
+/// Whether `name` in `dir` still resolves to the file `stat` describes.
+fn still_named(dir: &OwnedFd, name: &OsStr, stat: &Stat) -> bool {
+    rustix::fs::openat(dir, name, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
+        .and_then(rustix::fs::fstat)
+        .is_ok_and(|now| same_file(&now, stat))
+}
+
+/// The `/proc` path of an open descriptor.
+fn proc_fd(fd: impl AsFd) -> PathBuf {
+    PathBuf::from(format!("/proc/self/fd/{}", fd.as_fd().as_raw_fd()))
+}
+
+/// Opens the target again with other flags: through `/proc` (the same
+/// inode, whatever the path does), else by name with an identity check.
+fn reopen(target: &Target, dir: &OwnedFd, name: &OsStr, flags: OFlags) -> io::Result<File> {
+    match rustix::fs::openat(
+        CWD,
+        proc_fd(&target.file),
+        flags | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => return Ok(File::from(fd)),
+        Err(Errno::NOENT) if !Path::new("/proc/self/fd").exists() => {}
+        Err(e) => return Err(e.into()),
+    }
+    let fd = rustix::fs::openat(dir, name, flags | OFlags::CLOEXEC, Mode::empty())?;
+    if !same_file(&rustix::fs::fstat(&fd)?, &target.stat) {
+        return Err(io::Error::other("the file was replaced while it was read"));
+    }
+    Ok(File::from(fd))
+}
+
+fn read_all(target: &Target, dir: &OwnedFd, name: &OsStr) -> io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    reopen(target, dir, name, OFlags::RDONLY)?.read_to_end(&mut buf)?;
+    Ok(buf)
 }
 
 /// Refuses anything but a regular file.
-fn check_regular(meta: &std::fs::Metadata, shown: &Path) -> io::Result<()> {
-    use std::os::unix::fs::FileTypeExt;
-    let t = meta.file_type();
-    if t.is_file() {
-        return Ok(());
-    }
-    if t.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::IsADirectory,
-            format!("{} is a directory", shown.display()),
-        ));
-    }
-    let kind = if t.is_fifo() {
-        "a FIFO (named pipe)"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else {
-        "not a regular file"
+fn check_regular(mode: u32, shown: &Path) -> io::Result<()> {
+    let kind = match FileType::from_raw_mode(mode) {
+        FileType::RegularFile => return Ok(()),
+        FileType::Directory => {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                format!("{} is a directory", shown.display()),
+            ));
+        }
+        FileType::Fifo => "a FIFO (named pipe)",
+        FileType::Socket => "a socket",
+        FileType::CharacterDevice => "a character device",
+        FileType::BlockDevice => "a block device",
+        _ => "not a regular file",
     };
     Err(io::Error::new(
         io::ErrorKind::InvalidInput,
@@ -192,21 +392,86 @@ fn check_regular(meta: &std::fs::Metadata, shown: &Path) -> io::Result<()> {
     ))
 }
 
+/// Writes an existing (locked) file: atomic replace where nobody can tell,
+/// in place otherwise.
+fn write_existing(target: &Target, data: &[u8], shown: &Path) -> io::Result<WriteOutcome> {
+    let replaced = if target.created {
+        WriteMethod::Created
+    } else {
+        WriteMethod::Replaced
+    };
+    let place = locate(target);
+    let reason = match &place {
+        Err(reason) => reason.clone(),
+        Ok(place) => match rename_obstacle(&target.stat, &place.dir) {
+            Some(reason) => reason,
+            None => match replace_by_rename(place, target, data) {
+                Ok(()) => {
+                    return Ok(WriteOutcome {
+                        method: replaced,
+                        reason: None,
+                    });
+                }
+                Err(Fallback::InPlace(reason)) => reason,
+                Err(Fallback::Fail(e)) => return Err(e),
+            },
+        },
+    };
+    tracing::debug!(path = %shown.display(), %reason, "writing in place");
+    write_in_place(target, place.ok().as_ref(), data, shown)?;
+    Ok(WriteOutcome {
+        method: WriteMethod::InPlace,
+        reason: Some(reason),
+    })
+}
+
+/// The directory entry of the resolved file.
+struct Place {
+    dir: OwnedFd,
+    dir_path: PathBuf,
+    name: OsString,
+}
+
+/// Finds the directory entry that names the file the kernel resolved (not a
+/// path made by hand), checking it still names that file.
+fn locate(target: &Target) -> Result<Place, String> {
+    let real = std::fs::read_link(proc_fd(&target.file))
+        .map_err(|e| format!("its location cannot be read from /proc ({e})"))?;
+    let (Some(dir_path), Some(name)) = (real.parent(), real.file_name()) else {
+        return Err("its location is not a file name".to_string());
+    };
+    let dir = rustix::fs::openat(
+        CWD,
+        dir_path,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| format!("its directory cannot be opened ({e})"))?;
+    match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) if same_file(&st, &target.stat) => Ok(Place {
+            dir,
+            dir_path: dir_path.to_path_buf(),
+            name: name.to_os_string(),
+        }),
+        _ => Err("its directory entry moved while it was being written".to_string()),
+    }
+}
+
 /// Why an existing file must not be replaced by a new inode, if anything
 /// visible to the caller forbids it up front. Ownership and attributes are
 /// checked by trying to carry them over (see [`replace_by_rename`]).
-fn rename_obstacle(meta: &std::fs::Metadata, dir: &Path) -> Option<String> {
-    if meta.nlink() > 1 {
+fn rename_obstacle(stat: &Stat, dir: &OwnedFd) -> Option<String> {
+    if stat.st_nlink > 1 {
         return Some(format!(
             "the file has {} hard links; a new inode would split them",
-            meta.nlink()
+            stat.st_nlink
         ));
     }
     let dir_ok = rustix::fs::accessat(
-        rustix::fs::CWD,
         dir,
+        ".",
         rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
-        rustix::fs::AtFlags::EACCESS,
+        AtFlags::EACCESS,
     );
     if dir_ok.is_err() {
         return Some("its directory is not writable".to_string());
@@ -228,75 +493,212 @@ impl From<io::Error> for Fallback {
     }
 }
 
-/// Creates a temporary file next to `target`, locks it, fills and syncs it,
-/// carries the old file's owner, group, mode and extended attributes over,
-/// and renames it over `target`.
-fn replace_by_rename(
-    target: &Path,
-    dir: &Path,
-    data: &[u8],
-    existing: Option<&std::fs::Metadata>,
-) -> Result<(), Fallback> {
-    // A cleaner in another process may lock and unlink our temp file in the
-    // instant between its creation and our lock. Once we hold the lock and
-    // the name still points at our file, no cleaner will touch it.
-    let mut attempts = 0;
-    let tmp = loop {
-        attempts += 1;
-        let tmp = match tempfile::Builder::new()
-            .prefix(TEMP_PREFIX)
-            .suffix(TEMP_SUFFIX)
-            .tempfile_in(dir)
-        {
-            Ok(t) => t,
-            Err(e) if existing.is_some() && is_permission_error(&e) => {
-                return Err(Fallback::InPlace(format!(
-                    "no temporary file can be created in its directory ({e})"
-                )));
+impl From<Errno> for Fallback {
+    fn from(e: Errno) -> Self {
+        Fallback::Fail(e.into())
+    }
+}
+
+/// A short random hex string for temporary names (uniqueness is checked by
+/// `O_EXCL`; this only makes collisions rare).
+fn random_hex() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    h.write_u32(std::process::id());
+    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(t.as_nanos());
+    }
+    format!("{:016x}", h.finish())
+}
+
+/// A new file in a directory, unnamed (`O_TMPFILE`) where the file system
+/// allows, until [`NewFile::link_as`] or [`NewFile::rename_over`] names it.
+/// A temporary name it had is removed on drop.
+struct NewFile {
+    file: File,
+    dir: OwnedFd,
+    /// The temporary name, when it has one.
+    temp_name: Option<OsString>,
+}
+
+impl NewFile {
+    /// `mode` is what `open(O_CREAT)` would get (the umask or the directory's
+    /// default ACL apply); a named temporary starts private and gets the
+    /// umask-derived mode.
+    fn create(dir: &OwnedFd, mode: u32) -> io::Result<Self> {
+        let dir = dir.try_clone()?;
+        if Path::new("/proc/self/fd").exists() {
+            match rustix::fs::openat(
+                &dir,
+                ".",
+                OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC,
+                Mode::from_raw_mode(mode),
+            ) {
+                Ok(fd) => {
+                    return Ok(NewFile {
+                        file: File::from(fd),
+                        dir,
+                        temp_name: None,
+                    });
+                }
+                // No O_TMPFILE here: a named temporary file instead.
+                Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL | Errno::NOSYS) => {}
+                Err(e) => return Err(e.into()),
             }
-            Err(e) => return Err(Fallback::Fail(e)),
+        }
+        for _ in 0..MAX_ATTEMPTS {
+            let name = OsString::from(format!("{TEMP_PREFIX}{}{TEMP_SUFFIX}", random_hex()));
+            match rustix::fs::openat(
+                &dir,
+                &name,
+                OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o600),
+            ) {
+                Ok(fd) => {
+                    let file = File::from(fd);
+                    let new = NewFile {
+                        file,
+                        dir,
+                        temp_name: Some(name),
+                    };
+                    rustix::fs::fchmod(&new.file, Mode::from_raw_mode(mode & !current_umask()))?;
+                    return Ok(new);
+                }
+                Err(Errno::EXIST) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(io::Error::other("no unused temporary file name was found"))
+    }
+
+    /// Links the unnamed file under `name`; `EEXIST` when `name` is taken.
+    fn link_unnamed(&self, name: &OsStr) -> rustix::io::Result<()> {
+        rustix::fs::linkat(
+            CWD,
+            proc_fd(&self.file),
+            &self.dir,
+            name,
+            AtFlags::SYMLINK_FOLLOW,
+        )
+    }
+
+    /// Gives the file the name `name`, never replacing anything: `Ok(false)`
+    /// when the name is taken.
+    fn link_as(&mut self, name: &OsStr) -> io::Result<bool> {
+        let result = match &self.temp_name {
+            None => self.link_unnamed(name),
+            Some(temp) => {
+                match rustix::fs::renameat_with(
+                    &self.dir,
+                    temp,
+                    &self.dir,
+                    name,
+                    RenameFlags::NOREPLACE,
+                ) {
+                    // No RENAME_NOREPLACE here: link (which never replaces).
+                    Err(Errno::INVAL | Errno::NOSYS) => {
+                        rustix::fs::linkat(&self.dir, temp, &self.dir, name, AtFlags::empty())
+                    }
+                    Ok(()) => {
+                        self.temp_name = None;
+                        Ok(())
+                    }
+                    other => other,
+                }
+            }
         };
-        rustix::fs::flock(tmp.as_file(), rustix::fs::FlockOperation::LockExclusive)
-            .map_err(io::Error::from)?;
-        let ours = match (
-            tmp.as_file().metadata(),
-            std::fs::symlink_metadata(tmp.path()),
+        match result {
+            Ok(()) => Ok(true),
+            Err(Errno::EXIST) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Renames the file over `name` (atomic replace).
+    fn rename_over(&mut self, name: &OsStr) -> io::Result<()> {
+        if self.temp_name.is_none() {
+            for _ in 0..MAX_ATTEMPTS {
+                let temp = OsString::from(format!("{TEMP_PREFIX}{}{TEMP_SUFFIX}", random_hex()));
+                match self.link_unnamed(&temp) {
+                    Ok(()) => {
+                        self.temp_name = Some(temp);
+                        break;
+                    }
+                    Err(Errno::EXIST) => continue,
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        let Some(temp) = &self.temp_name else {
+            return Err(io::Error::other("no unused temporary file name was found"));
+        };
+        rustix::fs::renameat(&self.dir, temp, &self.dir, name)?;
+        self.temp_name = None;
+        Ok(())
+    }
+
+    /// Syncs the directory, so the new name survives a crash.
+    fn sync_dir(&self) {
+        if let Ok(d) = rustix::fs::openat(
+            &self.dir,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
         ) {
-            (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
-            _ => false,
-        };
-        if ours {
-            break tmp;
-        }
-        if attempts >= 100 {
-            return Err(Fallback::Fail(io::Error::other(
-                "temporary files keep disappearing from the directory",
-            )));
-        }
-    };
-    let mut file = tmp.as_file();
-    file.write_all(data)?;
-    match existing {
-        Some(meta) => carry_over_attributes(tmp.as_file(), meta, target)?,
-        None => {
-            let mode = 0o666 & !current_umask();
-            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            let _ = rustix::fs::fsync(d);
         }
     }
-    file.sync_all()?;
-    match tmp.persist(target) {
-        Ok(_) => {}
-        Err(e) if existing.is_some() && rename_refusal(&e.error) => {
+}
+
+impl Drop for NewFile {
+    fn drop(&mut self) {
+        if let Some(temp) = self.temp_name.take() {
+            let _ = rustix::fs::unlinkat(&self.dir, &temp, AtFlags::empty());
+        }
+    }
+}
+
+/// Creates `name` in `dir` with `data`, atomically; `Ok(false)` when the
+/// name was taken meanwhile (nothing is replaced).
+fn create_new(dir: &OwnedFd, name: &OsStr, data: &[u8]) -> io::Result<bool> {
+    let mut new = NewFile::create(dir, 0o666)?;
+    new.file.write_all_at(data, 0)?;
+    new.file.sync_all()?;
+    if !new.link_as(name)? {
+        return Ok(false);
+    }
+    new.sync_dir();
+    Ok(true)
+}
+
+/// Fills a new file, carries the old file's owner, group, mode and extended
+/// attributes over, syncs it and renames it over the resolved entry.
+fn replace_by_rename(place: &Place, target: &Target, data: &[u8]) -> Result<(), Fallback> {
+    let mut new = match NewFile::create(&place.dir, 0o600) {
+        Ok(n) => n,
+        Err(e) if is_permission_error(&e) => {
             return Err(Fallback::InPlace(format!(
-                "the file cannot be replaced by rename ({})",
-                e.error
+                "no temporary file can be created in its directory ({e})"
             )));
         }
-        Err(e) => return Err(Fallback::Fail(e.error)),
+        Err(e) => return Err(Fallback::Fail(e)),
+    };
+    new.file.write_all_at(data, 0)?;
+    carry_over_attributes(&new.file, target)?;
+    new.file.sync_all()?;
+    match new.rename_over(&place.name) {
+        Ok(()) => {}
+        Err(e) if rename_refusal(&e) => {
+            return Err(Fallback::InPlace(format!(
+                "the file cannot be replaced by rename ({e})"
+            )));
+        }
+        Err(e) => return Err(Fallback::Fail(e)),
     }
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
+    new.sync_dir();
     Ok(())
 }
 
@@ -305,37 +707,31 @@ fn replace_by_rename(
 /// file system.
 fn rename_refusal(e: &io::Error) -> bool {
     matches!(
-        rustix::io::Errno::from_io_error(e),
-        Some(
-            rustix::io::Errno::BUSY
-                | rustix::io::Errno::PERM
-                | rustix::io::Errno::ACCESS
-                | rustix::io::Errno::XDEV
-                | rustix::io::Errno::ROFS
-        )
+        Errno::from_io_error(e),
+        Some(Errno::BUSY | Errno::PERM | Errno::ACCESS | Errno::XDEV | Errno::ROFS)
     )
 }
 
 fn is_permission_error(e: &io::Error) -> bool {
     matches!(
-        rustix::io::Errno::from_io_error(e),
-        Some(rustix::io::Errno::PERM | rustix::io::Errno::ACCESS | rustix::io::Errno::ROFS)
+        Errno::from_io_error(e),
+        Some(Errno::PERM | Errno::ACCESS | Errno::ROFS)
     )
 }
 
-/// Gives `tmp` the owner, group, mode (from `meta`) and extended attributes
-/// of `original`, or says why that is impossible.
-fn carry_over_attributes(
-    tmp: &File,
-    meta: &std::fs::Metadata,
-    original: &Path,
-) -> Result<(), Fallback> {
+/// The access ACL's extended attribute.
+const ACL_ACCESS: &str = "system.posix_acl_access";
+
+/// Gives `new` the owner, group, extended attributes (exactly the original's
+/// ACL, or none) and mode of the target, or says why that is impossible.
+fn carry_over_attributes(new: &File, target: &Target) -> Result<(), Fallback> {
     use rustix::fs::{Gid, Uid};
-    let (uid, gid) = (meta.uid(), meta.gid());
-    let cur = rustix::fs::fstat(tmp).map_err(io::Error::from)?;
+    let meta = &target.stat;
+    let (uid, gid) = (meta.st_uid, meta.st_gid);
+    let cur = rustix::fs::fstat(new)?;
     if cur.st_uid != uid || cur.st_gid != gid {
         // Only root may give a file away; a member may set one of its groups.
-        rustix::fs::fchown(tmp, Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid))).map_err(
+        rustix::fs::fchown(new, Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid))).map_err(
             |e| {
                 Fallback::InPlace(format!(
                     "its owner or group ({uid}:{gid}) cannot be kept on a new file ({e})"
@@ -343,116 +739,158 @@ fn carry_over_attributes(
             },
         )?;
     }
-    // After chown, which clears set-id bits.
-    tmp.set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o7777))?;
-    copy_xattrs(tmp, original)
-}
-
-/// Copies every extended attribute of `original` (ACLs are the
-/// `system.posix_acl_*` ones) to `tmp`.
-fn copy_xattrs(tmp: &File, original: &Path) -> Result<(), Fallback> {
-    let names = list_xattrs(original)?;
+    let names = list_xattrs(&target.file)?;
+    let mut has_acl = false;
     for name in names.split(|&b| b == 0).filter(|n| !n.is_empty()) {
-        let Ok(name) = std::ffi::CString::new(name) else {
-            continue;
-        };
-        let value = get_xattr(original, &name)?;
-        rustix::fs::fsetxattr(tmp, &name, &value, rustix::fs::XattrFlags::empty()).map_err(
-            |e| {
-                Fallback::InPlace(format!(
-                    "its extended attribute {} cannot be copied ({e})",
-                    name.to_string_lossy()
-                ))
-            },
-        )?;
+        let name = OsStr::from_bytes(name);
+        has_acl |= name == ACL_ACCESS;
+        let value = get_xattr(&target.file, name)?;
+        rustix::fs::fsetxattr(new, name, &value, rustix::fs::XattrFlags::empty()).map_err(|e| {
+            Fallback::InPlace(format!(
+                "its extended attribute {} cannot be copied ({e})",
+                name.to_string_lossy()
+            ))
+        })?;
     }
+    if !has_acl {
+        // The directory's default ACL gave the new file one the old lacks.
+        match rustix::fs::fremovexattr(new, ACL_ACCESS) {
+            Ok(()) | Err(Errno::NODATA | Errno::OPNOTSUPP) => {}
+            Err(e) => {
+                return Err(Fallback::InPlace(format!(
+                    "an inherited ACL cannot be removed from a new file ({e})"
+                )));
+            }
+        }
+    }
+    // Last: chown clears set-id bits, and an ACL sets the group bits.
+    rustix::fs::fchmod(new, Mode::from_raw_mode(meta.st_mode & 0o7777))?;
     Ok(())
 }
 
-fn list_xattrs(path: &Path) -> io::Result<Vec<u8>> {
+fn list_xattrs(file: &File) -> io::Result<Vec<u8>> {
     loop {
-        let len = match rustix::fs::listxattr_query(path) {
+        let len = match rustix::fs::flistxattr_query(file) {
             Ok(n) => n,
-            Err(rustix::io::Errno::NOTSUP) => return Ok(Vec::new()),
+            Err(Errno::NOTSUP) => return Ok(Vec::new()),
             Err(e) => return Err(e.into()),
         };
         if len == 0 {
             return Ok(Vec::new());
         }
         let mut buf = vec![0u8; len];
-        match rustix::fs::listxattr(path, &mut buf[..]) {
+        match rustix::fs::flistxattr(file, &mut buf[..]) {
             Ok(n) => {
                 buf.truncate(n);
                 return Ok(buf);
             }
             // The list grew between the two calls.
-            Err(rustix::io::Errno::RANGE) => continue,
+            Err(Errno::RANGE) => continue,
             Err(e) => return Err(e.into()),
         }
     }
 }
 
-fn get_xattr(path: &Path, name: &std::ffi::CStr) -> io::Result<Vec<u8>> {
+fn get_xattr(file: &File, name: &OsStr) -> io::Result<Vec<u8>> {
     loop {
-        let len = rustix::fs::getxattr_query(path, name)?;
+        let len = rustix::fs::fgetxattr_query(file, name)?;
         let mut buf = vec![0u8; len];
-        match rustix::fs::getxattr(path, name, &mut buf[..]) {
+        match rustix::fs::fgetxattr(file, name, &mut buf[..]) {
             Ok(n) => {
                 buf.truncate(n);
                 return Ok(buf);
             }
-            Err(rustix::io::Errno::RANGE) => continue,
+            Err(Errno::RANGE) => continue,
             Err(e) => return Err(e.into()),
         }
     }
 }
 
-/// Writes `data` into the existing file `target` (same inode), keeping a
-/// synced backup of the old content until the new content is synced.
-fn write_in_place(target: &Path, dir: &Path, data: &[u8]) -> io::Result<()> {
-    let readable = OpenOptions::new().read(true).write(true).open(target);
-    let mut file = match readable {
-        Ok(f) => f,
-        // A write-only file: nothing can be backed up, but `echo >` works.
-        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
-            let mut f = OpenOptions::new().write(true).open(target)?;
-            f.write_all(data)?;
-            f.set_len(data.len() as u64)?;
-            return f.sync_all();
+/// A synced copy of a file's old content.
+struct Backup {
+    dir: OwnedFd,
+    name: OsString,
+    shown: PathBuf,
+}
+
+impl Backup {
+    fn open(&self) -> io::Result<File> {
+        Ok(File::from(rustix::fs::openat(
+            &self.dir,
+            &self.name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?))
+    }
+
+    fn remove(&self) {
+        let _ = rustix::fs::unlinkat(&self.dir, &self.name, AtFlags::empty());
+    }
+}
+
+/// The error for an in-place write that cannot be made safe.
+fn no_backup(shown: &Path, why: impl std::fmt::Display) -> io::Error {
+    io::Error::other(format!(
+        "{} must be written in place (same inode), and no backup of its old content could be made ({why}), so a failed write could lose it; nothing was written",
+        shown.display()
+    ))
+}
+
+/// Writes `data` into the target's inode, keeping a synced backup of the
+/// old content until the new content is synced; refuses when no backup can
+/// be made.
+fn write_in_place(
+    target: &Target,
+    place: Option<&Place>,
+    data: &[u8],
+    shown: &Path,
+) -> io::Result<()> {
+    // Read through the descriptor the kernel resolved: the same inode.
+    let mut old = match rustix::fs::openat(
+        CWD,
+        proc_fd(&target.file),
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => File::from(fd),
+        Err(e) => {
+            return Err(no_backup(
+                shown,
+                format_args!("the file cannot be read: {}", io::Error::from(e)),
+            ));
         }
-        Err(e) => return Err(e),
     };
-    let backup = make_backup(&mut file, target, dir)?;
+    let backup = make_backup(&mut old, shown, place).map_err(|e| no_backup(shown, e))?;
+    let file = &target.file;
     let written = (|| {
-        file.rewind()?;
-        file.write_all(data)?;
+        file.write_all_at(data, 0)?;
         file.set_len(data.len() as u64)?;
         file.sync_all()
     })();
     match written {
         Ok(()) => {
-            let _ = std::fs::remove_file(&backup);
+            backup.remove();
             Ok(())
         }
         Err(e) => {
             // Put the old content back; keep the backup if even that fails.
             let restored = (|| {
-                let mut old = File::open(&backup)?;
-                file.rewind()?;
-                let n = io::copy(&mut old, &mut file)?;
-                file.set_len(n)?;
+                let mut saved = Vec::new();
+                backup.open()?.read_to_end(&mut saved)?;
+                file.write_all_at(&saved, 0)?;
+                file.set_len(saved.len() as u64)?;
                 file.sync_all()
             })();
             match restored {
                 Ok(()) => {
-                    let _ = std::fs::remove_file(&backup);
+                    backup.remove();
                     Err(e)
                 }
                 Err(_) => Err(io::Error::new(
                     e.kind(),
                     format!(
                         "{e}; the file may be damaged, its old content is kept in {}",
-                        backup.display()
+                        backup.shown.display()
                     ),
                 )),
             }
@@ -460,26 +898,76 @@ fn write_in_place(target: &Path, dir: &Path, data: &[u8]) -> io::Result<()> {
     }
 }
 
-/// Copies the file's current content to a synced, private backup file in
-/// `dir`, or in the system temp directory when `dir` is not writable.
-fn make_backup(file: &mut File, target: &Path, dir: &Path) -> io::Result<PathBuf> {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let prefix = format!(".{name}.coding-agent-backup-");
-    let mut builder = tempfile::Builder::new();
-    builder
-        .prefix(&prefix)
-        .permissions(std::fs::Permissions::from_mode(0o600));
-    let created = builder
-        .tempfile_in(dir)
-        .or_else(|_| builder.tempfile_in(std::env::temp_dir()))?;
-    let (mut backup, path) = created.keep().map_err(|e| e.error)?;
-    file.rewind()?;
-    io::copy(file, &mut backup)?;
-    backup.sync_all()?;
-    Ok(path)
+/// The backup's name: the file's name (shortened to [`BACKUP_NAME_KEEP`]
+/// bytes), the infix and a random part; always far below `NAME_MAX`.
+fn backup_name(shown: &Path) -> OsString {
+    let name = shown.file_name().map(OsStr::as_bytes).unwrap_or_default();
+    let mut kept = &name[..name.len().min(BACKUP_NAME_KEEP)];
+    // Do not end in the middle of a UTF-8 character.
+    while let Err(e) = std::str::from_utf8(kept) {
+        if e.error_len().is_some() {
+            break; // not UTF-8 anyway: bytes are fine
+        }
+        kept = &kept[..e.valid_up_to()];
+    }
+    let mut out = b".".to_vec();
+    out.extend_from_slice(kept);
+    out.extend_from_slice(BACKUP_INFIX.as_bytes());
+    out.extend_from_slice(random_hex().as_bytes());
+    std::os::unix::ffi::OsStringExt::from_vec(out)
+}
+
+/// Copies `old` to a synced, private backup file beside the file (`place`),
+/// or in the system temp directory when that fails.
+fn make_backup(old: &mut File, shown: &Path, place: Option<&Place>) -> io::Result<Backup> {
+    let mut first_error = None;
+    let temp = std::env::temp_dir();
+    let beside = place.map(|p| (p.dir.try_clone(), p.dir_path.clone()));
+    let temp_dir = rustix::fs::openat(
+        CWD,
+        &temp,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(io::Error::from);
+    let candidates = beside.into_iter().chain(std::iter::once((temp_dir, temp)));
+    for (dir, dir_path) in candidates {
+        let result = dir.and_then(|dir| {
+            let name = backup_name(shown);
+            let fd = rustix::fs::openat(
+                &dir,
+                &name,
+                OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o600),
+            )?;
+            let backup = Backup {
+                shown: dir_path.join(&name),
+                dir,
+                name,
+            };
+            let copied = (|| {
+                let mut file = File::from(fd);
+                io::copy(old, &mut file)?;
+                file.sync_all()
+            })();
+            match copied {
+                Ok(()) => Ok(backup),
+                Err(e) => {
+                    backup.remove();
+                    Err(e)
+                }
+            }
+        });
+        match result {
+            Ok(b) => return Ok(b),
+            Err(e) => {
+                // Start over from the beginning for the next place.
+                let _ = std::io::Seek::rewind(old);
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    Err(first_error.unwrap_or_else(|| io::Error::other("no place for a backup")))
 }
 
 /// The process's umask, read without changing it (Linux); `0o022` elsewhere.
@@ -492,38 +980,4 @@ fn current_umask() -> u32 {
                 .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
         })
         .unwrap_or(0o022)
-}
-
-/// Removes temporary files of the atomic path that no live writer holds.
-fn remove_stale_temp_files(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if !name.starts_with(TEMP_PREFIX) || !name.ends_with(TEMP_SUFFIX) {
-            continue;
-        }
-        let path = entry.path();
-        let Ok(file) = OpenOptions::new()
-            .read(true)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(&path)
-        else {
-            continue;
-        };
-        if rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
-            continue; // a live writer holds it
-        }
-        // Remove only the file we locked, not one that replaced the name since.
-        let same = match (file.metadata(), std::fs::symlink_metadata(&path)) {
-            (Ok(a), Ok(b)) => a.is_file() && a.ino() == b.ino() && a.dev() == b.dev(),
-            _ => false,
-        };
-        if same {
-            tracing::debug!(path = %path.display(), "removing a dead writer's temporary file");
-            let _ = std::fs::remove_file(&path);
-        }
-    }
 }
