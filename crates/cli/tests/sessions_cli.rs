@@ -622,3 +622,270 @@ fn rpc_asks_the_client_for_permission() {
     drop(rpc.stdin.take());
     assert!(rpc.child.wait().unwrap().success());
 }
+
+/// Every user text of every request in `log`.
+fn user_texts(log: &Path) -> Vec<String> {
+    requests(log)
+        .iter()
+        .flatten()
+        .filter(|m| m["role"] == "user")
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.clone(),
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join(""),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+fn set_mtime(path: &Path, secs_from_now: i64) {
+    let now = std::time::SystemTime::now();
+    let when = if secs_from_now >= 0 {
+        now + Duration::from_secs(secs_from_now as u64)
+    } else {
+        now - Duration::from_secs(secs_from_now.unsigned_abs())
+    };
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
+}
+
+fn hand_session(path: &Path, id: &str, cwd: &Path, entries: &[Value]) {
+    let mut text = json!({"type": "session", "version": 3, "id": id,
+        "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd.display().to_string()})
+    .to_string();
+    text.push('\n');
+    for e in entries {
+        text.push_str(&e.to_string());
+        text.push('\n');
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+fn hand_user(id: &str, parent: Option<&str>, text: &str) -> Value {
+    json!({"type": "message", "id": id, "parentId": parent,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": {"role": "user", "content": text, "timestamp": 1}})
+}
+
+#[test]
+fn continue_takes_the_newest_session_even_torn_inside_a_utf8_character() {
+    let d = dirs(json!({}));
+    let sessions = d.root.join("sessions");
+    let ok = script(
+        &d,
+        "ok.jsonl",
+        &[json!({"content": [{"type": "text", "text": "ok"}]})],
+    );
+    for (prompt, age) in [("older one", -60), ("newest one", -1)] {
+        let out = agent(&d)
+            .arg("--session-dir")
+            .arg(&sessions)
+            .arg("--script")
+            .arg(&ok)
+            .args(["-p", prompt])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let newest = std::fs::read_dir(&sessions)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains(prompt)))
+            .unwrap();
+        if prompt == "newest one" {
+            // Killed while writing "café": the file ends inside "é".
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&newest)
+                .unwrap();
+            f.write_all(b"{\"type\":\"message\",\"id\":\"ffff0001\",\"message\":{\"role\":\"user\",\"content\":\"caf\xC3")
+                .unwrap();
+        }
+        set_mtime(&newest, age);
+    }
+    let log = d.root.join("log.jsonl");
+    let out = agent(&d)
+        .arg("--session-dir")
+        .arg(&sessions)
+        .arg("--script")
+        .arg(&ok)
+        .arg("--script-log")
+        .arg(&log)
+        .args(["-c", "-p", "go on"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let texts = user_texts(&log);
+    assert_eq!(texts, ["newest one", "go on"], "{texts:?}");
+}
+
+#[test]
+fn a_self_parented_entry_reaches_the_model_once() {
+    let d = dirs(json!({}));
+    let sessions = d.root.join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    hand_session(
+        &sessions.join("cycle.jsonl"),
+        "cycle-session",
+        &d.ws,
+        &[
+            hand_user("a0000001", None, "first"),
+            hand_user("a0000002", Some("a0000002"), "looped"),
+        ],
+    );
+    let ok = script(
+        &d,
+        "ok.jsonl",
+        &[json!({"content": [{"type": "text", "text": "ok"}]})],
+    );
+    let log = d.root.join("log.jsonl");
+    let out = agent(&d)
+        .arg("--session-dir")
+        .arg(&sessions)
+        .arg("--script")
+        .arg(&ok)
+        .arg("--script-log")
+        .arg(&log)
+        .args(["-c", "-p", "next"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(user_texts(&log), ["looped", "next"]);
+    assert_eq!(stderr.matches("parent links").count(), 1, "{stderr}");
+}
+
+const VICTIM: u32 = 41101;
+const INTRUDER: u32 = 41102;
+
+/// `coding-agent` as `uid` (no supplementary groups), or as ourselves.
+fn as_user(bin: &Path, uid: Option<u32>) -> Command {
+    match uid {
+        Some(uid) => {
+            let mut c = Command::new("setpriv");
+            c.arg(format!("--reuid={uid}"))
+                .arg(format!("--regid={uid}"))
+                .arg("--clear-groups")
+                .arg(bin);
+            c
+        }
+        None => Command::new(bin),
+    }
+}
+
+#[test]
+fn continue_never_resumes_a_session_another_user_planted() {
+    use std::os::unix::fs::PermissionsExt;
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipping: this case needs root to act as two users");
+        return;
+    }
+    let chmod = |p: &Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    // As the victim (an unprivileged uid) and as root (CI's own user).
+    for victim in [Some(VICTIM), None] {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path();
+        chmod(base, 0o755);
+        let bin = base.join("coding-agent");
+        std::fs::copy(assert_cmd::cargo::cargo_bin!("coding-agent"), &bin).unwrap();
+        chmod(&bin, 0o755);
+        let home = base.join("home");
+        let ws = base.join("ws");
+        let shared = base.join("shared");
+        for dir in [&home, &ws, &shared] {
+            std::fs::create_dir(dir).unwrap();
+        }
+        chmod(&shared, 0o777); // both users can write here
+        let victim_uid = victim.unwrap_or(0);
+        std::os::unix::fs::chown(&home, Some(victim_uid), Some(victim_uid)).unwrap();
+        let ok = base.join("ok.jsonl");
+        std::fs::write(&ok, "{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}\n").unwrap();
+        chmod(&ok, 0o644);
+        let run = |args: &[&str], log: Option<&Path>| {
+            let mut c = as_user(&bin, victim);
+            c.env("CODING_AGENT_DIR", &home)
+                .env("HOME", &home)
+                .arg("--cwd")
+                .arg(&ws)
+                .arg("--session-dir")
+                .arg(&shared)
+                .arg("--script")
+                .arg(&ok);
+            if let Some(log) = log {
+                c.arg("--script-log").arg(log);
+            }
+            let out = c.args(args).stdin(Stdio::null()).output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        run(&["-p", "mine"], None);
+        let own: Vec<PathBuf> = std::fs::read_dir(&shared)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert_eq!(own.len(), 1);
+        set_mtime(&own[0], -60);
+
+        // Another user's file, newer than ours.
+        let planted = shared.join("2026-01-01T00-00-00-000Z_planted.jsonl");
+        hand_session(
+            &planted,
+            "planted",
+            &ws,
+            &[hand_user("b0000001", None, "PLANTED instructions")],
+        );
+        std::os::unix::fs::chown(&planted, Some(INTRUDER), Some(INTRUDER)).unwrap();
+        chmod(&planted, 0o666);
+        set_mtime(&planted, 3600);
+        // And a file of ours that anyone may have written to.
+        let open_to_all = shared.join("2026-01-01T00-00-01-000Z_open.jsonl");
+        hand_session(
+            &open_to_all,
+            "open-to-all",
+            &ws,
+            &[hand_user("c0000001", None, "TAMPERED text")],
+        );
+        std::os::unix::fs::chown(&open_to_all, Some(victim_uid), Some(victim_uid)).unwrap();
+        chmod(&open_to_all, 0o666);
+        set_mtime(&open_to_all, 1800);
+        let planted_before = std::fs::read(&planted).unwrap();
+        let open_before = std::fs::read(&open_to_all).unwrap();
+
+        let log = home.join("log.jsonl");
+        run(&["-c", "-p", "again"], Some(&log));
+        let texts = user_texts(&log);
+        assert_eq!(texts, ["mine", "again"], "victim {victim:?}: {texts:?}");
+        assert_eq!(std::fs::read(&planted).unwrap(), planted_before);
+        assert_eq!(std::fs::read(&open_to_all).unwrap(), open_before);
+        assert!(std::fs::read_to_string(&own[0]).unwrap().contains("again"));
+
+        // Named explicitly, another user's file is read but never appended to.
+        if victim.is_some() {
+            run(
+                &["--session", planted.to_str().unwrap(), "-p", "more"],
+                None,
+            );
+            assert_eq!(std::fs::read(&planted).unwrap(), planted_before);
+        }
+    }
+}

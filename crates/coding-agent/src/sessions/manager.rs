@@ -305,7 +305,8 @@ impl SessionManager {
                 "{}: {cut} cycle(s) in the entries' parent links; each cut at its first repeated entry",
                 path.display()
             );
-            tracing::warn!("{warning}");
+            // Reported once, through `load_warnings` (the CLI prints them).
+            tracing::debug!("{warning}");
             self.warnings.push(warning);
         }
     }
