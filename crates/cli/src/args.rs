@@ -23,7 +23,34 @@ pub enum Command {
     Demo(DemoArgs),
     /// Serve the tools to an MCP client (stdio, or Streamable HTTP with --http).
     Mcp(McpArgs),
+    /// Trust a project: let its .pi/settings.json start programs (MCP
+    /// servers, shellPath, shellCommandPrefix) with the values it has now.
+    Trust(TrustArgs),
 }
+
+/// `coding-agent trust`.
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// The project directory (default: the current directory).
+    pub dir: Option<PathBuf>,
+    /// Remove the project's trust instead.
+    #[arg(long, conflicts_with = "list")]
+    pub revoke: bool,
+    /// List the trusted projects.
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// What `--sandbox` confines, word for word the guarantees of
+/// `tools_builtin::ops::sandbox`.
+pub const SANDBOX_HELP: &str = "Confine the tools: off, read-only or workspace-write.
+
+Commands (bash) run in bubblewrap namespaces under a seccomp filter; where that cannot be built, bash refuses to run.
+- Files: everything read-only, metadata included (no chmod, chown, touch, chattr). workspace-write: the working directory (sandbox.roots) and the temp dir are writable, except .git, .pi and the agent directory. sandbox.excludeTmp gives a private temp dir instead; read-only mode always does.
+- Network (unless sandbox.network is true): no TCP, no UDP beyond a private loopback, no unix sockets (socket files such as docker.sock or the ssh agent's, abstract sockets).
+- Processes: own pid namespace; the agent and other processes are invisible and cannot be signalled. No device nodes. Inherited descriptors are closed.
+- Secrets: variables named like credentials (KEY, TOKEN, SECRET, PASSWORD...) are removed unless listed in sandbox.passEnv; denied paths that exist are hidden.
+File tools: reads and writes only under the roots and the temp dir, denied globs never read, listed or written, same protected paths.";
 
 /// `coding-agent mcp`.
 #[derive(Debug, Args)]
@@ -37,17 +64,18 @@ pub struct McpArgs {
     /// Do not serve these tools (comma-separated).
     #[arg(long, value_name = "LIST")]
     pub exclude_tools: Option<String>,
-    /// Confine the tools (default here: workspace-write where the kernel
-    /// supports Landlock): off, read-only or workspace-write (writes only
-    /// under the working directory and the temp dir, no network for bash).
-    #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode)]
+    /// Confine the tools (default here: workspace-write where the machine
+    /// can enforce it): off, read-only or workspace-write.
+    #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode, long_help = SANDBOX_HELP)]
     pub sandbox: Option<coding_agent::sandbox::SandboxMode>,
     /// Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
     /// (port 0 picks a free one; the address is printed on stderr).
     #[arg(long, value_name = "HOST:PORT")]
     pub http: Option<std::net::SocketAddr>,
-    /// With --http: require `Authorization: Bearer TOKEN` (needed for a
-    /// non-loopback address).
+    /// With --http: the token every request must carry as
+    /// `Authorization: Bearer TOKEN` (needed for a non-loopback address).
+    /// Without it a random one is generated, printed on stderr and written
+    /// to a file only you can read (its path is printed too).
     #[arg(
         long,
         value_name = "TOKEN",
@@ -55,6 +83,34 @@ pub struct McpArgs {
         hide_env_values = true
     )]
     pub auth_token: Option<String>,
+    /// With --http: the most MCP sessions open at once (an initialize
+    /// beyond it gets HTTP 503).
+    #[arg(long, value_name = "N", default_value_t = agent_mcp::McpHttpOptions::DEFAULT_MAX_SESSIONS, value_parser = parse_count)]
+    pub max_sessions: usize,
+    /// With --http: close a session with nothing in progress after this
+    /// many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = agent_mcp::McpHttpOptions::DEFAULT_SESSION_IDLE_TIMEOUT.as_secs_f64(), value_parser = parse_seconds)]
+    pub session_idle_timeout: f64,
+    /// With --http: the most connections served at once (default: from the
+    /// open-file limit); when all are taken, the oldest idle one is closed.
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub max_connections: Option<usize>,
+}
+
+/// A positive count.
+fn parse_count(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("expected a positive whole number, got {s:?}")),
+    }
+}
+
+/// A positive number of seconds.
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1e9 => Ok(v),
+        _ => Err(format!("expected a positive number of seconds, got {s:?}")),
+    }
 }
 
 /// `coding-agent tool`.
@@ -71,9 +127,9 @@ pub struct ToolArgs {
     /// Run JSONL cases from FILE (or - for stdin), one result line each.
     #[arg(long, conflicts_with_all = ["name", "args"])]
     pub batch: Option<String>,
-    /// Confine the tools: off, read-only or workspace-write (writes only
-    /// under the working directory and the temp dir, no network for bash).
-    #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode)]
+    /// Confine the tools: off, read-only or workspace-write (--help says
+    /// exactly what is blocked).
+    #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode, long_help = SANDBOX_HELP)]
     pub sandbox: Option<coding_agent::sandbox::SandboxMode>,
 }
 
@@ -137,9 +193,9 @@ pub struct RunArgs {
     /// The model's context window in tokens, for automatic compaction.
     #[arg(long, value_name = "TOKENS")]
     pub context_window: Option<u64>,
-    /// Confine the tools: off, read-only or workspace-write (writes only
-    /// under the working directory and the temp dir, no network for bash).
-    #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode)]
+    /// Confine the tools: off, read-only or workspace-write (--help says
+    /// exactly what is blocked).
+    #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode, long_help = SANDBOX_HELP)]
     pub sandbox: Option<coding_agent::sandbox::SandboxMode>,
     /// Model API.
     #[arg(long, value_enum)]

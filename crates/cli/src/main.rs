@@ -22,6 +22,7 @@ mod session_cmd;
 mod signals;
 mod slash;
 mod tool_cmd;
+mod trust_cmd;
 
 use clap::Parser;
 
@@ -92,6 +93,7 @@ fn main() {
                 }
             }
             Some(Command::Demo(d)) => demo::run(d).await,
+            Some(Command::Trust(t)) => trust_cmd::run(t),
             Some(Command::Mcp(m)) => mcp_cmd::run(m, mcp_logs.unwrap_or_default()).await,
             None => run::run(cli.run).await,
         }

@@ -25,7 +25,10 @@ pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
         }
     };
     let settings = match Settings::load(&cwd) {
-        Ok(s) => Arc::new(s),
+        Ok(mut s) => {
+            crate::trust_cmd::apply(&mut s, &cwd, false);
+            Arc::new(s)
+        }
         Err(e) => {
             eprintln!("coding-agent mcp: cannot use the settings file {e}");
             return 2;
@@ -75,8 +78,24 @@ pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
     .with_permissions(coding_agent::permissions::PermissionGate::new(
         rules, None, &cwd, "MCP mode",
     ));
+    // One bound for every client, as the agent loop bounds one batch.
+    let server = match settings.max_parallel_tools() {
+        Some(n) => server.with_max_parallel_calls(n),
+        None => server,
+    };
+    tracing::info!(
+        max_parallel = server.max_parallel_calls(),
+        "tool calls executing at once"
+    );
     if let Some(addr) = args.http {
-        return serve_http(server, addr, args.auth_token).await;
+        let options = McpHttpOptions {
+            auth_token: args.auth_token,
+            max_connections: args.max_connections,
+            max_sessions: args.max_sessions,
+            session_idle_timeout: std::time::Duration::from_secs_f64(args.session_idle_timeout),
+            ..Default::default()
+        };
+        return serve_http(server, addr, options).await;
     }
     tracing::info!(tools = ?server.tool_names(), cwd = %cwd.display(), "serving MCP on stdio");
     let running = match server.serve(agent_mcp::rmcp::transport::stdio()).await {
@@ -99,9 +118,9 @@ pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
 async fn serve_http(
     server: McpToolServer,
     addr: std::net::SocketAddr,
-    token: Option<String>,
+    options: McpHttpOptions,
 ) -> i32 {
-    let http = match McpHttpServer::bind(addr, McpHttpOptions { auth_token: token }).await {
+    let http = match McpHttpServer::bind(addr, options).await {
         Ok(h) => h,
         Err(e) => {
             eprintln!("coding-agent mcp: {e}");
@@ -110,6 +129,27 @@ async fn serve_http(
     };
     // Clients and tests read the address from here (port 0 picks one).
     eprintln!("coding-agent mcp: listening on {}", http.url());
+    let token_file = if http.token_was_generated() {
+        match write_token_file(http.local_addr(), http.auth_token()) {
+            Ok(path) => {
+                eprintln!("coding-agent mcp: auth token: {}", http.auth_token());
+                eprintln!(
+                    "coding-agent mcp: token file (mode 0600): {}",
+                    path.display()
+                );
+                eprintln!(
+                    "coding-agent mcp: clients send the header `Authorization: Bearer <token>`"
+                );
+                Some(path)
+            }
+            Err(e) => {
+                eprintln!("coding-agent mcp: cannot write the token file: {e}");
+                return 2;
+            }
+        }
+    } else {
+        None
+    };
     let shutdown = tokio_util::sync::CancellationToken::new();
     let on_signal = shutdown.clone();
     crate::signals::exit_on_terminate(
@@ -125,5 +165,49 @@ async fn serve_http(
         }
     });
     http.serve(server, shutdown).await;
+    if let Some(path) = token_file {
+        let _ = std::fs::remove_file(path);
+    }
     0
+}
+
+/// Writes a generated token to `<agent dir>/mcp-http-<host>-<port>.token`,
+/// readable by its owner only: created anew (`O_CREAT|O_EXCL`, so never
+/// through a symlink or into a file someone else prepared) with mode 0600,
+/// in a directory created 0700 when missing. A stale file of an earlier
+/// server on the same port is replaced.
+fn write_token_file(
+    addr: std::net::SocketAddr,
+    token: &str,
+) -> std::io::Result<std::path::PathBuf> {
+    use std::io::Write as _;
+    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+
+    let dir = coding_agent::agent_dir().ok_or_else(|| {
+        std::io::Error::other("no agent directory (set CODING_AGENT_DIR or HOME)")
+    })?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)?;
+    let host = addr.ip().to_string().replace(':', "_");
+    let path = dir.join(format!("mcp-http-{host}-{}.token", addr.port()));
+    let create = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+    };
+    let mut file = match create() {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            // Unlinks a symlink itself, never its target.
+            std::fs::remove_file(&path)?;
+            create()?
+        }
+        other => other?,
+    };
+    file.write_all(format!("{token}\n").as_bytes())?;
+    file.sync_all()?;
+    Ok(path)
 }

@@ -173,13 +173,16 @@ pub async fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
-    let settings = match Settings::load(&cwd) {
+    let mut settings = match Settings::load(&cwd) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("coding-agent: cannot use the settings file {e}");
             return 2;
         }
     };
+    // Only the terminal text mode asks; print, JSON and RPC modes never do.
+    let may_ask = !args.print && args.mode == Mode::Text && !args.list_tools;
+    crate::trust_cmd::apply(&mut settings, &cwd, may_ask);
     let builtins = match crate::sandbox::tools(&cwd, &settings, args.sandbox, false) {
         Ok((tools, _)) => tools.all(),
         Err(e) => {

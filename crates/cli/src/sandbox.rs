@@ -1,9 +1,11 @@
 //! `--sandbox`: the policy from flags and settings, and the seven tools
-//! built on operations that enforce it.
+//! built on operations that enforce it (and the permission rules' Read
+//! paths).
 
 use std::path::Path;
 
 use coding_agent::Settings;
+use coding_agent::permissions::PermissionRules;
 use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
 use tools_builtin::{Operations, ToolSet};
 
@@ -35,12 +37,18 @@ pub fn tools(
     if confine_if_possible
         && !chosen
         && policy.is_on()
-        && let Err(why) = tools_builtin::ops::landlock::commands_can_be_confined(&policy)
+        && let Err(why) = tools_builtin::ops::sandbox::commands_can_be_confined(&policy)
     {
         eprintln!("coding-agent: warning: serving without the sandbox: {why}");
         policy = SandboxPolicy::off();
     }
     let operations = Operations::sandboxed(&policy).map_err(|e| format!("sandbox: {e}"))?;
     tracing::info!(mode = %policy.mode, roots = ?policy.roots, "sandbox");
-    Ok((ToolSet::new(cwd).operations(operations), policy))
+    // The Read rules also judge the files grep, find and ls open.
+    let rules = PermissionRules::from_settings(settings, cwd)
+        .map_err(|e| format!("cannot use the settings: {e}"))?;
+    let tools = ToolSet::new(cwd)
+        .operations(operations)
+        .read_rules(rules.read_filter());
+    Ok((tools, policy))
 }

@@ -31,7 +31,9 @@ pub async fn run_one(
     cancel: CancellationToken,
     sandbox: Option<coding_agent::sandbox::SandboxMode>,
 ) -> Result<(AgentToolResult, bool), UsageError> {
-    let settings = Arc::new(Settings::load(cwd).map_err(|e| UsageError(e.to_string()))?);
+    let mut settings = Settings::load(cwd).map_err(|e| UsageError(e.to_string()))?;
+    crate::trust_cmd::apply(&mut settings, cwd, false);
+    let settings = Arc::new(settings);
     let (tools, _) = crate::sandbox::tools(cwd, &settings, sandbox, false).map_err(UsageError)?;
     let definition = tools.tool(name).map_err(|e| UsageError(e.to_string()))?;
     if let Some(allowed) = settings.allowed_tools()

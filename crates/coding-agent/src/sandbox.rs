@@ -75,9 +75,40 @@ pub const DEFAULT_DENY_READ: [&str; 7] = [
     "~/.config/gcloud/**",
 ];
 
-/// Environment variable name patterns (`*` matches any run) removed from
-/// commands' environments whenever a mode is on, unless passed explicitly.
+/// Environment variable name patterns (`*` matches any run, compared
+/// ignoring case) removed from commands' environments whenever a mode is
+/// on, unless passed explicitly; names made of a [credential
+/// word](CREDENTIAL_WORDS) are removed too.
 pub const DEFAULT_SECRET_ENV: [&str; 4] = ["*_API_KEY", "*_TOKEN", "*_SECRET", "*PASSWORD*"];
+
+/// Words that mark a variable as a credential wherever they stand in its
+/// name (`AWS_SECRET_ACCESS_KEY`, `stripe_secret_key`, `GH_TOKEN`,
+/// `openaiApiKey`). Names are split at `_`, `-`, `.` and lower-to-upper
+/// case changes and compared ignoring case, so `TOKENIZERS_PARALLELISM`
+/// is not a secret and `PWD` is not a password.
+pub const CREDENTIAL_WORDS: [&str; 16] = [
+    "key",
+    "keys",
+    "apikey",
+    "token",
+    "tokens",
+    "secret",
+    "secrets",
+    "password",
+    "passwd",
+    "passphrase",
+    "credential",
+    "credentials",
+    "auth",
+    "cookie",
+    "pat",
+    "dsn",
+];
+
+/// Names inside a writable root that stay read-only for every tool and
+/// command: what a later, unsandboxed run would execute (git hooks and
+/// config, the project's agent settings).
+pub const PROTECTED_NAMES: [&str; 2] = [".git", ".pi"];
 
 /// The resolved policy for one working directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,6 +127,14 @@ pub struct SandboxPolicy {
     pub pass_env: Vec<String>,
     /// Name patterns of variables removed from commands' environments.
     pub secret_env: Vec<String>,
+    /// Paths that stay read-only even inside a writable root: each root's
+    /// [`PROTECTED_NAMES`] and the user's agent directory (settings, trust
+    /// records, credentials).
+    pub protected: Vec<PathBuf>,
+    /// Whether the temp dir is left out of the writable places
+    /// (`sandbox.excludeTmp`): commands then get a private, empty temp dir
+    /// that is gone when they end.
+    pub exclude_tmp: bool,
 }
 
 impl SandboxPolicy {
@@ -108,6 +147,8 @@ impl SandboxPolicy {
             network: true,
             pass_env: Vec::new(),
             secret_env: Vec::new(),
+            protected: Vec::new(),
+            exclude_tmp: false,
         }
     }
 
@@ -123,9 +164,9 @@ impl SandboxPolicy {
     /// ```
     pub fn new(mode: SandboxMode, root: impl Into<PathBuf>) -> Self {
         let home = std::env::home_dir();
-        SandboxPolicy {
+        let mut policy = SandboxPolicy {
             mode,
-            roots: vec![normalize(&root.into())],
+            roots: vec![canonical(&root.into())],
             deny_read: DEFAULT_DENY_READ
                 .iter()
                 .map(|g| expand_home(g, home.as_deref()))
@@ -133,12 +174,82 @@ impl SandboxPolicy {
             network: false,
             pass_env: Vec::new(),
             secret_env: DEFAULT_SECRET_ENV.iter().map(|s| s.to_string()).collect(),
-        }
+            protected: Vec::new(),
+            exclude_tmp: false,
+        };
+        policy.protect_defaults();
+        policy
     }
 
     /// Whether any confinement applies.
     pub fn is_on(&self) -> bool {
         self.mode != SandboxMode::Off
+    }
+
+    /// Recomputes [`protected`](Self::protected) from the roots: each
+    /// root's [`PROTECTED_NAMES`] and the agent directory. Call it after
+    /// changing `roots` by hand.
+    pub fn protect_defaults(&mut self) {
+        let mut protected: Vec<PathBuf> = self
+            .roots
+            .iter()
+            .flat_map(|r| PROTECTED_NAMES.iter().map(move |n| r.join(n)))
+            .collect();
+        if let Some(dir) = crate::settings::agent_dir() {
+            protected.push(canonical(&dir));
+        }
+        protected.dedup();
+        self.protected = protected;
+    }
+
+    /// Whether `path` (absolute, symlinks resolved) is, or lies below, a
+    /// protected path.
+    ///
+    /// ```
+    /// use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
+    /// let p = SandboxPolicy::new(SandboxMode::WorkspaceWrite, "/w/p");
+    /// assert!(p.is_protected(std::path::Path::new("/w/p/.git/hooks/pre-commit")));
+    /// assert!(p.is_protected(std::path::Path::new("/w/p/.pi/settings.json")));
+    /// assert!(!p.is_protected(std::path::Path::new("/w/p/src/.gitignore")));
+    /// ```
+    pub fn is_protected(&self, path: &Path) -> bool {
+        self.protected.iter().any(|p| path.starts_with(p))
+    }
+
+    /// Whether the variable `name` is removed from commands' environments:
+    /// not listed in `passEnv`, and either made of a credential word
+    /// ([`CREDENTIAL_WORDS`]) or matching a `secretEnv` pattern (ignoring
+    /// case).
+    ///
+    /// ```
+    /// use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
+    /// let mut p = SandboxPolicy::new(SandboxMode::WorkspaceWrite, "/w");
+    /// for secret in ["AWS_SECRET_ACCESS_KEY", "STRIPE_SECRET_KEY", "openai_api_key", "GH_TOKEN"] {
+    ///     assert!(p.hides_env(secret), "{secret}");
+    /// }
+    /// for plain in ["PATH", "HOME", "PWD", "TOKENIZERS_PARALLELISM", "KEYMAP"] {
+    ///     assert!(!p.hides_env(plain), "{plain}");
+    /// }
+    /// p.pass_env.push("GH_TOKEN".into());
+    /// assert!(!p.hides_env("GH_TOKEN"));
+    /// ```
+    pub fn hides_env(&self, name: &str) -> bool {
+        if self.pass_env.iter().any(|p| p == name) {
+            return false;
+        }
+        let words = name_words(name);
+        let credential = words.iter().any(|w| CREDENTIAL_WORDS.contains(&w.as_str()))
+            || words.windows(2).any(|p| {
+                matches!(
+                    (p[0].as_str(), p[1].as_str()),
+                    ("api" | "access" | "private" | "secret" | "signing", "key")
+                )
+            });
+        credential
+            || self
+                .secret_env
+                .iter()
+                .any(|p| wildcard(&p.to_ascii_lowercase(), &name.to_ascii_lowercase()))
     }
 
     /// Resolves the policy for `cwd` from the settings, with `flag` (the
@@ -184,17 +295,27 @@ impl SandboxPolicy {
         }
         let project_roots = strings(project, "roots")?;
         if !project_roots.is_empty() {
-            // Narrowing only: a project root outside every user root is dropped.
-            let narrowed: Vec<PathBuf> = project_roots
-                .iter()
-                .map(|r| resolve(cwd, r, home.as_deref()))
-                .filter(|r| policy.roots.iter().any(|u| r.starts_with(u)))
-                .collect();
-            if narrowed.is_empty() {
-                tracing::warn!("the project's sandbox.roots lie outside the user's roots; ignored");
-            } else {
-                policy.roots = narrowed;
+            // Narrowing only, decided on the directories the kernel will
+            // use: a symlink inside the workspace pointing elsewhere is
+            // judged by where it points.
+            let mut narrowed = Vec::new();
+            for text in &project_roots {
+                let root = resolve(cwd, text, home.as_deref());
+                if !policy.roots.iter().any(|u| root.starts_with(u)) {
+                    return Err(SandboxConfigError(format!(
+                        "sandbox.roots (project) entry {text:?} resolves to {}, outside the user's roots ({})",
+                        root.display(),
+                        policy
+                            .roots
+                            .iter()
+                            .map(|r| r.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )));
+                }
+                narrowed.push(root);
             }
+            policy.roots = narrowed;
         }
         for source in [user, project] {
             for glob in strings(source, "denyRead")? {
@@ -205,19 +326,81 @@ impl SandboxPolicy {
             policy.secret_env.extend(strings(source, "secretEnv")?);
         }
         policy.pass_env = strings(user, "passEnv")?;
-        let flag_of =
-            |source: Option<&Value>, key: &str| -> Result<Option<bool>, SandboxConfigError> {
-                match source.and_then(|s| s.get("network")) {
-                    None => Ok(None),
-                    Some(Value::Bool(b)) => Ok(Some(*b)),
-                    Some(_) => Err(SandboxConfigError(format!("{key} must be true or false"))),
-                }
-            };
-        let user_network = flag_of(user, "sandbox.network")?.unwrap_or(false);
-        let project_network = flag_of(project, "sandbox.network (project)")?.unwrap_or(true);
+        let user_network = flag_of_key(user, "network", "sandbox.network")?.unwrap_or(false);
+        let project_network =
+            flag_of_key(project, "network", "sandbox.network (project)")?.unwrap_or(true);
         policy.network = user_network && project_network;
+        // Either file may drop the temp dir; none may add it back.
+        let user_tmp = flag_of_key(user, "excludeTmp", "sandbox.excludeTmp")?.unwrap_or(false);
+        let project_tmp =
+            flag_of_key(project, "excludeTmp", "sandbox.excludeTmp (project)")?.unwrap_or(false);
+        policy.exclude_tmp = user_tmp || project_tmp;
+        policy.protect_defaults();
         Ok(policy)
     }
+}
+
+fn flag_of_key(
+    source: Option<&Value>,
+    key: &str,
+    shown: &str,
+) -> Result<Option<bool>, SandboxConfigError> {
+    match source.and_then(|s| s.get(key)) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(SandboxConfigError(format!("{shown} must be true or false"))),
+    }
+}
+
+/// The words of a variable name, lower-cased: split at non-alphanumerics
+/// and at lower-to-upper case changes.
+fn name_words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut previous_lower = false;
+    for c in name.chars() {
+        if !c.is_ascii_alphanumeric() {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            previous_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && previous_lower && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        current.push(c.to_ascii_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+/// `*` matches any run of characters.
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let mut rest = text;
+    for (i, part) in parts.iter().enumerate() {
+        if i == 0 {
+            match rest.strip_prefix(part) {
+                Some(r) => rest = r,
+                None => return false,
+            }
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(part);
+        } else {
+            match rest.find(part) {
+                Some(at) => rest = &rest[at + part.len()..],
+                None => return false,
+            }
+        }
+    }
+    true
 }
 
 /// A `sandbox` setting of the wrong shape.
@@ -257,10 +440,35 @@ fn expand_home(text: &str, home: Option<&Path>) -> String {
     }
 }
 
-/// A root as an absolute, lexically normalised path.
+/// A root as an absolute path with symlinks resolved (see [`canonical`]).
 fn resolve(cwd: &Path, text: &str, home: Option<&Path>) -> PathBuf {
     let expanded = PathBuf::from(expand_home(text, home));
-    normalize(&cwd.join(expanded))
+    canonical(&cwd.join(expanded))
+}
+
+/// `path` with `.`, `..` and symlinks resolved by the kernel; for a path
+/// that does not exist yet, its deepest existing ancestor is resolved and
+/// the rest appended, so a root is always named as the kernel will see it.
+pub fn canonical(path: &Path) -> PathBuf {
+    let lexical = normalize(path);
+    let mut existing = lexical.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return out;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return lexical,
+        }
+    }
 }
 
 /// A deny glob: `~` expanded; relative patterns without a leading `**/`
@@ -306,7 +514,7 @@ mod tests {
         let p = policy(
             json!({"sandbox": {"mode": "workspace-write"}}),
             json!({"sandbox": {"mode": "off", "network": true, "additionalDirectories": ["/"],
-                   "passEnv": ["AWS_SECRET"], "roots": ["/"]}}),
+                   "passEnv": ["AWS_SECRET"], "excludeTmp": false}}),
             None,
         );
         assert_eq!(p.mode, SandboxMode::WorkspaceWrite);
@@ -335,6 +543,41 @@ mod tests {
             Some(SandboxMode::Off),
         );
         assert_eq!(p.mode, SandboxMode::ReadOnly);
+    }
+
+    #[test]
+    fn a_project_root_outside_the_users_is_refused() {
+        let settings = Settings::merged(
+            json!({"sandbox": {"mode": "workspace-write"}}),
+            json!({"sandbox": {"roots": ["/"]}}),
+        );
+        let err =
+            SandboxPolicy::from_settings(&settings, Path::new("/w/p"), None, SandboxMode::Off)
+                .unwrap_err();
+        assert!(err.0.contains("outside the user's roots"), "{err}");
+        // Judged on where a symlink points, not on its name.
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join("escape")).unwrap();
+        let settings = Settings::merged(
+            json!({"sandbox": {"mode": "workspace-write"}}),
+            json!({"sandbox": {"roots": ["escape"]}}),
+        );
+        let err = SandboxPolicy::from_settings(&settings, &ws, None, SandboxMode::Off).unwrap_err();
+        assert!(err.0.contains("outside the user's roots"), "{err}");
+        let real = std::fs::canonicalize(&ws).unwrap();
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        let settings = Settings::merged(
+            json!({"sandbox": {"mode": "workspace-write"}}),
+            json!({"sandbox": {"roots": ["sub"], "excludeTmp": true}}),
+        );
+        let p = SandboxPolicy::from_settings(&settings, &ws, None, SandboxMode::Off).unwrap();
+        assert_eq!(p.roots, [real.join("sub")]);
+        assert!(p.exclude_tmp);
+        assert!(p.is_protected(&real.join("sub/.git/config")));
     }
 
     #[test]

@@ -9,7 +9,11 @@
 //! merged one level deep (project keys over global keys); arrays and scalars are
 //! replaced. One exception: `allowedTools` can only be narrowed by the project
 //! (the result is the intersection of both lists), so a cloned repository
-//! cannot widen what the user allowed.
+//! cannot widen what the user allowed. Two kinds of project keys are kept
+//! apart instead of merged: the sandbox and permission rules, which a
+//! project may only tighten ([`TIGHTEN_ONLY_KEYS`]), and keys that start
+//! programs ([`RUNS_CODE_KEYS`]), held back until the user trusts the
+//! project ([`trust`](crate::trust)).
 //!
 //! Settings never fail open: a file that exists but cannot be read, is not a
 //! regular file, is larger than 1 MiB, is not valid JSON, or holds a known key
@@ -62,12 +66,46 @@ pub struct Settings {
     /// The project file's values of the keys a project may only tighten
     /// ([`TIGHTEN_ONLY_KEYS`]); kept apart so they cannot override the user's.
     project: Map<String, Value>,
+    /// The project file's values of keys that run code
+    /// ([`RUNS_CODE_KEYS`]), not applied until the project is trusted.
+    held_back: Map<String, Value>,
 }
+
+/// Keys whose values start programs: a project's values of these are held
+/// back until the user trusts the project (see [`trust`](crate::trust)).
+/// Every new key that runs code belongs here.
+pub const RUNS_CODE_KEYS: [&str; 6] = [
+    "mcpServers",
+    "shellPath",
+    "shellCommandPrefix",
+    "extensions",
+    "hooks",
+    "packages",
+];
 
 /// Keys whose project values never replace the user's: the sandbox and
 /// permission rules (see [`sandbox`](crate::sandbox)). Read the project's
 /// with [`Settings::project_value`].
 pub const TIGHTEN_ONLY_KEYS: [&str; 2] = ["sandbox", "permissions"];
+
+/// `value` merged into `values` under `key` (see the module docs).
+fn merge_key(values: &mut Map<String, Value>, key: String, value: Value) {
+    match (values.get_mut(&key), value) {
+        (Some(Value::Array(base)), Value::Array(over)) if key == "allowedTools" => {
+            // Narrow only: keep the project's order, drop what the user did not allow.
+            let narrowed = over.into_iter().filter(|v| base.contains(v)).collect();
+            *base = narrowed;
+        }
+        (Some(Value::Object(base)), Value::Object(over)) => {
+            for (k, v) in over {
+                base.insert(k, v);
+            }
+        }
+        (_, value) => {
+            values.insert(key, value);
+        }
+    }
+}
 
 /// Where the global settings live (see the module docs).
 pub fn agent_dir() -> Option<PathBuf> {
@@ -116,6 +154,7 @@ impl Settings {
             Value::Object(values) => Settings {
                 values,
                 project: Map::new(),
+                held_back: Map::new(),
             },
             _ => Settings::default(),
         }
@@ -128,32 +167,38 @@ impl Settings {
             _ => Map::new(),
         };
         let mut tighten_only = Map::new();
+        let mut held_back = Map::new();
         if let Value::Object(project) = project {
             for (key, value) in project {
                 if TIGHTEN_ONLY_KEYS.contains(&key.as_str()) {
                     tighten_only.insert(key, value);
                     continue;
                 }
-                match (values.get_mut(&key), value) {
-                    (Some(Value::Array(base)), Value::Array(over)) if key == "allowedTools" => {
-                        // Narrow only: keep the project's order, drop what the user did not allow.
-                        let narrowed = over.into_iter().filter(|v| base.contains(v)).collect();
-                        *base = narrowed;
-                    }
-                    (Some(Value::Object(base)), Value::Object(over)) => {
-                        for (k, v) in over {
-                            base.insert(k, v);
-                        }
-                    }
-                    (_, value) => {
-                        values.insert(key, value);
-                    }
+                if RUNS_CODE_KEYS.contains(&key.as_str()) {
+                    held_back.insert(key, value);
+                    continue;
                 }
+                merge_key(&mut values, key, value);
             }
         }
         Settings {
             values,
             project: tighten_only,
+            held_back,
+        }
+    }
+
+    /// The project file's values of code-running keys ([`RUNS_CODE_KEYS`])
+    /// that are not applied; see [`trust`](crate::trust).
+    pub fn held_back(&self) -> &Map<String, Value> {
+        &self.held_back
+    }
+
+    /// Applies the held-back project values (the project is trusted), with
+    /// the usual merge rule.
+    pub fn apply_held_back(&mut self) {
+        for (key, value) in std::mem::take(&mut self.held_back) {
+            merge_key(&mut self.values, key, value);
         }
     }
 
@@ -408,7 +453,7 @@ mod tests {
         assert_eq!(
             s.to_value(),
             json!({
-                "shellPath": "/bin/bash",
+                "shellPath": "/bin/sh",
                 "images": {"autoResize": true, "blockImages": true},
                 "list": [3],
                 "nested": {"a": {"y": 2}},
@@ -416,6 +461,14 @@ mod tests {
                 "onlyProject": 2
             })
         );
+        // The project's shell runs code: held back until it is trusted.
+        assert_eq!(
+            s.held_back(),
+            json!({"shellPath": "/bin/bash"}).as_object().unwrap()
+        );
+        let mut s = s;
+        s.apply_held_back();
+        assert_eq!(s.shell_path().as_deref(), Some("/bin/bash"));
     }
 
     #[test]

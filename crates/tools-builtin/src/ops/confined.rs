@@ -46,6 +46,9 @@ pub struct ConfinedFileOps {
     roots: Vec<Root>,
     deny: GlobSet,
     mode: SandboxMode,
+    /// Read-only even inside writable roots (see
+    /// [`SandboxPolicy::protected`]).
+    protected: Vec<PathBuf>,
 }
 
 impl std::fmt::Debug for ConfinedFileOps {
@@ -153,7 +156,32 @@ impl ConfinedFileOps {
             roots,
             deny,
             mode: policy.mode,
+            protected: policy.protected.clone(),
         })
+    }
+
+    /// Refuses a write to `real` (symlinks resolved) when it is, or lies
+    /// below, a protected path: `.git` or `.pi` anywhere under a root, or
+    /// the agent directory. What a later, unsandboxed run executes (git
+    /// hooks and config, the project's agent settings) is never written
+    /// from inside the sandbox.
+    fn refuse_protected(&self, real: &Path, shown: &Path) -> io::Result<()> {
+        let under_root_named = self.roots.iter().any(|root| {
+            real.strip_prefix(&root.real).is_ok_and(|rest| {
+                rest.components().any(|c| {
+                    coding_agent::sandbox::PROTECTED_NAMES
+                        .iter()
+                        .any(|n| c.as_os_str() == std::ffi::OsStr::new(n))
+                })
+            })
+        });
+        if under_root_named || self.protected.iter().any(|p| real.starts_with(p)) {
+            return Err(denied(format!(
+                "Sandbox: {} is protected (.git, .pi and the agent directory stay read-only: a later run outside the sandbox would execute what is written there)",
+                shown.display()
+            )));
+        }
+        Ok(())
     }
 
     fn roots_text(&self) -> String {
@@ -278,6 +306,7 @@ impl ConfinedFileOps {
                 }
                 // Written where the kernel resolved it (a symlink inside the root).
                 self.root_of(&real)?;
+                self.refuse_protected(&real, path)?;
                 Ok(real)
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -286,6 +315,7 @@ impl ConfinedFileOps {
                 if let Ok(link) = std::fs::read_link(&target) {
                     let resolved = normalize(&real_parent.join(link));
                     let (root, _) = self.root_of(&resolved)?;
+                    self.refuse_protected(&resolved, path)?;
                     if !root.writable || self.is_denied(&resolved) {
                         return Err(denied(format!(
                             "Sandbox: {} is a symlink to {}, which may not be written",
@@ -294,6 +324,7 @@ impl ConfinedFileOps {
                         )));
                     }
                 }
+                self.refuse_protected(&target, path)?;
                 Ok(target)
             }
             Err(e) => Err(e),
@@ -404,6 +435,7 @@ impl FileOps for ConfinedFileOps {
                 path.display()
             )));
         }
+        self.refuse_protected(&root.real.join(&rest), path)?;
         let mut done = PathBuf::new();
         for component in rest.components() {
             let next = done.join(component);

@@ -12,6 +12,7 @@ pub mod landlock;
 mod process;
 pub mod process_tree;
 pub mod replace;
+pub mod sandbox;
 
 use std::sync::Arc;
 
@@ -52,7 +53,7 @@ impl Operations {
         }
         Ok(Operations {
             files: Arc::new(ConfinedFileOps::new(policy)?),
-            processes: Arc::new(landlock::SandboxedProcessOps::new(policy.clone())),
+            processes: Arc::new(sandbox::SandboxedProcessOps::new(policy.clone())),
         })
     }
 }

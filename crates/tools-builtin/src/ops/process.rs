@@ -97,16 +97,18 @@ impl ProcessOps for LocalProcessOps {
         on_data: OutputSink<'a>,
         cancel: CancellationToken,
     ) -> BoxFuture<'a, io::Result<ExecEnd>> {
-        run_local_with(request, on_data, cancel, |command| command.spawn()).boxed()
+        run_local_with(request, on_data, cancel, None, |command| command.spawn()).boxed()
     }
 }
 
 /// Runs `request` on this machine, starting the shell with `spawn` (the
-/// sandbox spawns from a restricted thread).
+/// sandbox adds its set-up there). With `wrapper`, the shell runs as the
+/// last arguments of that command line (`wrapper[0]` is the program).
 pub(crate) async fn run_local_with(
     request: ExecRequest,
     on_data: OutputSink<'_>,
     cancel: CancellationToken,
+    wrapper: Option<Vec<std::ffi::OsString>>,
     spawn: impl FnOnce(&mut tokio::process::Command) -> io::Result<tokio::process::Child>,
 ) -> io::Result<ExecEnd> {
     use tokio::io::AsyncReadExt;
@@ -121,7 +123,14 @@ pub(crate) async fn run_local_with(
     // A larger pipe means fewer wake-ups for chatty commands (best effort).
     let _ = rustix::pipe::fcntl_setpipe_size(&writer, 1 << 20);
     let writer_err = writer.try_clone()?;
-    let mut command = tokio::process::Command::new(&request.shell);
+    let mut command = match wrapper {
+        Some(mut line) if !line.is_empty() => {
+            let mut command = tokio::process::Command::new(line.remove(0));
+            command.args(line).arg(&request.shell);
+            command
+        }
+        _ => tokio::process::Command::new(&request.shell),
+    };
     command
         .arg("-c")
         .arg(&request.command)

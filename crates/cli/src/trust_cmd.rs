@@ -1,0 +1,116 @@
+//! `coding-agent trust [DIR]` and the trust question of interactive runs
+//! (see `coding_agent::trust`).
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::Path;
+
+use coding_agent::Settings;
+use coding_agent::trust::{TrustOutcome, TrustStore, resolve_project_trust};
+
+use crate::args::TrustArgs;
+
+/// Applies the project's code-running settings if it is trusted; asks on a
+/// terminal when `may_ask`, else leaves them out with one warning.
+pub fn apply(settings: &mut Settings, cwd: &Path, may_ask: bool) {
+    let store = TrustStore::in_agent_dir();
+    let can_ask = may_ask && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let mut ask = |question: &str| -> bool {
+        eprint!("{question} [y/N] ");
+        let _ = std::io::stderr().flush();
+        let mut line = String::new();
+        // One line from the shared stdin: nothing else reads it yet.
+        let _ = std::io::stdin().lock().read_line(&mut line);
+        matches!(line.trim(), "y" | "Y" | "yes" | "Yes")
+    };
+    let outcome = resolve_project_trust(
+        settings,
+        cwd,
+        store.as_ref(),
+        if can_ask { Some(&mut ask) } else { None },
+    );
+    if let TrustOutcome::Ignored { warning } = outcome {
+        eprintln!("coding-agent: warning: {warning}");
+    }
+}
+
+/// `coding-agent trust`.
+pub fn run(args: TrustArgs) -> i32 {
+    let Some(store) = TrustStore::in_agent_dir() else {
+        eprintln!("coding-agent trust: no agent directory (set CODING_AGENT_DIR or HOME)");
+        return 2;
+    };
+    if args.list {
+        return match store.projects() {
+            Ok(list) => {
+                for p in list {
+                    crate::print_line(&p);
+                }
+                0
+            }
+            Err(e) => {
+                eprintln!("coding-agent trust: {e}");
+                1
+            }
+        };
+    }
+    let dir = match args.dir.map(Ok).unwrap_or_else(std::env::current_dir) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("coding-agent trust: {e}");
+            return 2;
+        }
+    };
+    let dir = match std::fs::canonicalize(&dir) {
+        Ok(d) if d.is_dir() => d,
+        Ok(d) => {
+            eprintln!("coding-agent trust: {} is not a directory", d.display());
+            return 2;
+        }
+        Err(e) => {
+            eprintln!("coding-agent trust: {}: {e}", dir.display());
+            return 2;
+        }
+    };
+    if args.revoke {
+        return match store.revoke(&dir) {
+            Ok(true) => {
+                eprintln!("{} is no longer trusted", dir.display());
+                0
+            }
+            Ok(false) => {
+                eprintln!("{} was not trusted", dir.display());
+                0
+            }
+            Err(e) => {
+                eprintln!("coding-agent trust: {e}");
+                1
+            }
+        };
+    }
+    let settings = match Settings::load(&dir) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("coding-agent trust: cannot use the settings file {e}");
+            return 2;
+        }
+    };
+    let held = settings.held_back();
+    if let Err(e) = store.trust(&dir, held) {
+        eprintln!("coding-agent trust: {e}");
+        return 1;
+    }
+    if held.is_empty() {
+        eprintln!(
+            "{} is trusted (its settings start no programs now; if that changes, it must be trusted again)",
+            dir.display()
+        );
+    } else {
+        eprintln!(
+            "{} is trusted with these settings (a change to them needs another `coding-agent trust`):\n{}",
+            dir.display(),
+            serde_json::to_string_pretty(&serde_json::Value::Object(held.clone()))
+                .unwrap_or_default()
+        );
+    }
+    0
+}

@@ -1,0 +1,127 @@
+//! bubblewrap (`bwrap`): the namespaces a sandboxed command runs in, as a
+//! command line built from the policy.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
+
+/// Names the bubblewrap binary to use instead of looking in the system's
+/// directories (for a non-standard install, and for tests).
+pub const BWRAP_PATH_VAR: &str = "CODING_AGENT_BWRAP";
+
+/// Where bubblewrap is looked for: system directories only, never a
+/// relative or project-controlled `PATH` entry.
+const SYSTEM_DIRS: [&str; 4] = ["/usr/bin", "/usr/local/bin", "/bin", "/usr/sbin"];
+
+/// The bubblewrap binary, or the words to tell the user how to get it.
+pub(crate) fn find() -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os(BWRAP_PATH_VAR).filter(|v| !v.is_empty()) {
+        let path = PathBuf::from(path);
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!("{BWRAP_PATH_VAR}={} names no file", path.display()))
+        };
+    }
+    SYSTEM_DIRS
+        .iter()
+        .map(|d| Path::new(d).join("bwrap"))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            "bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install bubblewrap, Fedora: dnf install bubblewrap)".to_string()
+        })
+}
+
+/// The options placing a command in its sandbox (everything before the
+/// command itself). `disable_userns` adds `--disable-userns` (bubblewrap
+/// 0.8 and later), so the command cannot make namespaces of its own.
+pub(crate) fn args(policy: &SandboxPolicy, cwd: &Path, disable_userns: bool) -> Vec<OsString> {
+    let mut a = Args::default();
+    // A user namespace even as root: capabilities inside it give nothing
+    // outside (no device nodes, no raw disks, no module loading).
+    a.flag("--unshare-user");
+    a.flag("--unshare-pid");
+    a.flag("--unshare-ipc");
+    a.flag("--unshare-uts");
+    a.flag("--unshare-cgroup-try");
+    if !policy.network {
+        a.flag("--unshare-net");
+    }
+    if disable_userns {
+        a.flag("--disable-userns");
+    }
+    a.flag("--die-with-parent");
+    // Own session: no TIOCSTI into the agent's terminal.
+    a.flag("--new-session");
+    // Everything read-only, metadata included; then the writable places.
+    a.pair("--ro-bind", "/", "/");
+    a.one("--dev", "/dev");
+    a.one("--proc", "/proc");
+    let tmp = coding_agent::sandbox::canonical(&std::env::temp_dir());
+    if policy.mode == SandboxMode::WorkspaceWrite && !policy.exclude_tmp {
+        a.pair("--bind", &tmp, &tmp);
+    } else {
+        // A private, empty temp dir: tools that need one work, nothing
+        // outside changes, and it is gone when the command ends.
+        a.one("--tmpfs", &tmp);
+    }
+    for root in &policy.roots {
+        let bind = if policy.mode == SandboxMode::WorkspaceWrite {
+            "--bind"
+        } else {
+            "--ro-bind"
+        };
+        // A root under the temp dir must come back after the tmpfs.
+        a.pair(bind, root, root);
+    }
+    // What a later, unsandboxed run would execute stays read-only.
+    for path in &policy.protected {
+        if std::fs::symlink_metadata(path).is_ok() {
+            a.pair("--ro-bind", path, path);
+        }
+    }
+    // Denied files and directories that exist now are hidden from
+    // commands too (patterns with wildcards are for the file tools).
+    for glob in &policy.deny_read {
+        let literal = glob.strip_suffix("/**").unwrap_or(glob);
+        if literal.contains(['*', '?', '[', '{']) || !literal.starts_with('/') {
+            continue;
+        }
+        let path = Path::new(literal);
+        // Never hide a root (a pattern such as `/home/**`).
+        if policy.roots.iter().any(|r| r.starts_with(path)) {
+            continue;
+        }
+        match std::fs::symlink_metadata(path) {
+            Ok(m) if m.is_dir() => a.one("--tmpfs", path),
+            Ok(m) if m.is_file() => a.pair("--ro-bind", Path::new("/dev/null"), path),
+            _ => {}
+        }
+    }
+    a.one("--chdir", cwd);
+    a.flag("--");
+    a.0
+}
+
+#[derive(Default)]
+struct Args(Vec<OsString>);
+
+impl Args {
+    fn flag(&mut self, flag: &str) {
+        self.0.push(flag.into());
+    }
+    fn one(&mut self, flag: &str, value: impl AsRef<std::ffi::OsStr>) {
+        self.0.push(flag.into());
+        self.0.push(value.as_ref().to_os_string());
+    }
+    fn pair(
+        &mut self,
+        flag: &str,
+        source: impl AsRef<std::ffi::OsStr>,
+        dest: impl AsRef<std::ffi::OsStr>,
+    ) {
+        self.one(flag, source);
+        self.0.push(dest.as_ref().to_os_string());
+    }
+}

@@ -1,0 +1,204 @@
+//! Confinement of the commands bash runs: each command starts inside
+//! bubblewrap's namespaces (user, mount, pid, ipc, uts, cgroup and, with
+//! the network off, network) under a seccomp filter, with every inherited
+//! descriptor closed and secret-looking variables removed.
+//!
+//! What a command then can and cannot do:
+//! - **Files:** the whole file system is mounted read-only, metadata
+//!   included (no chmod, chown, touch or chattr outside); the roots (and,
+//!   unless `sandbox.excludeTmp`, the temp dir) are writable in
+//!   workspace-write mode. Inside them `.git`, `.pi` and the agent
+//!   directory stay read-only. `/dev` is a fresh minimal one (null, zero,
+//!   random, tty...), and no command can create a device node.
+//! - **Network off:** own network namespace (no TCP or UDP beyond its own
+//!   loopback, no abstract unix sockets) and no `socket(AF_UNIX)` at all, so
+//!   socket files such as docker.sock or the ssh agent's are out of reach.
+//! - **Processes:** own pid namespace with its own `/proc`: the agent and
+//!   every other process are invisible, so neither their command lines nor
+//!   their environments can be read, and none can be signalled.
+//! - **Secrets:** variables made of credential words are removed (see
+//!   [`SandboxPolicy::hides_env`]); denied files and directories that exist
+//!   when the command starts are hidden.
+//!
+//! Nothing runs unconfined in silence: where bubblewrap is missing or the
+//! kernel refuses the namespaces, the command is refused with the reason.
+
+mod bwrap;
+mod child;
+mod seccomp;
+
+use std::ffi::OsString;
+use std::io;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use agent_core::CancellationToken;
+use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
+pub use bwrap::BWRAP_PATH_VAR;
+
+use super::process::{ExecEnd, ExecRequest, OutputSink, ProcessOps, run_local_with};
+
+/// What the sandbox needs, found once per process.
+#[derive(Debug, Clone)]
+struct Launcher {
+    bwrap: PathBuf,
+    disable_userns: bool,
+}
+
+/// The launcher once it worked; failures are not remembered, so a
+/// passing condition (too many open files) is not taken for a missing
+/// kernel feature.
+static LAUNCHER: OnceLock<Launcher> = OnceLock::new();
+
+fn refusal(why: impl std::fmt::Display) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!(
+            "Sandbox: cannot confine the command ({why}); bash refuses to run unconfined. Run with --sandbox off (or sandbox.mode \"off\") to run commands without the sandbox."
+        ),
+    )
+}
+
+/// Finds bubblewrap and checks that it can build the sandbox here, by
+/// running `true` in one.
+fn launcher(policy: &SandboxPolicy) -> io::Result<Launcher> {
+    if let Some(l) = LAUNCHER.get() {
+        return Ok(l.clone());
+    }
+    let bwrap = bwrap::find().map_err(refusal)?;
+    let filter = Arc::new(
+        seccomp::command_filter(policy.network)
+            .ok_or_else(|| refusal("no seccomp filter for this CPU architecture"))?,
+    );
+    let mut last = String::new();
+    for disable_userns in [true, false] {
+        let mut command = std::process::Command::new(&bwrap);
+        command
+            .args(bwrap::args(policy, &std::env::temp_dir(), disable_userns))
+            .arg("true")
+            .env_clear()
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        child::confine_before_exec(&mut command, filter.clone());
+        let output = match command.output() {
+            Ok(o) => o,
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("Sandbox: cannot start {}: {e}", bwrap.display()),
+                ));
+            }
+        };
+        if output.status.success() {
+            let found = Launcher {
+                bwrap,
+                disable_userns,
+            };
+            let _ = LAUNCHER.set(found.clone());
+            return Ok(found);
+        }
+        last = String::from_utf8_lossy(&output.stderr).trim().to_string();
+        // Only an old bubblewrap lacking the option gets the second try.
+        if !last.contains("disable-userns") {
+            break;
+        }
+    }
+    Err(refusal(describe_bwrap_failure(&last)))
+}
+
+/// bubblewrap's complaint in terms of what is missing.
+fn describe_bwrap_failure(stderr: &str) -> String {
+    let lower = stderr.to_ascii_lowercase();
+    let what = if lower.contains("namespace")
+        || lower.contains("uid map")
+        || lower.contains("operation not permitted")
+    {
+        "the kernel or the container refuses to create user namespaces (allow unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1 or user.max_user_namespaces > 0; in Docker or Podman, a seccomp or AppArmor profile that permits them)"
+    } else if lower.contains("too many open files") {
+        "too many open files"
+    } else {
+        "bubblewrap failed"
+    };
+    if stderr.is_empty() {
+        what.to_string()
+    } else {
+        format!("{what}: {stderr}")
+    }
+}
+
+/// Whether commands can be confined by `policy` on this machine; the
+/// reason when not.
+pub fn commands_can_be_confined(policy: &SandboxPolicy) -> Result<(), String> {
+    launcher(policy).map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// [`ProcessOps`] that run every command in a sandbox (see the module
+/// docs). Refuses to run when the sandbox cannot be built.
+#[derive(Debug, Clone)]
+pub struct SandboxedProcessOps {
+    policy: SandboxPolicy,
+}
+
+impl SandboxedProcessOps {
+    /// Commands confined by `policy`.
+    pub fn new(policy: SandboxPolicy) -> Self {
+        SandboxedProcessOps { policy }
+    }
+}
+
+impl ProcessOps for SandboxedProcessOps {
+    fn sandbox_report(&self) -> Option<serde_json::Value> {
+        let list = |paths: &[PathBuf]| -> Vec<String> {
+            paths.iter().map(|p| p.display().to_string()).collect()
+        };
+        let tmp = if self.policy.mode == SandboxMode::WorkspaceWrite && !self.policy.exclude_tmp {
+            "shared, writable"
+        } else {
+            "private and empty"
+        };
+        Some(serde_json::json!({
+            "mode": self.policy.mode.as_str(),
+            "enforcedBy": "bubblewrap namespaces + seccomp",
+            "writableRoots": if self.policy.mode == SandboxMode::WorkspaceWrite { list(&self.policy.roots) } else { Vec::new() },
+            "readOnlyInsideRoots": list(&self.policy.protected),
+            "tmp": tmp,
+            "network": if self.policy.network { "allowed" } else { "blocked: no TCP or UDP beyond a private loopback, no unix sockets" },
+            "processes": "own pid namespace: the agent and other processes are invisible",
+            "devices": "fresh /dev; no device nodes can be made",
+            "secretEnvRemoved": true,
+        }))
+    }
+
+    fn exec<'a>(
+        &'a self,
+        mut request: ExecRequest,
+        on_data: OutputSink<'a>,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, io::Result<ExecEnd>> {
+        async move {
+            let launcher = launcher(&self.policy)?;
+            let filter = Arc::new(
+                seccomp::command_filter(self.policy.network)
+                    .ok_or_else(|| refusal("no seccomp filter for this CPU architecture"))?,
+            );
+            request
+                .env
+                .retain(|(name, _)| !self.policy.hides_env(&name.to_string_lossy()));
+            let mut wrapper: Vec<OsString> =
+                bwrap::args(&self.policy, &request.cwd, launcher.disable_userns);
+            wrapper.insert(0, launcher.bwrap.into_os_string());
+            run_local_with(request, on_data, cancel, Some(wrapper), move |command| {
+                child::confine_before_exec(command.as_std_mut(), filter);
+                command.spawn().map_err(|e| {
+                    io::Error::new(e.kind(), format!("Sandbox: cannot start the command: {e}"))
+                })
+            })
+            .await
+        }
+        .boxed()
+    }
+}

@@ -1,0 +1,241 @@
+//! The seccomp filter every sandboxed command runs under: a classic BPF
+//! program, built here as plain data and installed by
+//! [`child`](super::child) between fork and exec.
+//!
+//! It refuses what the namespaces cannot:
+//! - with the network off, `socket(AF_UNIX, ...)`: a network namespace
+//!   hides abstract sockets but not socket files such as docker.sock, the
+//!   ssh agent's or D-Bus's (`socketpair` stays allowed: pipes between a
+//!   command's own processes are not the network);
+//! - `mknod`/`mknodat` of block and character devices, whoever asks;
+//! - io_uring, whose requests would bypass the socket rule;
+//! - system calls of another ABI (32-bit or x32 entry points), which would
+//!   bypass every rule above.
+
+/// One BPF instruction (`struct sock_filter`).
+pub(crate) type Instruction = libc::sock_filter;
+
+const LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+const JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+const JGE_K: u16 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
+const AND_K: u16 = 0x54; // BPF_ALU | BPF_AND | BPF_K
+const RET_K: u16 = 0x06; // BPF_RET | BPF_K
+
+const RET_ALLOW: u32 = 0x7fff_0000;
+const RET_ERRNO: u32 = 0x0005_0000;
+
+// Offsets in `struct seccomp_data`.
+const NR: u32 = 0;
+const ARCH: u32 = 4;
+/// Low 32 bits of argument `n` (little-endian).
+const fn arg(n: u32) -> u32 {
+    16 + 8 * n
+}
+
+#[cfg(target_arch = "x86_64")]
+mod abi {
+    pub const AUDIT_ARCH: u32 = 0xc000_003e;
+    pub const SOCKET: u32 = 41;
+    pub const MKNOD: Option<u32> = Some(133);
+    pub const MKNODAT: u32 = 259;
+    /// x32 system calls carry this bit; they are another ABI.
+    pub const FOREIGN_BIT: Option<u32> = Some(0x4000_0000);
+}
+
+#[cfg(target_arch = "aarch64")]
+mod abi {
+    pub const AUDIT_ARCH: u32 = 0xc000_00b7;
+    pub const SOCKET: u32 = 198;
+    pub const MKNOD: Option<u32> = None;
+    pub const MKNODAT: u32 = 33;
+    pub const FOREIGN_BIT: Option<u32> = None;
+}
+
+const IO_URING_SETUP: u32 = 425;
+const IO_URING_ENTER: u32 = 426;
+const IO_URING_REGISTER: u32 = 427;
+const AF_UNIX: u32 = 1;
+const S_IFMT: u32 = 0o170_000;
+const S_IFCHR: u32 = 0o020_000;
+const S_IFBLK: u32 = 0o060_000;
+
+fn op(code: u16, k: u32) -> Instruction {
+    Instruction {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    }
+}
+
+/// `if A == k goto +jt else +jf`.
+fn jeq(k: u32, jt: u8, jf: u8) -> Instruction {
+    Instruction {
+        code: JEQ_K,
+        jt,
+        jf,
+        k,
+    }
+}
+
+/// The filter for a command, or `None` on an architecture this module does
+/// not know (the caller refuses to run then).
+pub(crate) fn command_filter(network: bool) -> Option<Vec<Instruction>> {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    {
+        Some(build(network))
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        let _ = network;
+        None
+    }
+}
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn build(network: bool) -> Vec<Instruction> {
+    let deny = |errno: i32| op(RET_K, RET_ERRNO | errno as u32);
+    // Tails jumped to from the dispatch below; their positions are computed
+    // from the end, so the dispatch can be written top-down.
+    let mut tails: Vec<Vec<Instruction>> = Vec::new();
+    // Tail 0: refuse with EPERM.
+    tails.push(vec![deny(libc::EPERM)]);
+    // Tail 1: mknod(path, mode): device nodes refused.
+    // Tail 2: mknodat(dirfd, path, mode): the same on the third argument.
+    for mode_arg in [1, 2] {
+        tails.push(vec![
+            op(LD_W_ABS, arg(mode_arg)),
+            op(AND_K, S_IFMT),
+            jeq(S_IFCHR, 2, 0),
+            jeq(S_IFBLK, 1, 0),
+            op(RET_K, RET_ALLOW),
+            deny(libc::EPERM),
+        ]);
+    }
+    // Tail 3: socket(domain, ...): unix sockets refused without network.
+    tails.push(vec![
+        op(LD_W_ABS, arg(0)),
+        jeq(AF_UNIX, 0, 1),
+        deny(libc::EACCES),
+        op(RET_K, RET_ALLOW),
+    ]);
+    // Tail 4: io_uring refused as if the kernel had none.
+    tails.push(vec![deny(libc::ENOSYS)]);
+
+    let mut head = vec![op(LD_W_ABS, ARCH)];
+    // Another ABI: refused outright (ENOSYS), so its socketcall and the
+    // like cannot go around the rules.
+    head.push(jeq(abi::AUDIT_ARCH, 1, 0));
+    head.push(deny(libc::ENOSYS));
+    head.push(op(LD_W_ABS, NR));
+    let mut checks: Vec<(u32, usize)> = vec![(abi::MKNODAT, 2)];
+    if let Some(mknod) = abi::MKNOD {
+        checks.push((mknod, 1));
+    }
+    if !network {
+        checks.push((abi::SOCKET, 3));
+    }
+    for nr in [IO_URING_SETUP, IO_URING_ENTER, IO_URING_REGISTER] {
+        checks.push((nr, 4));
+    }
+    // Layout: head, [foreign check], checks (one jeq each), allow, tails.
+    let tail_lengths: Vec<usize> = tails.iter().map(Vec::len).collect();
+    let tail_start = |t: usize| -> usize { tail_lengths[..t].iter().sum() };
+    let after_checks = checks.len() + 1; // + the allow
+    if let Some(bit) = abi::FOREIGN_BIT {
+        // Jump over the checks and the allow to tail 4 (ENOSYS).
+        let distance = checks.len() + 1 + tail_start(4);
+        head.push(Instruction {
+            code: JGE_K,
+            jt: distance as u8,
+            jf: 0,
+            k: bit,
+        });
+    }
+    for (i, (nr, tail)) in checks.iter().enumerate() {
+        // From the instruction after this one to the tail's first.
+        let remaining = after_checks - i - 1;
+        head.push(jeq(*nr, (remaining + tail_start(*tail)) as u8, 0));
+    }
+    head.push(op(RET_K, RET_ALLOW));
+    head.extend(tails.into_iter().flatten());
+    head
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tiny interpreter for the subset of BPF the filter uses, to check
+    /// the jump arithmetic without a kernel.
+    fn run(program: &[Instruction], arch: u32, nr: u32, args: [u32; 6]) -> u32 {
+        let load = |offset: u32| -> u32 {
+            match offset {
+                ARCH => arch,
+                NR => nr,
+                o => args[((o - 16) / 8) as usize],
+            }
+        };
+        let mut a = 0u32;
+        let mut pc = 0usize;
+        loop {
+            let i = program[pc];
+            pc += 1;
+            match i.code {
+                LD_W_ABS => a = load(i.k),
+                AND_K => a &= i.k,
+                JEQ_K => pc += usize::from(if a == i.k { i.jt } else { i.jf }),
+                JGE_K => pc += usize::from(if a >= i.k { i.jt } else { i.jf }),
+                RET_K => return i.k,
+                other => panic!("unexpected opcode {other:#x}"),
+            }
+        }
+    }
+
+    #[test]
+    fn decisions() {
+        let off = build(false);
+        let on = build(true);
+        let arch = abi::AUDIT_ARCH;
+        let errno = |e: i32| RET_ERRNO | e as u32;
+        // Unix sockets only with the network on; other sockets always.
+        assert_eq!(
+            run(&off, arch, abi::SOCKET, [1, 1, 0, 0, 0, 0]),
+            errno(libc::EACCES)
+        );
+        assert_eq!(run(&on, arch, abi::SOCKET, [1, 1, 0, 0, 0, 0]), RET_ALLOW);
+        assert_eq!(run(&off, arch, abi::SOCKET, [2, 1, 0, 0, 0, 0]), RET_ALLOW);
+        // Devices never, other nodes (FIFOs) yes.
+        for p in [&off, &on] {
+            assert_eq!(
+                run(p, arch, abi::MKNODAT, [0, 0, S_IFBLK | 0o600, 0, 0, 0]),
+                errno(libc::EPERM)
+            );
+            assert_eq!(
+                run(p, arch, abi::MKNODAT, [0, 0, S_IFCHR | 0o600, 0, 0, 0]),
+                errno(libc::EPERM)
+            );
+            assert_eq!(
+                run(p, arch, abi::MKNODAT, [0, 0, 0o010_000 | 0o600, 0, 0, 0]),
+                RET_ALLOW
+            );
+            if let Some(mknod) = abi::MKNOD {
+                assert_eq!(
+                    run(p, arch, mknod, [0, S_IFBLK | 0o600, 0, 0, 0, 0]),
+                    errno(libc::EPERM)
+                );
+                assert_eq!(run(p, arch, mknod, [0, 0o010_644, 0, 0, 0, 0]), RET_ALLOW);
+            }
+            assert_eq!(run(p, arch, IO_URING_SETUP, [0; 6]), errno(libc::ENOSYS));
+            assert_eq!(run(p, arch, IO_URING_REGISTER, [0; 6]), errno(libc::ENOSYS));
+            // Ordinary calls pass.
+            assert_eq!(run(p, arch, 0, [0; 6]), RET_ALLOW);
+            assert_eq!(run(p, arch, 60, [0; 6]), RET_ALLOW);
+            // Another ABI does not.
+            assert_eq!(run(p, 0x4000_0003, 0, [0; 6]), errno(libc::ENOSYS));
+            if let Some(bit) = abi::FOREIGN_BIT {
+                assert_eq!(run(p, arch, bit | abi::SOCKET, [1; 6]), errno(libc::ENOSYS));
+            }
+        }
+    }
+}
