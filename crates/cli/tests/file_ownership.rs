@@ -169,10 +169,104 @@ fn another_users_file_in_a_sticky_directory_is_edited_in_place() {
         "edit",
         json!({"path": "open.txt", "edits": [{"oldText": "shared", "newText": "edited"}]}),
     );
+    if protected_regular() {
+        // The kernel refuses `echo > open.txt` here, and so the edit.
+        assert_eq!(r["isError"], true, "{r}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "shared note\n");
+        return;
+    }
     assert_eq!(r["isError"], false, "{r}");
     assert_eq!(r["details"]["write"]["method"], "inPlace", "{r}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "edited note\n");
     assert_eq!(std::fs::metadata(&file).unwrap().uid(), OWNER);
+}
+
+/// Whether `fs.protected_regular` forbids opening another user's file in a
+/// world-writable sticky directory with `O_CREAT` (as `echo >` does).
+fn protected_regular() -> bool {
+    std::fs::read_to_string("/proc/sys/fs/protected_regular").is_ok_and(|v| v.trim() != "0")
+}
+
+/// Sets `/proc/sys/fs/protected_symlinks` to 1 while alive (restoring the
+/// old value); `None` when that is impossible.
+struct ProtectedSymlinks(Option<String>);
+
+const PROTECTED_SYMLINKS: &str = "/proc/sys/fs/protected_symlinks";
+
+impl ProtectedSymlinks {
+    fn enable() -> Option<Self> {
+        let old = std::fs::read_to_string(PROTECTED_SYMLINKS).ok()?;
+        if old.trim() == "1" {
+            return Some(ProtectedSymlinks(None));
+        }
+        std::fs::write(PROTECTED_SYMLINKS, "1").ok()?;
+        Some(ProtectedSymlinks(Some(old)))
+    }
+}
+
+impl Drop for ProtectedSymlinks {
+    fn drop(&mut self) {
+        if let Some(old) = &self.0 {
+            let _ = std::fs::write(PROTECTED_SYMLINKS, old.trim());
+        }
+    }
+}
+
+#[test]
+fn another_users_symlink_in_a_sticky_directory_is_not_followed() {
+    let Some(s) = scene() else { return };
+    let Some(_guard) = ProtectedSymlinks::enable() else {
+        eprintln!("skipping: fs.protected_symlinks cannot be enabled here");
+        return;
+    };
+    chmod(&s.work, 0o1777);
+    // OTHER's own file, which OTHER may write; OWNER plants links to it.
+    let mine = s.agent_dir.join("other-notes.txt");
+    std::fs::write(&mine, "other's notes\n").unwrap();
+    chown(&mine, OTHER, OTHER);
+    chmod(&mine, 0o644);
+    let missing = s.agent_dir.join("planted.txt");
+    chmod(&s.agent_dir, 0o777);
+    let link = s.work.join("notes.txt");
+    let dangling = s.work.join("new.txt");
+    std::os::unix::fs::symlink(&mine, &link).unwrap();
+    std::os::unix::fs::symlink(&missing, &dangling).unwrap();
+    std::os::unix::fs::lchown(&link, Some(OWNER), Some(OWNER)).unwrap();
+    std::os::unix::fs::lchown(&dangling, Some(OWNER), Some(OWNER)).unwrap();
+    for name in ["notes.txt", "new.txt"] {
+        let echo = Command::new("setpriv")
+            .args([
+                &format!("--reuid={OTHER}"),
+                &format!("--regid={OTHER}"),
+                "--clear-groups",
+                "sh",
+                "-c",
+                &format!("echo shell > {name}"),
+            ])
+            .current_dir(&s.work)
+            .output()
+            .unwrap();
+        assert!(!echo.status.success(), "the kernel let echo follow {name}");
+        let r = run_as(
+            &s,
+            OTHER,
+            &[],
+            "write",
+            json!({"path": name, "content": "followed\n"}),
+        );
+        assert_eq!(r["isError"], true, "{name}: {r}");
+        assert!(text(&r).contains("Permission denied"), "{r}");
+    }
+    let r = run_as(
+        &s,
+        OTHER,
+        &[],
+        "edit",
+        json!({"path": "notes.txt", "edits": [{"oldText": "notes", "newText": "gone"}]}),
+    );
+    assert_eq!(r["isError"], true, "{r}");
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "other's notes\n");
+    assert!(!missing.exists(), "the dangling link's target was created");
 }
 
 #[test]
@@ -197,4 +291,75 @@ fn a_writable_file_in_a_read_only_directory_is_edited_in_place() {
     // The backup went to the temp dir and is gone again.
     let names: Vec<_> = std::fs::read_dir(&s.work).unwrap().collect();
     assert_eq!(names.len(), 1);
+}
+
+/// Unmounts on drop.
+struct Unmount(PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_write_only_hard_linked_file_on_a_full_disk_is_refused_not_damaged() {
+    let Some(s) = scene() else { return };
+    // A 64 KiB tmpfs as the work directory, then filled up.
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k,mode=0755", "tmpfs"])
+        .arg(&s.work)
+        .status()
+        .map(|st| st.success())
+        .unwrap_or(false);
+    if !mounted {
+        eprintln!("skipping: cannot mount a tmpfs here");
+        return;
+    }
+    let _unmount = Unmount(s.work.clone());
+    chown(&s.work, OWNER, OWNER);
+    let file = s.work.join("wo.txt");
+    let old = "precious old content\n".repeat(100);
+    std::fs::write(&file, &old).unwrap();
+    std::fs::hard_link(&file, s.work.join("wo-link.txt")).unwrap();
+    chown(&file, OWNER, OWNER);
+    chmod(&file, 0o200);
+    // Fill the rest of the disk (root's file, so the owner cannot free it).
+    {
+        use std::io::Write;
+        let mut filler = std::fs::File::create(s.work.join("filler")).unwrap();
+        let block = vec![0u8; 4096];
+        while filler.write_all(&block).is_ok() {}
+    }
+    let r = run_as(
+        &s,
+        OWNER,
+        &[],
+        "write",
+        json!({"path": "wo.txt", "content": "new content\n".repeat(2000)}),
+    );
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(
+        std::fs::read_to_string(&file).unwrap() == old,
+        "the old content was lost: {r}"
+    );
+    assert!(text(&r).contains("backup"), "{r}");
+    // The same file with room to spare: still no backup, still refused.
+    std::fs::remove_file(s.work.join("filler")).unwrap();
+    let r = run_as(
+        &s,
+        OWNER,
+        &[],
+        "write",
+        json!({"path": "wo.txt", "content": "short\n"}),
+    );
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(text(&r).contains("backup"), "{r}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), old);
+    let mut names: Vec<_> = std::fs::read_dir(&s.work)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["wo-link.txt", "wo.txt"]);
 }

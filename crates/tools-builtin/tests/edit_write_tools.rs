@@ -346,3 +346,107 @@ async fn lone_cr_files_keep_their_line_ending() {
     assert!(!out.is_error, "{}", out.text);
     assert_eq!(read(dir.path(), "mac.txt"), "one\rtwo\rand a half\rthree\r");
 }
+
+/// Edits per process in the two-process race.
+const RACE_EDITS: usize = 100;
+
+/// One side of [`two_processes_editing_one_file_lose_no_edit`]: runs only
+/// when started by it (as a child process of this test binary).
+#[tokio::test]
+async fn edit_race_child() {
+    let (Ok(dir), Ok(role)) = (
+        std::env::var("EDIT_RACE_DIR"),
+        std::env::var("EDIT_RACE_ROLE"),
+    ) else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    // Start together: announce, then wait (bounded) for the other side.
+    std::fs::write(dir.join(format!("ready-{role}")), "").unwrap();
+    let other = if role == "a" { "ready-b" } else { "ready-a" };
+    for _ in 0..10_000 {
+        if dir.join(other).exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let (mut ok, mut failed) = (0, 0);
+    for i in 0..RACE_EDITS {
+        let out = call(
+            "edit",
+            &dir,
+            json!({"path": "shared.txt", "edits": [{"oldText": format!("{role}{i} = 0\n"), "newText": format!("{role}{i} = 1\n")}]}),
+        )
+        .await;
+        if out.is_error {
+            failed += 1;
+            println!("RACE-ERROR {}", out.text);
+        } else {
+            ok += 1;
+        }
+    }
+    println!("RACE-RESULT {role} ok={ok} failed={failed}");
+}
+
+#[test]
+fn two_processes_editing_one_file_lose_no_edit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut content = String::new();
+    for i in 0..RACE_EDITS {
+        content.push_str(&format!("a{i} = 0\nb{i} = 0\n"));
+    }
+    write(dir.path(), "shared.txt", &content);
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = ["a", "b"]
+        .into_iter()
+        .map(|role| {
+            std::process::Command::new(&exe)
+                .args([
+                    "--exact",
+                    "edit_race_child",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
+                .env("EDIT_RACE_DIR", dir.path())
+                .env("EDIT_RACE_ROLE", role)
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let final_text = |dir: &std::path::Path| read(dir, "shared.txt");
+    let mut reported_ok = 0;
+    for (role, child) in ["a", "b"].into_iter().zip(children) {
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}");
+        // The harness may print its own text before ours on a line.
+        let tag = format!("RACE-RESULT {role} ");
+        let line = stdout
+            .lines()
+            .find_map(|l| l.find(&tag).map(|at| &l[at..]))
+            .unwrap_or_else(|| panic!("no result from {role}: {stdout}"));
+        let ok: usize = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("ok="))
+            .unwrap()
+            .parse()
+            .unwrap();
+        // An edit reported as failed must say why: a conflict, never silence.
+        for err in stdout.lines().filter(|l| l.contains("RACE-ERROR")) {
+            assert!(err.contains("changing on disk"), "{err}");
+        }
+        let text = final_text(dir.path());
+        let present = (0..RACE_EDITS)
+            .filter(|i| text.contains(&format!("{role}{i} = 1\n")))
+            .count();
+        assert_eq!(
+            present, ok,
+            "{role}: {ok} edits reported success, {present} are in the file"
+        );
+        reported_ok += ok;
+    }
+    // Each side's edits are retried after a conflict, so all of them land.
+    assert_eq!(reported_ok, 2 * RACE_EDITS);
+    assert_eq!(final_text(dir.path()).lines().count(), 2 * RACE_EDITS);
+}
