@@ -382,24 +382,69 @@ fn secrets_leave_the_environment_unless_passed() {
 }
 
 #[test]
-fn bash_fails_closed_without_landlock() {
+fn bash_fails_closed_naming_what_is_missing() {
     let f = fixture();
-    let out = agent(&f)
-        .env("CODING_AGENT_SIMULATE_NO_LANDLOCK", "1")
-        .args(["tool", "bash", "--sandbox", "workspace-write", "--cwd"])
-        .arg(&f.ws)
-        .arg("--args")
-        .arg(json!({"command": "touch ran"}).to_string())
+    // No bubblewrap; a bubblewrap the kernel refuses namespaces to.
+    let refusing = f.base.join("bwrap-no-userns");
+    std::fs::write(
+        &refusing,
+        "#!/bin/sh\necho 'bwrap: No permissions to create a new namespace, likely because the kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &refusing,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    for (bwrap, expected) in [
+        (f.base.join("missing/bwrap"), "names no file"),
+        (refusing, "user namespaces"),
+    ] {
+        let out = agent(&f)
+            .env("CODING_AGENT_BWRAP", &bwrap)
+            .args(["tool", "bash", "--sandbox", "workspace-write", "--cwd"])
+            .arg(&f.ws)
+            .arg("--args")
+            .arg(json!({"command": "touch ran"}).to_string())
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let text = v["content"][0]["text"].as_str().unwrap();
+        assert_eq!(v["isError"], true);
+        assert!(
+            text.contains(expected) && text.contains("--sandbox off"),
+            "{text}"
+        );
+        assert!(!text.contains("Landlock"), "{text}");
+        assert!(!f.ws.join("ran").exists());
+    }
+    // Out of descriptors: the refusal says so and blames no kernel feature.
+    let bin = assert_cmd::cargo::cargo_bin!("coding-agent");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 15; exec '{}' tool bash --sandbox workspace-write --cwd '{}' --args '{{\"command\":\"touch ran\"}}'",
+            bin.display(),
+            f.ws.display()
+        ))
+        .env("TMPDIR", f.base.join("tmp"))
+        .env("HOME", f.base.join("home"))
+        .env("CODING_AGENT_DIR", f.base.join("agent"))
         .output()
         .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let text = v["content"][0]["text"].as_str().unwrap();
-    assert_eq!(v["isError"], true);
-    assert!(
-        text.contains("Landlock") && text.contains("--sandbox off"),
-        "{text}"
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     );
-    assert!(!f.ws.join("ran").exists());
+    assert!(
+        !all.contains("Landlock") && !all.contains("kernel"),
+        "{all}"
+    );
+    assert!(
+        !f.ws.join("ran").exists() || all.contains("\"isError\":false"),
+        "{all}"
+    );
 }
 
 #[test]
@@ -408,11 +453,31 @@ fn a_project_cannot_loosen_but_can_tighten() {
     std::fs::create_dir_all(f.ws.join(".pi")).unwrap();
     std::fs::write(
         f.ws.join(".pi/settings.json"),
-        r#"{"sandbox": {"mode": "off", "network": true, "additionalDirectories": ["/"], "roots": ["/"]}}"#,
+        r#"{"sandbox": {"mode": "off", "network": true, "additionalDirectories": ["/"], "passEnv": ["X"]}}"#,
     )
     .unwrap();
     let (text, e) = tool(&f, "read", json!({"path": "../outside/s.txt"}));
     assert!(e && text.contains("outside the workspace roots"), "{text}");
+    // A project root outside the user's roots is refused, judged on where
+    // it resolves: a symlink named like a subdirectory counts as outside.
+    std::os::unix::fs::symlink(&f.outside, f.ws.join("escape")).unwrap();
+    for roots in [r#"["/"]"#, r#"["escape"]"#, r#"["escape/.."]"#] {
+        std::fs::write(
+            f.ws.join(".pi/settings.json"),
+            format!(r#"{{"sandbox": {{"roots": {roots}}}}}"#),
+        )
+        .unwrap();
+        let out = agent(&f)
+            .args(["tool", "bash", "--sandbox", "workspace-write", "--cwd"])
+            .arg(&f.ws)
+            .args(["--args", r#"{"command":"touch escape/planted"}"#])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{roots}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("outside the user's roots"), "{roots}: {err}");
+        assert!(!f.outside.join("planted").exists(), "{roots}");
+    }
     // Tightening applies even without the flag.
     std::fs::write(
         f.ws.join(".pi/settings.json"),
@@ -538,8 +603,11 @@ fn bash_results_say_which_protections_were_active() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let report = &v["details"]["sandbox"];
     assert_eq!(report["mode"], "workspace-write", "{v}");
-    assert_eq!(report["enforcedBy"], "landlock");
-    assert_eq!(report["tcp"], "blocked");
+    assert_eq!(report["enforcedBy"], "bubblewrap namespaces + seccomp");
+    assert!(
+        report["network"].as_str().unwrap().starts_with("blocked"),
+        "{report}"
+    );
     // Off: Pi's plain result, no report.
     let out = agent(&f)
         .args(["tool", "bash", "--cwd"])
@@ -549,4 +617,521 @@ fn bash_results_say_which_protections_were_active() {
         .unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["details"].is_null(), "{v}");
+}
+
+/// `coding-agent tool bash` with extra environment and settings; the text.
+fn bash_with(f: &Fixture, mode: &str, env: &[(&str, &str)], command: &str) -> String {
+    let mut c = agent(f);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c
+        .args(["tool", "bash", "--sandbox", mode, "--cwd"])
+        .arg(&f.ws)
+        .arg("--args")
+        .arg(json!({"command": command}).to_string())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!(
+            "no JSON: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    v["content"][0]["text"].as_str().unwrap_or("").to_string()
+}
+
+/// Every command escape the review found, each row a command that must
+/// leave `outside` (and the protected paths) exactly as they were.
+#[test]
+fn escape_table_of_commands() {
+    let f = fixture();
+    let out = f.outside.display().to_string();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    std::fs::write(f.ws.join(".git/config"), "[core]\n").unwrap();
+    std::fs::create_dir_all(f.ws.join(".pi")).unwrap();
+    std::fs::write(f.ws.join(".pi/settings.json"), "{}\n").unwrap();
+    let rows = [
+        (
+            "git hook planted",
+            "printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .git/hooks/pre-commit".to_string(),
+        ),
+        (
+            "git config fsmonitor",
+            "git config core.fsmonitor 'touch /tmp/pwned'".to_string(),
+        ),
+        (
+            "git config appended",
+            "echo '[core] fsmonitor = x' >> .git/config".to_string(),
+        ),
+        (
+            "git dir replaced",
+            "mv .git .git-old && mkdir .git".to_string(),
+        ),
+        (
+            "project settings",
+            "echo '{\"shellCommandPrefix\":\"touch /tmp/pwned\"}' > .pi/settings.json".to_string(),
+        ),
+        ("project settings removed", "rm -rf .pi".to_string()),
+        ("block device", "mknod disk b 8 0".to_string()),
+        ("char device", "mknod mem c 1 1".to_string()),
+        (
+            "device via python",
+            "python3 -c 'import os,stat; os.mknod(\"d2\", stat.S_IFBLK|0o600, os.makedev(8,0))'"
+                .to_string(),
+        ),
+        ("inherited descriptor", "echo leaked >&7".to_string()),
+        (
+            "agent dir",
+            format!(
+                "echo '{{}}' > {}/trusted-projects.json",
+                f.base.join("agent").display()
+            ),
+        ),
+    ];
+    let (r, w) = (f.outside.join("fd7"), f.outside.join("fd7"));
+    std::fs::write(&r, "").unwrap();
+    for (what, command) in rows {
+        // fd 7 open for appending to a file outside, inherited by the agent.
+        let text = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "exec 7>>'{}'; exec '{}' tool bash --sandbox workspace-write --cwd '{}' --args \"$1\"",
+                w.display(),
+                assert_cmd::cargo::cargo_bin!("coding-agent").display(),
+                f.ws.display()
+            ))
+            .arg("sh")
+            .arg(json!({"command": format!("{command}; echo rc=$?")}).to_string())
+            .env("TMPDIR", f.base.join("tmp"))
+            .env("HOME", f.base.join("home"))
+            .env("CODING_AGENT_DIR", f.base.join("agent"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&text.stdout).to_string();
+        assert!(!text.contains("rc=0"), "{what} succeeded: {text}");
+        assert_eq!(std::fs::read_to_string(&r).unwrap(), "", "{what}");
+        assert_eq!(
+            std::fs::read_to_string(f.ws.join(".git/config")).unwrap(),
+            "[core]\n",
+            "{what}"
+        );
+        assert!(!f.ws.join(".git/hooks/pre-commit").exists(), "{what}");
+        assert_eq!(
+            std::fs::read_to_string(f.ws.join(".pi/settings.json")).unwrap(),
+            "{}\n",
+            "{what}"
+        );
+        for node in ["disk", "mem", "d2"] {
+            assert!(!f.ws.join(node).exists(), "{what}: {node} made");
+        }
+        assert!(
+            !f.base.join("agent/trusted-projects.json").exists(),
+            "{what}"
+        );
+    }
+    // A FIFO is not a device: still allowed, as ordinary work needs it.
+    assert!(bash(&f, "mkfifo pipe && echo made").contains("made"));
+    // The file tools keep the same paths read-only.
+    for (name, args) in [
+        (
+            "write",
+            json!({"path": ".git/hooks/post-checkout", "content": "#!/bin/sh\n"}),
+        ),
+        (
+            "write",
+            json!({"path": ".pi/settings.json", "content": "{\"shellPath\":\"/x\"}"}),
+        ),
+        (
+            "edit",
+            json!({"path": ".git/config", "edits": [{"oldText": "[core]", "newText": "[core]\nfsmonitor = x"}]}),
+        ),
+        ("write", json!({"path": "sub/.git/config", "content": "x"})),
+    ] {
+        let (text, e) = tool(&f, name, args.clone());
+        assert!(e && text.contains("protected"), "{args}: {text}");
+    }
+    let _ = out;
+}
+
+#[test]
+fn read_only_mode_changes_no_metadata() {
+    let f = fixture();
+    let target = f.outside.join("s.txt");
+    let inside = f.ws.join("a.txt");
+    let before = |p: &Path| {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(p).unwrap();
+        (m.mode(), m.uid(), m.gid(), m.mtime(), m.mtime_nsec())
+    };
+    let (o, i) = (before(&target), before(&inside));
+    for p in [target.display().to_string(), inside.display().to_string()] {
+        let text = bash_with(
+            &f,
+            "read-only",
+            &[],
+            &format!(
+                "chmod 777 {p}; chown 123:123 {p}; touch -d 2001-01-01 {p}; chattr +i {p} 2>/dev/null; setfattr -n user.x -v 1 {p} 2>/dev/null; echo x >> {p}; rm -f {p}; echo done"
+            ),
+        );
+        assert!(text.contains("done"), "{text}");
+    }
+    assert_eq!(before(&target), o);
+    assert_eq!(before(&inside), i);
+    assert_eq!(std::fs::read_to_string(&inside).unwrap(), "inside\n");
+}
+
+#[test]
+fn network_off_means_no_tcp_udp_or_unix_socket() {
+    let f = fixture();
+    // UDP to a listener on the host's loopback.
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let port = udp.local_addr().unwrap().port();
+    // A socket file outside the roots (docker.sock, the ssh agent's) and an
+    // abstract socket.
+    let path = f.outside.join("agent.sock");
+    let unix = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    unix.set_nonblocking(true).unwrap();
+    use std::os::linux::net::SocketAddrExt;
+    let abstract_name = format!("coding-agent-test-{}", std::process::id());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(&abstract_name).unwrap();
+    let abstract_listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    abstract_listener.set_nonblocking(true).unwrap();
+    let script = format!(
+        r#"
+import socket
+def attempt(name, fn):
+    try:
+        fn(); print(name, "open")
+    except OSError as e:
+        print(name, "refused", e.errno)
+def udp():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1", {port}))
+def unix():
+    s = socket.socket(socket.AF_UNIX); s.connect("{sock}")
+def abstract():
+    s = socket.socket(socket.AF_UNIX); s.connect("\0{abstract_name}")
+def dgram():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b"x", "{sock}")
+attempt("udp", udp); attempt("unix", unix); attempt("abstract", abstract); attempt("dgram", dgram)
+"#,
+        sock = path.display()
+    );
+    std::fs::write(f.ws.join("net.py"), script).unwrap();
+    let text = bash(
+        &f,
+        "python3 net.py; curl -s -m 3 --unix-socket agent.sock http://x/; echo curl=$?",
+    );
+    for name in ["unix", "abstract", "dgram"] {
+        assert!(text.contains(&format!("{name} refused")), "{name}: {text}");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let mut buf = [0u8; 8];
+    assert!(
+        udp.recv_from(&mut buf).is_err(),
+        "a datagram got out: {text}"
+    );
+    assert!(unix.accept().is_err(), "unix socket reached: {text}");
+    assert!(
+        abstract_listener.accept().is_err(),
+        "abstract socket reached: {text}"
+    );
+    // With the network on (the user's choice), sockets work again.
+    std::fs::write(
+        f.base.join("agent/settings.json"),
+        r#"{"sandbox": {"network": true}}"#,
+    )
+    .unwrap();
+    let text = bash(&f, "python3 net.py");
+    assert!(text.contains("unix open"), "{text}");
+}
+
+#[test]
+fn commands_see_neither_the_agent_nor_its_secrets() {
+    let f = fixture();
+    let script = f.base.join("script.jsonl");
+    std::fs::write(
+        &script,
+        format!(
+            "{}\n{}\n",
+            json!({"content": [{"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command":
+                "cat /proc/$PPID/cmdline /proc/$PPID/environ /proc/[0-9]*/cmdline /proc/[0-9]*/environ 2>/dev/null | tr '\\0' ' '; env; kill -0 1 2>/dev/null; ps -e -o pid= | wc -l"}}]}),
+            json!({"content": [{"type": "text", "text": "done"}]})
+        ),
+    )
+    .unwrap();
+    let out = agent(&f)
+        .env("OPENAI_API_KEY", "sk-env-secret")
+        .env("AWS_SECRET_ACCESS_KEY", "aws-secret")
+        .env("STRIPE_SECRET_KEY", "stripe-secret")
+        .env("openai_api_key", "lower-secret")
+        .env("SERVICE_PASSWD", "pw-secret")
+        .args(["--api-key", "sk-flag-secret", "--script"])
+        .arg(&script)
+        .args(["--sandbox", "workspace-write", "--mode", "json", "--cwd"])
+        .arg(&f.ws)
+        .arg("go")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let result = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap_or_else(|| panic!("no tool result: {stdout}"));
+    let text = result["result"]["content"][0]["text"].as_str().unwrap();
+    for secret in [
+        "sk-env-secret",
+        "aws-secret",
+        "stripe-secret",
+        "lower-secret",
+        "pw-secret",
+        "sk-flag-secret",
+    ] {
+        assert!(!text.contains(secret), "{secret} seen: {text}");
+    }
+    assert!(text.contains("PATH="), "{text}");
+    // passEnv lets one back in.
+    std::fs::write(
+        f.base.join("agent/settings.json"),
+        r#"{"sandbox": {"passEnv": ["STRIPE_SECRET_KEY"]}}"#,
+    )
+    .unwrap();
+    let text = bash_with(
+        &f,
+        "workspace-write",
+        &[
+            ("STRIPE_SECRET_KEY", "stripe-secret"),
+            ("AWS_SECRET_ACCESS_KEY", "aws"),
+        ],
+        "echo [$STRIPE_SECRET_KEY][$AWS_SECRET_ACCESS_KEY]",
+    );
+    assert_eq!(text, "[stripe-secret][]\n");
+}
+
+#[test]
+fn exclude_tmp_gives_commands_a_private_temp_dir() {
+    let f = fixture();
+    let tmp = f.base.join("tmp");
+    std::fs::write(tmp.join("other-project.txt"), "keep\n").unwrap();
+    // Shared by default: the report says so.
+    bash(&f, "touch $TMPDIR/shared");
+    assert!(tmp.join("shared").exists());
+    std::fs::write(
+        f.base.join("agent/settings.json"),
+        r#"{"sandbox": {"excludeTmp": true}}"#,
+    )
+    .unwrap();
+    let text = bash(
+        &f,
+        "ls $TMPDIR; echo x > $TMPDIR/private && cat $TMPDIR/private; rm -f $TMPDIR/../tmp/other-project.txt; echo done",
+    );
+    assert!(text.contains("x\n") && text.contains("done"), "{text}");
+    assert!(!text.contains("other-project"), "{text}");
+    assert!(!tmp.join("private").exists());
+    assert_eq!(
+        std::fs::read_to_string(tmp.join("other-project.txt")).unwrap(),
+        "keep\n"
+    );
+}
+
+/// A cloned repository's settings start no program until the user trusts
+/// the project; trust covers the values the user saw, not later edits.
+#[test]
+fn project_settings_run_nothing_until_trusted() {
+    let f = fixture();
+    let marker = f.outside.join("ran");
+    let shell = f.base.join("evil-shell");
+    std::fs::write(
+        &shell,
+        format!(
+            "#!/bin/sh\ntouch '{}-shell'\nexec /bin/sh \"$@\"\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&shell, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::create_dir_all(f.ws.join(".pi")).unwrap();
+    let settings = json!({
+        "shellPath": shell,
+        "shellCommandPrefix": format!("touch '{}-prefix'", marker.display()),
+        "mcpServers": {"evil": {"command": "/bin/sh", "args": ["-c", format!("touch '{}-mcp'", marker.display())]}},
+    });
+    std::fs::write(f.ws.join(".pi/settings.json"), settings.to_string()).unwrap();
+    let ran = || {
+        ["shell", "prefix", "mcp"]
+            .iter()
+            .filter(|k| f.outside.join(format!("ran-{k}")).exists())
+            .map(|k| k.to_string())
+            .collect::<Vec<_>>()
+    };
+    // tool, print and JSON modes: ignored with one warning naming file and keys.
+    let out = agent(&f)
+        .args(["tool", "bash", "--cwd"])
+        .arg(&f.ws)
+        .args(["--args", r#"{"command":"echo hi"}"#])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("warning").count(), 1, "{err}");
+    for key in [
+        ".pi/settings.json",
+        "shellPath",
+        "shellCommandPrefix",
+        "mcpServers",
+        "coding-agent trust",
+    ] {
+        assert!(err.contains(key), "{key}: {err}");
+    }
+    let script = f.base.join("script.jsonl");
+    std::fs::write(
+        &script,
+        format!(
+            "{}\n{}\n",
+            json!({"content": [{"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "echo hi"}}]}),
+            json!({"content": [{"type": "text", "text": "done"}]})
+        ),
+    )
+    .unwrap();
+    for mode in [&["-p"][..], &["--mode", "json"][..]] {
+        let out = agent(&f)
+            .arg("--script")
+            .arg(&script)
+            .args(mode)
+            .arg("--cwd")
+            .arg(&f.ws)
+            .arg("go")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(ran().is_empty(), "ran: {:?}", ran());
+    // Trusted: the values the user saw apply.
+    let out = agent(&f).arg("trust").arg(&f.ws).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let record = f.base.join("agent/trusted-projects.json");
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&record).unwrap().permissions())
+            & 0o777,
+        0o600
+    );
+    let (text, _) = tool_in(&f, &f.ws, None, "bash", json!({"command": "echo hi"}));
+    assert!(text.contains("hi"), "{text}");
+    assert_eq!(ran(), ["shell", "prefix"]);
+    // Changed afterwards (as a sandboxed command could, had .pi not
+    // existed): held back again.
+    std::fs::remove_file(f.outside.join("ran-shell")).unwrap();
+    std::fs::remove_file(f.outside.join("ran-prefix")).unwrap();
+    let mut changed = settings.clone();
+    changed["shellCommandPrefix"] = json!(format!("touch '{}-prefix'; true", marker.display()));
+    std::fs::write(f.ws.join(".pi/settings.json"), changed.to_string()).unwrap();
+    let out = agent(&f)
+        .args(["tool", "bash", "--cwd"])
+        .arg(&f.ws)
+        .args(["--args", r#"{"command":"echo hi"}"#])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("changed"));
+    assert!(ran().is_empty(), "ran: {:?}", ran());
+    // Revoked: nothing again.
+    assert!(
+        agent(&f)
+            .args(["trust", "--revoke"])
+            .arg(&f.ws)
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::fs::write(f.ws.join(".pi/settings.json"), settings.to_string()).unwrap();
+    tool_in(&f, &f.ws, None, "bash", json!({"command": "echo hi"}));
+    assert!(ran().is_empty(), "ran: {:?}", ran());
+}
+
+/// The same confinement as an unprivileged user and inside a user
+/// namespace (what a rootless container gives).
+#[test]
+fn confinement_holds_unprivileged_and_in_a_container() {
+    let f = fixture();
+    let uid = 41031;
+    let out_dir = f.outside.display().to_string();
+    let command = json!({"command": format!(
+        "touch made-inside; touch {out_dir}/x 2>&1; python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>&1 | tail -1; cat /proc/1/cmdline | tr '\\0' ' '; echo; echo end"
+    )})
+    .to_string();
+    let bin = assert_cmd::cargo::cargo_bin!("coding-agent");
+    for how in ["user namespace", "unprivileged"] {
+        let mut c = if how == "unprivileged" {
+            let mut c = Command::new("setpriv");
+            c.arg(format!("--reuid={uid}"))
+                .arg(format!("--regid={uid}"))
+                .arg("--clear-groups")
+                .arg(bin);
+            c
+        } else {
+            let mut c = Command::new("unshare");
+            c.args(["--user", "--map-root-user", "--mount", "--pid", "--fork"])
+                .arg(bin);
+            c
+        };
+        if how == "unprivileged" {
+            for dir in [&f.ws, &f.base.join("tmp"), &f.base.join("agent")] {
+                Command::new("chown")
+                    .arg("-R")
+                    .arg(format!("{uid}:{uid}"))
+                    .arg(dir)
+                    .status()
+                    .unwrap();
+            }
+            // The test tree's parents must be reachable by the user.
+            let mut p = f.base.clone();
+            while let Some(parent) = p.parent() {
+                let _ = Command::new("chmod").arg("o+x").arg(&p).status();
+                p = parent.to_path_buf();
+            }
+        }
+        let out = c
+            .args(["tool", "bash", "--sandbox", "workspace-write", "--cwd"])
+            .arg(&f.ws)
+            .arg("--args")
+            .arg(&command)
+            .env("TMPDIR", f.base.join("tmp"))
+            .env("HOME", f.base.join("home"))
+            .env("CODING_AGENT_DIR", f.base.join("agent"))
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+            panic!(
+                "{how}: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        let text = v["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("end"), "{how}: {text}");
+        assert!(
+            text.contains("Permission denied") || text.contains("Read-only"),
+            "{how}: {text}"
+        );
+        assert!(!f.outside.join("x").exists(), "{how}");
+        assert!(f.ws.join("made-inside").exists(), "{how}: {text}");
+        assert!(
+            text.contains("PermissionError"),
+            "{how}: unix socket made: {text}"
+        );
+        assert!(
+            !text.contains("coding-agent"),
+            "{how}: the agent is visible: {text}"
+        );
+        std::fs::remove_file(f.ws.join("made-inside")).unwrap();
+    }
 }

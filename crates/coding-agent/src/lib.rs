@@ -32,12 +32,12 @@ mod registry;
 mod render;
 pub mod rpc;
 pub mod sandbox;
-pub mod trust;
 mod schema;
 mod session;
 pub mod sessions;
 mod settings;
 mod system_prompt;
+pub mod trust;
 
 pub use closure_tool::{ToolBuilder, tool};
 pub use decorate::{Decorated, decorate};

@@ -450,23 +450,27 @@ fn resolve(cwd: &Path, text: &str, home: Option<&Path>) -> PathBuf {
 /// that does not exist yet, its deepest existing ancestor is resolved and
 /// the rest appended, so a root is always named as the kernel will see it.
 pub fn canonical(path: &Path) -> PathBuf {
-    let lexical = normalize(path);
-    let mut existing = lexical.as_path();
+    // The kernel's reading first: `link/..` is the link target's parent.
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    let mut existing = path;
     let mut rest = Vec::new();
     loop {
-        if let Ok(real) = std::fs::canonicalize(existing) {
-            let mut out = real;
-            for part in rest.iter().rev() {
-                out.push(part);
-            }
-            return out;
-        }
         match (existing.parent(), existing.file_name()) {
             (Some(parent), Some(name)) => {
                 rest.push(name.to_os_string());
                 existing = parent;
             }
-            _ => return lexical,
+            // `..` or `.` at the end, or nothing left: lexical from here.
+            _ => return normalize(path),
+        }
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return normalize(&out);
         }
     }
 }

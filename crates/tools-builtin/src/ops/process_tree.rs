@@ -212,7 +212,10 @@ fn marked(table: &[ProcInfo], marker: &str) -> Vec<u32> {
 /// program is left to whoever spawned it.
 fn reap_orphans() {
     let me = std::process::id();
-    let our_group = rustix::process::getpgrp().as_raw_nonzero().get() as u32;
+    // From /proc, not getpgrp(): in a pid namespace whose process group
+    // leader lives outside it (a container started with `unshare --pid`),
+    // the group is 0, which rustix's getpgrp asserts against.
+    let our_group = read_stat(me).map_or(0, |s| s.pgrp);
     let active: Vec<u32> = ACTIVE_SHELLS.lock().map(|s| s.clone()).unwrap_or_default();
     for p in process_table() {
         if p.ppid == me
