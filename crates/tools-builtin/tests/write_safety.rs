@@ -197,6 +197,9 @@ async fn files_named_like_temp_files_are_never_removed() {
     rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive).unwrap();
     let unheld = dir.path().join(".coding-agent-1-dead.tmp");
     std::fs::write(&unheld, "user data").unwrap();
+    // Exactly the shape of our temporary names, but not marked as ours.
+    let shaped = dir.path().join(".coding-agent-0123456789abcdef.tmp");
+    std::fs::write(&shaped, "user data").unwrap();
     for (tool, args) in [
         ("write", json!({"path": "f.txt", "content": "x"})),
         ("write", json!({"path": "f.txt", "content": "y"})),
@@ -217,6 +220,7 @@ async fn files_named_like_temp_files_are_never_removed() {
         "kept\n"
     );
     assert_eq!(std::fs::read_to_string(&unheld).unwrap(), "user data");
+    assert_eq!(std::fs::read_to_string(&shaped).unwrap(), "user data");
     assert!(held_name.exists());
     // Nothing of ours is left behind either.
     let mut names: Vec<String> = std::fs::read_dir(dir.path())
@@ -227,11 +231,71 @@ async fn files_named_like_temp_files_are_never_removed() {
     assert_eq!(
         names,
         [
+            ".coding-agent-0123456789abcdef.tmp",
             ".coding-agent-1-dead.tmp",
             ".coding-agent-999999-live.tmp",
             ".coding-agent-cache.tmp",
             "f.txt"
         ]
+    );
+    drop(held);
+}
+
+#[tokio::test]
+async fn only_temp_files_marked_as_ours_and_unlocked_are_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = |name: &str, dest: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, "partial").unwrap();
+        rustix::fs::setxattr(
+            &path,
+            "user.coding-agent.temp",
+            dest.as_bytes(),
+            rustix::fs::XattrFlags::empty(),
+        )
+        .map(|()| path)
+    };
+    // A killed writer's leftover: marked for another name, nobody holds it.
+    let dead = match mark(".coding-agent-00000000000000aa.tmp", "f.txt") {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("skipping: no user xattrs here ({e})");
+            return;
+        }
+    };
+    // A live writer's (another process, another container): locked.
+    let live = mark(".coding-agent-00000000000000bb.tmp", "f.txt").unwrap();
+    let held = std::fs::File::open(&live).unwrap();
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    // Renamed into place before its writer died: the mark names itself.
+    let placed = mark(
+        ".coding-agent-00000000000000cc.tmp",
+        ".coding-agent-00000000000000cc.tmp",
+    )
+    .unwrap();
+    // Marked but hard-linked elsewhere: not a temporary file.
+    let linked = mark(".coding-agent-00000000000000dd.tmp", "f.txt").unwrap();
+    std::fs::hard_link(&linked, dir.path().join("keep-link")).unwrap();
+    let out = call(
+        "write",
+        dir.path(),
+        json!({"path": "f.txt", "content": "x"}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.text);
+    assert!(!dead.exists(), "a dead writer's temp file was kept");
+    assert!(live.exists(), "a live writer's temp file was removed");
+    assert!(placed.exists(), "a file renamed into place was removed");
+    assert!(linked.exists(), "a hard-linked file was removed");
+    // Our own temp file's mark never stays on the written file.
+    let mut buf = [0u8; 64];
+    assert!(
+        rustix::fs::getxattr(
+            &dir.path().join("f.txt"),
+            "user.coding-agent.temp",
+            &mut buf[..]
+        )
+        .is_err()
     );
     drop(held);
 }

@@ -42,8 +42,11 @@
 //! The temporary file of an atomic replace has no name until it is complete;
 //! it gets a short random one (`.coding-agent-XXXXXXXXXXXXXXXX.tmp`) only for
 //! the instant of the rename (always, on file systems without `O_TMPFILE`).
-//! Nothing is ever deleted because of its name: files that look like ours are
-//! left alone.
+//! While named it is locked (`flock`) and carries the extended attribute
+//! `user.coding-agent.temp` naming its destination. A later write into the
+//! same directory removes a leftover of a killed writer only when the file
+//! itself says so: that attribute (naming another file), one link, and no
+//! lock held. Nothing is ever deleted because of its name.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -112,6 +115,9 @@ impl WriteConflict {
 const TEMP_PREFIX: &str = ".coding-agent-";
 /// Suffix of the (briefly) named temporary files of the atomic path.
 const TEMP_SUFFIX: &str = ".tmp";
+/// The extended attribute that marks a temporary file of ours while it has
+/// a name; its value is the name it is about to be renamed to.
+const TEMP_MARKER: &str = "user.coding-agent.temp";
 /// What a backup's name holds between the file's name and the random part.
 const BACKUP_INFIX: &str = ".coding-agent-backup-";
 /// Bytes of the file's name kept in its backup's name: with the dot, infix
@@ -574,6 +580,26 @@ impl NewFile {
         Err(io::Error::other("no unused temporary file name was found"))
     }
 
+    /// Marks the file as ours before it gets a temporary name: a lock held
+    /// while we live, and [`TEMP_MARKER`] naming its destination, which is
+    /// what [`remove_stale_temp_files`] checks (never the name alone). Where
+    /// user extended attributes are unsupported the file is not marked and
+    /// never removed by anyone.
+    fn mark(&self, destination: &OsStr) {
+        let _ = rustix::fs::flock(&self.file, FlockOperation::NonBlockingLockExclusive);
+        let _ = rustix::fs::fsetxattr(
+            &self.file,
+            TEMP_MARKER,
+            destination.as_bytes(),
+            rustix::fs::XattrFlags::empty(),
+        );
+    }
+
+    /// Removes the mark once the file has its final name.
+    fn unmark(&self) {
+        let _ = rustix::fs::fremovexattr(&self.file, TEMP_MARKER);
+    }
+
     /// Links the unnamed file under `name`; `EEXIST` when `name` is taken.
     fn link_unnamed(&self, name: &OsStr) -> rustix::io::Result<()> {
         rustix::fs::linkat(
@@ -666,11 +692,19 @@ impl Drop for NewFile {
 fn create_new(dir: &OwnedFd, name: &OsStr, data: &[u8]) -> io::Result<bool> {
     let mut new = NewFile::create(dir, 0o666)?;
     new.file.write_all_at(data, 0)?;
+    let named = new.temp_name.is_some();
+    if named {
+        new.mark(name);
+    }
     new.file.sync_all()?;
     if !new.link_as(name)? {
         return Ok(false);
     }
+    if named {
+        new.unmark();
+    }
     new.sync_dir();
+    remove_stale_temp_files(dir);
     Ok(true)
 }
 
@@ -688,9 +722,10 @@ fn replace_by_rename(place: &Place, target: &Target, data: &[u8]) -> Result<(), 
     };
     new.file.write_all_at(data, 0)?;
     carry_over_attributes(&new.file, target)?;
+    new.mark(&place.name);
     new.file.sync_all()?;
     match new.rename_over(&place.name) {
-        Ok(()) => {}
+        Ok(()) => new.unmark(),
         Err(e) if rename_refusal(&e) => {
             return Err(Fallback::InPlace(format!(
                 "the file cannot be replaced by rename ({e})"
@@ -699,7 +734,81 @@ fn replace_by_rename(place: &Place, target: &Target, data: &[u8]) -> Result<(), 
         Err(e) => return Err(Fallback::Fail(e)),
     }
     new.sync_dir();
+    remove_stale_temp_files(&place.dir);
     Ok(())
+}
+
+/// Whether `name` has the exact shape of our temporary names.
+fn is_temp_name(name: &[u8]) -> bool {
+    name.len() == TEMP_PREFIX.len() + 16 + TEMP_SUFFIX.len()
+        && name.starts_with(TEMP_PREFIX.as_bytes())
+        && name.ends_with(TEMP_SUFFIX.as_bytes())
+        && name[TEMP_PREFIX.len()..TEMP_PREFIX.len() + 16]
+            .iter()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+}
+
+/// Removes temporary files a killed writer left in `dir`: only files that
+/// carry our [`TEMP_MARKER`] (set on the file itself, not derived from its
+/// name) naming another destination, have one link, and that no live writer
+/// holds locked. A user's file is never removed for its name.
+fn remove_stale_temp_files(dir: &OwnedFd) {
+    let Ok(listing) = rustix::fs::openat(
+        dir,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return;
+    };
+    let Ok(entries) = rustix::fs::Dir::new(listing) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_bytes();
+        if !is_temp_name(name) {
+            continue;
+        }
+        let name = OsStr::from_bytes(name);
+        // Never open a device or FIFO.
+        if !rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+            .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
+        {
+            continue;
+        }
+        let Ok(fd) = rustix::fs::openat(
+            dir,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) else {
+            continue;
+        };
+        let Ok(stat) = rustix::fs::fstat(&fd) else {
+            continue;
+        };
+        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile || stat.st_nlink != 1 {
+            continue;
+        }
+        if rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive).is_err() {
+            continue; // a live writer holds it
+        }
+        let mut mark = [0u8; 256];
+        let marked = match rustix::fs::fgetxattr(&fd, TEMP_MARKER, &mut mark[..]) {
+            Ok(n) => &mark[..n] != name.as_bytes(),
+            Err(_) => false,
+        };
+        if !marked {
+            continue;
+        }
+        // Remove only the file we locked, not one that replaced the name since.
+        if rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+            .is_ok_and(|now| same_file(&now, &stat))
+        {
+            tracing::debug!(name = %name.to_string_lossy(), "removing a dead writer's temporary file");
+            let _ = rustix::fs::unlinkat(dir, name, AtFlags::empty());
+        }
+    }
 }
 
 /// Errors of a rename that writing in place avoids: a bind-mounted file
@@ -743,6 +852,9 @@ fn carry_over_attributes(new: &File, target: &Target) -> Result<(), Fallback> {
     let mut has_acl = false;
     for name in names.split(|&b| b == 0).filter(|n| !n.is_empty()) {
         let name = OsStr::from_bytes(name);
+        if name == TEMP_MARKER {
+            continue;
+        }
         has_acl |= name == ACL_ACCESS;
         let value = get_xattr(&target.file, name)?;
         rustix::fs::fsetxattr(new, name, &value, rustix::fs::XattrFlags::empty()).map_err(|e| {
