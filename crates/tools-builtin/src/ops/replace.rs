@@ -191,7 +191,7 @@ fn write_checked(path: &Path, data: &[u8], expected: Option<&[u8]>) -> io::Resul
             OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )?;
-        let target = match open_target(&dir, name, path)? {
+        let mut target = match open_target(&dir, name, path)? {
             Opened::Changed => continue,
             Opened::Missing => {
                 if expected.is_some() {
@@ -215,6 +215,8 @@ fn write_checked(path: &Path, data: &[u8], expected: Option<&[u8]>) -> io::Resul
         if !still_named(&dir, name, &target.stat) {
             continue;
         }
+        // Owner, mode and links as they are now, under the lock.
+        target.stat = rustix::fs::fstat(&target.file)?;
         if let Some(expected) = expected {
             let current = read_all(&target, &dir, name)?;
             if current != expected {
