@@ -291,7 +291,7 @@ async fn only_temp_files_marked_as_ours_and_unlocked_are_removed() {
     let mut buf = [0u8; 64];
     assert!(
         rustix::fs::getxattr(
-            &dir.path().join("f.txt"),
+            dir.path().join("f.txt"),
             "user.coding-agent.temp",
             &mut buf[..]
         )
