@@ -270,6 +270,10 @@ fn open_for_write(dir: &OwnedFd, name: &OsStr) -> io::Result<File> {
         OFlags::WRONLY | OFlags::CREATE | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC,
         Mode::from_raw_mode(0o666),
     )?;
+    // Non-blocking only so that the open itself never waits.
+    if let Ok(flags) = rustix::fs::fcntl_getfl(&fd) {
+        let _ = rustix::fs::fcntl_setfl(&fd, flags - OFlags::NONBLOCK);
+    }
     Ok(File::from(fd))
 }
 
@@ -331,7 +335,7 @@ fn lock(file: &File, shown: &Path) -> io::Result<()> {
                 )));
             }
             // No flock on this file system: nothing to serialise with.
-            Err(Errno::NOLCK | Errno::OPNOTSUPP) => return Ok(()),
+            Err(Errno::NOLCK | Errno::OPNOTSUPP | Errno::NOSYS) => return Ok(()),
             Err(e) => return Err(e.into()),
         }
     }
