@@ -390,9 +390,14 @@ struct Rpc {
 
 impl Rpc {
     fn start(d: &Dirs, script: &Path) -> Rpc {
+        Self::start_with(d, script, &[])
+    }
+
+    fn start_with(d: &Dirs, script: &Path, extra: &[&std::ffi::OsStr]) -> Rpc {
         let mut child = agent(d)
             .args(["--mode", "rpc", "--script"])
             .arg(script)
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -888,4 +893,159 @@ fn continue_never_resumes_a_session_another_user_planted() {
             assert_eq!(std::fs::read(&planted).unwrap(), planted_before);
         }
     }
+}
+
+#[test]
+fn rpc_abort_answers_when_idle_and_answers_every_call() {
+    // Two calls; the first waits on a permission question when the client
+    // aborts. Every call must still get a result, and a prompt sent right
+    // after the abort's answer must be accepted.
+    let d = dirs(json!({"permissions": {"ask": ["Bash(touch:*)"]}}));
+    let s = script(
+        &d,
+        "s.jsonl",
+        &[
+            json!({"content": [
+                {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "touch one"}},
+                {"type": "toolCall", "id": "c2", "name": "bash", "arguments": {"command": "touch two"}}]}),
+            json!({"content": [{"type": "text", "text": "after the abort"}]}),
+        ],
+    );
+    let log = d.root.join("log.jsonl");
+    let mut rpc = Rpc::start_with(&d, &s, &["--script-log".as_ref(), log.as_os_str()]);
+    rpc.send(r#"{"id":1,"type":"prompt","message":"make files"}"#);
+    assert_eq!(rpc.response(1)["success"], true);
+    rpc.wait("the question", |v| v["type"] == "extension_ui_request");
+    rpc.send(r#"{"id":2,"type":"abort"}"#);
+    assert_eq!(rpc.response(2)["success"], true);
+    // Idle when answered: the run's end came first, and a prompt is taken.
+    let end_at = rpc
+        .seen
+        .iter()
+        .position(|v| v["type"] == "agent_end")
+        .expect("agent_end before the abort's answer");
+    let answer_at = rpc
+        .seen
+        .iter()
+        .position(|v| v["type"] == "response" && v["id"] == 2)
+        .unwrap();
+    assert!(end_at < answer_at);
+    rpc.send(r#"{"id":3,"type":"prompt","message":"again"}"#);
+    let accepted = rpc.response(3);
+    assert_eq!(accepted["success"], true, "{accepted}");
+    rpc.wait("the second run's end", |v| {
+        v["type"] == "agent_end" && v["messages"][1]["content"][0]["text"] == "after the abort"
+    });
+    for id in ["c1", "c2"] {
+        let started = rpc
+            .seen
+            .iter()
+            .any(|v| v["type"] == "tool_execution_start" && v["toolCallId"] == id);
+        assert!(started, "no start for {id}");
+        let end = rpc.wait(id, |v| {
+            v["type"] == "tool_execution_end" && v["toolCallId"] == id
+        });
+        assert_eq!(end["isError"], true);
+        assert_eq!(
+            end["result"]["content"][0]["text"], "Operation aborted",
+            "{end}"
+        );
+    }
+    assert!(!d.ws.join("one").exists() && !d.ws.join("two").exists());
+    let sent = requests(&log);
+    let last = sent.last().expect("the second request");
+    assert_valid_for_providers(last);
+    assert_eq!(
+        last.iter().filter(|m| m["role"] == "toolResult").count(),
+        2,
+        "{last:?}"
+    );
+    drop(rpc.stdin.take());
+    assert!(rpc.child.wait().unwrap().success());
+}
+
+/// The largest resident set of a process so far, in KiB.
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn rpc_output_stays_bounded_when_the_client_stops_reading() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    const REQUESTS: usize = 1000;
+    let d = dirs(json!({}));
+    // A conversation of about 300 KB: each get_messages answer carries it.
+    let session = d.root.join("big.jsonl");
+    let big = "x".repeat(300 * 1024);
+    hand_session(&session, "big", &d.ws, &[hand_user("a0000001", None, &big)]);
+    let s = script(&d, "s.jsonl", &[]);
+    let mut child = agent(&d)
+        .args(["--mode", "rpc", "--script"])
+        .arg(&s)
+        .arg("--session")
+        .arg(&session)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    // The client writes its commands (padded, so they do not all fit in the
+    // pipe) and reads nothing until the agent stops taking them or all are
+    // sent.
+    let sent = Arc::new(AtomicUsize::new(0));
+    let counter = sent.clone();
+    let writer = std::thread::spawn(move || {
+        let pad = "p".repeat(4096);
+        for i in 0..REQUESTS {
+            let line = format!("{{\"id\":{i},\"type\":\"get_messages\",\"pad\":\"{pad}\"}}\n");
+            if stdin.write_all(line.as_bytes()).is_err() {
+                break;
+            }
+            counter.fetch_add(1, Ordering::SeqCst);
+        }
+        stdin
+    });
+    let mut last = (0, Instant::now());
+    let give_up = Instant::now() + Duration::from_secs(120);
+    while !writer.is_finished() && Instant::now() < give_up {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = sent.load(Ordering::SeqCst);
+        if now != last.0 {
+            last = (now, Instant::now());
+        } else if last.1.elapsed() > Duration::from_secs(2) {
+            break; // the agent stopped reading: back-pressure reached the client
+        }
+    }
+    // Now read everything; every command gets its answer.
+    let reader = std::thread::spawn(move || {
+        let mut answers = 0;
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if line.starts_with("{\"id\":") || line.contains("\"type\":\"response\"") {
+                answers += 1;
+            }
+            if answers == REQUESTS {
+                break;
+            }
+        }
+        answers
+    });
+    let stdin = writer.join().unwrap();
+    assert_eq!(reader.join().unwrap(), REQUESTS);
+    let peak_mib = peak_rss_kib(pid) / 1024;
+    eprintln!("peak resident set of the agent: {peak_mib} MiB");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    assert!(
+        peak_mib < 200,
+        "the agent's peak resident set grew to {peak_mib} MiB"
+    );
 }

@@ -14,10 +14,14 @@
 //! - A permission rule that asks sends `{"type": "extension_ui_request",
 //!   "id", "method": "select", "title", "options": ["Allow", "Deny",
 //!   "Always allow"]}` and waits for the client's `extension_ui_response`.
-//! - Output never blocks the agent: when the client reads slowly, streaming
-//!   deltas (`message_update`, `tool_execution_update`) are dropped past a
-//!   backlog, every other line is kept. End of input aborts the run, waits
-//!   for it (bounded) and returns.
+//! - Output is bounded: when the client reads slowly, streaming deltas
+//!   (`message_update`, `tool_execution_update`) are dropped past a backlog;
+//!   past [`OUTPUT_LIMIT`] bytes waiting for the client, no further command
+//!   is read (so the client's writes block) and a run is paused until the
+//!   client catches up. No other line is ever dropped. End of input aborts
+//!   the run, waits for it (bounded) and returns.
+//! - `abort` answers once the agent is idle, so a `prompt` sent after its
+//!   response is accepted.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -38,23 +42,85 @@ use crate::sessions::{EntryKind, SessionManager, bash_execution_text};
 
 /// Streaming lines beyond this many waiting for the client are dropped.
 const DELTA_BACKLOG: usize = 1024;
+/// Streaming lines are dropped once this many bytes wait for the client.
+const DELTA_BACKLOG_BYTES: usize = 1 << 20;
+/// Past this many bytes waiting for the client, commands are not read and a
+/// run is paused until the client reads (one line may exceed it).
+pub const OUTPUT_LIMIT: usize = 8 << 20;
 /// The longest command line accepted (images come base64-encoded).
 const MAX_LINE: usize = 64 << 20;
 /// How long the end of input waits for a cancelled run to wind down.
 const WIND_DOWN: Duration = Duration::from_secs(5);
 
-/// The output side: lines for the client, in order, never blocking the sender.
+/// How much output waits for the client, and who waits for room.
+#[derive(Default)]
+struct Backlog {
+    /// Lines queued, not yet written.
+    lines: AtomicUsize,
+    /// Their bytes.
+    bytes: AtomicUsize,
+    /// The writer is gone (the client closed its end): nobody waits.
+    closed: std::sync::atomic::AtomicBool,
+    /// A run being stopped is not paused: it winds down in a few events.
+    stopping: std::sync::atomic::AtomicBool,
+    /// Woken as lines are written: the command loop.
+    room: tokio::sync::Notify,
+    /// Woken as lines are written: the paused run.
+    run: futures::task::AtomicWaker,
+}
+
+impl Backlog {
+    fn full(&self) -> bool {
+        self.bytes.load(Ordering::Acquire) > OUTPUT_LIMIT && !self.closed.load(Ordering::Acquire)
+    }
+
+    /// A line has left for the client.
+    fn written(&self, len: usize) {
+        self.lines.fetch_sub(1, Ordering::AcqRel);
+        self.bytes.fetch_sub(len, Ordering::AcqRel);
+        if !self.full() {
+            self.room.notify_waiters();
+            self.run.wake();
+        }
+    }
+
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.room.notify_waiters();
+        self.run.wake();
+    }
+
+    /// Resolves once the backlog is under [`OUTPUT_LIMIT`].
+    async fn wait_for_room(&self) {
+        loop {
+            let notified = self.room.notified();
+            if !self.full() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// The output side: lines for the client, in order. The sender never
+/// blocks; the backlog is bounded by the command loop, which waits for room
+/// before it reads the next command, and by [`paced`] runs.
 #[derive(Clone)]
 pub struct RpcOutput {
     tx: mpsc::UnboundedSender<String>,
-    queued: Arc<AtomicUsize>,
+    backlog: Arc<Backlog>,
 }
 
 impl RpcOutput {
     fn send(&self, value: &Value) {
         if let Ok(line) = serde_json::to_string(value) {
-            self.queued.fetch_add(1, Ordering::Relaxed);
-            let _ = self.tx.send(line);
+            self.backlog.lines.fetch_add(1, Ordering::AcqRel);
+            self.backlog
+                .bytes
+                .fetch_add(line.len() + 1, Ordering::AcqRel);
+            if self.tx.send(line).is_err() {
+                self.backlog.close();
+            }
         }
     }
 
@@ -63,13 +129,39 @@ impl RpcOutput {
             event,
             AgentEvent::MessageUpdate { .. } | AgentEvent::ToolExecutionUpdate { .. }
         );
-        if delta && self.queued.load(Ordering::Relaxed) > DELTA_BACKLOG {
+        if delta
+            && (self.backlog.lines.load(Ordering::Acquire) > DELTA_BACKLOG
+                || self.backlog.bytes.load(Ordering::Acquire) > DELTA_BACKLOG_BYTES)
+        {
             return;
         }
         if let Ok(value) = serde_json::to_value(event) {
             self.send(&value);
         }
     }
+}
+
+/// Runs `run` only while the client keeps up: whenever more than
+/// [`OUTPUT_LIMIT`] bytes wait for it, `run` is not polled (it emits no
+/// event) until the writer has made room. The first poll always happens,
+/// so the run has started when this returns `Pending` the first time.
+fn paced<F: std::future::Future>(
+    backlog: Arc<Backlog>,
+    run: F,
+) -> impl std::future::Future<Output = F::Output> {
+    let mut run = Box::pin(run);
+    let mut started = false;
+    futures::future::poll_fn(move |cx| {
+        let paused = || backlog.full() && !backlog.stopping.load(Ordering::Acquire);
+        if started && paused() {
+            backlog.run.register(cx.waker());
+            if paused() {
+                return std::task::Poll::Pending;
+            }
+        }
+        started = true;
+        run.as_mut().poll(cx)
+    })
 }
 
 /// Permission questions over the protocol; give it to the session builder
@@ -317,8 +409,12 @@ impl Server {
     async fn stop_run(&self) {
         let agent = self.session.agent();
         if agent.is_running() {
+            let backlog = &self.output.backlog;
+            backlog.stopping.store(true, Ordering::Release);
+            backlog.run.wake();
             agent.abort();
             let _ = tokio::time::timeout(WIND_DOWN, agent.wait_for_idle()).await;
+            backlog.stopping.store(false, Ordering::Release);
         }
     }
 
@@ -342,10 +438,15 @@ impl Server {
                     };
                 }
                 let session = self.session.clone();
-                // Answered on acceptance; the run's events follow.
-                tokio::spawn(async move {
+                // Answered on acceptance; the run's events follow. The first
+                // poll happens here, so the run is under way (an `abort` or
+                // `prompt` read next sees it) before the answer goes out.
+                let mut run = Box::pin(paced(self.output.backlog.clone(), async move {
                     let _ = session.prompt(message).await;
-                });
+                }));
+                if futures::poll!(run.as_mut()).is_pending() {
+                    tokio::spawn(run);
+                }
                 Ok(Value::Null)
             }
             "steer" => {
@@ -357,7 +458,14 @@ impl Server {
                 Ok(Value::Null)
             }
             "abort" => {
-                agent.abort();
+                // As Pi: answered once the agent is idle.
+                self.stop_run().await;
+                if agent.is_running() {
+                    return Err(format!(
+                        "the run did not stop within {} s",
+                        WIND_DOWN.as_secs()
+                    ));
+                }
                 Ok(Value::Null)
             }
             "new_session" => {
@@ -618,23 +726,36 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
-    let queued = Arc::new(AtomicUsize::new(0));
+    let backlog = Arc::new(Backlog::default());
     let out = RpcOutput {
         tx,
-        queued: queued.clone(),
+        backlog: backlog.clone(),
     };
     prompt.lock().output = Some(out.clone());
     let writer = tokio::spawn(async move {
         let mut output = output;
-        while let Some(line) = rx.recv().await {
-            queued.fetch_sub(1, Ordering::Relaxed);
-            output.write_all(line.as_bytes()).await?;
-            output.write_all(b"\n").await?;
-            if rx.is_empty() {
-                output.flush().await?;
+        let written = async {
+            while let Some(line) = rx.recv().await {
+                let len = line.len() + 1;
+                let sent = async {
+                    output.write_all(line.as_bytes()).await?;
+                    output.write_all(b"\n").await?;
+                    if rx.is_empty() {
+                        output.flush().await?;
+                    }
+                    Ok::<(), std::io::Error>(())
+                }
+                .await;
+                drop(line);
+                backlog.written(len);
+                sent?;
             }
+            output.flush().await
         }
-        output.flush().await
+        .await;
+        // Nobody waits for a client that is gone.
+        backlog.close();
+        written
     });
     let events = out.clone();
     let subscription = session
@@ -651,6 +772,9 @@ where
     let mut reader = BufReader::new(input);
     let mut line = Vec::new();
     loop {
+        // Back-pressure: a client that does not read gets no more answers
+        // queued; its commands wait in the pipe.
+        server.output.backlog.wait_for_room().await;
         line.clear();
         let read = read_line(&mut reader, &mut line).await;
         let text = match read {
