@@ -755,3 +755,48 @@ async fn abort_while_parallel_calls_wait_for_a_slot_runs_none_of_them() {
     assert_eq!(log.lock().unwrap().len(), 1);
     assert_all_aborted(&rec, &messages, &requests);
 }
+
+#[tokio::test]
+async fn calls_of_a_cut_off_response_are_answered_not_run() {
+    for (stop, expected) in [
+        ("aborted", "Operation aborted"),
+        (
+            "error",
+            "Tool call \"t\" was not executed: the response failed before it was complete.",
+        ),
+    ] {
+        let (tool, log) = sleeper("t").arc();
+        let client = scripted(vec![
+            json!({"content": [
+                {"type": "toolCall", "id": "c1", "name": "t", "arguments": {"ms": 1}},
+                {"type": "toolCall", "id": "c2", "name": "t", "arguments": {"ms": 1}}],
+                "stopReason": stop, "errorMessage": "cut off"}),
+            text("next"),
+        ]);
+        let mut opts = AgentOptions::new(model(), client.clone());
+        opts.tools = vec![tool];
+        let agent = Agent::new(opts);
+        let rec = Recorder::default();
+        let sink = rec.sink();
+        agent.subscribe(move |e| sink(e));
+        let err = agent.prompt("go").await.unwrap_err();
+        assert_eq!(json!(err.outcome().unwrap().stop_reason), json!(stop));
+        assert!(log.lock().unwrap().is_empty(), "{stop}: nothing runs");
+        assert_eq!(rec.starts(), ["c1", "c2"]);
+        for (_, result, is_error) in rec.ends() {
+            assert!(is_error);
+            assert_eq!(result.text_content(), expected);
+        }
+        let turn_end = rec
+            .events()
+            .into_iter()
+            .find_map(|e| match e {
+                AgentEvent::TurnEnd { tool_results, .. } => Some(tool_results.len()),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(turn_end, 2);
+        agent.prompt("again").await.unwrap();
+        every_call_answered(&client.requests().last().unwrap().messages);
+    }
+}

@@ -153,9 +153,15 @@ async fn run_turns(
                 assistant.stop_reason,
                 StopReason::Error | StopReason::Aborted
             ) {
+                // Calls of a cut-off response never run, but are answered.
+                let results = crate::tool_execution::answer_unexecuted(&assistant, emit);
+                for result in &results {
+                    context.messages.push(Message::ToolResult(result.clone()));
+                    added.push(Message::ToolResult(result.clone()));
+                }
                 emit(&AgentEvent::TurnEnd {
                     message: Message::Assistant(assistant),
-                    tool_results: Vec::new(),
+                    tool_results: results,
                 });
                 return;
             }

@@ -189,6 +189,33 @@ pub(crate) async fn execute_tool_calls(
     outcome(finished, false)
 }
 
+/// Answers the calls of a response that failed or was aborted while it
+/// streamed: none runs, each gets start, end and an error result (`Operation
+/// aborted`, or a "not executed" text for a failed response), so the next
+/// request has no call without its result.
+pub(crate) fn answer_unexecuted(
+    assistant: &AssistantMessage,
+    emit: &EventSink,
+) -> Vec<ToolResultMessage> {
+    assistant
+        .tool_calls()
+        .map(|call| {
+            emit_start(emit, call);
+            let message = if assistant.stop_reason == StopReason::Aborted {
+                ABORTED_MESSAGE.to_string()
+            } else {
+                format!(
+                    "Tool call \"{}\" was not executed: the response failed before it was complete.",
+                    call.name
+                )
+            };
+            let done = failed(call, message, false);
+            emit_end(emit, &done);
+            emit_result_message(emit, done).0
+        })
+        .collect()
+}
+
 fn outcome(finished: Vec<(ToolResultMessage, bool)>, never_terminate: bool) -> BatchOutcome {
     let terminate = !never_terminate && !finished.is_empty() && finished.iter().all(|(_, t)| *t);
     BatchOutcome {
