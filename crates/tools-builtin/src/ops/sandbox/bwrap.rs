@@ -45,9 +45,6 @@ pub(crate) fn args(policy: &SandboxPolicy, cwd: &Path, disable_userns: bool) -> 
     a.flag("--unshare-ipc");
     a.flag("--unshare-uts");
     a.flag("--unshare-cgroup-try");
-    if !policy.network {
-        a.flag("--unshare-net");
-    }
     if disable_userns {
         a.flag("--disable-userns");
     }

@@ -1,6 +1,6 @@
 //! Confinement of the commands bash runs: each command starts inside
-//! bubblewrap's namespaces (user, mount, pid, ipc, uts, cgroup and, with
-//! the network off, network) under a seccomp filter, with every inherited
+//! bubblewrap's namespaces (user, mount, pid, ipc, uts, cgroup) under a
+//! seccomp filter, with every inherited
 //! descriptor closed and secret-looking variables removed.
 //!
 //! What a command then can and cannot do:
@@ -10,9 +10,10 @@
 //!   workspace-write mode. Inside them `.git`, `.pi` and the agent
 //!   directory stay read-only. `/dev` is a fresh minimal one (null, zero,
 //!   random, tty...), and no command can create a device node.
-//! - **Network off:** own network namespace (no TCP or UDP beyond its own
-//!   loopback, no abstract unix sockets) and no `socket(AF_UNIX)` at all, so
-//!   socket files such as docker.sock or the ssh agent's are out of reach.
+//! - **Network off:** no socket can be made but netlink's: no TCP or UDP
+//!   (loopback included), no unix sockets, so socket files such as
+//!   docker.sock or the ssh agent's are out of reach, and neither are
+//!   abstract sockets.
 //! - **Processes:** own pid namespace with its own `/proc`: the agent and
 //!   every other process are invisible, so neither their command lines nor
 //!   their environments can be read, and none can be signalled.
@@ -166,7 +167,7 @@ impl ProcessOps for SandboxedProcessOps {
             "writableRoots": if self.policy.mode == SandboxMode::WorkspaceWrite { list(&self.policy.roots) } else { Vec::new() },
             "readOnlyInsideRoots": list(&self.policy.protected),
             "tmp": tmp,
-            "network": if self.policy.network { "allowed" } else { "blocked: no TCP or UDP beyond a private loopback, no unix sockets" },
+            "network": if self.policy.network { "allowed" } else { "blocked: no TCP, UDP (loopback included) or unix sockets" },
             "processes": "own pid namespace: the agent and other processes are invisible",
             "devices": "fresh /dev; no device nodes can be made",
             "secretEnvRemoved": true,
