@@ -104,7 +104,7 @@ impl Backlog {
 
 /// The output side: lines for the client, in order. The sender never
 /// blocks; the backlog is bounded by the command loop, which waits for room
-/// before it reads the next command, and by [`paced`] runs.
+/// before it reads the next command, and by pausing a run (`paced`).
 #[derive(Clone)]
 pub struct RpcOutput {
     tx: mpsc::UnboundedSender<String>,
