@@ -653,10 +653,7 @@ pub fn run(args: &[String]) -> Result<()> {
     b.compare(
         "50 bash calls in one process, sandbox on",
         batch_of("workspace-write"),
-        Some((
-            "the same, --sandbox off".into(),
-            Box::new(batch_of("off")),
-        )),
+        Some(("the same, --sandbox off".into(), Box::new(batch_of("off")))),
         "extra per call = (on - off) / 50; target: under 5 ms",
     )?;
 
