@@ -1,18 +1,33 @@
 //! [`McpHttpServer`]: an [`McpToolServer`] on MCP's Streamable HTTP
-//! transport, with the checks a local tool server needs (DNS-rebinding
-//! protection, an optional bearer token).
+//! transport, with the checks a local tool server needs: DNS-rebinding
+//! protection, a bearer token on every request (generated when none is
+//! given), a header read timeout, a cap on connections and one on sessions.
 
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
+use std::io::Read as _;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use futures::Stream;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
+use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError,
+};
+use rmcp::transport::streamable_http_server::session::{
+    ServerSseMessage, SessionId, SessionManager,
+};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -34,8 +49,9 @@ pub enum McpHttpError {
         #[source]
         source: std::io::Error,
     },
-    /// A non-loopback address without a token: anyone who can reach the
-    /// port could run commands.
+    /// A non-loopback address without a token chosen by the user: other
+    /// machines would reach the server, and a token printed on its stderr
+    /// is not a deliberate choice to let them.
     #[error(
         "refusing to listen on {0} without an auth token: a non-loopback address lets other machines run tools; pass a token or bind 127.0.0.1"
     )]
@@ -43,29 +59,82 @@ pub enum McpHttpError {
     /// The token is unusable in an HTTP header.
     #[error("the auth token must be non-empty visible ASCII")]
     BadToken,
+    /// No random bytes for a generated token.
+    #[error("cannot generate an auth token (reading /dev/urandom): {0}")]
+    Random(#[source] std::io::Error),
 }
 
 /// Options of [`McpHttpServer::bind`].
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct McpHttpOptions {
-    /// When set, every request needs `Authorization: Bearer <token>`
-    /// (HTTP 401 otherwise). Required for a non-loopback address.
+    /// Every request needs `Authorization: Bearer <token>` (HTTP 401
+    /// otherwise). `None`: a random token is generated (32 bytes, hex; see
+    /// [`McpHttpServer::auth_token`]), on loopback addresses only.
     pub auth_token: Option<String>,
+    /// The most connections served at once. When all are taken, a new
+    /// connection closes the oldest one that has had no request in progress
+    /// for a second (a client that sends half a request holds no place);
+    /// when there is none, new ones wait to be accepted. `None`: twice
+    /// [`agent_core::default_max_parallel_tools`] (from the open-file limit).
+    pub max_connections: Option<usize>,
+    /// How long a client may take to send a request's headers (also the
+    /// longest an idle keep-alive connection stays open). Default 15 s.
+    pub header_read_timeout: Duration,
+    /// How long a client may take to send a request's body once its
+    /// headers are in (HTTP 408 after it). Default 30 s.
+    pub body_read_timeout: Duration,
+    /// The largest request body accepted (HTTP 413 beyond it). Default
+    /// [`McpHttpOptions::DEFAULT_MAX_BODY_BYTES`].
+    pub max_body_bytes: usize,
+    /// The most MCP sessions open at once; an `initialize` beyond it gets
+    /// HTTP 503. Default [`McpHttpOptions::DEFAULT_MAX_SESSIONS`].
+    pub max_sessions: usize,
+    /// A session with no request in progress and no open stream for this
+    /// long is closed. Default [`McpHttpOptions::DEFAULT_SESSION_IDLE_TIMEOUT`].
+    pub session_idle_timeout: Duration,
+}
+
+impl McpHttpOptions {
+    /// Default of [`McpHttpOptions::header_read_timeout`].
+    pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(15);
+    /// Default of [`McpHttpOptions::body_read_timeout`].
+    pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+    /// Default of [`McpHttpOptions::max_body_bytes`] (32 MiB).
+    pub const DEFAULT_MAX_BODY_BYTES: usize = 32 << 20;
+    /// Default of [`McpHttpOptions::max_sessions`].
+    pub const DEFAULT_MAX_SESSIONS: usize = 64;
+    /// Default of [`McpHttpOptions::session_idle_timeout`].
+    pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+}
+
+impl Default for McpHttpOptions {
+    fn default() -> Self {
+        McpHttpOptions {
+            auth_token: None,
+            max_connections: None,
+            header_read_timeout: Self::DEFAULT_HEADER_READ_TIMEOUT,
+            body_read_timeout: Self::DEFAULT_BODY_READ_TIMEOUT,
+            max_body_bytes: Self::DEFAULT_MAX_BODY_BYTES,
+            max_sessions: Self::DEFAULT_MAX_SESSIONS,
+            session_idle_timeout: Self::DEFAULT_SESSION_IDLE_TIMEOUT,
+        }
+    }
 }
 
 /// A bound Streamable HTTP endpoint at `http://ADDR/mcp`.
 ///
-/// Bound to a loopback address, requests whose `Host` is not the bound
-/// loopback name and port, or whose `Origin` is not `http://` of it, are
-/// refused with HTTP 403 (a web page cannot reach the server through DNS
-/// rebinding). With a token, requests without it get HTTP 401.
+/// Every request needs the bearer token (HTTP 401 otherwise), on loopback
+/// too: any local user can reach a loopback port. Bound to a loopback
+/// address, requests whose `Host` is not the bound loopback name and port,
+/// or whose `Origin` is not `http://` of it, are refused with HTTP 403 (a
+/// web page cannot reach the server through DNS rebinding).
 ///
 /// ```no_run
 /// # async fn run(server: agent_mcp::McpToolServer) -> Result<(), Box<dyn std::error::Error>> {
 /// use agent_mcp::{McpHttpOptions, McpHttpServer};
 ///
 /// let http = McpHttpServer::bind("127.0.0.1:0".parse()?, McpHttpOptions::default()).await?;
-/// println!("serving {}", http.url());
+/// println!("serving {} (token {})", http.url(), http.auth_token());
 /// http.serve(server, tokio_util::sync::CancellationToken::new()).await;
 /// # Ok(()) }
 /// ```
@@ -73,7 +142,9 @@ pub struct McpHttpOptions {
 pub struct McpHttpServer {
     listener: TcpListener,
     addr: SocketAddr,
-    token: Option<Arc<str>>,
+    token: Arc<str>,
+    generated: bool,
+    options: McpHttpOptions,
 }
 
 impl McpHttpServer {
@@ -82,17 +153,17 @@ impl McpHttpServer {
     /// # Errors
     /// [`McpHttpError::NeedsToken`] for a non-loopback address without a
     /// token, [`McpHttpError::BadToken`] for an empty or non-ASCII token,
+    /// [`McpHttpError::Random`] when no token can be generated,
     /// [`McpHttpError::Bind`] when the address cannot be bound.
     pub async fn bind(addr: SocketAddr, options: McpHttpOptions) -> Result<Self, McpHttpError> {
-        let token = match options.auth_token {
+        let (token, generated) = match &options.auth_token {
             Some(t) if t.is_empty() || !t.bytes().all(|b| b.is_ascii_graphic()) => {
                 return Err(McpHttpError::BadToken);
             }
-            other => other,
+            Some(t) => (t.clone(), false),
+            None if !addr.ip().is_loopback() => return Err(McpHttpError::NeedsToken(addr)),
+            None => (random_token().map_err(McpHttpError::Random)?, true),
         };
-        if token.is_none() && !addr.ip().is_loopback() {
-            return Err(McpHttpError::NeedsToken(addr));
-        }
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|source| McpHttpError::Bind { addr, source })?;
@@ -102,7 +173,9 @@ impl McpHttpServer {
         Ok(McpHttpServer {
             listener,
             addr,
-            token: token.map(Arc::from),
+            token: Arc::from(token),
+            generated,
+            options,
         })
     }
 
@@ -114,6 +187,17 @@ impl McpHttpServer {
     /// `http://ADDR/mcp`.
     pub fn url(&self) -> String {
         format!("http://{}{MCP_HTTP_PATH}", self.addr)
+    }
+
+    /// The bearer token every request must carry.
+    pub fn auth_token(&self) -> &str {
+        &self.token
+    }
+
+    /// Whether [`McpHttpServer::auth_token`] was generated here (no token in
+    /// the options), so the caller must hand it to its clients.
+    pub fn token_was_generated(&self) -> bool {
+        self.generated
     }
 
     /// The transport's configuration: loopback binds accept only their own
@@ -143,12 +227,32 @@ impl McpHttpServer {
     /// cancelled.
     pub async fn serve(self, server: McpToolServer, shutdown: CancellationToken) {
         let config = self.transport_config(&shutdown);
+        let sessions = Arc::new(Sessions::new(
+            self.options.max_sessions.max(1),
+            self.options.session_idle_timeout,
+        ));
+        tokio::spawn(sessions.clone().expire_idle(shutdown.clone()));
         let service = StreamableHttpService::new(
             move || Ok(server.for_new_connection()),
-            Arc::new(LocalSessionManager::default()),
+            sessions.clone(),
             config,
         );
-        tracing::info!(url = %self.url(), "serving MCP over HTTP");
+        let max_connections = self
+            .options
+            .max_connections
+            .unwrap_or_else(|| agent_core::default_max_parallel_tools() * 2)
+            .max(1);
+        let connections = Arc::new(Connections::new(
+            max_connections,
+            EVICTABLE_AFTER.min(self.options.header_read_timeout),
+        ));
+        let header_timeout = self.options.header_read_timeout;
+        let body_limits = BodyLimits {
+            timeout: self.options.body_read_timeout,
+            max_bytes: self.options.max_body_bytes,
+        };
+        let retry_after = self.options.session_idle_timeout.as_secs().max(1);
+        tracing::info!(url = %self.url(), max_connections, "serving MCP over HTTP");
         loop {
             let (stream, peer) = tokio::select! {
                 accepted = self.listener.accept() => match accepted {
@@ -156,66 +260,154 @@ impl McpHttpServer {
                     Err(e) => {
                         // EMFILE and friends pass; back off briefly.
                         tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        tokio::time::sleep(Duration::from_millis(50)).await;
                         continue;
                     }
                 },
                 _ = shutdown.cancelled() => break,
             };
+            // A place for it: free, taken from an idle connection, or the
+            // next one freed (accepting nothing meanwhile).
+            let Some(place) = connections.admit(&shutdown).await else {
+                break;
+            };
             let service = service.clone();
             let token = self.token.clone();
             let shutdown = shutdown.clone();
+            let connections = connections.clone();
             tokio::spawn(async move {
+                let close = place.close.clone();
+                let usage = place.usage.clone();
                 let handler = hyper::service::service_fn(move |request: Request<Incoming>| {
                     let mut service = service.clone();
                     let token = token.clone();
+                    // Counted from the parsed head to the end of the body sent.
+                    let guard = Busy::start(usage.clone(), connections.clone());
                     async move {
-                        Ok::<_, Infallible>(route(&mut service, token.as_deref(), request).await)
+                        let response =
+                            route(&mut service, &token, retry_after, body_limits, request).await;
+                        Ok::<_, Infallible>(response.map(|body| {
+                            GuardedBody {
+                                inner: body,
+                                _busy: guard,
+                            }
+                            .boxed()
+                        }))
                     }
                 });
                 let connection = hyper::server::conn::http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(header_timeout)
                     .serve_connection(TokioIo::new(stream), handler);
                 tokio::select! {
                     r = connection => if let Err(e) = r {
                         tracing::debug!(%peer, error = %e, "HTTP connection ended with an error");
                     },
+                    _ = close.cancelled() => {
+                        tracing::debug!(%peer, "idle HTTP connection closed to make room");
+                    }
                     _ = shutdown.cancelled() => {}
                 }
+                drop(place);
             });
         }
     }
 }
 
-type Service = StreamableHttpService<McpToolServer, LocalSessionManager>;
+/// How long a connection without a request in progress is kept from being
+/// closed to make room for a new one.
+const EVICTABLE_AFTER: Duration = Duration::from_secs(1);
 
-/// `/mcp` goes to the transport once the token matches; anything else is 404.
+/// 32 random bytes from the kernel, as 64 hex digits.
+fn random_token() -> std::io::Result<String> {
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+type Service = StreamableHttpService<McpToolServer, Sessions>;
+
+/// How a request body must arrive.
+#[derive(Debug, Clone, Copy)]
+struct BodyLimits {
+    timeout: Duration,
+    max_bytes: usize,
+}
+
+/// `/mcp` goes to the transport once the token matches and the whole body
+/// is in; anything else is 404.
 async fn route(
     service: &mut Service,
-    token: Option<&str>,
+    token: &str,
+    retry_after: u64,
+    limits: BodyLimits,
     request: Request<Incoming>,
 ) -> Response<BoxBody<Bytes, Infallible>> {
     if request.uri().path() != MCP_HTTP_PATH {
         return plain(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp");
     }
-    if let Some(expected) = token {
-        let given = request
-            .headers()
-            .get(hyper::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes())) {
-            let mut response = plain(StatusCode::UNAUTHORIZED, "missing or wrong bearer token");
-            response.headers_mut().insert(
-                hyper::header::WWW_AUTHENTICATE,
-                hyper::header::HeaderValue::from_static("Bearer"),
+    let given = request
+        .headers()
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
+        let mut response = plain(StatusCode::UNAUTHORIZED, "missing or wrong bearer token");
+        response.headers_mut().insert(
+            hyper::header::WWW_AUTHENTICATE,
+            hyper::header::HeaderValue::from_static("Bearer"),
+        );
+        return response;
+    }
+    // The body is read here, bounded in time and size, so a client that
+    // trickles it holds its connection for a bounded time only.
+    let (parts, body) = request.into_parts();
+    let read = http_body_util::Limited::new(body, limits.max_bytes).collect();
+    let body = match tokio::time::timeout(limits.timeout, read).await {
+        Err(_) => {
+            return plain(
+                StatusCode::REQUEST_TIMEOUT,
+                "the request body did not arrive in time",
             );
-            return response;
         }
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
+            return plain(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "the request body is larger than this server accepts",
+            );
+        }
+        Ok(Err(e)) => {
+            tracing::debug!(error = %e, "reading a request body");
+            return plain(
+                StatusCode::BAD_REQUEST,
+                "the request body could not be read",
+            );
+        }
+        Ok(Ok(collected)) => Full::new(collected.to_bytes()),
+    };
+    let request = Request::from_parts(parts, body);
+    let call = tower_service::Service::call(service, request);
+    let (response, refused) = SESSION_REFUSED
+        .scope(Cell::new(false), async move {
+            let response = match call.await {
+                Ok(response) => response,
+                Err(never) => match never {},
+            };
+            (response, SESSION_REFUSED.with(Cell::get))
+        })
+        .await;
+    if !refused {
+        return response;
     }
-    match tower_service::Service::call(service, request).await {
-        Ok(response) => response,
-        Err(never) => match never {},
-    }
+    let mut response = plain(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "too many open MCP sessions: end one (HTTP DELETE with its Mcp-Session-Id) or wait until an idle one expires",
+    );
+    response.headers_mut().insert(
+        hyper::header::RETRY_AFTER,
+        hyper::header::HeaderValue::from(retry_after),
+    );
+    response
 }
 
 fn plain(status: StatusCode, text: &'static str) -> Response<BoxBody<Bytes, Infallible>> {
@@ -236,6 +428,377 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The open connections, oldest first, and whether each has a request in
+/// progress.
+struct Connections {
+    max: usize,
+    /// How long a connection must have been without a request in progress
+    /// before it may be closed for room: a client that just connected and
+    /// is sending its request is not cut off, one that stalls is.
+    evictable_after: Duration,
+    table: Mutex<ConnectionTable>,
+    changed: tokio::sync::Notify,
+}
+
+#[derive(Default)]
+struct ConnectionTable {
+    next: u64,
+    open: BTreeMap<u64, OpenConnection>,
+}
+
+struct OpenConnection {
+    close: CancellationToken,
+    usage: Arc<ConnectionUse>,
+}
+
+/// Requests in progress on one connection, and since when it has had none.
+struct ConnectionUse {
+    requests: AtomicUsize,
+    idle_since: Mutex<Instant>,
+}
+
+impl ConnectionUse {
+    fn new() -> Self {
+        ConnectionUse {
+            requests: AtomicUsize::new(0),
+            idle_since: Mutex::new(Instant::now()),
+        }
+    }
+
+    /// No request in progress, for at least `at_least`.
+    fn idle_for(&self, at_least: Duration) -> bool {
+        self.requests.load(Ordering::Acquire) == 0 && lock(&self.idle_since).elapsed() >= at_least
+    }
+}
+
+/// One connection's place; dropping it frees the place.
+struct Place {
+    id: u64,
+    close: CancellationToken,
+    usage: Arc<ConnectionUse>,
+    connections: Arc<Connections>,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        lock(&self.connections.table).open.remove(&self.id);
+        self.connections.changed.notify_one();
+    }
+}
+
+impl Connections {
+    fn new(max: usize, evictable_after: Duration) -> Self {
+        Connections {
+            max,
+            evictable_after,
+            table: Mutex::new(ConnectionTable::default()),
+            changed: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// A place now: a free one, or the oldest idle connection's (closed).
+    fn try_admit(self: &Arc<Self>) -> Option<Place> {
+        let mut table = lock(&self.table);
+        if table.open.len() >= self.max {
+            let idle = table
+                .open
+                .iter()
+                .find(|(_, c)| c.usage.idle_for(self.evictable_after))
+                .map(|(id, _)| *id)?;
+            if let Some(evicted) = table.open.remove(&idle) {
+                evicted.close.cancel();
+            }
+        }
+        let id = table.next;
+        table.next += 1;
+        let close = CancellationToken::new();
+        let usage = Arc::new(ConnectionUse::new());
+        table.open.insert(
+            id,
+            OpenConnection {
+                close: close.clone(),
+                usage: usage.clone(),
+            },
+        );
+        Some(Place {
+            id,
+            close,
+            usage,
+            connections: self.clone(),
+        })
+    }
+
+    /// Waits for a place; `None` on shutdown.
+    async fn admit(self: &Arc<Self>, shutdown: &CancellationToken) -> Option<Place> {
+        // An idle connection becomes closable with time, not with an event.
+        let recheck = (self.evictable_after / 2).max(Duration::from_millis(20));
+        loop {
+            if let Some(place) = self.try_admit() {
+                return Some(place);
+            }
+            tracing::debug!(max = self.max, "every HTTP connection is in use; waiting");
+            tokio::select! {
+                _ = self.changed.notified() => {}
+                _ = tokio::time::sleep(recheck) => {}
+                _ = shutdown.cancelled() => return None,
+            }
+        }
+    }
+}
+
+/// A request in progress on a connection (so it is not closed for room).
+struct Busy {
+    usage: Arc<ConnectionUse>,
+    connections: Arc<Connections>,
+}
+
+impl Busy {
+    fn start(usage: Arc<ConnectionUse>, connections: Arc<Connections>) -> Self {
+        usage.requests.fetch_add(1, Ordering::AcqRel);
+        Busy { usage, connections }
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        if self.usage.requests.fetch_sub(1, Ordering::AcqRel) == 1 {
+            *lock(&self.usage.idle_since) = Instant::now();
+            self.connections.changed.notify_one();
+        }
+    }
+}
+
+/// A response body that keeps its connection busy until it is dropped.
+struct GuardedBody {
+    inner: BoxBody<Bytes, Infallible>,
+    _busy: Busy,
+}
+
+impl Body for GuardedBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+tokio::task_local! {
+    /// Set when the session cap refused an `initialize` of this request.
+    static SESSION_REFUSED: Cell<bool>;
+}
+
+/// rmcp's in-memory sessions with a cap and idle expiry: a session with no
+/// open stream (no request in progress, no `GET` stream) for the idle
+/// timeout is closed. rmcp's own keep-alive is off: it counts a long tool
+/// call without output as idle.
+struct Sessions {
+    local: LocalSessionManager,
+    max: usize,
+    idle: Duration,
+    creating: tokio::sync::Mutex<()>,
+    activity: Arc<Mutex<HashMap<SessionId, Activity>>>,
+}
+
+struct Activity {
+    last: Instant,
+    open_streams: usize,
+}
+
+/// Why a session operation failed.
+#[derive(Debug, thiserror::Error)]
+enum SessionsError {
+    #[error("too many open MCP sessions (the limit is {0})")]
+    Full(usize),
+    #[error(transparent)]
+    Local(#[from] LocalSessionManagerError),
+}
+
+impl Sessions {
+    fn new(max: usize, idle: Duration) -> Self {
+        let mut local = LocalSessionManager::default();
+        local.session_config.keep_alive = None;
+        Sessions {
+            local,
+            max,
+            idle,
+            creating: tokio::sync::Mutex::new(()),
+            activity: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    fn touch(&self, id: &SessionId) {
+        if let Some(a) = lock(&self.activity).get_mut(id) {
+            a.last = Instant::now();
+        }
+    }
+
+    /// `stream`, counted as open until dropped.
+    fn track(
+        &self,
+        id: &SessionId,
+        stream: impl Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+    ) -> TrackedStream {
+        if let Some(a) = lock(&self.activity).get_mut(id) {
+            a.last = Instant::now();
+            a.open_streams += 1;
+        }
+        TrackedStream {
+            inner: Box::pin(stream),
+            _open: OpenStream {
+                activity: self.activity.clone(),
+                id: id.clone(),
+            },
+        }
+    }
+
+    fn expired(&self) -> Vec<SessionId> {
+        lock(&self.activity)
+            .iter()
+            .filter(|(_, a)| a.open_streams == 0 && a.last.elapsed() >= self.idle)
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// Closes idle sessions until `shutdown`.
+    async fn expire_idle(self: Arc<Self>, shutdown: CancellationToken) {
+        let period = (self.idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(15));
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(period) => {}
+                _ = shutdown.cancelled() => return,
+            }
+            for id in self.expired() {
+                tracing::info!(session = %id, "closing an idle MCP session");
+                if let Err(e) = self.close_session(&id).await {
+                    tracing::debug!(session = %id, error = %e, "closing an idle session");
+                }
+            }
+        }
+    }
+}
+
+impl SessionManager for Sessions {
+    type Error = SessionsError;
+    type Transport = <LocalSessionManager as SessionManager>::Transport;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let _one_at_a_time = self.creating.lock().await;
+        let open = self.local.sessions.read().await.len();
+        if open >= self.max {
+            let _ = SESSION_REFUSED.try_with(|r| r.set(true));
+            tracing::warn!(open, max = self.max, "refusing a new MCP session");
+            return Err(SessionsError::Full(self.max));
+        }
+        let (id, transport) = self.local.create_session().await?;
+        lock(&self.activity).insert(
+            id.clone(),
+            Activity {
+                last: Instant::now(),
+                open_streams: 0,
+            },
+        );
+        Ok((id, transport))
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        self.touch(id);
+        Ok(self.local.initialize_session(id, message).await?)
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        self.touch(id);
+        Ok(self.local.has_session(id).await?)
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        lock(&self.activity).remove(id);
+        Ok(self.local.close_session(id).await?)
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let stream = self.local.create_stream(id, message).await?;
+        Ok(self.track(id, stream))
+    }
+
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), Self::Error> {
+        self.touch(id);
+        Ok(self.local.accept_message(id, message).await?)
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let stream = self.local.create_standalone_stream(id).await?;
+        Ok(self.track(id, stream))
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let stream = self.local.resume(id, last_event_id).await?;
+        Ok(self.track(id, stream))
+    }
+}
+
+/// A session's stream; open until dropped.
+struct TrackedStream {
+    inner: Pin<Box<dyn Stream<Item = ServerSseMessage> + Send + Sync>>,
+    _open: OpenStream,
+}
+
+impl Stream for TrackedStream {
+    type Item = ServerSseMessage;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.inner.as_mut().poll_next(cx)
+    }
+}
+
+struct OpenStream {
+    activity: Arc<Mutex<HashMap<SessionId, Activity>>>,
+    id: SessionId,
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        if let Some(a) = lock(&self.activity).get_mut(&self.id) {
+            a.open_streams = a.open_streams.saturating_sub(1);
+            a.last = Instant::now();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,7 +811,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn non_loopback_needs_a_token() {
+    async fn tokens_given_checked_or_generated() {
         let err = McpHttpServer::bind("0.0.0.0:0".parse().unwrap(), McpHttpOptions::default())
             .await
             .unwrap_err();
@@ -257,10 +820,47 @@ mod tests {
             "127.0.0.1:0".parse().unwrap(),
             McpHttpOptions {
                 auth_token: Some("has space".into()),
+                ..Default::default()
             },
         )
         .await
         .unwrap_err();
         assert!(matches!(err, McpHttpError::BadToken));
+        let a = McpHttpServer::bind("127.0.0.1:0".parse().unwrap(), McpHttpOptions::default())
+            .await
+            .unwrap();
+        let b = McpHttpServer::bind("127.0.0.1:0".parse().unwrap(), McpHttpOptions::default())
+            .await
+            .unwrap();
+        assert!(a.token_was_generated());
+        assert_eq!(a.auth_token().len(), 64);
+        assert!(a.auth_token().bytes().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a.auth_token(), b.auth_token());
+    }
+
+    #[test]
+    fn a_full_table_closes_the_oldest_idle_connection() {
+        let connections = Arc::new(Connections::new(2, Duration::ZERO));
+        let first = connections.try_admit().unwrap();
+        let second = connections.try_admit().unwrap();
+        let _busy = Busy::start(first.usage.clone(), connections.clone());
+        // The first is busy: the second, idle, makes room.
+        let third = connections.try_admit().unwrap();
+        assert!(!first.close.is_cancelled());
+        assert!(second.close.is_cancelled());
+        let _busy_too = Busy::start(third.usage.clone(), connections.clone());
+        assert!(connections.try_admit().is_none(), "all busy: wait");
+        drop(second);
+        assert!(connections.try_admit().is_none());
+        drop(third);
+        assert!(connections.try_admit().is_some());
+    }
+
+    #[test]
+    fn a_connection_just_opened_is_not_closed_for_room() {
+        let connections = Arc::new(Connections::new(1, Duration::from_secs(3600)));
+        let first = connections.try_admit().unwrap();
+        assert!(connections.try_admit().is_none(), "wait instead");
+        assert!(!first.close.is_cancelled());
     }
 }

@@ -32,6 +32,12 @@ use crate::McpLogSink;
 /// logging capability: after `logging/setLevel`, `tracing` events at or above
 /// the level go to the client as `notifications/message`.
 ///
+/// At most [`McpToolServer::with_max_parallel_calls`] calls execute at once,
+/// across every client of the server (by default
+/// [`agent_core::default_max_parallel_tools`], from the open-file limit);
+/// the others wait for a slot in arrival order, so hundreds of parallel bash
+/// calls do not run out of file descriptors.
+///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::sync::Arc;
@@ -55,6 +61,8 @@ pub struct McpToolServer {
     log_sink: Option<McpLogSink>,
     connection: u64,
     before: Option<BeforeToolCallHook>,
+    slots: Arc<tokio::sync::Semaphore>,
+    max_parallel: usize,
 }
 
 impl McpToolServer {
@@ -64,6 +72,7 @@ impl McpToolServer {
             .iter()
             .map(|d| wrap_tool_definition(d.clone(), context.clone()))
             .collect();
+        let max_parallel = agent_core::default_max_parallel_tools();
         McpToolServer {
             definitions,
             tools,
@@ -71,7 +80,24 @@ impl McpToolServer {
             log_sink: None,
             connection: 0,
             before: None,
+            slots: Arc::new(tokio::sync::Semaphore::new(max_parallel)),
+            max_parallel,
         }
+    }
+
+    /// At most `n` calls execute at once (at least 1), across all the
+    /// connections of this server and its copies; further calls wait.
+    /// Settings' `maxParallelTools` goes here.
+    pub fn with_max_parallel_calls(mut self, n: usize) -> Self {
+        let n = n.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
+        self.slots = Arc::new(tokio::sync::Semaphore::new(n));
+        self.max_parallel = n;
+        self
+    }
+
+    /// How many calls may execute at once.
+    pub fn max_parallel_calls(&self) -> usize {
+        self.max_parallel
     }
 
     /// Checks every call against permission rules first; there is no one to
@@ -227,6 +253,14 @@ impl ServerHandler for McpToolServer {
             tokio::spawn(async move {
                 let _ = peer.notify_progress(param).await;
             });
+        };
+        // A slot first (in arrival order); a call cancelled while it waits
+        // never starts.
+        let _slot = tokio::select! {
+            slot = self.slots.clone().acquire_owned() => slot.ok(),
+            _ = context.ct.cancelled() => {
+                return Ok(CallToolResult::error(vec![McpContent::text("Operation aborted")]).into());
+            }
         };
         let (result, is_error) = execute_tool_call_with(
             &self.tools,

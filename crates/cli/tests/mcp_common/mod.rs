@@ -22,23 +22,23 @@ pub fn text(result: &CallToolResult) -> String {
         .collect()
 }
 
-/// Two 0.6 s bash calls from one client finish together, in well under 1.2 s.
+/// Two bash calls from one client run at once: each marks that it started
+/// and waits (up to a minute) for the other's mark, so calls run one after
+/// the other would print "alone" instead of "together".
 pub async fn assert_parallel_calls_overlap(peer: &Peer<RoleClient>) {
-    let started = Instant::now();
-    let sleep = || {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    let call = |me: &str, other: &str| {
+        let command = format!(
+            "touch '{d}/{me}'; for i in $(seq 1200); do [ -e '{d}/{other}' ] && {{ echo together; exit 0; }}; sleep 0.05; done; echo alone"
+        );
         peer.call_tool(
-            CallToolRequestParams::new("bash")
-                .with_arguments(args(json!({"command": "sleep 0.6; echo done"}))),
+            CallToolRequestParams::new("bash").with_arguments(args(json!({"command": command}))),
         )
     };
-    let (a, b) = tokio::join!(sleep(), sleep());
-    assert_eq!(text(&a.unwrap()), "done\n");
-    assert_eq!(text(&b.unwrap()), "done\n");
-    assert!(
-        started.elapsed() < Duration::from_millis(1100),
-        "{:?}",
-        started.elapsed()
-    );
+    let (a, b) = tokio::join!(call("a", "b"), call("b", "a"));
+    assert_eq!(text(&a.unwrap()), "together\n");
+    assert_eq!(text(&b.unwrap()), "together\n");
 }
 
 /// A bash call dropped after a moment (the client sends
