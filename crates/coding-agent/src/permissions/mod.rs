@@ -381,7 +381,9 @@ impl PermissionRules {
         if allow.is_empty() {
             return default;
         }
-        if parts.opaque || lines.is_empty() {
+        // Only a plain command (literal words, simple quoting, no expansion,
+        // no assignment) can be allowed by a rule.
+        if parts.opaque || !parts.plain || lines.is_empty() {
             return PermissionDecision {
                 permission: Permission::Ask,
                 rule: None,

@@ -22,8 +22,14 @@ pub struct ShellCommands {
     /// Each simple command's words, quotes removed, assignments, keywords
     /// and redirections dropped; wrappers appear both whole and unwrapped.
     pub commands: Vec<Vec<String>>,
-    /// Something could not be resolved statically.
+    /// Something could not be resolved statically: a deny rule cannot be
+    /// trusted to see every command, so such a line is asked, never allowed.
     pub opaque: bool,
+    /// Every command is plain: literal words and simple quoting only (no
+    /// expansion of any kind, no assignment, no brace or glob in a command
+    /// word, no here-document or here-string). Only a plain line can be
+    /// allowed by an allow rule.
+    pub plain: bool,
 }
 
 impl ShellCommands {
@@ -43,8 +49,14 @@ impl ShellCommands {
 /// assert!(!parts.opaque);
 /// ```
 pub fn split_commands(text: &str) -> ShellCommands {
-    let mut out = ShellCommands::default();
+    let mut out = ShellCommands {
+        plain: true,
+        ..ShellCommands::default()
+    };
     split_into(text, &mut out, 0);
+    if out.opaque {
+        out.plain = false;
+    }
     out
 }
 
@@ -52,8 +64,19 @@ pub fn split_commands(text: &str) -> ShellCommands {
 const MAX_DEPTH: usize = 16;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+struct Word {
+    text: String,
+    /// Holds a `$...`, backtick or process substitution.
+    expanded: bool,
+    /// Literal words and simple quoting only.
+    plain: bool,
+    /// An unquoted glob (`*`, `?`, `[`) or brace expansion.
+    glob: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Token {
-    Word { text: String, expanded: bool },
+    Word(Word),
     Op(&'static str),
     Redirect,
 }
@@ -69,15 +92,18 @@ fn split_into(text: &str, out: &mut ShellCommands, depth: usize) {
     if opens != closes {
         out.opaque = true;
     }
-    let mut words: Vec<(String, bool)> = Vec::new();
+    let mut words: Vec<Word> = Vec::new();
     let mut skip_next_word = false;
     for token in tokens {
         match token {
-            Token::Word { text, expanded } => {
+            Token::Word(word) => {
                 if skip_next_word {
                     skip_next_word = false;
+                    if !word.plain {
+                        out.plain = false;
+                    }
                 } else {
-                    words.push((text, expanded));
+                    words.push(word);
                 }
             }
             Token::Redirect => skip_next_word = true,
@@ -92,143 +118,434 @@ fn split_into(text: &str, out: &mut ShellCommands, depth: usize) {
     finish(words, out, depth);
 }
 
-const KEYWORDS: [&str; 14] = [
-    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "time",
-    "coproc",
+const KEYWORDS: [&str; 12] = [
+    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}",
 ];
+
+fn is_name(word: &str) -> bool {
+    !word.is_empty()
+        && !word.starts_with(|c: char| c.is_ascii_digit())
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
 
 fn is_assignment(word: &str) -> bool {
     match word.split_once('=') {
         Some((name, _)) => {
             let name = name.strip_suffix('+').unwrap_or(name);
-            !name.is_empty()
-                && !name.starts_with(|c: char| c.is_ascii_digit())
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            is_name(name) || subscripted_name(name)
         }
         None => false,
     }
 }
 
-/// Options of a wrapper that take a value (`sudo -u root`, `nice -n 5`).
-fn option_takes_value(wrapper: &str, option: &str) -> bool {
-    let table: &[&str] = match wrapper {
-        "sudo" | "doas" => &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U"],
-        "env" => &["-u", "-C", "-S", "--unset", "--chdir"],
-        "nice" => &["-n", "--adjustment"],
-        "timeout" => &["-s", "-k", "--signal", "--kill-after"],
-        "xargs" => &[
-            "-I",
-            "-i",
-            "-n",
-            "-P",
-            "-d",
-            "-E",
-            "-L",
-            "-s",
-            "-a",
-            "--max-args",
-            "--max-procs",
-            "--delimiter",
-            "--arg-file",
-        ],
-        "stdbuf" => &["-i", "-o", "-e"],
-        "exec" => &["-a"],
-        "ionice" => &["-c", "-n", "-p"],
-        "flock" => &["-w", "-E", "-c"],
-        _ => &[],
-    };
-    table.contains(&option)
+/// `a[...]`: an array element, whose subscript bash evaluates (and with it
+/// any `$(...)` a variable holds).
+fn subscripted_name(name: &str) -> bool {
+    match name.split_once('[') {
+        Some((base, rest)) => is_name(base) && rest.ends_with(']'),
+        None => false,
+    }
 }
 
-const WRAPPERS: [&str; 15] = [
-    "env", "command", "builtin", "exec", "nohup", "nice", "timeout", "sudo", "doas", "xargs",
-    "stdbuf", "setsid", "ionice", "flock", "time",
+/// Variables that change what bash itself runs or how it reads a line.
+const SPECIAL_VARIABLES: [&str; 16] = [
+    "PATH",
+    "BASH_ENV",
+    "ENV",
+    "PS0",
+    "PS1",
+    "PS2",
+    "PS3",
+    "PS4",
+    "PROMPT_COMMAND",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "IFS",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "EXECIGNORE",
+    "BASH_LOADABLES_PATH",
 ];
 
-const SHELLS: [&str; 6] = ["sh", "bash", "zsh", "dash", "ksh", "fish"];
+/// An assignment bash would turn into running something we cannot see.
+fn dangerous_assignment(word: &str) -> bool {
+    let name = word.split_once('=').map(|(n, _)| n).unwrap_or(word);
+    let name = name.strip_suffix('+').unwrap_or(name);
+    subscripted_name(name)
+        || SPECIAL_VARIABLES.contains(&name)
+        || name.starts_with("BASH_FUNC_")
+        || name.starts_with("BASH_CMDS")
+        || name.starts_with("BASH_ALIASES")
+}
+
+/// A wrapper's option grammar: short flags, short options taking a value,
+/// long flags, long options taking a value, positional words before the
+/// command (`timeout DURATION`, `flock FILE`).
+struct Grammar {
+    flags: &'static str,
+    values: &'static str,
+    long_flags: &'static [&'static str],
+    long_values: &'static [&'static str],
+    positional: usize,
+}
+
+const fn grammar(
+    flags: &'static str,
+    values: &'static str,
+    long_flags: &'static [&'static str],
+    long_values: &'static [&'static str],
+    positional: usize,
+) -> Grammar {
+    Grammar {
+        flags,
+        values,
+        long_flags,
+        long_values,
+        positional,
+    }
+}
+
+/// Wrappers that run their arguments as a command, with their options.
+fn wrapper_grammar(name: &str) -> Option<Grammar> {
+    Some(match name {
+        "env" => grammar(
+            "i0v",
+            "uC",
+            &["--ignore-environment", "--null", "--debug"],
+            &["--unset", "--chdir"],
+            0,
+        ),
+        "command" => grammar("pvV", "", &[], &[], 0),
+        "builtin" | "nohup" => grammar("", "", &[], &[], 0),
+        "exec" => grammar("cl", "a", &[], &[], 0),
+        "nice" => grammar("", "n", &[], &["--adjustment"], 0),
+        "timeout" => grammar(
+            "v",
+            "sk",
+            &["--foreground", "--preserve-status", "--verbose"],
+            &["--signal", "--kill-after"],
+            1,
+        ),
+        "sudo" => grammar(
+            "AbEHknPSsi",
+            "ugpCDrtUTRh",
+            &["--preserve-env", "--non-interactive", "--login", "--shell"],
+            &["--user", "--group", "--prompt", "--chdir"],
+            0,
+        ),
+        "doas" => grammar("ns", "uC", &[], &[], 0),
+        "xargs" => grammar(
+            "0prtxo",
+            "adEILnPs",
+            &[
+                "--null",
+                "--interactive",
+                "--no-run-if-empty",
+                "--verbose",
+                "--exit",
+                "--open-tty",
+                "--show-limits",
+            ],
+            &[
+                "--arg-file",
+                "--delimiter",
+                "--max-args",
+                "--max-procs",
+                "--max-chars",
+                "--process-slot-var",
+            ],
+            0,
+        ),
+        "stdbuf" => grammar("", "ioe", &[], &["--input", "--output", "--error"], 0),
+        "setsid" => grammar("cfw", "", &["--ctty", "--fork", "--wait"], &[], 0),
+        "ionice" => grammar("t", "cn", &["--ignore"], &["--class", "--classdata"], 0),
+        "flock" => grammar(
+            "sxenuoFv",
+            "wE",
+            &[
+                "--shared",
+                "--exclusive",
+                "--nonblock",
+                "--unlock",
+                "--close",
+                "--no-fork",
+                "--verbose",
+            ],
+            &["--timeout", "--wait", "--conflict-exit-code"],
+            1,
+        ),
+        "time" => grammar(
+            "pavq",
+            "fo",
+            &["--portability", "--append", "--verbose", "--quiet"],
+            &["--format", "--output"],
+            0,
+        ),
+        _ => return None,
+    })
+}
+
+/// Short options whose value is optional and only ever attached (`xargs -i`).
+fn optional_attached(wrapper: &str, option: char) -> bool {
+    wrapper == "xargs" && matches!(option, 'i' | 'e' | 'l')
+}
+
+/// Programs that run a command we cannot follow (a string for a shell, a
+/// command on another root or namespace): never judged by their words.
+const UNMODELLED_RUNNERS: [&str; 22] = [
+    "watch",
+    "script",
+    "su",
+    "runuser",
+    "parallel",
+    "chroot",
+    "unshare",
+    "nsenter",
+    "strace",
+    "ltrace",
+    "taskset",
+    "chrt",
+    "prlimit",
+    "systemd-run",
+    "firejail",
+    "bwrap",
+    "pkexec",
+    "valgrind",
+    "busybox",
+    "toybox",
+    "fakeroot",
+    "unbuffer",
+];
+
+/// Builtins that run text as code or change how names resolve.
+const CODE_BUILTINS: [&str; 15] = [
+    "eval",
+    "source",
+    ".",
+    "trap",
+    "let",
+    "alias",
+    "enable",
+    "hash",
+    "shopt",
+    "mapfile",
+    "readarray",
+    "complete",
+    "bind",
+    "fc",
+    "coproc",
+];
+
+/// Builtins that evaluate an array subscript (and with it any `$(...)` a
+/// variable holds) when a word names `a[...]`.
+const SUBSCRIPT_BUILTINS: [&str; 16] = [
+    "declare", "typeset", "local", "export", "readonly", "read", "printf", "unset", "test", "[",
+    "[[", "getopts", "wait", "shift", "unset", "let",
+];
+
+const SHELLS: [&str; 10] = [
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "yash", "posh",
+];
+
+/// `set -o` / `shopt -s` names a `bash -o/-O` may carry without changing
+/// how the script is read.
+const SAFE_SHELL_OPTIONS: [&str; 12] = [
+    "errexit",
+    "pipefail",
+    "nounset",
+    "noglob",
+    "noclobber",
+    "xtrace",
+    "verbose",
+    "nullglob",
+    "failglob",
+    "globstar",
+    "dotglob",
+    "nocaseglob",
+];
 
 fn basename(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
 
-/// Records one simple command (and what it runs in turn).
-fn finish(words: Vec<(String, bool)>, out: &mut ShellCommands, depth: usize) {
-    let mut start = 0;
-    while start < words.len() {
-        let w = words[start].0.as_str();
-        if words[start].1 {
+/// Where the command a wrapper runs starts; `None`: the wrapper's words are
+/// not fully understood.
+fn wrapped_command(name: &str, g: &Grammar, texts: &[String]) -> Option<usize> {
+    let mut i = 1;
+    while i < texts.len() {
+        let w = texts[i].as_str();
+        if w == "--" {
+            i += 1;
             break;
         }
-        if KEYWORDS.contains(&w) || is_assignment(w) {
+        if name == "env" && w == "-" {
+            i += 1;
+            continue;
+        }
+        if name == "env" && is_assignment(w) {
+            i += 1;
+            continue;
+        }
+        if let Some(long) = w.strip_prefix("--") {
+            let key = format!("--{}", long.split('=').next().unwrap_or(""));
+            if g.long_flags.contains(&key.as_str()) {
+                i += 1;
+            } else if g.long_values.contains(&key.as_str()) {
+                i += if long.contains('=') { 1 } else { 2 };
+            } else {
+                return None;
+            }
+            continue;
+        }
+        if let Some(cluster) = w.strip_prefix('-').filter(|c| !c.is_empty()) {
+            // `nice -5`
+            if name == "nice" && cluster.chars().all(|c| c.is_ascii_digit()) {
+                i += 1;
+                continue;
+            }
+            let chars: Vec<char> = cluster.chars().collect();
+            let mut k = 0;
+            let mut consumed = 1;
+            while k < chars.len() {
+                let c = chars[k];
+                if optional_attached(name, c) {
+                    break;
+                }
+                if g.values.contains(c) {
+                    if k + 1 == chars.len() {
+                        consumed = 2;
+                    }
+                    break;
+                }
+                if !g.flags.contains(c) {
+                    return None;
+                }
+                k += 1;
+            }
+            i += consumed;
+            continue;
+        }
+        break;
+    }
+    i += g.positional;
+    // `flock FILE -c 'text'`: a string for a shell.
+    if name == "flock" && texts.get(i).is_some_and(|w| w == "-c" || w == "--command") {
+        return None;
+    }
+    Some(i)
+}
+
+/// Records one simple command (and what it runs in turn).
+fn finish(words: Vec<Word>, out: &mut ShellCommands, depth: usize) {
+    let mut start = 0;
+    while start < words.len() {
+        let w = &words[start];
+        if w.expanded {
+            break;
+        }
+        if KEYWORDS.contains(&w.text.as_str()) {
+            start += 1;
+            continue;
+        }
+        if is_assignment(&w.text) {
+            // An assignment is never plain; some change what bash runs.
+            out.plain = false;
+            if dangerous_assignment(&w.text) {
+                out.opaque = true;
+            }
             start += 1;
             continue;
         }
         break;
     }
     let words = &words[start..];
-    let Some((first, first_expanded)) = words.first() else {
+    let Some(first) = words.first() else {
         return;
     };
-    if *first_expanded {
-        // The command name comes from an expansion: unknown until run.
+    if first.expanded || first.glob {
+        // The command name comes from an expansion or a pattern: unknown
+        // until run.
         out.opaque = true;
     }
-    match first.as_str() {
-        "for" | "select" => return,
-        "case" | "function" | "eval" | "source" | "." | "trap" => out.opaque = true,
+    for w in words {
+        if !w.plain {
+            out.plain = false;
+        }
+    }
+    let name = basename(&first.text).to_string();
+    match name.as_str() {
+        "for" | "select" => {
+            out.plain = false;
+            return;
+        }
+        "case" | "function" | "((" => out.opaque = true,
         _ => {}
     }
-    if first.ends_with("()") || words.get(1).is_some_and(|(w, _)| w == "()") {
+    if CODE_BUILTINS.contains(&name.as_str()) || UNMODELLED_RUNNERS.contains(&name.as_str()) {
         out.opaque = true;
     }
-    let texts: Vec<String> = words.iter().map(|(w, _)| w.clone()).collect();
+    if SUBSCRIPT_BUILTINS.contains(&name.as_str())
+        && words[1..]
+            .iter()
+            .any(|w| w.text.contains('[') && w.text != "[" && w.text != "[[")
+    {
+        out.opaque = true;
+    }
+    if matches!(
+        name.as_str(),
+        "declare" | "typeset" | "local" | "readonly" | "export"
+    ) && words[1..]
+        .iter()
+        .any(|w| w.text.starts_with(['-', '+']) && w.text.contains(['i', 'n', 'a', 'A']))
+    {
+        out.opaque = true;
+    }
+    if name == "[["
+        && words[1..].iter().any(|w| {
+            matches!(
+                w.text.as_str(),
+                "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge" | "-v"
+            )
+        })
+    {
+        // Arithmetic comparisons evaluate their operands as expressions.
+        out.opaque = true;
+    }
+    if name == "printf" && words[1..].iter().any(|w| w.text == "-v") {
+        out.opaque = true;
+    }
+    if first.text.ends_with("()") || words.get(1).is_some_and(|w| w.text == "()") {
+        out.opaque = true;
+    }
+    let texts: Vec<String> = words.iter().map(|w| w.text.clone()).collect();
     out.commands.push(texts.clone());
 
-    let name = basename(first);
-    if WRAPPERS.contains(&name) && texts.len() > 1 {
+    if name == "coproc" {
+        // `coproc NAME { ...; }`: the name is not a command.
         let mut i = 1;
-        while i < texts.len() {
-            let w = texts[i].as_str();
-            if w == "--" {
-                i += 1;
-                break;
-            }
-            if name == "env" && is_assignment(w) {
-                i += 1;
-                continue;
-            }
-            if w.starts_with('-') && w.len() > 1 {
-                i += if option_takes_value(name, w) { 2 } else { 1 };
-                continue;
-            }
-            // timeout DURATION CMD, flock FILE CMD
-            if (name == "timeout" || name == "flock") && i == first_nonoption(&texts) {
-                i += 1;
-                continue;
-            }
-            break;
+        if texts.len() > 2 && is_name(&texts[1]) && KEYWORDS.contains(&texts[2].as_str()) {
+            i = 2;
         }
         if i < texts.len() {
-            let inner: Vec<(String, bool)> = words[i..].to_vec();
-            finish(inner, out, depth);
+            finish(words[i..].to_vec(), out, depth);
         }
         return;
     }
-    if SHELLS.contains(&name) {
-        // sh -c 'text', bash -lc "text"
-        let mut iter = texts.iter().skip(1);
-        while let Some(w) = iter.next() {
-            if w.starts_with('-') && !w.starts_with("--") && w.contains('c') {
-                match iter.next() {
-                    Some(script) => split_into(script, out, depth + 1),
-                    None => out.opaque = true,
-                }
-                break;
+    if let Some(g) = wrapper_grammar(&name) {
+        if texts.len() > 1 {
+            if name == "env" && texts[1..].iter().any(|w| dangerous_assignment(w)) {
+                out.opaque = true;
             }
-            if !w.starts_with('-') {
-                break;
+            match wrapped_command(&name, &g, &texts) {
+                Some(i) if i < texts.len() => finish(words[i..].to_vec(), out, depth),
+                Some(_) => {}
+                None => out.opaque = true,
             }
         }
+        return;
+    }
+    if SHELLS.contains(&name.as_str()) {
+        shell_command(words, out, depth);
         return;
     }
     if name == "find" {
@@ -248,10 +565,68 @@ fn finish(words: Vec<(String, bool)>, out: &mut ShellCommands, depth: usize) {
     }
 }
 
-fn first_nonoption(texts: &[String]) -> usize {
-    (1..texts.len())
-        .find(|&i| !texts[i].starts_with('-'))
-        .unwrap_or(texts.len())
+/// `bash [options] -c 'text' [name args]`: the text is split in turn. A
+/// shell reading a file or its input, or an option that changes how it
+/// reads (`--rcfile`, `-O expand_aliases`), is opaque.
+fn shell_command(words: &[Word], out: &mut ShellCommands, depth: usize) {
+    let mut command_mode = false;
+    let mut i = 1;
+    while i < words.len() {
+        let w = words[i].text.as_str();
+        if w == "--" || w == "-" {
+            i += 1;
+            break;
+        }
+        if w.starts_with("--") {
+            match w {
+                "--login" | "--noprofile" | "--norc" | "--posix" | "--verbose" | "--noediting"
+                | "--restricted" => {
+                    i += 1;
+                    continue;
+                }
+                _ => {
+                    out.opaque = true;
+                    return;
+                }
+            }
+        }
+        if (w.starts_with('-') || w.starts_with('+')) && w.len() > 1 {
+            for c in w[1..].chars() {
+                match c {
+                    'c' => command_mode = true,
+                    'o' | 'O' => {
+                        i += 1;
+                        let safe = words
+                            .get(i)
+                            .is_some_and(|o| SAFE_SHELL_OPTIONS.contains(&o.text.as_str()));
+                        if !safe {
+                            out.opaque = true;
+                            return;
+                        }
+                    }
+                    'e' | 'u' | 'x' | 'v' | 'l' | 'f' | 'h' | 'B' | 'C' | 'E' | 'H' | 'P' | 'T'
+                    | 'p' | 'r' | 'a' | 'b' | 'm' => {}
+                    // `-s`, `-i` read commands from the input; others unknown.
+                    _ => {
+                        out.opaque = true;
+                        return;
+                    }
+                }
+            }
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    if !command_mode {
+        // A script file or the shell's input: not visible here.
+        out.opaque = true;
+        return;
+    }
+    match words.get(i) {
+        Some(script) if !script.expanded => split_into(&script.text, out, depth + 1),
+        _ => out.opaque = true,
+    }
 }
 
 /// The text between an opening bracket at `open` and its match (quotes and
@@ -349,20 +724,32 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
     let mut in_word = false;
     let mut expanded = false;
     let mut quoted = false;
+    // An unquoted glob character / `{` / leading `~` in the current word.
+    let glob = std::cell::Cell::new(false);
+    let brace = std::cell::Cell::new(false);
+    let tilde = std::cell::Cell::new(false);
     let push_word = |tokens: &mut Vec<Token>,
                      word: &mut String,
                      in_word: &mut bool,
                      expanded: &mut bool,
                      quoted: &mut bool| {
         if *in_word {
-            tokens.push(Token::Word {
-                text: std::mem::take(word),
+            let text = std::mem::take(word);
+            let braced = brace.get() && (text.contains(',') || text.contains(".."));
+            let globbed = (glob.get() && text != "[" && text != "[[") || braced;
+            tokens.push(Token::Word(Word {
+                plain: !*expanded && !braced && !tilde.get(),
+                glob: globbed,
                 expanded: *expanded,
-            });
+                text,
+            }));
         }
         *in_word = false;
         *expanded = false;
         *quoted = false;
+        glob.set(false);
+        brace.set(false);
+        tilde.set(false);
     };
     let mut i = 0;
     while i < chars.len() {
@@ -389,6 +776,11 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
                     &mut quoted,
                 );
                 let next = chars.get(i + 1).copied();
+                if c == '(' && next == Some('(') {
+                    // `(( expr ))`: arithmetic evaluates variables' values as
+                    // expressions, `$(...)` in array subscripts included.
+                    out.opaque = true;
+                }
                 let op = match (c, next) {
                     ('&', Some('&')) => "&&",
                     ('|', Some('|')) => "||",
@@ -447,7 +839,11 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
                     j += 1;
                 }
                 let op: String = chars[i..j].iter().collect();
-                if op.starts_with("<<") && !op.starts_with("<<<") {
+                if op.starts_with("<<<") {
+                    // A here-string feeds data to the command: fine for a
+                    // deny rule, never plain (`bash <<< 'rm x'` is opaque anyway).
+                    out.plain = false;
+                } else if op.starts_with("<<") {
                     // A here-document: its body is data we do not follow.
                     out.opaque = true;
                 }
@@ -537,16 +933,18 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
             '$' if chars.get(i + 1) == Some(&'\'') => {
                 in_word = true;
                 quoted = true;
-                match chars[i + 2..].iter().position(|&x| x == '\'') {
-                    Some(n) => {
-                        let body: String = chars[i + 2..i + 2 + n].iter().collect();
-                        word.push_str(&ansi_c(&body));
-                        i += n + 3;
-                    }
-                    None => {
-                        out.opaque = true;
-                        i = chars.len();
-                    }
+                // `\'` inside `$'...'` is a quote, not the end.
+                let mut j = i + 2;
+                while j < chars.len() && chars[j] != '\'' {
+                    j += if chars[j] == '\\' { 2 } else { 1 };
+                }
+                if j < chars.len() {
+                    let body: String = chars[i + 2..j].iter().collect();
+                    word.push_str(&ansi_c(&body));
+                    i = j + 1;
+                } else {
+                    out.opaque = true;
+                    i = chars.len();
                 }
                 continue;
             }
@@ -556,6 +954,12 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
                 continue;
             }
             other => {
+                match other {
+                    '*' | '?' | '[' => glob.set(true),
+                    '{' => brace.set(true),
+                    '~' if !in_word => tilde.set(true),
+                    _ => {}
+                }
                 in_word = true;
                 word.push(other);
             }
@@ -600,10 +1004,9 @@ fn expansion(
             };
             let inner: String = chars[i + 2..end].iter().collect();
             if inner.starts_with('(') {
-                // $(( arithmetic )): may still hide a substitution.
-                if inner.contains("$(") || inner.contains('`') {
-                    out.opaque = true;
-                }
+                // $(( arithmetic )): evaluates variables' values as
+                // expressions, and `a[$(...)]` in them runs a command.
+                out.opaque = true;
             } else {
                 split_into(&inner, out, depth + 1);
             }
@@ -611,13 +1014,23 @@ fn expansion(
             word.push_str("$(..)");
             end + 1
         }
+        Some('[') => {
+            // $[ arithmetic ]: the old form of $(( )).
+            out.opaque = true;
+            *expanded = true;
+            word.push('$');
+            match matching(chars, i + 1, '[', ']') {
+                Some(end) => end + 1,
+                None => chars.len(),
+            }
+        }
         Some('{') => {
             let Some(end) = matching(chars, i + 1, '{', '}') else {
                 out.opaque = true;
                 return chars.len();
             };
             let inner: String = chars[i + 2..end].iter().collect();
-            if inner.contains("$(") || inner.contains('`') {
+            if !simple_parameter(&inner) {
                 out.opaque = true;
             }
             *expanded = true;
@@ -645,6 +1058,46 @@ fn expansion(
             i + 1
         }
     }
+}
+
+/// `${...}` bodies that only read a variable: `name`, `#name`, `name[@]`,
+/// `name:-text`, `name#pattern`, ... with no expansion inside. Everything
+/// else (`${x@P}`, `${!x}`, `${x:1}`, `${a[i]}`, nested `$`) may run code.
+fn simple_parameter(body: &str) -> bool {
+    let body = body
+        .strip_prefix('#')
+        .filter(|b| !b.is_empty())
+        .unwrap_or(body);
+    let special = body.chars().next().is_some_and(|c| {
+        c.is_ascii_digit() || matches!(c, '@' | '*' | '#' | '?' | '-' | '$' | '!')
+    });
+    let name_len = if special {
+        1
+    } else {
+        body.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .count()
+    };
+    if name_len == 0 || body.starts_with('!') && body.len() > 1 {
+        return false;
+    }
+    let rest = &body[name_len..];
+    let rest = rest
+        .strip_prefix("[@]")
+        .or_else(|| rest.strip_prefix("[*]"))
+        .unwrap_or(rest);
+    if rest.is_empty() {
+        return true;
+    }
+    if rest.contains(['$', '`', '(']) {
+        return false;
+    }
+    [
+        ":-", ":=", ":+", ":?", "##", "%%", "//", "^^", ",,", "-", "=", "+", "?", "#", "%", "/",
+        "^", ",",
+    ]
+    .iter()
+    .any(|op| rest.starts_with(op))
 }
 
 #[cfg(test)]
@@ -722,5 +1175,196 @@ mod tests {
         }
         let deep = "$(".repeat(100) + &")".repeat(100);
         assert!(split_commands(&deep).opaque);
+    }
+}
+
+/// Each case runs through real bash in a scratch directory to show that bash
+/// does run the denied command (or the expansion); the judgement must then
+/// not be "allow".
+#[cfg(test)]
+mod differential {
+    use std::path::Path;
+    use std::process::{Command, Stdio};
+
+    use serde_json::json;
+
+    use super::super::{Permission, PermissionRules};
+
+    /// Runs `command` with bash in a fresh directory holding `v` and
+    /// `victim`; true when bash removed one of them.
+    fn bash_removes(command: &str) -> bool {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["v", "victim", "lockf"] {
+            std::fs::write(dir.path().join(f), "x").unwrap();
+        }
+        // `PATH=./evil git status` runs this `git`.
+        std::fs::create_dir(dir.path().join("evil")).unwrap();
+        let fake_git = dir.path().join("evil/git");
+        std::fs::write(&fake_git, "#!/bin/sh\n/bin/rm -f v\n").unwrap();
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&fake_git, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let status = Command::new("bash")
+            .arg("-c")
+            .arg(command)
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        let _ = status;
+        !dir.path().join("v").exists() || !dir.path().join("victim").exists()
+    }
+
+    fn judge(allow: &[&str], deny: &[&str], command: &str) -> Permission {
+        PermissionRules::from_lists(allow, &[], deny, Path::new("/w"))
+            .unwrap()
+            .decide("bash", &json!({ "command": command }), Path::new("/w"))
+            .permission
+    }
+
+    /// Issue #17 item 9: allow rules are not talked around.
+    #[test]
+    fn allow_rules_match_only_plain_commands() {
+        let cases: &[(&str, &str)] = &[
+            // The examples of the review, verbatim.
+            ("Bash(echo:*)", r"echo $'\'' ; rm victim #'"),
+            ("Bash(echo:*)", "a='x[$(rm v)]'; echo $((a))"),
+            ("Bash(echo:*)", "a='x[$(rm v)]'; echo $[a]"),
+            ("Bash(echo:*)", "x='$(rm v)'; echo ${x@P}"),
+            ("Bash(git status)", "PATH=./evil git status"),
+            // Variants.
+            ("Bash(echo:*)", r"echo $'a\'b' ; rm v #'"),
+            ("Bash(echo:*)", "a='x[$(rm v)]'; echo $(( a + 1 ))"),
+            ("Bash(echo:*)", "a='x[$(rm v)]'; echo ${b[a]}"),
+            ("Bash(echo:*)", "a='x[$(rm v)]'; echo ${HOME:a}"),
+            ("Bash(echo:*)", "x='a[$(rm v)]'; echo ${!x}"),
+            ("Bash(echo:*)", "a='x[$(rm v)]'; (( a )); echo"),
+            ("Bash(echo:*)", "a='x[$(rm v)]'; [[ a -eq 0 ]]; echo"),
+            ("Bash(echo:*)", "a='x[$(rm v)]'; let a; echo"),
+            ("Bash(echo:*)", "declare -i n; a='x[$(rm v)]'; n=a; echo"),
+            ("Bash(echo:*)", "read 'b[$(rm v)]' <<< x; echo"),
+            ("Bash(echo:*)", "printf -v 'b[$(rm v)]' x; echo"),
+            ("Bash(echo:*)", "echo \"$(rm v)\""),
+            ("Bash(echo:*)", "echo `rm v`"),
+            ("Bash(cat:*)", "cat <(rm v)"),
+            ("Bash(echo:*)", "x='$(rm v)'; echo \"${x@P}\""),
+            ("Bash(echo:*)", "PS4='$(rm v)'; set -x; echo"),
+            ("Bash(git status)", "PATH=./evil:$PATH git status"),
+            ("Bash(git status)", "env PATH=./evil git status"),
+            ("Bash(echo:*)", "{rm,v}; echo"),
+            ("Bash(echo:*)", "bash <<< 'rm v'; echo"),
+        ];
+        let mut failures = Vec::new();
+        for (rule, command) in cases {
+            if !bash_removes(command) {
+                failures.push(format!("bash did not run the hidden rm: {command}"));
+            }
+            if judge(&[rule], &[], command) == Permission::Allow {
+                failures.push(format!("{rule} allowed {command}"));
+            }
+        }
+        assert!(failures.is_empty(), "{failures:#?}");
+    }
+
+    /// Issue #17 item 10: wrappers do not hide a denied command.
+    #[test]
+    fn deny_rules_see_through_wrappers_or_ask() {
+        let cases: &[&str] = &[
+            // The examples of the review.
+            "time -p rm v",
+            "timeout -s KILL 5 rm v",
+            "timeout -k 1 5 rm v",
+            "flock -w 1 lockf rm v",
+            "env -S 'rm v'",
+            "env - /bin/rm v",
+            "echo v | xargs --process-slot-var=S rm",
+            "echo v | xargs --process-slot-var S rm",
+            "bash -o errexit -c 'rm v'",
+            "bash -O extglob -c 'rm v'",
+            "bash --rcfile /dev/null -c 'rm v'",
+            "bash -c -- 'rm v'",
+            "coproc N { rm v; }; wait",
+            "{rm,v}",
+            "/usr/bin/r[m] v",
+            "echo rm v | sh",
+            "bash <<< 'rm v'",
+            "shopt -s expand_aliases\nalias x=rm\nx v",
+            // Variants.
+            "timeout --signal=KILL 5 rm v",
+            "timeout -sKILL 5 rm v",
+            "timeout -- 5 rm v",
+            "timeout --foreground -v 5 rm v",
+            "flock lockf -c 'rm v'",
+            "flock -n -w 1 lockf rm v",
+            "env -u HOME -i rm v",
+            "env --chdir=. rm v",
+            "echo v | xargs -i rm {}",
+            "printf v | xargs -0 -r rm",
+            "nice -n 5 rm v",
+            "nice -5 rm v",
+            "nohup rm v",
+            "command rm v",
+            "exec rm v",
+            "setsid -w rm v",
+            "stdbuf -oL rm v",
+            "sh -ec 'rm v'",
+            "bash -xc 'rm v'",
+            "bash -c 'rm \"$0\"' v",
+            "echo 'rm v' | bash -s",
+            "bash -O expand_aliases -c $'alias x=rm\\nx v'",
+            "coproc rm v; wait",
+            "/bin/r? v",
+            "/bin/r[m] v",
+            "x=rm; $x v",
+            "\"$(echo rm)\" v",
+            "eval 'rm v'",
+            "echo 'rm v' > s; . ./s",
+            "echo 'rm v' > s; source s",
+            "echo 'rm v' > s; bash s",
+            "a='x[$(rm v)]'; echo $((a))",
+            r"echo $'\'' ; rm victim #'",
+            "hash -p /bin/rm ls; ls v",
+            "watch -n 1 -g 'rm v' >/dev/null & sleep 1; kill %1",
+        ];
+        let mut failures = Vec::new();
+        for command in cases {
+            if !bash_removes(command) {
+                failures.push(format!("bash did not run rm: {command}"));
+            }
+            if judge(&[], &["Bash(rm:*)"], command) == Permission::Allow {
+                failures.push(format!("deny Bash(rm:*) let through {command:?}"));
+            }
+        }
+        assert!(failures.is_empty(), "{failures:#?}");
+    }
+
+    /// Plain commands are still judged by their words.
+    #[test]
+    fn plain_commands_still_pass() {
+        for (rule, command) in [
+            ("Bash(echo:*)", "echo hello 'a b' \"c\" $'d'"),
+            ("Bash(git status)", "git status"),
+            ("Bash(ls:*)", "ls -la *.rs > out.txt 2>&1"),
+            ("Bash(grep:*)", "grep -n 'x' a | grep -v y"),
+        ] {
+            assert_eq!(judge(&[rule], &[], command), Permission::Allow, "{command}");
+        }
+        for command in [
+            "ls -la; echo $HOME",
+            "git diff | cat",
+            "timeout 5 cargo test",
+            "for f in *.rs; do wc -l \"$f\"; done",
+            "[ -f x ] && echo yes",
+            "echo \"${HOME:-/tmp}\"",
+        ] {
+            assert_eq!(
+                judge(&[], &["Bash(rm:*)"], command),
+                Permission::Allow,
+                "{command}"
+            );
+        }
     }
 }
