@@ -161,6 +161,22 @@ impl PermissionRule {
                 && tool.starts_with(&format!("{}__", self.tool)))
     }
 
+    /// Whether some command starting with `known` (words then a space, or
+    /// nothing) could match this command rule.
+    fn might_match_from(&self, known: &str) -> bool {
+        match &self.specifier {
+            None => true,
+            Some(Specifier::Prefix(p)) => {
+                p.starts_with(known) || known.starts_with(&format!("{p} "))
+            }
+            Some(Specifier::Pattern(p)) => {
+                let literal = p.split('*').next().unwrap_or("");
+                literal.starts_with(known) || known.starts_with(literal)
+            }
+            Some(Specifier::Path(_)) => false,
+        }
+    }
+
     fn matches_command(&self, line: &str) -> bool {
         match &self.specifier {
             None => true,
@@ -169,6 +185,11 @@ impl PermissionRule {
             Some(Specifier::Path(_)) => false,
         }
     }
+}
+
+/// The last component of a command path (`/bin/rm` is `rm`).
+fn basename_of(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
 }
 
 /// `*` matches any run of characters.
@@ -368,6 +389,33 @@ impl PermissionRules {
             // A bare `Bash` rule names every command, even an empty one.
             if let Some(rule) = list.iter().find(|r| r.specifier.is_none()) {
                 return PermissionDecision::by(permission, rule, None);
+            }
+        }
+        // A word known only when it runs (`git $sub`) might make a deny or
+        // ask rule match: ask.
+        for (words, unknown) in parts.commands.iter().zip(&parts.unknown_from) {
+            let Some(k) = *unknown else { continue };
+            let mut known = words[..k].join(" ");
+            if let Some(name) = known.split(' ').next().filter(|n| n.contains('/')) {
+                known = format!("{}{}", basename_of(name), &known[name.len()..]);
+            }
+            if k > 0 {
+                known.push(' ');
+            }
+            if let Some(rule) = deny
+                .iter()
+                .chain(ask.iter())
+                .find(|r| r.might_match_from(&known))
+            {
+                return PermissionDecision {
+                    permission: Permission::Ask,
+                    rule: None,
+                    subject: Some(format!(
+                        "{} (a word known only when it runs might match {})",
+                        words.join(" "),
+                        rule.text
+                    )),
+                };
             }
         }
         if (!deny.is_empty() || !ask.is_empty()) && parts.opaque {

@@ -30,6 +30,10 @@ pub struct ShellCommands {
     /// word, no here-document or here-string). Only a plain line can be
     /// allowed by an allow rule.
     pub plain: bool,
+    /// For each command of [`commands`](Self::commands), the first word
+    /// whose value is only known when it runs (an expansion or a pattern):
+    /// a rule naming words from there on might match.
+    pub unknown_from: Vec<Option<usize>>,
 }
 
 impl ShellCommands {
@@ -519,6 +523,8 @@ fn finish(words: Vec<Word>, out: &mut ShellCommands, depth: usize) {
     }
     let texts: Vec<String> = words.iter().map(|w| w.text.clone()).collect();
     out.commands.push(texts.clone());
+    out.unknown_from
+        .push(words.iter().position(|w| w.expanded || w.glob));
 
     if name == "coproc" {
         // `coproc NAME { ...; }`: the name is not a command.
@@ -1366,5 +1372,30 @@ mod differential {
                 "{command}"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod unknown_words {
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::super::{Permission, PermissionRules};
+
+    #[test]
+    fn a_word_known_only_when_it_runs_asks_when_a_rule_might_match() {
+        let r =
+            PermissionRules::from_lists(&[], &[], &["Bash(git push:*)"], Path::new("/w")).unwrap();
+        let judge = |c: &str| {
+            r.decide("bash", &json!({ "command": c }), Path::new("/w"))
+                .permission
+        };
+        assert_eq!(judge("git push origin"), Permission::Deny);
+        assert_eq!(judge("sub=push; git $sub origin"), Permission::Ask);
+        assert_eq!(judge("git pu* origin"), Permission::Ask);
+        assert_eq!(judge("/usr/bin/git \"$sub\""), Permission::Ask);
+        assert_eq!(judge("git log $range"), Permission::Allow);
+        assert_eq!(judge("ls $dir"), Permission::Allow);
     }
 }
