@@ -304,3 +304,57 @@ fn the_terminal_asks_yes_no_always() {
         "{screen}"
     );
 }
+
+/// Issue #17 items 9 and 10 through the binary: what the splitter cannot
+/// model is never allowed, and wrappers do not hide a denied command.
+#[test]
+fn allow_rules_match_plain_commands_and_wrappers_do_not_hide_denied_ones() {
+    let (dir, agent, ws) = setup(json!({"permissions": {
+        "allow": ["Bash(echo:*)", "Bash(git status)"], "deny": ["Bash(rm:*)"]
+    }}));
+    for f in ["v", "victim"] {
+        std::fs::write(ws.join(f), "x").unwrap();
+    }
+    let attempts = [
+        r"echo $'\'' ; rm victim #'",
+        "a='x[$(rm v)]'; echo $((a))",
+        "a='x[$(rm v)]'; echo $[a]",
+        "x='$(rm v)'; echo ${x@P}",
+        "PATH=./evil git status",
+        "time -p rm v",
+        "timeout -s KILL 5 rm v",
+        "env -S 'rm v'",
+        "bash -c -- 'rm v'",
+        "{rm,v}",
+        "/usr/bin/r[m] v",
+        "echo rm v | sh",
+        "bash <<< 'rm v'",
+    ];
+    let mut turns: Vec<Value> = attempts
+        .iter()
+        .enumerate()
+        .map(|(i, c)| json!({"content": [bash_call(&format!("c{i}"), c)]}))
+        .collect();
+    turns.push(json!({"content": [bash_call("plain", "echo fine")]}));
+    turns.push(json!({"content": [{"type": "text", "text": "done"}]}));
+    let script = script(dir.path(), &turns);
+    let events = events(&agent, &ws, &script, &["--mode", "json", "go"]);
+    let decisions = of_type(&events, "tool_call_decision");
+    for (i, command) in attempts.iter().enumerate() {
+        let id = format!("c{i}");
+        let decision = decisions
+            .iter()
+            .find(|e| e["toolCallId"] == id.as_str())
+            .unwrap_or_else(|| panic!("no decision for {command}"));
+        assert_ne!(
+            decision["decision"]["permission"], "allow",
+            "{command}: {decision}"
+        );
+    }
+    assert!(ws.join("v").exists() && ws.join("victim").exists());
+    let plain = decisions
+        .iter()
+        .find(|e| e["toolCallId"] == "plain")
+        .unwrap();
+    assert_eq!(plain["decision"]["permission"], "allow");
+}
