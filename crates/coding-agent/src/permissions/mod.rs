@@ -22,7 +22,10 @@
 //! - Precedence: deny, then ask, then allow, then the default.
 //! - A bash command is judged by its simple commands
 //!   ([`split_commands`]): denied if any part is denied, asked if any part
-//!   asks; allowed by rules only if every part is allowed.
+//!   asks; allowed by rules only if every part is allowed and the line is
+//!   [plain](ShellCommands::plain). What the splitter cannot model
+//!   ([opaque](ShellCommands::opaque)) is asked when deny or ask rules
+//!   exist: deny lists are a convenience, the sandbox is the boundary.
 //! - The default: a call no rule names runs, unless the tool has allow
 //!   rules, in which case it asks (an allow list means "only these without
 //!   asking").

@@ -3,18 +3,32 @@
 //! is judged on its own.
 //!
 //! The splitter knows what bash does with quotes (`'...'`, `"..."`,
-//! `$'...'`, backslashes), operators (`;`, `&`, `&&`, `||`, `|`, `|&`,
-//! newlines), subshells and groups, command and process substitution
-//! (`$(...)`, backticks, `<(...)`), redirections, comments, keywords
-//! (`if`, `then`, `while`, `do`, ...), environment assignments, wrappers
-//! that run their arguments as a command (`env`, `sudo`, `xargs`,
-//! `timeout`, `nohup`, `find -exec`, ...) and `sh -c` / `bash -c` strings,
-//! each taken apart recursively.
+//! `$'...'` with its escapes, backslashes), operators (`;`, `&`, `&&`,
+//! `||`, `|`, `|&`, newlines), subshells and groups, command and process
+//! substitution (`$(...)`, backticks, `<(...)`), redirections, comments,
+//! keywords (`if`, `then`, `while`, `do`, ...), environment assignments,
+//! wrappers that run their arguments as a command (`env`, `sudo`, `xargs`,
+//! `timeout`, `time`, `flock`, `nice`, `nohup`, `find -exec`, ...) parsed
+//! with their real option grammar, and `sh -c` / `bash -c` strings, each
+//! taken apart recursively.
 //!
-//! What it cannot know statically (a command name from a variable, `eval`,
-//! `source`, here-documents, `case`, function definitions, unbalanced
-//! quotes) marks the result [`opaque`](ShellCommands::opaque): such a
-//! command is never allowed by a rule, only by the default.
+//! It fails closed. What it cannot know statically marks the result
+//! [`opaque`](ShellCommands::opaque): a command name from an expansion, a
+//! glob or brace expansion in a command word, arithmetic (`$((...))`,
+//! `$[...]`, `((...))`, `let`, `[[ -eq ]]`, array subscripts: bash
+//! evaluates `$(...)` held in a variable there), `${...}` beyond reading a
+//! variable (`${x@P}`, `${!x}`), `eval`, `source`, `alias`, `hash`,
+//! `shopt`, `coproc`, assignments to `PATH`, `PS4`, `BASH_ENV` and the
+//! like, here-documents, `case`, function definitions, a wrapper option it
+//! does not know, a shell that reads a file or its input (`... | sh`,
+//! `bash <<< ...`), programs that run a string we cannot follow (`watch`,
+//! `su`, `chroot`, ...), unbalanced quotes. An opaque command is never
+//! allowed by a rule, and asked when deny or ask rules exist. Beyond that,
+//! only a [`plain`](ShellCommands::plain) line (literal words, simple
+//! quoting, no expansion, no assignment) can be allowed by a rule.
+//!
+//! Aliases and functions defined outside the line cannot be seen; bash
+//! does not expand aliases in a non-interactive shell unless told to.
 
 /// The simple commands of a command line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
