@@ -657,6 +657,16 @@ fn matching(chars: &[char], open: usize, left: char, right: char) -> Option<usiz
     while i < chars.len() {
         match chars[i] {
             '\\' => i += 1,
+            '$' if chars.get(i + 1) == Some(&'\'') => {
+                // `$'...'`: a backslash escapes the quote.
+                i += 2;
+                while i < chars.len() && chars[i] != '\'' {
+                    if chars[i] == '\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
             '\'' => {
                 i += 1;
                 while i < chars.len() && chars[i] != '\'' {
@@ -842,8 +852,17 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
                     }
                     continue;
                 }
-                // A file-descriptor number before the operator belongs to it.
-                if in_word && !quoted && !expanded && word.chars().all(|d| d.is_ascii_digit()) {
+                // A file-descriptor number (or `{name}`) before the operator
+                // belongs to it.
+                let fd_name = word
+                    .strip_prefix('{')
+                    .and_then(|w| w.strip_suffix('}'))
+                    .is_some_and(is_name);
+                if in_word
+                    && !quoted
+                    && !expanded
+                    && (word.chars().all(|d| d.is_ascii_digit()) || fd_name)
+                {
                     word.clear();
                     in_word = false;
                 }
@@ -968,6 +987,11 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
                 }
                 continue;
             }
+            '$' if chars.get(i + 1) == Some(&'"') => {
+                // `$"..."`: a translated string, the same words as `"..."`.
+                i += 1;
+                continue;
+            }
             '$' | '`' => {
                 in_word = true;
                 i = expansion(&chars, i, &mut word, &mut expanded, out, depth);
@@ -1011,6 +1035,11 @@ fn expansion(
             return chars.len();
         };
         let inner: String = chars[i + 1..i + 1 + n].iter().collect();
+        if inner.contains('\\') {
+            // Backslashes inside backticks (`\``, `\$`) are unquoted in a
+            // second pass we do not model.
+            out.opaque = true;
+        }
         split_into(&inner, out, depth + 1);
         *expanded = true;
         word.push_str("$(..)");
@@ -1347,6 +1376,11 @@ mod differential {
             "a='x[$(rm v)]'; echo $((a))",
             r"echo $'\'' ; rm victim #'",
             "hash -p /bin/rm ls; ls v",
+            "$\"rm\" v",
+            "{fd}>/dev/null rm v",
+            "echo $(echo $'\\')' ; rm v)",
+            "echo `echo \\`rm v\\``",
+            "r\\\nm v",
             "watch -n 1 -g 'rm v' >/dev/null & sleep 1; kill %1",
         ];
         let mut failures = Vec::new();
