@@ -336,7 +336,8 @@ const UNMODELLED_RUNNERS: [&str; 22] = [
 ];
 
 /// Builtins that run text as code or change how names resolve.
-const CODE_BUILTINS: [&str; 15] = [
+const CODE_BUILTINS: [&str; 16] = [
+    "compgen",
     "eval",
     "source",
     ".",
@@ -527,6 +528,16 @@ fn finish(words: Vec<Word>, out: &mut ShellCommands, depth: usize) {
         })
     {
         // Arithmetic comparisons evaluate their operands as expressions.
+        out.opaque = true;
+    }
+    if matches!(
+        name.as_str(),
+        "declare" | "typeset" | "local" | "readonly" | "export"
+    ) && words[1..]
+        .iter()
+        .any(|w| is_assignment(&w.text) && dangerous_assignment(&w.text))
+    {
+        // `export PATH=./evil; git status` runs ./evil/git.
         out.opaque = true;
     }
     if name == "printf" && words[1..].iter().any(|w| w.text == "-v") {
@@ -1303,6 +1314,9 @@ mod differential {
             ("Bash(echo:*)", "PS4='$(rm v)'; set -x; echo"),
             ("Bash(git status)", "PATH=./evil:$PATH git status"),
             ("Bash(git status)", "env PATH=./evil git status"),
+            ("Bash(git status)", "PATH=./evil; git status"),
+            ("Bash(git status)", "export PATH=./evil; git status"),
+            ("Bash(echo:*)", "compgen -C 'rm v' x; echo"),
             ("Bash(echo:*)", "{rm,v}; echo"),
             ("Bash(echo:*)", "bash <<< 'rm v'; echo"),
         ];
@@ -1376,6 +1390,7 @@ mod differential {
             "a='x[$(rm v)]'; echo $((a))",
             r"echo $'\'' ; rm victim #'",
             "hash -p /bin/rm ls; ls v",
+            "compgen -C 'rm v' x",
             "$\"rm\" v",
             "{fd}>/dev/null rm v",
             "echo $(echo $'\\')' ; rm v)",
