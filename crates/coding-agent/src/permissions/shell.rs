@@ -1396,7 +1396,7 @@ mod differential {
             "echo $(echo $'\\')' ; rm v)",
             "echo `echo \\`rm v\\``",
             "r\\\nm v",
-            "watch -n 1 -g 'rm v' >/dev/null & sleep 1; kill %1",
+            "script -qc 'rm v' /dev/null",
         ];
         let mut failures = Vec::new();
         for command in cases {
