@@ -1428,6 +1428,12 @@ mod differential {
             "for f in *.rs; do wc -l \"$f\"; done",
             "[ -f x ] && echo yes",
             "echo \"${HOME:-/tmp}\"",
+            "cd src && cargo build 2>&1 | tail -n 20",
+            "sed -n '1,20p' src/main.rs",
+            "git log --oneline -5 -- \"$f\"",
+            "timeout 60 npm test -- --watch=false",
+            "find . -name '*.rs' -exec wc -l {} +",
+            "export RUST_LOG=debug; cargo run",
         ] {
             assert_eq!(
                 judge(&[], &["Bash(rm:*)"], command),
