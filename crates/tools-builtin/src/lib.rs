@@ -36,6 +36,7 @@ mod listing;
 pub mod ls;
 pub mod ops;
 pub mod path;
+pub mod path_rules;
 pub mod read;
 mod view;
 pub mod walk;
@@ -79,6 +80,7 @@ pub struct ToolSet {
     operations: Operations,
     queue: FileMutationQueue,
     bash: BashOptions,
+    read_rules: coding_agent::permissions::PathRuleFilter,
 }
 
 impl ToolSet {
@@ -89,6 +91,7 @@ impl ToolSet {
             operations: Operations::default(),
             queue: FileMutationQueue::new(),
             bash: BashOptions::default(),
+            read_rules: Default::default(),
         }
     }
 
@@ -110,9 +113,21 @@ impl ToolSet {
         self
     }
 
+    /// Applies the permission rules' Read paths to every file the tools
+    /// touch: grep, find and ls leave out what a Read deny or ask rule
+    /// covers, and no tool opens or writes what a Read deny rule covers
+    /// (see [`path_rules`]). Use with
+    /// [`PermissionRules::read_filter`](coding_agent::permissions::PermissionRules::read_filter)
+    /// of the rules the session's permission gate holds.
+    pub fn read_rules(mut self, filter: coding_agent::permissions::PathRuleFilter) -> Self {
+        self.read_rules = filter;
+        self
+    }
+
     /// One tool by name.
     pub fn tool(&self, name: &str) -> Result<Arc<dyn ToolDefinition>, UnknownTool> {
-        let files = self.operations.files.clone();
+        let files =
+            path_rules::RuleFilteredFileOps::wrap(self.operations.files.clone(), &self.read_rules);
         let cwd = self.cwd.clone();
         Ok(match name {
             "read" => typed_definition(ReadTool::new(cwd, files)),

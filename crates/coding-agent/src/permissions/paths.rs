@@ -46,7 +46,8 @@ fn is_read_rule(rule: &PermissionRule) -> bool {
 pub(super) struct PathGlob {
     /// Case-sensitive matchers (for allow rules).
     exact: Vec<GlobMatcher>,
-    /// Case-insensitive matchers (for deny and ask rules).
+    /// Case-insensitive matchers, also covering what lies inside a
+    /// matching directory (for deny and ask rules).
     folded: Vec<GlobMatcher>,
 }
 
@@ -120,6 +121,13 @@ impl PathGlob {
                 patterns.push(dir.to_string());
             }
         }
+        // Deny and ask rules on a directory cover what is inside it.
+        let mut folded = patterns.clone();
+        for p in &patterns {
+            if !p.ends_with("/**") {
+                folded.push(format!("{}/**", p.trim_end_matches('/')));
+            }
+        }
         let build = |pattern: &str, fold: bool| {
             let nfc: String = pattern.nfc().collect();
             GlobBuilder::new(&nfc)
@@ -134,7 +142,7 @@ impl PathGlob {
                 .iter()
                 .map(|p| build(p, false))
                 .collect::<Result<_, _>>()?,
-            folded: patterns
+            folded: folded
                 .iter()
                 .map(|p| build(p, true))
                 .collect::<Result<_, _>>()?,
