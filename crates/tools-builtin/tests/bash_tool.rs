@@ -377,3 +377,55 @@ async fn children_that_shed_group_session_and_environment_still_die() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(survivors(&marker), "", "escaped processes survived");
 }
+
+/// Calls that end at once, beside calls that are cancelled (each cancel
+/// sweeps our orphans): a sweep must never take a shell that another call
+/// has just started, or that call fails with ECHILD ("No child processes").
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn parallel_calls_never_lose_their_shell_to_another_calls_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..48 {
+        let cwd = dir.path().to_path_buf();
+        tasks.push(tokio::spawn(async move {
+            let tool = tools_builtin::tool_by_name("bash", &cwd).unwrap();
+            let mut failures = Vec::new();
+            for _ in 0..6 {
+                let cancel = CancellationToken::new();
+                let command = if i % 2 == 0 {
+                    let c = cancel.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                        c.cancel();
+                    });
+                    "sleep 30"
+                } else {
+                    "exit 0"
+                };
+                let out = call_with(
+                    &tool,
+                    &cwd,
+                    json!({"command": command}),
+                    Settings::default(),
+                    cancel,
+                    ToolUpdateSink::noop(),
+                )
+                .await;
+                let expected = if i % 2 == 0 {
+                    out.text.contains("Command aborted")
+                } else {
+                    !out.is_error
+                };
+                if !expected {
+                    failures.push(out.text);
+                }
+            }
+            failures
+        }));
+    }
+    let mut failures = Vec::new();
+    for t in tasks {
+        failures.extend(t.await.unwrap());
+    }
+    assert!(failures.is_empty(), "{failures:?}");
+}

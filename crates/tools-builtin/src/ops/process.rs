@@ -143,12 +143,11 @@ pub(crate) async fn run_local_with(
         .stderr(writer_err)
         .process_group(0)
         .kill_on_drop(true);
-    let mut child = spawn(&mut command)?;
+    // Registered until the shell is reaped, so no orphan sweep touches it.
+    let (mut child, shell) = ShellGuard::spawn(|| spawn(&mut command))?;
     // The parent's copies of the write end must go, or EOF never comes.
     drop(command);
     let pid = child.id();
-    // Registered until the shell is reaped, so no orphan sweep touches it.
-    let shell = pid.map(ShellGuard::register);
     let mut pipe =
         tokio::net::unix::pipe::Receiver::from_owned_fd(std::os::fd::OwnedFd::from(reader))?;
 

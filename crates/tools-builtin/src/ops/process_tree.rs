@@ -58,20 +58,39 @@ pub(crate) struct ShellGuard {
 }
 
 impl ShellGuard {
-    pub(crate) fn register(pid: u32) -> Self {
-        if let Ok(mut shells) = ACTIVE_SHELLS.lock() {
+    /// Starts a call's shell with `spawn` and registers it in one step.
+    ///
+    /// The registry's lock is held from before the fork until the pid is
+    /// recorded, and every sweep reads the process table before it takes
+    /// that lock. So a sweep run by another call can never mistake a shell
+    /// that has just started (and perhaps already exited) for an orphan:
+    /// reaping it would leave tokio's wait with ECHILD, and killing it would
+    /// end someone else's command.
+    pub(crate) fn spawn(
+        spawn: impl FnOnce() -> std::io::Result<tokio::process::Child>,
+    ) -> std::io::Result<(tokio::process::Child, Option<Self>)> {
+        let mut shells = active_shells();
+        let child = spawn()?;
+        let guard = child.id().map(|pid| {
             shells.push(pid);
-        }
-        let start = read_stat(pid).map(|p| p.start).unwrap_or(0);
-        ShellGuard { pid, start }
+            let start = read_stat(pid).map(|p| p.start).unwrap_or(0);
+            ShellGuard { pid, start }
+        });
+        Ok((child, guard))
     }
+}
+
+/// The registry of running shells; a panic elsewhere while it was held
+/// leaves a list that is still valid, so poisoning is ignored.
+fn active_shells() -> std::sync::MutexGuard<'static, Vec<u32>> {
+    ACTIVE_SHELLS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Drop for ShellGuard {
     fn drop(&mut self) {
-        if let Ok(mut shells) = ACTIVE_SHELLS.lock() {
-            shells.retain(|p| *p != self.pid);
-        }
+        active_shells().retain(|p| *p != self.pid);
         reap_orphans();
     }
 }
@@ -129,7 +148,8 @@ fn descendants(table: &[ProcInfo], roots: &[u32]) -> HashSet<u32> {
 /// `shell` (started at `shell_start`).
 fn orphans_of(table: &[ProcInfo], shell: u32, shell_start: u64) -> Vec<u32> {
     let me = std::process::id();
-    let active: Vec<u32> = ACTIVE_SHELLS.lock().map(|s| s.clone()).unwrap_or_default();
+    // After the table was read (see `ShellGuard::spawn`).
+    let active: Vec<u32> = active_shells().clone();
     table
         .iter()
         .filter(|p| p.ppid == me && p.pid != shell && !active.contains(&p.pid))
@@ -216,8 +236,10 @@ fn reap_orphans() {
     // leader lives outside it (a container started with `unshare --pid`),
     // the group is 0, which rustix's getpgrp asserts against.
     let our_group = read_stat(me).map_or(0, |s| s.pgrp);
-    let active: Vec<u32> = ACTIVE_SHELLS.lock().map(|s| s.clone()).unwrap_or_default();
-    for p in process_table() {
+    // The table first, then the registry (see `ShellGuard::spawn`).
+    let table = process_table();
+    let active: Vec<u32> = active_shells().clone();
+    for p in table {
         if p.ppid == me
             && p.state == b'Z'
             && !active.contains(&p.pid)
