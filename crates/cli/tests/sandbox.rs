@@ -1135,3 +1135,105 @@ fn confinement_holds_unprivileged_and_in_a_container() {
         std::fs::remove_file(f.ws.join("made-inside")).unwrap();
     }
 }
+
+/// A `.git`, `.pi` or agent directory that does not exist yet cannot be
+/// created by a command either: a nested `.git` with an fsmonitor, or the
+/// user's global settings, would run later outside the sandbox. Nothing is
+/// left behind in the workspace afterwards.
+#[test]
+fn protected_paths_that_do_not_exist_yet_cannot_be_created() {
+    let f = fixture();
+    // The home is the workspace and the agent directory is not made yet.
+    let home = f.ws.display().to_string();
+    let env = [("HOME", home.as_str()), ("CODING_AGENT_DIR", "")];
+    for command in [
+        "git init -q",
+        "mkdir -p .git/hooks && printf '#!/bin/sh\\n' > .git/hooks/pre-commit",
+        "mkdir .pi && echo '{}' > .pi/settings.json",
+        "mkdir -p ~/.pi/agent && echo '{\"mcpServers\":{}}' > ~/.pi/agent/settings.json",
+    ] {
+        let text = bash_with(
+            &f,
+            "workspace-write",
+            &env,
+            &format!("{command}; echo rc=$?"),
+        );
+        assert!(!text.contains("rc=0"), "{command}: {text}");
+        for name in [".git", ".pi"] {
+            assert!(!f.ws.join(name).exists(), "{command}: {name} left behind");
+        }
+    }
+    // Ordinary new files and directories at the top of the root still work.
+    let text = bash_with(
+        &f,
+        "workspace-write",
+        &env,
+        "mkdir newdir && echo x > newdir/f && echo rc=$?",
+    );
+    assert!(text.contains("rc=0"), "{text}");
+}
+
+/// A project cannot name a protected path as its root to make it writable.
+#[test]
+fn a_project_root_inside_git_is_refused() {
+    let f = fixture();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(f.ws.join(".pi")).unwrap();
+    std::fs::write(
+        f.ws.join(".pi/settings.json"),
+        r#"{"sandbox": {"roots": [".git"]}}"#,
+    )
+    .unwrap();
+    let out = agent(&f)
+        .args(["tool", "bash", "--sandbox", "workspace-write", "--cwd"])
+        .arg(&f.ws)
+        .args([
+            "--args",
+            r#"{"command":"touch .git/hooks/pre-commit; echo rc=$?"}"#,
+        ])
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{all}");
+    assert!(all.contains("inside the protected path"), "{all}");
+    assert!(!f.ws.join(".git/hooks/pre-commit").exists());
+}
+
+/// Deny globs under `~` hold when the home directory is reached through a
+/// symlink (the tools open the real path).
+#[test]
+fn deny_globs_hold_through_a_symlinked_home() {
+    let f = fixture();
+    let real = f.ws.join("realhome");
+    std::fs::create_dir_all(real.join(".ssh")).unwrap();
+    std::fs::write(real.join(".ssh/id_ed25519"), "PRIVATE-KEY-TEXT\n").unwrap();
+    let link = f.base.join("homelink");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let run = |name: &str, args: Value| {
+        let out = agent(&f)
+            .env("HOME", &link)
+            .args(["tool", name, "--sandbox", "workspace-write", "--cwd"])
+            .arg(&f.ws)
+            .arg("--args")
+            .arg(args.to_string())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    for (name, args) in [
+        ("read", json!({"path": "realhome/.ssh/id_ed25519"})),
+        ("grep", json!({"pattern": "PRIVATE", "path": "."})),
+        ("find", json!({"pattern": "**/id_*"})),
+        ("ls", json!({"path": "realhome/.ssh"})),
+    ] {
+        let text = run(name, args.clone());
+        assert!(!text.contains("PRIVATE-KEY-TEXT"), "{name} {args}: {text}");
+        if name != "read" {
+            assert!(!text.contains("id_ed25519"), "{name} {args}: {text}");
+        }
+    }
+}

@@ -163,7 +163,7 @@ impl SandboxPolicy {
     /// assert!(!p.network);
     /// ```
     pub fn new(mode: SandboxMode, root: impl Into<PathBuf>) -> Self {
-        let home = std::env::home_dir();
+        let home = canonical_home();
         let mut policy = SandboxPolicy {
             mode,
             roots: vec![canonical(&root.into())],
@@ -281,7 +281,10 @@ impl SandboxPolicy {
         if mode == SandboxMode::Off {
             return Ok(Self::off());
         }
-        let home = std::env::home_dir();
+        let home = canonical_home();
+        // Relative deny globs are matched against the paths the kernel
+        // opens, which never go through a symlink.
+        let cwd = &canonical(cwd);
         let mut policy = Self::new(mode, cwd);
         let user_roots = strings(user, "roots")?;
         if !user_roots.is_empty() {
@@ -293,6 +296,11 @@ impl SandboxPolicy {
         for extra in strings(user, "additionalDirectories")? {
             policy.roots.push(resolve(cwd, &extra, home.as_deref()));
         }
+        // What the user's roots protect stays protected whatever the
+        // project narrows to: a project root of `.git` must not turn the
+        // real `.git` into a writable root.
+        policy.protect_defaults();
+        let users_protected = policy.protected.clone();
         let project_roots = strings(project, "roots")?;
         if !project_roots.is_empty() {
             // Narrowing only, decided on the directories the kernel will
@@ -311,6 +319,13 @@ impl SandboxPolicy {
                             .map(|r| r.display().to_string())
                             .collect::<Vec<_>>()
                             .join(", ")
+                    )));
+                }
+                if let Some(p) = users_protected.iter().find(|p| root.starts_with(p)) {
+                    return Err(SandboxConfigError(format!(
+                        "sandbox.roots (project) entry {text:?} resolves to {}, inside the protected path {}",
+                        root.display(),
+                        p.display()
                     )));
                 }
                 narrowed.push(root);
@@ -336,6 +351,11 @@ impl SandboxPolicy {
             flag_of_key(project, "excludeTmp", "sandbox.excludeTmp (project)")?.unwrap_or(false);
         policy.exclude_tmp = user_tmp || project_tmp;
         policy.protect_defaults();
+        for p in users_protected {
+            if !policy.protected.contains(&p) {
+                policy.protected.push(p);
+            }
+        }
         Ok(policy)
     }
 }
@@ -431,6 +451,12 @@ fn strings(source: Option<&Value>, key: &str) -> Result<Vec<String>, SandboxConf
             "sandbox.{key} must be a list of strings"
         ))),
     }
+}
+
+/// The home directory as the kernel names it (symlinks resolved), so
+/// `~/.ssh/**` matches the paths the tools actually open.
+fn canonical_home() -> Option<PathBuf> {
+    std::env::home_dir().map(|h| canonical(&h))
 }
 
 fn expand_home(text: &str, home: Option<&Path>) -> String {
@@ -582,6 +608,19 @@ mod tests {
         assert_eq!(p.roots, [real.join("sub")]);
         assert!(p.exclude_tmp);
         assert!(p.is_protected(&real.join("sub/.git/config")));
+        // The user's root keeps its protected paths after narrowing, and a
+        // project root inside one of them is refused.
+        assert!(p.is_protected(&real.join(".git/config")));
+        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        for root in [".git", ".git/hooks", ".pi", "./.git/../.git"] {
+            let settings = Settings::merged(
+                json!({"sandbox": {"mode": "workspace-write"}}),
+                json!({"sandbox": {"roots": [root]}}),
+            );
+            let err =
+                SandboxPolicy::from_settings(&settings, &ws, None, SandboxMode::Off).unwrap_err();
+            assert!(err.0.contains("inside the protected path"), "{root}: {err}");
+        }
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //!   included (no chmod, chown, touch or chattr outside); the roots (and,
 //!   unless `sandbox.excludeTmp`, the temp dir) are writable in
 //!   workspace-write mode. Inside them `.git`, `.pi` and the agent
-//!   directory stay read-only. `/dev` is a fresh minimal one (null, zero,
+//!   directory stay read-only, and cannot be created where they do not
+//!   exist yet (see `placeholders`). `/dev` is a fresh minimal one (null, zero,
 //!   random, tty...), and no command can create a device node.
 //! - **Network off:** no socket can be made but netlink's: no TCP or UDP
 //!   (loopback included), no unix sockets, so socket files such as
@@ -26,6 +27,7 @@
 
 mod bwrap;
 mod child;
+mod placeholders;
 mod seccomp;
 
 use std::ffi::OsString;
@@ -189,6 +191,10 @@ impl ProcessOps for SandboxedProcessOps {
             request
                 .env
                 .retain(|(name, _)| !self.policy.hides_env(&name.to_string_lossy()));
+            // Held until the command ends: a protected path that does not
+            // exist yet gets an empty read-only directory, not a free name.
+            let _placeholders = (self.policy.mode == SandboxMode::WorkspaceWrite)
+                .then(|| placeholders::Placeholders::hold(&self.policy.protected));
             let mut wrapper: Vec<OsString> =
                 bwrap::args(&self.policy, &request.cwd, launcher.disable_userns);
             wrapper.insert(0, launcher.bwrap.into_os_string());
