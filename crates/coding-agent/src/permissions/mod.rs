@@ -190,6 +190,43 @@ impl PermissionRule {
     }
 }
 
+/// The first rule of `rules` that a later word of `words` names when taken
+/// as the start of a command (the program being one that might run its
+/// arguments), with the line it would run. A word holding a whole command
+/// line (`-c 'rm v'`) is split in turn.
+fn runnable_suffix_match<'r>(
+    words: &[String],
+    rules: &[&'r PermissionRule],
+    depth: usize,
+) -> Option<(&'r PermissionRule, String)> {
+    let program = basename_of(words.first()?);
+    if shell::leaves_arguments_alone(program) || depth > 4 {
+        return None;
+    }
+    for (j, word) in words.iter().enumerate().skip(1) {
+        let mut line = basename_of(word).to_string();
+        for rest in &words[j + 1..] {
+            line.push(' ');
+            line.push_str(rest);
+        }
+        if let Some(rule) = rules.iter().find(|r| r.matches_command(&line)) {
+            return Some((rule, line));
+        }
+        if word.contains(|c: char| c.is_whitespace() || ";|&".contains(c)) {
+            for inner in split_commands(word).commands {
+                let inner_line = inner.join(" ");
+                if let Some(rule) = rules.iter().find(|r| r.matches_command(&inner_line)) {
+                    return Some((rule, inner_line));
+                }
+                if let Some(found) = runnable_suffix_match(&inner, rules, depth + 1) {
+                    return Some(found);
+                }
+            }
+        }
+    }
+    None
+}
+
 /// The last component of a command path (`/bin/rm` is `rm`).
 fn basename_of(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
@@ -419,6 +456,25 @@ impl PermissionRules {
                         rule.text
                     )),
                 };
+            }
+        }
+        // A program we do not know may run a later word as a command
+        // (`setpriv rm v`, `npx rm v`, `gdb -ex 'shell rm v'`): when such a
+        // word starts something a deny or ask rule names, ask.
+        let guarded: Vec<&PermissionRule> = deny.iter().chain(ask.iter()).collect();
+        if !guarded.is_empty() {
+            for words in &parts.commands {
+                if let Some((rule, line)) = runnable_suffix_match(words, &guarded, 0) {
+                    return PermissionDecision {
+                        permission: Permission::Ask,
+                        rule: None,
+                        subject: Some(format!(
+                            "{} (it may run `{line}`, which {} names)",
+                            words.join(" "),
+                            rule.text
+                        )),
+                    };
+                }
             }
         }
         if (!deny.is_empty() || !ask.is_empty()) && parts.opaque {

@@ -335,6 +335,81 @@ const UNMODELLED_RUNNERS: [&str; 22] = [
     "unbuffer",
 ];
 
+/// Programs that never run a command named by their arguments: a rule's
+/// word among their arguments is data (`echo rm`, `grep rm notes.txt`).
+/// Every other program might be a wrapper we do not know (`setpriv rm v`),
+/// so a later word that starts a denied command makes the line asked.
+const PASSIVE_PROGRAMS: [&str; 62] = [
+    "echo",
+    "printf",
+    "cat",
+    "tac",
+    "ls",
+    "dir",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "head",
+    "tail",
+    "wc",
+    "sort",
+    "uniq",
+    "cut",
+    "paste",
+    "join",
+    "tr",
+    "fold",
+    "fmt",
+    "nl",
+    "column",
+    "comm",
+    "diff",
+    "cmp",
+    "test",
+    "[",
+    "[[",
+    "true",
+    "false",
+    "mkdir",
+    "rmdir",
+    "touch",
+    "stat",
+    "file",
+    "less",
+    "more",
+    "which",
+    "type",
+    "whereis",
+    "man",
+    "info",
+    "dirname",
+    "basename",
+    "realpath",
+    "readlink",
+    "pwd",
+    "cd",
+    "date",
+    "sleep",
+    "id",
+    "whoami",
+    "uname",
+    "du",
+    "df",
+    "base64",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "tee",
+];
+
+/// Whether `program` (a basename) never runs a command named by its
+/// arguments (see [`PASSIVE_PROGRAMS`]).
+pub(crate) fn leaves_arguments_alone(program: &str) -> bool {
+    PASSIVE_PROGRAMS.contains(&program)
+}
+
 /// Builtins that run text as code or change how names resolve.
 const CODE_BUILTINS: [&str; 16] = [
     "compgen",
@@ -1405,6 +1480,53 @@ mod differential {
             }
             if judge(&[], &["Bash(rm:*)"], command) == Permission::Allow {
                 failures.push(format!("deny Bash(rm:*) let through {command:?}"));
+            }
+        }
+        assert!(failures.is_empty(), "{failures:#?}");
+    }
+
+    /// Programs we do not know may run a later word as a command: when a
+    /// deny rule's command appears there, the line is asked, not allowed.
+    #[test]
+    fn unknown_wrappers_do_not_hide_a_denied_command() {
+        let mut failures = Vec::new();
+        // util-linux is on every Debian system: checked against bash too.
+        for command in ["setpriv rm v", "setarch x86_64 rm v", "linux64 rm v"] {
+            if !bash_removes(command) {
+                failures.push(format!("bash did not run rm: {command}"));
+            }
+        }
+        for command in [
+            "setpriv rm v",
+            "setarch x86_64 rm v",
+            "linux64 rm v",
+            "ssh-agent rm v",
+            "dbus-run-session rm v",
+            "perf stat -o /dev/null rm v",
+            "sg root -c 'rm v'",
+            "capsh -- -c 'rm v'",
+            "gdb -batch -ex 'shell rm v'",
+            "npx -y rm v",
+            "npm exec -- rm v",
+            "timeout 5 setpriv rm v",
+            "bash -c 'setpriv rm v'",
+            "find . -name v -exec setpriv rm {} +",
+            "some-tool --then /usr/bin/rm v",
+            "git rm v",
+        ] {
+            if judge(&[], &["Bash(rm:*)"], command) == Permission::Allow {
+                failures.push(format!("deny Bash(rm:*) let through {command:?}"));
+            }
+        }
+        // A rule's word as data of a program that never runs it.
+        for command in [
+            "echo rm v",
+            "grep -n rm notes.txt",
+            "cat rm",
+            "printf 'rm v\\n'",
+        ] {
+            if judge(&[], &["Bash(rm:*)"], command) != Permission::Allow {
+                failures.push(format!("{command:?} is not allowed"));
             }
         }
         assert!(failures.is_empty(), "{failures:#?}");
