@@ -1,9 +1,15 @@
 //! MCP servers from the settings' `mcpServers` and `--mcp-config` files,
 //! connected as tools of the session.
+//!
+//! A server the project's settings define (the project is trusted) runs in
+//! the command sandbox when there is one: the sandbox may have changed the
+//! files it runs, so it must not start outside it.
 
 use std::sync::Arc;
 
+use coding_agent::sandbox::SandboxPolicy;
 use coding_agent::{Settings, ToolDefinition};
+use tools_builtin::ops::sandbox::SandboxedPrograms;
 
 /// The servers' tools, and their later tool-list changes.
 pub type Connected = (
@@ -16,10 +22,36 @@ pub type Connected = (
 pub async fn connect(
     files: &[std::path::PathBuf],
     settings: &Settings,
+    policy: &SandboxPolicy,
 ) -> Result<Connected, String> {
     let mut configs = Vec::new();
     if let Some(value) = settings.get("mcpServers") {
         configs.extend(agent_mcp::parse_mcp_servers(value).map_err(|e| e.to_string())?);
+    }
+    let from_project: Vec<String> = settings
+        .applied_project_value("mcpServers")
+        .and_then(|v| v.as_object())
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    if policy.is_on() && configs.iter().any(|c| from_project.contains(&c.name)) {
+        match SandboxedPrograms::new(policy.clone()) {
+            Ok(programs) => {
+                let programs = Arc::new(programs);
+                let launcher =
+                    agent_mcp::McpLauncher::new(move |program, cwd| programs.command(cwd, program));
+                for config in configs
+                    .iter_mut()
+                    .filter(|c| from_project.contains(&c.name))
+                {
+                    config.launcher = Some(launcher.clone());
+                }
+            }
+            Err(e) => {
+                // Never unconfined in silence: the project's servers stay off.
+                eprintln!("coding-agent: warning: the project's MCP servers are not started: {e}");
+                configs.retain(|c| !from_project.contains(&c.name));
+            }
+        }
     }
     for file in files {
         let text = std::fs::read_to_string(file)

@@ -183,8 +183,8 @@ pub async fn run(args: RunArgs) -> i32 {
     // Only the terminal text mode asks; print, JSON and RPC modes never do.
     let may_ask = !args.print && args.mode == Mode::Text && !args.list_tools;
     crate::trust_cmd::apply(&mut settings, &cwd, may_ask);
-    let builtins = match crate::sandbox::tools(&cwd, &settings, args.sandbox, false) {
-        Ok((tools, _)) => tools.all(),
+    let (builtins, policy) = match crate::sandbox::tools(&cwd, &settings, args.sandbox, false) {
+        Ok((tools, policy)) => (tools.all(), policy),
         Err(e) => {
             eprintln!("coding-agent: {e}");
             return 2;
@@ -198,7 +198,7 @@ pub async fn run(args: RunArgs) -> i32 {
         }
     };
     let (mcp_tools, mcp_updates) =
-        match crate::mcp_servers::connect(&args.mcp_config, &settings).await {
+        match crate::mcp_servers::connect(&args.mcp_config, &settings, &policy).await {
             Ok(t) => t,
             Err(e) => {
                 eprintln!("coding-agent: {e}");

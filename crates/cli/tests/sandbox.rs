@@ -1237,3 +1237,77 @@ fn deny_globs_hold_through_a_symlinked_home() {
         }
     }
 }
+
+/// A trusted project's MCP server runs inside the sandbox: a sandboxed
+/// command may have rewritten the script the user approved, so the next
+/// start must not run it outside (the approved values did not change, the
+/// program did).
+#[test]
+fn a_trusted_projects_mcp_server_runs_in_the_sandbox() {
+    let f = fixture();
+    std::fs::create_dir_all(f.ws.join(".pi")).unwrap();
+    std::fs::write(
+        f.ws.join(".pi/settings.json"),
+        json!({"mcpServers": {"helper": {"command": "sh", "args": ["mcp.sh"]}}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(f.ws.join("mcp.sh"), "exit 0\n").unwrap();
+    assert!(
+        agent(&f)
+            .arg("trust")
+            .arg(&f.ws)
+            .status()
+            .unwrap()
+            .success()
+    );
+    // What a hostile model's sandboxed command writes into the approved script.
+    let planted = format!(
+        "touch made-by-server; id > '{}/pwned'\n",
+        f.outside.display()
+    );
+    let (_, e) = tool(&f, "write", json!({"path": "mcp.sh", "content": planted}));
+    assert!(!e);
+    let script = f.base.join("script.jsonl");
+    std::fs::write(
+        &script,
+        format!(
+            "{}\n",
+            json!({"content": [{"type": "text", "text": "done"}]})
+        ),
+    )
+    .unwrap();
+    for mode in ["workspace-write", "read-only"] {
+        let out = agent(&f)
+            .args(["--sandbox", mode, "--script"])
+            .arg(&script)
+            .args(["--no-session", "-p", "--cwd"])
+            .arg(&f.ws)
+            .arg("go")
+            .current_dir(&f.ws)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!f.outside.join("pwned").exists(), "{mode}: ran outside");
+    }
+    // It did start (inside, where the workspace is writable).
+    assert!(f.ws.join("made-by-server").exists());
+    // The user's own servers (not the project's) start as before.
+    let out = agent(&f)
+        .args(["--sandbox", "off", "--script"])
+        .arg(&script)
+        .args(["--no-session", "-p", "--cwd"])
+        .arg(&f.ws)
+        .arg("go")
+        .current_dir(&f.ws)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(
+        f.outside.join("pwned").exists(),
+        "sandbox off: runs as configured"
+    );
+}

@@ -69,6 +69,9 @@ pub struct Settings {
     /// The project file's values of keys that run code
     /// ([`RUNS_CODE_KEYS`]), not applied until the project is trusted.
     held_back: Map<String, Value>,
+    /// The held-back values once applied (the project is trusted), so
+    /// that what came from the project can still be told apart.
+    applied: Map<String, Value>,
 }
 
 /// Keys whose values start programs: a project's values of these are held
@@ -155,6 +158,7 @@ impl Settings {
                 values,
                 project: Map::new(),
                 held_back: Map::new(),
+                applied: Map::new(),
             },
             _ => Settings::default(),
         }
@@ -185,6 +189,7 @@ impl Settings {
             values,
             project: tighten_only,
             held_back,
+            applied: Map::new(),
         }
     }
 
@@ -198,8 +203,16 @@ impl Settings {
     /// the usual merge rule.
     pub fn apply_held_back(&mut self) {
         for (key, value) in std::mem::take(&mut self.held_back) {
+            self.applied.insert(key.clone(), value.clone());
             merge_key(&mut self.values, key, value);
         }
+    }
+
+    /// The project file's value of a code-running key once applied by
+    /// [`apply_held_back`](Self::apply_held_back): which MCP servers, for
+    /// instance, the project (not the user) defined.
+    pub fn applied_project_value(&self, key: &str) -> Option<&Value> {
+        self.applied.get(key)
     }
 
     /// The project file's value of a tighten-only key (`sandbox`,

@@ -12,7 +12,7 @@
 //! change as an [`McpToolUpdate`].
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -75,7 +75,60 @@ pub struct McpServerConfig {
     pub startup_timeout: Duration,
     /// Time one call may take.
     pub tool_timeout: Duration,
+    /// Builds the process of a stdio server (a sandbox around it, for
+    /// instance); `None` starts the command as it is.
+    pub launcher: Option<McpLauncher>,
 }
+
+type LaunchFn =
+    dyn Fn(&std::ffi::OsStr, &Path) -> std::io::Result<tokio::process::Command> + Send + Sync;
+
+/// Makes the process a stdio server runs in: given the program and the
+/// working directory, a command to which the server's arguments and
+/// variables are then added.
+///
+/// ```
+/// use agent_mcp::McpLauncher;
+/// // Every server under `nice`, as an example of a wrapper.
+/// let launcher = McpLauncher::new(|program, cwd| {
+///     let mut c = tokio::process::Command::new("nice");
+///     c.arg(program).current_dir(cwd);
+///     Ok(c)
+/// });
+/// # let _ = launcher;
+/// ```
+#[derive(Clone)]
+pub struct McpLauncher(Arc<LaunchFn>);
+
+impl McpLauncher {
+    /// A launcher from a function of (program, working directory).
+    pub fn new(
+        f: impl Fn(&std::ffi::OsStr, &Path) -> std::io::Result<tokio::process::Command>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        McpLauncher(Arc::new(f))
+    }
+
+    fn command(&self, program: &str, cwd: &Path) -> std::io::Result<tokio::process::Command> {
+        (self.0)(program.as_ref(), cwd)
+    }
+}
+
+impl std::fmt::Debug for McpLauncher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("McpLauncher")
+    }
+}
+
+impl PartialEq for McpLauncher {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for McpLauncher {}
 
 /// A configuration that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -206,6 +259,7 @@ fn parse_server(name: &str, entry: &Value) -> Result<McpServerConfig, McpConfigE
         transport,
         startup_timeout: seconds("startupTimeoutSec", DEFAULT_STARTUP_TIMEOUT)?,
         tool_timeout: seconds("toolTimeoutSec", DEFAULT_TOOL_TIMEOUT)?,
+        launcher: None,
     })
 }
 
@@ -336,7 +390,20 @@ impl Connection {
                 env,
                 cwd,
             } => {
-                let child = tokio::process::Command::new(command).configure(|c| {
+                let base = match &config.launcher {
+                    Some(launcher) => {
+                        let dir = match cwd {
+                            Some(d) => d.clone(),
+                            None => std::env::current_dir()
+                                .map_err(|e| format!("cannot start `{command}`: {e}"))?,
+                        };
+                        launcher
+                            .command(command, &dir)
+                            .map_err(|e| format!("cannot start `{command}`: {e}"))?
+                    }
+                    None => tokio::process::Command::new(command),
+                };
+                let child = base.configure(|c| {
                     // A server must not outlive the agent or a failed start.
                     c.args(args).envs(env).kill_on_drop(true);
                     if let Some(cwd) = cwd {

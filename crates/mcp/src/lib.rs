@@ -21,8 +21,9 @@ mod logging;
 mod server;
 
 pub use client::{
-    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, McpConfigError, McpServerConfig, McpToolUpdate,
-    McpToolUpdates, McpTools, McpTransport, connect_mcp_servers, mcp_tool_name, parse_mcp_servers,
+    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, McpConfigError, McpLauncher, McpServerConfig,
+    McpToolUpdate, McpToolUpdates, McpTools, McpTransport, connect_mcp_servers, mcp_tool_name,
+    parse_mcp_servers,
 };
 #[cfg(feature = "http")]
 pub use http_server::{MCP_HTTP_PATH, McpHttpError, McpHttpOptions, McpHttpServer};

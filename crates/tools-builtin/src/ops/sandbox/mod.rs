@@ -209,3 +209,73 @@ impl ProcessOps for SandboxedProcessOps {
         .boxed()
     }
 }
+
+/// Starts long-running programs (a project's MCP servers) in the same
+/// sandbox as bash: everything a command could change, a program started
+/// from it later must not be able to use to get out.
+///
+/// The placeholders of protected paths that do not exist yet are held for
+/// as long as the value lives, since the programs it starts run that long.
+///
+/// ```no_run
+/// use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
+/// use tools_builtin::ops::sandbox::SandboxedPrograms;
+/// let policy = SandboxPolicy::new(SandboxMode::WorkspaceWrite, "/work/project");
+/// let programs = SandboxedPrograms::new(policy)?;
+/// let mut server = programs.command("/work/project".as_ref(), "node".as_ref())?;
+/// server.arg("server.js");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct SandboxedPrograms {
+    policy: SandboxPolicy,
+    launcher: Launcher,
+    _placeholders: Option<placeholders::Placeholders>,
+}
+
+impl SandboxedPrograms {
+    /// Programs confined by `policy`.
+    ///
+    /// # Errors
+    /// The sandbox cannot be built here (bubblewrap missing, namespaces
+    /// refused), with the reason.
+    pub fn new(policy: SandboxPolicy) -> io::Result<Self> {
+        let launcher = launcher(&policy)?;
+        let placeholders = (policy.mode == SandboxMode::WorkspaceWrite)
+            .then(|| placeholders::Placeholders::hold(&policy.protected));
+        Ok(SandboxedPrograms {
+            policy,
+            launcher,
+            _placeholders: placeholders,
+        })
+    }
+
+    /// A command running `program` in `cwd` inside the sandbox, with the
+    /// agent's environment minus secret-looking variables. Add arguments
+    /// and variables to it as usual; its descriptors above 2 are closed and
+    /// the seccomp filter applied when it starts.
+    ///
+    /// # Errors
+    /// No seccomp filter exists for this CPU architecture.
+    pub fn command(
+        &self,
+        cwd: &std::path::Path,
+        program: &std::ffi::OsStr,
+    ) -> io::Result<tokio::process::Command> {
+        let filter = Arc::new(
+            seccomp::command_filter(self.policy.network)
+                .ok_or_else(|| refusal("no seccomp filter for this CPU architecture"))?,
+        );
+        let mut command = tokio::process::Command::new(&self.launcher.bwrap);
+        command
+            .args(bwrap::args(&self.policy, cwd, self.launcher.disable_userns))
+            .arg(program)
+            .env_clear()
+            .envs(
+                std::env::vars_os()
+                    .filter(|(name, _)| !self.policy.hides_env(&name.to_string_lossy())),
+            );
+        child::confine_before_exec(command.as_std_mut(), filter);
+        Ok(command)
+    }
+}
