@@ -1311,3 +1311,55 @@ fn a_trusted_projects_mcp_server_runs_in_the_sandbox() {
         "sandbox off: runs as configured"
     );
 }
+
+/// A submodule's `.git` (a gitfile naming where its repository is) stays
+/// read-only: rewritten, it would point the user's next `git status` in the
+/// root at a config the command wrote (an fsmonitor run outside).
+#[test]
+fn submodule_gitfiles_stay_read_only() {
+    let f = fixture();
+    let git = |dir: &Path, args: &[&str]| {
+        let out = Command::new("git")
+            .args([
+                "-c",
+                "user.email=a@b",
+                "-c",
+                "user.name=a",
+                "-c",
+                "protocol.file.allow=always",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .env("HOME", f.base.join("home"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let src = f.base.join("subsrc");
+    std::fs::create_dir_all(&src).unwrap();
+    git(&src, &["init", "-q", "."]);
+    git(&src, &["commit", "-q", "--allow-empty", "-m", "i"]);
+    git(&f.ws, &["init", "-q", "."]);
+    git(
+        &f.ws,
+        &["submodule", "add", "-q", src.to_str().unwrap(), "sub"],
+    );
+    let before = std::fs::read_to_string(f.ws.join("sub/.git")).unwrap();
+    assert!(before.starts_with("gitdir:"), "{before}");
+    let text = bash(
+        &f,
+        "cp -r .git/modules/sub evilgit && echo 'gitdir: ../evilgit' > sub/.git; echo rc=$?",
+    );
+    assert!(!text.contains("rc=0"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(f.ws.join("sub/.git")).unwrap(),
+        before
+    );
+    // The submodule's own files stay writable.
+    let text = bash(&f, "echo x > sub/new.txt; echo rc=$?");
+    assert!(text.contains("rc=0"), "{text}");
+}

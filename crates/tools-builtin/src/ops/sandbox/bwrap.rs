@@ -78,6 +78,13 @@ pub(crate) fn args(policy: &SandboxPolicy, cwd: &Path, disable_userns: bool) -> 
             a.pair("--ro-bind", path, path);
         }
     }
+    if policy.mode == SandboxMode::WorkspaceWrite {
+        for root in &policy.roots {
+            for gitfile in submodule_git_entries(root) {
+                a.pair("--ro-bind", &gitfile, &gitfile);
+            }
+        }
+    }
     // Denied files and directories that exist now are hidden from
     // commands too (patterns with wildcards are for the file tools).
     for glob in &policy.deny_read {
@@ -99,6 +106,58 @@ pub(crate) fn args(policy: &SandboxPolicy, cwd: &Path, disable_userns: bool) -> 
     a.one("--chdir", cwd);
     a.flag("--");
     a.0
+}
+
+/// The `.git` entries (gitfiles) of the submodules under `root`, as
+/// `.gitmodules` lists them, nested ones included. `git status` in the
+/// root follows each of them, so a command that rewrote one could point
+/// git at a config of its own making (`core.fsmonitor`).
+fn submodule_git_entries(root: &Path) -> Vec<PathBuf> {
+    /// Bounds against a hostile `.gitmodules`.
+    const MAX_FILE: u64 = 1 << 20;
+    const MAX_ENTRIES: usize = 4096;
+    const MAX_DEPTH: usize = 8;
+    let mut found = Vec::new();
+    let mut pending = vec![(root.to_path_buf(), 0usize)];
+    while let Some((dir, depth)) = pending.pop() {
+        let file = dir.join(".gitmodules");
+        let Ok(meta) = std::fs::metadata(&file) else {
+            continue;
+        };
+        if !meta.is_file() || meta.len() > MAX_FILE {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for line in text.lines() {
+            let Some((key, value)) = line.split_once('=') else {
+                continue;
+            };
+            if key.trim() != "path" {
+                continue;
+            }
+            let sub = dir.join(value.trim().trim_matches('"'));
+            // Only what really lies inside the root (no `..`, no symlink out).
+            let Ok(real) = std::fs::canonicalize(&sub) else {
+                continue;
+            };
+            if !real.starts_with(root) || real == *root {
+                continue;
+            }
+            let gitfile = real.join(".git");
+            if std::fs::symlink_metadata(&gitfile).is_ok() && !found.contains(&gitfile) {
+                found.push(gitfile);
+                if depth + 1 < MAX_DEPTH {
+                    pending.push((real, depth + 1));
+                }
+            }
+            if found.len() >= MAX_ENTRIES {
+                return found;
+            }
+        }
+    }
+    found
 }
 
 #[derive(Default)]
