@@ -47,7 +47,14 @@ pub fn tools(
     // The Read rules also judge the files grep, find and ls open.
     let rules = PermissionRules::from_settings(settings, cwd)
         .map_err(|e| format!("cannot use the settings: {e}"))?;
-    let tools = ToolSet::new(cwd)
+    // The roots are canonical; a working directory reached through a
+    // symlink must be named the same way, or every path in it looks outside.
+    let cwd = if policy.is_on() {
+        coding_agent::sandbox::canonical(cwd)
+    } else {
+        cwd.to_path_buf()
+    };
+    let tools = ToolSet::new(&cwd)
         .operations(operations)
         .read_rules(rules.read_filter());
     Ok((tools, policy))

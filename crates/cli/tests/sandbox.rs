@@ -1363,3 +1363,36 @@ fn submodule_gitfiles_stay_read_only() {
     let text = bash(&f, "echo x > sub/new.txt; echo rc=$?");
     assert!(text.contains("rc=0"), "{text}");
 }
+
+/// A working directory reached through a symlink is the same workspace.
+#[test]
+fn a_symlinked_working_directory_works_in_the_sandbox() {
+    let f = fixture();
+    let link = f.base.join("wslink");
+    std::os::unix::fs::symlink(&f.ws, &link).unwrap();
+    let (text, e) = tool_in(
+        &f,
+        &link,
+        Some("workspace-write"),
+        "read",
+        json!({"path": "a.txt"}),
+    );
+    assert!(!e && text.contains("inside"), "{text}");
+    let (text, e) = tool_in(
+        &f,
+        &link,
+        Some("workspace-write"),
+        "write",
+        json!({"path": "b.txt", "content": "x"}),
+    );
+    assert!(!e, "{text}");
+    assert!(f.ws.join("b.txt").exists());
+    let (text, e) = tool_in(
+        &f,
+        &link,
+        Some("workspace-write"),
+        "read",
+        json!({"path": "link"}),
+    );
+    assert!(e, "{text}");
+}
