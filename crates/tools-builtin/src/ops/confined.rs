@@ -323,12 +323,68 @@ impl ConfinedFileOps {
                             resolved.display()
                         )));
                     }
+                    // Written at the judged target, not through the link,
+                    // which could be pointed elsewhere meanwhile.
+                    return Ok(resolved);
                 }
                 self.refuse_protected(&target, path)?;
                 Ok(target)
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// Writes `data` to `path` (when it holds `expected`, if given).
+    ///
+    /// Two guards, because the path may change between the first look and
+    /// the write (a directory swapped for a symlink into `.git`): the
+    /// writing thread is restricted by Landlock to the writable roots, and
+    /// the directory and file the write actually opened are judged again,
+    /// on the paths the kernel reports for their descriptors.
+    fn write_confined(
+        &self,
+        path: &Path,
+        data: &[u8],
+        expected: Option<&[u8]>,
+    ) -> io::Result<WriteOutcome> {
+        let target = self.writable_target(path)?;
+        let dirs = self.writable_dirs();
+        let check = |real: &Path, stat: Option<&rustix::fs::Stat>| -> io::Result<()> {
+            let (root, _) = self.root_of(real)?;
+            if !root.writable {
+                return Err(denied(format!(
+                    "Sandbox: {} is not under a writable root",
+                    path.display()
+                )));
+            }
+            self.refuse_protected(real, path)?;
+            if self.is_denied(real) {
+                return Err(denied(format!(
+                    "Sandbox: {} matches a denied pattern (sandbox.denyRead)",
+                    path.display()
+                )));
+            }
+            if let Some(stat) = stat
+                && stat.st_nlink > 1
+                && (stat.st_mode & libc_s_ifmt()) == libc_s_ifreg()
+            {
+                return Err(denied(format!(
+                    "Sandbox: {} has {} hard links; one may lie outside the workspace, so it is not written",
+                    path.display(),
+                    stat.st_nlink
+                )));
+            }
+            Ok(())
+        };
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    crate::ops::landlock::restrict_thread_writes(&dirs)?;
+                    crate::ops::replace::write_file_checked(&target, data, expected, &check)
+                })
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the write thread panicked")))
+        })
     }
 
     /// The directories below which a write may land.
@@ -378,20 +434,7 @@ impl FileOps for ConfinedFileOps {
     }
 
     fn write_file(&self, path: &Path, data: &[u8]) -> io::Result<WriteOutcome> {
-        let target = self.writable_target(path)?;
-        let dirs = self.writable_dirs();
-        let inner = self.inner.clone();
-        // Kernel-enforced: the writing thread can modify nothing outside the
-        // writable roots, whatever happens to the path meanwhile.
-        std::thread::scope(|scope| {
-            scope
-                .spawn(|| {
-                    crate::ops::landlock::restrict_thread_writes(&dirs)?;
-                    inner.write_file(&target, data)
-                })
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("the write thread panicked")))
-        })
+        self.write_confined(path, data, None)
     }
 
     fn write_file_if_unchanged(
@@ -400,19 +443,7 @@ impl FileOps for ConfinedFileOps {
         expected: &[u8],
         data: &[u8],
     ) -> io::Result<WriteOutcome> {
-        let target = self.writable_target(path)?;
-        let dirs = self.writable_dirs();
-        let inner = self.inner.clone();
-        // As `write_file`: the inner compare-and-write, on a restricted thread.
-        std::thread::scope(|scope| {
-            scope
-                .spawn(|| {
-                    crate::ops::landlock::restrict_thread_writes(&dirs)?;
-                    inner.write_file_if_unchanged(&target, expected, data)
-                })
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("the write thread panicked")))
-        })
+        self.write_confined(path, data, Some(expected))
     }
 
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {

@@ -148,7 +148,7 @@ const LOCK_WAIT: Duration = Duration::from_secs(30);
 /// Anything the kernel refuses, a non-regular file, a full disk, or a file
 /// that must be written in place while no backup of it can be made.
 pub fn write_file(path: &Path, data: &[u8]) -> io::Result<WriteOutcome> {
-    write_checked(path, data, None)
+    write_checked(path, data, None, None)
 }
 
 /// Like [`write_file`], but only when the file still holds exactly
@@ -173,10 +173,36 @@ pub fn write_file_if_unchanged(
     expected: &[u8],
     data: &[u8],
 ) -> io::Result<WriteOutcome> {
-    write_checked(path, data, Some(expected))
+    write_checked(path, data, Some(expected), None)
 }
 
-fn write_checked(path: &Path, data: &[u8], expected: Option<&[u8]>) -> io::Result<WriteOutcome> {
+/// Judges, on what the kernel opened, whether a write may land there: the
+/// real path (read back from the open descriptor) of the directory a new
+/// file is created in, joined with its name, or of the existing file, with
+/// that file's status. An error refuses the write.
+pub(crate) type WriteCheck<'a> = &'a (dyn Fn(&Path, Option<&Stat>) -> io::Result<()> + Sync);
+
+/// [`write_file`] (with `expected`: [`write_file_if_unchanged`]) where
+/// `check` judges the directory and the file actually opened, so nothing
+/// swapped into the path between a caller's own look and the write (a
+/// symlink to a protected directory) is written. Symlinks are not written
+/// through when they appear dangling: that would create their target before
+/// it could be judged.
+pub(crate) fn write_file_checked(
+    path: &Path,
+    data: &[u8],
+    expected: Option<&[u8]>,
+    check: WriteCheck<'_>,
+) -> io::Result<WriteOutcome> {
+    write_checked(path, data, expected, Some(check))
+}
+
+fn write_checked(
+    path: &Path,
+    data: &[u8],
+    expected: Option<&[u8]>,
+    check: Option<WriteCheck<'_>>,
+) -> io::Result<WriteOutcome> {
     let name = path.file_name().ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -191,7 +217,11 @@ fn write_checked(path: &Path, data: &[u8], expected: Option<&[u8]>) -> io::Resul
             OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )?;
-        let mut target = match open_target(&dir, name, path)? {
+        if let Some(check) = check {
+            let real_dir = std::fs::read_link(proc_fd(&dir))?;
+            check(&real_dir.join(name), None)?;
+        }
+        let mut target = match open_target(&dir, name, path, check.is_none())? {
             Opened::Changed => continue,
             Opened::Missing => {
                 if expected.is_some() {
@@ -210,6 +240,10 @@ fn write_checked(path: &Path, data: &[u8], expected: Option<&[u8]>) -> io::Resul
             }
             Opened::File(t) => t,
         };
+        if let Some(check) = check {
+            let real = std::fs::read_link(proc_fd(&target.file))?;
+            check(&real, Some(&target.stat))?;
+        }
         lock(&target.file, path)?;
         // The previous holder may have renamed a new file over the path.
         if !still_named(&dir, name, &target.stat) {
@@ -277,7 +311,12 @@ fn open_for_write(dir: &OwnedFd, name: &OsStr) -> io::Result<File> {
     Ok(File::from(fd))
 }
 
-fn open_target(dir: &OwnedFd, name: &OsStr, shown: &Path) -> io::Result<Opened> {
+fn open_target(
+    dir: &OwnedFd,
+    name: &OsStr,
+    shown: &Path,
+    follow_dangling: bool,
+) -> io::Result<Opened> {
     // Looked at first without opening for writing, so a device or FIFO is
     // refused before it is opened.
     match rustix::fs::openat(dir, name, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
@@ -298,6 +337,15 @@ fn open_target(dir: &OwnedFd, name: &OsStr, shown: &Path) -> io::Result<Opened> 
         Err(Errno::NOENT) => match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
             Err(Errno::NOENT) => Ok(Opened::Missing),
             Ok(link) if FileType::from_raw_mode(link.st_mode) == FileType::Symlink => {
+                if !follow_dangling {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!(
+                            "{} became a dangling symlink while it was being written; nothing was written",
+                            shown.display()
+                        ),
+                    ));
+                }
                 // A dangling symlink: the kernel follows it and creates the target.
                 let file = open_for_write(dir, name)?;
                 let stat = rustix::fs::fstat(&file)?;
