@@ -1396,3 +1396,74 @@ fn a_symlinked_working_directory_works_in_the_sandbox() {
     );
     assert!(e, "{text}");
 }
+
+/// As root, the namespace's root is the host's: no set-id file and no file
+/// capability may be made inside, however it is attempted.
+#[test]
+fn no_set_id_files_or_file_capabilities_are_made() {
+    let f = fixture();
+    for (what, command) in [
+        ("chmod", "cp /bin/true s1 && chmod 4755 s1"),
+        ("chmod g+s", "cp /bin/true s2 && chmod g+s s2"),
+        ("install -m", "install -m 4755 /bin/true s3"),
+        (
+            "created set-id",
+            "python3 -c 'import os; os.close(os.open(\"s4\", os.O_CREAT|os.O_WRONLY, 0o4755))'",
+        ),
+        (
+            "mknod regular",
+            "python3 -c 'import os,stat; os.mknod(\"s5\", stat.S_IFREG|0o4755)'",
+        ),
+        ("setcap", "cp /bin/true s6 && setcap cap_setuid+ep s6"),
+    ] {
+        let text = bash(&f, &format!("{command}; echo rc=$?"));
+        assert!(!text.contains("rc=0"), "{what}: {text}");
+    }
+    for name in ["s1", "s2", "s3", "s4", "s5", "s6"] {
+        if let Ok(m) = std::fs::metadata(f.ws.join(name)) {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(m.permissions().mode() & 0o6000, 0, "{name} is set-id");
+        }
+    }
+    let caps = Command::new("getcap").arg(f.ws.join("s6")).output();
+    if let Ok(caps) = caps {
+        assert!(
+            String::from_utf8_lossy(&caps.stdout).trim().is_empty(),
+            "s6 has capabilities"
+        );
+    }
+    // Ordinary modes still work.
+    let text = bash(&f, "cp /bin/true x && chmod 755 x && ./x && echo rc=$?");
+    assert!(text.contains("rc=0"), "{text}");
+}
+
+/// With the network off, a datagram socket pair cannot reach a socket
+/// outside by its path (stream pairs, which pipelines use, still work).
+#[test]
+fn a_datagram_pair_cannot_reach_a_socket_outside() {
+    let f = fixture();
+    let path = f.outside.join("dg.sock");
+    let listener = std::os::unix::net::UnixDatagram::bind(&path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let text = bash(
+        &f,
+        &format!(
+            "python3 -c \"
+import socket
+try:
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendto(b'out', '{}')
+    print('sent')
+except OSError as e:
+    print('refused', e)
+a, b = socket.socketpair()
+a.send(b'x'); print('stream', b.recv(1))
+\"",
+            path.display()
+        ),
+    );
+    assert!(text.contains("refused"), "{text}");
+    assert!(text.contains("stream b'x'"), "{text}");
+    let mut buf = [0u8; 16];
+    assert!(listener.recv(&mut buf).is_err(), "a datagram got out");
+}

@@ -49,6 +49,9 @@ pub(crate) fn args(policy: &SandboxPolicy, cwd: &Path, disable_userns: bool) -> 
         a.flag("--disable-userns");
     }
     a.flag("--die-with-parent");
+    // No capabilities inside, even as root: no file capabilities set
+    // (CAP_SETFCAP), nothing overridden on the files root owns.
+    a.one("--cap-drop", "ALL");
     // Own session: no TIOCSTI into the agent's terminal.
     a.flag("--new-session");
     // Everything read-only, metadata included; then the writable places.

@@ -7,10 +7,16 @@
 //!   reads this machine's addresses without privileges): no TCP, no UDP,
 //!   no raw sockets, no unix sockets, whether socket files such as
 //!   docker.sock, the ssh agent's or D-Bus's, or abstract ones
-//!   (`socketpair` stays allowed: pipes between a command's own processes
-//!   are not the network). A filter costs nothing per command, where a
+//!   (`socketpair` stays allowed for stream and seqpacket pairs, which are
+//!   pipes between a command's own processes; a datagram pair could send to
+//!   any socket path). A filter costs nothing per command, where a
 //!   network namespace costs milliseconds to build;
 //! - `mknod`/`mknodat` of block and character devices, whoever asks;
+//! - set-user-ID and set-group-ID bits, whether set by `chmod` (all its
+//!   forms), at creation (`open`/`openat`/`creat` with `O_CREAT`) or by
+//!   `mknod`: as root, the namespace's root is the host's, so a set-id file
+//!   made inside would give root to anyone outside; `openat2`, whose mode
+//!   sits where a filter cannot read it, is refused as if absent;
 //! - io_uring, whose requests would bypass the socket rule;
 //! - system calls of another ABI (32-bit or x32 entry points), which would
 //!   bypass every rule above.
@@ -39,8 +45,18 @@ const fn arg(n: u32) -> u32 {
 mod abi {
     pub const AUDIT_ARCH: u32 = 0xc000_003e;
     pub const SOCKET: u32 = 41;
+    pub const SOCKETPAIR: u32 = 53;
     pub const MKNOD: Option<u32> = Some(133);
     pub const MKNODAT: u32 = 259;
+    /// System calls whose argument `.1` is a mode: chmod, fchmod, creat.
+    pub const MODE_IN_ARG1: &[u32] = &[90, 91, 85];
+    /// fchmodat, fchmodat2.
+    pub const MODE_IN_ARG2: &[u32] = &[268, 452];
+    /// open(path, flags, mode).
+    pub const OPEN: Option<u32> = Some(2);
+    /// openat(dirfd, path, flags, mode).
+    pub const OPENAT: u32 = 257;
+    pub const OPENAT2: u32 = 437;
     /// x32 system calls carry this bit; they are another ABI.
     pub const FOREIGN_BIT: Option<u32> = Some(0x4000_0000);
 }
@@ -49,8 +65,14 @@ mod abi {
 mod abi {
     pub const AUDIT_ARCH: u32 = 0xc000_00b7;
     pub const SOCKET: u32 = 198;
+    pub const SOCKETPAIR: u32 = 199;
     pub const MKNOD: Option<u32> = None;
     pub const MKNODAT: u32 = 33;
+    pub const MODE_IN_ARG1: &[u32] = &[52];
+    pub const MODE_IN_ARG2: &[u32] = &[53, 452];
+    pub const OPEN: Option<u32> = None;
+    pub const OPENAT: u32 = 56;
+    pub const OPENAT2: u32 = 437;
     pub const FOREIGN_BIT: Option<u32> = None;
 }
 
@@ -61,6 +83,14 @@ const AF_NETLINK: u32 = 16;
 const S_IFMT: u32 = 0o170_000;
 const S_IFCHR: u32 = 0o020_000;
 const S_IFBLK: u32 = 0o060_000;
+/// S_ISUID | S_ISGID.
+const SET_ID_BITS: u32 = 0o6000;
+/// O_CREAT | __O_TMPFILE: the flags with which open's mode is used.
+const CREATING: u32 = 0o100 | 0o2000_0000;
+/// The low bits of socketpair's type (SOCK_NONBLOCK/CLOEXEC masked off).
+const SOCK_TYPE_MASK: u32 = 0xf;
+const SOCK_STREAM: u32 = 1;
+const SOCK_SEQPACKET: u32 = 5;
 
 fn op(code: u16, k: u32) -> Instruction {
     Instruction {
@@ -103,14 +133,17 @@ fn build(network: bool) -> Vec<Instruction> {
     let mut tails: Vec<Vec<Instruction>> = Vec::new();
     // Tail 0: refuse with EPERM.
     tails.push(vec![deny(libc::EPERM)]);
-    // Tail 1: mknod(path, mode): device nodes refused.
+    // Tail 1: mknod(path, mode): device nodes and set-id files refused.
     // Tail 2: mknodat(dirfd, path, mode): the same on the third argument.
     for mode_arg in [1, 2] {
         tails.push(vec![
             op(LD_W_ABS, arg(mode_arg)),
             op(AND_K, S_IFMT),
-            jeq(S_IFCHR, 2, 0),
-            jeq(S_IFBLK, 1, 0),
+            jeq(S_IFCHR, 5, 0),
+            jeq(S_IFBLK, 4, 0),
+            op(LD_W_ABS, arg(mode_arg)),
+            op(AND_K, SET_ID_BITS),
+            jeq(0, 0, 1),
             op(RET_K, RET_ALLOW),
             deny(libc::EPERM),
         ]);
@@ -122,8 +155,43 @@ fn build(network: bool) -> Vec<Instruction> {
         op(RET_K, RET_ALLOW),
         deny(libc::EACCES),
     ]);
-    // Tail 4: io_uring refused as if the kernel had none.
+    // Tail 4: io_uring (and openat2) refused as if the kernel had none.
     tails.push(vec![deny(libc::ENOSYS)]);
+    // Tails 5 and 6: a mode in argument 1 or 2 with set-id bits.
+    for mode_arg in [1, 2] {
+        tails.push(vec![
+            op(LD_W_ABS, arg(mode_arg)),
+            op(AND_K, SET_ID_BITS),
+            jeq(0, 0, 1),
+            op(RET_K, RET_ALLOW),
+            deny(libc::EPERM),
+        ]);
+    }
+    // Tails 7 and 8: open (flags 1, mode 2) and openat (flags 2, mode 3):
+    // the mode counts only when the call creates.
+    for (flags_arg, mode_arg) in [(1, 2), (2, 3)] {
+        tails.push(vec![
+            op(LD_W_ABS, arg(flags_arg)),
+            op(AND_K, CREATING),
+            jeq(0, 3, 0),
+            op(LD_W_ABS, arg(mode_arg)),
+            op(AND_K, SET_ID_BITS),
+            jeq(0, 0, 1),
+            op(RET_K, RET_ALLOW),
+            deny(libc::EPERM),
+        ]);
+    }
+    // Tail 9: socketpair without network: stream and seqpacket pairs only.
+    // They are connected to each other from birth; a datagram one could
+    // still send to any unix socket by its path.
+    tails.push(vec![
+        op(LD_W_ABS, arg(1)),
+        op(AND_K, SOCK_TYPE_MASK),
+        jeq(SOCK_STREAM, 1, 0),
+        jeq(SOCK_SEQPACKET, 0, 1),
+        op(RET_K, RET_ALLOW),
+        deny(libc::EACCES),
+    ]);
 
     let mut head = vec![op(LD_W_ABS, ARCH)];
     // Another ABI: refused outright (ENOSYS), so its socketcall and the
@@ -137,10 +205,26 @@ fn build(network: bool) -> Vec<Instruction> {
     }
     if !network {
         checks.push((abi::SOCKET, 3));
+        checks.push((abi::SOCKETPAIR, 9));
     }
-    for nr in [IO_URING_SETUP, IO_URING_ENTER, IO_URING_REGISTER] {
+    for nr in [
+        IO_URING_SETUP,
+        IO_URING_ENTER,
+        IO_URING_REGISTER,
+        abi::OPENAT2,
+    ] {
         checks.push((nr, 4));
     }
+    for nr in abi::MODE_IN_ARG1 {
+        checks.push((*nr, 5));
+    }
+    for nr in abi::MODE_IN_ARG2 {
+        checks.push((*nr, 6));
+    }
+    if let Some(open) = abi::OPEN {
+        checks.push((open, 7));
+    }
+    checks.push((abi::OPENAT, 8));
     // Layout: head, [foreign check], checks (one jeq each), allow, tails.
     let tail_lengths: Vec<usize> = tails.iter().map(Vec::len).collect();
     let tail_start = |t: usize| -> usize { tail_lengths[..t].iter().sum() };
@@ -208,6 +292,22 @@ mod tests {
             assert_eq!(run(&on, arch, abi::SOCKET, socket), RET_ALLOW);
         }
         assert_eq!(run(&off, arch, abi::SOCKET, [16, 3, 0, 0, 0, 0]), RET_ALLOW);
+        // Pairs: stream and seqpacket (with flags) yes, datagram not.
+        let cloexec = 0o2_000_000;
+        for (kind, without) in [
+            (SOCK_STREAM, RET_ALLOW),
+            (SOCK_SEQPACKET | cloexec, RET_ALLOW),
+            (2, errno(libc::EACCES)),
+        ] {
+            assert_eq!(
+                run(&off, arch, abi::SOCKETPAIR, [1, kind, 0, 0, 0, 0]),
+                without
+            );
+            assert_eq!(
+                run(&on, arch, abi::SOCKETPAIR, [1, kind, 0, 0, 0, 0]),
+                RET_ALLOW
+            );
+        }
         // Devices never, other nodes (FIFOs) yes.
         for p in [&off, &on] {
             assert_eq!(
@@ -229,6 +329,51 @@ mod tests {
                 );
                 assert_eq!(run(p, arch, mknod, [0, 0o010_644, 0, 0, 0, 0]), RET_ALLOW);
             }
+            // Set-id bits, however they would be set.
+            for nr in abi::MODE_IN_ARG1 {
+                assert_eq!(
+                    run(p, arch, *nr, [0, 0o4755, 0, 0, 0, 0]),
+                    errno(libc::EPERM)
+                );
+                assert_eq!(
+                    run(p, arch, *nr, [0, 0o2755, 0, 0, 0, 0]),
+                    errno(libc::EPERM)
+                );
+                assert_eq!(run(p, arch, *nr, [0, 0o755, 0, 0, 0, 0]), RET_ALLOW);
+            }
+            for nr in abi::MODE_IN_ARG2 {
+                assert_eq!(
+                    run(p, arch, *nr, [0, 0, 0o4755, 0, 0, 0]),
+                    errno(libc::EPERM)
+                );
+                assert_eq!(run(p, arch, *nr, [0, 0, 0o1777, 0, 0, 0]), RET_ALLOW);
+            }
+            let o_creat = 0o100;
+            assert_eq!(
+                run(p, arch, abi::OPENAT, [0, 0, o_creat | 1, 0o4755, 0, 0]),
+                errno(libc::EPERM)
+            );
+            assert_eq!(
+                run(p, arch, abi::OPENAT, [0, 0, o_creat | 1, 0o644, 0, 0]),
+                RET_ALLOW
+            );
+            // Without O_CREAT the mode is not looked at (it may be anything).
+            assert_eq!(
+                run(p, arch, abi::OPENAT, [0, 0, 0, 0o7777, 0, 0]),
+                RET_ALLOW
+            );
+            if let Some(open) = abi::OPEN {
+                assert_eq!(
+                    run(p, arch, open, [0, o_creat, 0o6755, 0, 0, 0]),
+                    errno(libc::EPERM)
+                );
+                assert_eq!(run(p, arch, open, [0, 0, 0o6755, 0, 0, 0]), RET_ALLOW);
+            }
+            assert_eq!(
+                run(p, arch, abi::MKNODAT, [0, 0, 0o100_000 | 0o4755, 0, 0, 0]),
+                errno(libc::EPERM)
+            );
+            assert_eq!(run(p, arch, abi::OPENAT2, [0; 6]), errno(libc::ENOSYS));
             assert_eq!(run(p, arch, IO_URING_SETUP, [0; 6]), errno(libc::ENOSYS));
             assert_eq!(run(p, arch, IO_URING_REGISTER, [0; 6]), errno(libc::ENOSYS));
             // Ordinary calls pass.
