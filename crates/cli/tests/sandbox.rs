@@ -1467,3 +1467,22 @@ a.send(b'x'); print('stream', b.recv(1))
     let mut buf = [0u8; 16];
     assert!(listener.recv(&mut buf).is_err(), "a datagram got out");
 }
+
+/// A repository with a dangling link at `.pi` neither turns the MCP
+/// server's default sandbox off nor gets bash run unconfined: bash is
+/// refused there, naming the link.
+#[test]
+fn a_linked_protected_path_refuses_bash_and_keeps_the_sandbox_on() {
+    let f = fixture();
+    std::os::unix::fs::symlink("does-not-exist", f.ws.join(".pi")).unwrap();
+    let text = bash(&f, "echo ran; touch /tmp/x");
+    assert!(text.contains("symbolic link"), "{text}");
+    assert!(!text.contains("ran"), "{text}");
+    // The MCP server's default stays on: no warning about serving without it.
+    let out = agent(&f).arg("mcp").current_dir(&f.ws).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("without the sandbox"), "{err}");
+    // The other tools still work.
+    let (text, e) = tool(&f, "read", json!({"path": "a.txt"}));
+    assert!(!e && text.contains("inside"), "{text}");
+}

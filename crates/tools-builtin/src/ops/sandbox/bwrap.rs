@@ -36,7 +36,15 @@ pub(crate) fn find() -> Result<PathBuf, String> {
 /// The options placing a command in its sandbox (everything before the
 /// command itself). `disable_userns` adds `--disable-userns` (bubblewrap
 /// 0.8 and later), so the command cannot make namespaces of its own.
-pub(crate) fn args(policy: &SandboxPolicy, cwd: &Path, disable_userns: bool) -> Vec<OsString> {
+///
+/// # Errors
+/// A protected path (or a submodule's `.git`) that is a symbolic link:
+/// a mount follows links, so the link itself would stay replaceable.
+pub(crate) fn args(
+    policy: &SandboxPolicy,
+    cwd: &Path,
+    disable_userns: bool,
+) -> Result<Vec<OsString>, String> {
     let mut a = Args::default();
     // A user namespace even as root: capabilities inside it give nothing
     // outside (no device nodes, no raw disks, no module loading).
@@ -76,16 +84,22 @@ pub(crate) fn args(policy: &SandboxPolicy, cwd: &Path, disable_userns: bool) -> 
         a.pair(bind, root, root);
     }
     // What a later, unsandboxed run would execute stays read-only.
-    for path in &policy.protected {
-        if std::fs::symlink_metadata(path).is_ok() {
-            a.pair("--ro-bind", path, path);
-        }
-    }
+    let mut keep_read_only = policy.protected.clone();
     if policy.mode == SandboxMode::WorkspaceWrite {
         for root in &policy.roots {
-            for gitfile in submodule_git_entries(root) {
-                a.pair("--ro-bind", &gitfile, &gitfile);
+            keep_read_only.extend(submodule_git_entries(root));
+        }
+    }
+    for path in &keep_read_only {
+        match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(format!(
+                    "{} is a symbolic link, and a link cannot be kept read-only (a command could replace it); replace it with what it names, or run with --sandbox off",
+                    path.display()
+                ));
             }
+            Ok(_) => a.pair("--ro-bind", path, path),
+            Err(_) => {}
         }
     }
     // Denied files and directories that exist now are hidden from
@@ -108,7 +122,7 @@ pub(crate) fn args(policy: &SandboxPolicy, cwd: &Path, disable_userns: bool) -> 
     }
     a.one("--chdir", cwd);
     a.flag("--");
-    a.0
+    Ok(a.0)
 }
 
 /// The `.git` entries (gitfiles) of the submodules under `root`, as

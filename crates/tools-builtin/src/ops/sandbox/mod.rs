@@ -76,11 +76,19 @@ fn launcher(policy: &SandboxPolicy) -> io::Result<Launcher> {
         seccomp::command_filter(policy.network)
             .ok_or_else(|| refusal("no seccomp filter for this CPU architecture"))?,
     );
+    // The probe asks about the machine, not the repository: nothing a
+    // project contains (a dangling link at `.pi`) may make the machine look
+    // unable to confine, which would turn the MCP server's default sandbox
+    // off.
+    let mut probe = policy.clone();
+    probe.roots.clear();
+    probe.protected.clear();
+    probe.deny_read.clear();
     let mut last = String::new();
     for disable_userns in [true, false] {
         let mut command = std::process::Command::new(&bwrap);
         command
-            .args(bwrap::args(policy, &std::env::temp_dir(), disable_userns))
+            .args(bwrap::args(&probe, &std::env::temp_dir(), disable_userns).map_err(refusal)?)
             .arg("true")
             .env_clear()
             .stdin(std::process::Stdio::null())
@@ -196,7 +204,8 @@ impl ProcessOps for SandboxedProcessOps {
             let _placeholders = (self.policy.mode == SandboxMode::WorkspaceWrite)
                 .then(|| placeholders::Placeholders::hold(&self.policy.protected));
             let mut wrapper: Vec<OsString> =
-                bwrap::args(&self.policy, &request.cwd, launcher.disable_userns);
+                bwrap::args(&self.policy, &request.cwd, launcher.disable_userns)
+                    .map_err(refusal)?;
             wrapper.insert(0, launcher.bwrap.into_os_string());
             run_local_with(request, on_data, cancel, Some(wrapper), move |command| {
                 child::confine_before_exec(command.as_std_mut(), filter);
@@ -268,7 +277,7 @@ impl SandboxedPrograms {
         );
         let mut command = tokio::process::Command::new(&self.launcher.bwrap);
         command
-            .args(bwrap::args(&self.policy, cwd, self.launcher.disable_userns))
+            .args(bwrap::args(&self.policy, cwd, self.launcher.disable_userns).map_err(refusal)?)
             .arg(program)
             .env_clear()
             .envs(
