@@ -96,7 +96,11 @@ struct Word {
 enum Token {
     Word(Word),
     Op(&'static str),
-    Redirect,
+    /// A redirection operator; its target is the next word. `output`: the
+    /// target is written (`>`, `>>`, `>|`, `&>`, `<>`).
+    Redirect {
+        output: bool,
+    },
 }
 
 fn split_into(text: &str, out: &mut ShellCommands, depth: usize) {
@@ -111,20 +115,22 @@ fn split_into(text: &str, out: &mut ShellCommands, depth: usize) {
         out.opaque = true;
     }
     let mut words: Vec<Word> = Vec::new();
-    let mut skip_next_word = false;
+    let mut target_of: Option<bool> = None;
     for token in tokens {
         match token {
             Token::Word(word) => {
-                if skip_next_word {
-                    skip_next_word = false;
-                    if !word.plain {
+                if let Some(output) = target_of.take() {
+                    // Writing a file is an edit the rule never names
+                    // (`echo x >> .git/config` under `Bash(echo:*)`): only
+                    // output thrown away keeps a line plain.
+                    if !word.plain || (output && word.text != "/dev/null") {
                         out.plain = false;
                     }
                 } else {
                     words.push(word);
                 }
             }
-            Token::Redirect => skip_next_word = true,
+            Token::Redirect { output } => target_of = Some(output),
             Token::Op(op) => {
                 if op == ";;" {
                     out.opaque = true;
@@ -904,7 +910,7 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
                     (';', Some(';')) => ";;",
                     ('&', Some('>')) => {
                         // &> and &>> redirect both streams.
-                        tokens.push(Token::Redirect);
+                        tokens.push(Token::Redirect { output: true });
                         i += if chars.get(i + 2) == Some(&'>') { 3 } else { 2 };
                         continue;
                     }
@@ -982,7 +988,9 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
                         j += 1;
                     }
                 } else {
-                    tokens.push(Token::Redirect);
+                    tokens.push(Token::Redirect {
+                        output: op.contains('>'),
+                    });
                 }
                 i = j;
                 continue;
@@ -1396,6 +1404,30 @@ mod differential {
             ("Bash(echo:*)", "bash <<< 'rm v'; echo"),
         ];
         let mut failures = Vec::new();
+        // A redirection writes a file the rule never names.
+        for command in [
+            "echo '[core]' >> .git/config",
+            "echo x > v",
+            "echo x >| v",
+            "echo x 1<>v",
+            "echo x &> v",
+            "echo x >& v",
+            "echo x > /dev/tcp/127.0.0.1/1",
+        ] {
+            if judge(&["Bash(echo:*)"], &[], command) == Permission::Allow {
+                failures.push(format!("Bash(echo:*) allowed {command}"));
+            }
+        }
+        for command in [
+            "echo x > /dev/null",
+            "echo x 2>&1",
+            "echo x >&2",
+            "echo x 2>/dev/null",
+        ] {
+            if judge(&["Bash(echo:*)"], &[], command) != Permission::Allow {
+                failures.push(format!("Bash(echo:*) did not allow {command}"));
+            }
+        }
         for (rule, command) in cases {
             if !bash_removes(command) {
                 failures.push(format!("bash did not run the hidden rm: {command}"));
@@ -1538,7 +1570,7 @@ mod differential {
         for (rule, command) in [
             ("Bash(echo:*)", "echo hello 'a b' \"c\" $'d'"),
             ("Bash(git status)", "git status"),
-            ("Bash(ls:*)", "ls -la *.rs > out.txt 2>&1"),
+            ("Bash(ls:*)", "ls -la *.rs 2>/dev/null"),
             ("Bash(grep:*)", "grep -n 'x' a | grep -v y"),
         ] {
             assert_eq!(judge(&[rule], &[], command), Permission::Allow, "{command}");
