@@ -1486,3 +1486,50 @@ fn a_linked_protected_path_refuses_bash_and_keeps_the_sandbox_on() {
     let (text, e) = tool(&f, "read", json!({"path": "a.txt"}));
     assert!(!e && text.contains("inside"), "{text}");
 }
+
+/// As root, a sandboxed write reaches another user's file through its
+/// permission bits only, as a sandboxed command does.
+#[test]
+fn root_writes_another_users_file_only_as_its_bits_allow() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("not root: the case is about root");
+        return;
+    }
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let f = fixture();
+    let other = f.base.join("tmp/other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("f"), "original\n").unwrap();
+    std::fs::write(other.join("open"), "original\n").unwrap();
+    std::fs::set_permissions(other.join("f"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(other.join("open"), std::fs::Permissions::from_mode(0o666)).unwrap();
+    for p in [&other, &other.join("f"), &other.join("open")] {
+        std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
+    }
+    let path = other.join("f").display().to_string();
+    let text = bash(&f, &format!("echo bash >> {path}; echo rc=$?"));
+    assert!(!text.contains("rc=0"), "{text}");
+    let (text, e) = tool(&f, "write", json!({"path": path, "content": "replaced\n"}));
+    assert!(e, "{text}");
+    assert_eq!(
+        std::fs::read_to_string(other.join("f")).unwrap(),
+        "original\n"
+    );
+    assert!(!other.join("new").exists());
+    let (text, e) = tool(
+        &f,
+        "write",
+        json!({"path": other.join("new").display().to_string(), "content": "x"}),
+    );
+    assert!(e, "{text}");
+    assert!(!other.join("new").exists());
+    // A file its bits open to everyone is written, and keeps its owner.
+    let open = other.join("open").display().to_string();
+    let (text, e) = tool(&f, "write", json!({"path": open, "content": "changed\n"}));
+    assert!(!e, "{text}");
+    assert_eq!(
+        std::fs::read_to_string(other.join("open")).unwrap(),
+        "changed\n"
+    );
+    assert_eq!(std::fs::metadata(other.join("open")).unwrap().uid(), 65534);
+}

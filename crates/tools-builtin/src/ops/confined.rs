@@ -380,6 +380,7 @@ impl ConfinedFileOps {
             scope
                 .spawn(|| {
                     crate::ops::landlock::restrict_thread_writes(&dirs)?;
+                    drop_override_capabilities()?;
                     crate::ops::replace::write_file_checked(&target, data, expected, &check)
                 })
                 .join()
@@ -395,6 +396,31 @@ impl ConfinedFileOps {
             .map(|r| r.real.clone())
             .collect()
     }
+}
+
+/// As root, gives up (for the calling thread only) the capabilities that
+/// override file permissions and ownership, so a sandboxed write reaches
+/// another user's file only through its permission bits, as a sandboxed
+/// command does.
+fn drop_override_capabilities() -> io::Result<()> {
+    use rustix::thread::{CapabilitySet, capabilities, set_capabilities};
+    if !rustix::process::geteuid().is_root() {
+        return Ok(());
+    }
+    let overriding = CapabilitySet::DAC_OVERRIDE
+        | CapabilitySet::DAC_READ_SEARCH
+        | CapabilitySet::FOWNER
+        | CapabilitySet::FSETID
+        | CapabilitySet::CHOWN;
+    let mut sets = capabilities(None).map_err(io::Error::from)?;
+    sets.effective -= overriding;
+    sets.permitted -= overriding;
+    set_capabilities(None, sets).map_err(|e| {
+        io::Error::new(
+            io::Error::from(e).kind(),
+            format!("Sandbox: cannot give up root's file capabilities for the write: {e}"),
+        )
+    })
 }
 
 const fn libc_s_ifmt() -> u32 {
