@@ -73,7 +73,17 @@ pub fn process_image(bytes: Vec<u8>, mime: &str, auto_resize: bool) -> ImageOutc
             hints: Vec::new(),
         };
     }
-    let decoded = match image::load_from_memory(&bytes) {
+    // A few hundred kilobytes of PNG can claim gigapixels: refuse to decode
+    // past a bound instead of holding the whole canvas in memory.
+    if let Some((w, h)) = dims
+        && u64::from(w) * u64::from(h) > MAX_DECODE_PIXELS
+    {
+        return ImageOutcome::Omitted(format!(
+            "[Image omitted: {w}x{h} pixels is too large to convert (limit {} megapixels).]",
+            MAX_DECODE_PIXELS / 1_000_000
+        ));
+    }
+    let decoded = match decode_bounded(&bytes) {
         Ok(img) => img,
         Err(e) => {
             tracing::debug!(error = %e, "image decode failed");
@@ -132,6 +142,19 @@ pub fn process_image(bytes: Vec<u8>, mime: &str, auto_resize: bool) -> ImageOutc
     ImageOutcome::Omitted(
         "[Image omitted: could not be resized below the inline image size limit.]".to_string(),
     )
+}
+
+/// Images with more pixels than this are not decoded (about 160 MB as RGBA).
+const MAX_DECODE_PIXELS: u64 = 40_000_000;
+
+/// Decodes with the image crate's allocation limit set to what
+/// [`MAX_DECODE_PIXELS`] needs, whatever the header claimed.
+fn decode_bounded(bytes: &[u8]) -> image::ImageResult<image::DynamicImage> {
+    let mut reader = image::ImageReader::new(Cursor::new(bytes)).with_guessed_format()?;
+    let mut limits = image::Limits::default();
+    limits.max_alloc = Some(MAX_DECODE_PIXELS * 8);
+    reader.limits(limits);
+    reader.decode()
 }
 
 fn encode_png(img: &image::DynamicImage) -> Option<Vec<u8>> {

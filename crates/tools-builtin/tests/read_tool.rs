@@ -184,3 +184,34 @@ async fn the_head_of_a_huge_file_costs_no_full_scan() {
         out.text
     );
 }
+
+/// A small PNG that claims 16000x16000 pixels is not decoded (it would
+/// take hundreds of megabytes): the read says why the image is left out.
+#[tokio::test]
+async fn a_decompression_bomb_is_not_decoded() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"
+import struct, sys, zlib
+w = h = 16000
+row = b'\x00' * (w + 1)
+c = zlib.compressobj(9)
+data = b''.join([c.compress(row) for _ in range(h)] + [c.flush()])
+chunk = lambda t, d: struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d) & 0xffffffff)
+open(sys.argv[1], 'wb').write(b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, 8, 0, 0, 0, 0)) + chunk(b'IDAT', data) + chunk(b'IEND', b''))
+"#;
+    let status = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(dir.path().join("bomb.png"))
+        .status()
+        .expect("python3");
+    assert!(status.success());
+    assert!(
+        std::fs::metadata(dir.path().join("bomb.png"))
+            .unwrap()
+            .len()
+            < 1 << 20
+    );
+    let out = call("read", dir.path(), json!({"path": "bomb.png"})).await;
+    assert!(out.text.contains("16000x16000"), "{}", out.text);
+    assert!(out.text.contains("too large"), "{}", out.text);
+}
