@@ -1533,3 +1533,32 @@ fn root_writes_another_users_file_only_as_its_bits_allow() {
     );
     assert_eq!(std::fs::metadata(other.join("open")).unwrap().uid(), 65534);
 }
+
+/// `sandbox.excludeTmp` takes the temp dir out of the writable places for
+/// the file tools too (it stays readable: bash's full-output files are
+/// there).
+#[test]
+fn exclude_tmp_binds_the_file_tools_too() {
+    let f = fixture();
+    std::fs::create_dir_all(f.ws.join(".pi")).unwrap();
+    std::fs::write(
+        f.ws.join(".pi/settings.json"),
+        r#"{"sandbox": {"excludeTmp": true}}"#,
+    )
+    .unwrap();
+    let target = f.base.join("tmp/written-by-tool");
+    let (text, e) = tool(
+        &f,
+        "write",
+        json!({"path": target.display().to_string(), "content": "x"}),
+    );
+    assert!(e, "{text}");
+    assert!(!target.exists());
+    std::fs::write(f.base.join("tmp/readable"), "spill\n").unwrap();
+    let (text, e) = tool(
+        &f,
+        "read",
+        json!({"path": f.base.join("tmp/readable").display().to_string()}),
+    );
+    assert!(!e && text.contains("spill"), "{text}");
+}

@@ -100,11 +100,14 @@ impl ConfinedFileOps {
         let writable = policy.mode == SandboxMode::WorkspaceWrite;
         let mut roots = Vec::new();
         let temp = normalize(&std::env::temp_dir());
+        // The temp dir stays readable (bash's full-output files live there)
+        // but is written only when commands may write it too.
+        let temp_writable = writable && !policy.exclude_tmp;
         for (path, writable) in policy
             .roots
             .iter()
             .map(|r| (r.clone(), writable))
-            .chain(std::iter::once((temp, writable)))
+            .chain(std::iter::once((temp, temp_writable)))
         {
             let fd = rustix::fs::open(
                 &path,
