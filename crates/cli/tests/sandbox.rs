@@ -868,6 +868,10 @@ fn commands_see_neither_the_agent_nor_its_secrets() {
         .env("STRIPE_SECRET_KEY", "stripe-secret")
         .env("openai_api_key", "lower-secret")
         .env("SERVICE_PASSWD", "pw-secret")
+        .env("MYSQL_PWD", "mysql-secret")
+        .env("OPENAITOKEN", "glued-secret")
+        .env("DATABASE_URL", "postgres://app:url-secret@db/main")
+        .env("HTTPS_PROXY", "http://me:proxy-secret@proxy:3128")
         .args(["--api-key", "sk-flag-secret", "--script"])
         .arg(&script)
         .args(["--sandbox", "workspace-write", "--mode", "json", "--cwd"])
@@ -889,6 +893,10 @@ fn commands_see_neither_the_agent_nor_its_secrets() {
         "lower-secret",
         "pw-secret",
         "sk-flag-secret",
+        "mysql-secret",
+        "glued-secret",
+        "url-secret",
+        "proxy-secret",
     ] {
         assert!(!text.contains(secret), "{secret} seen: {text}");
     }

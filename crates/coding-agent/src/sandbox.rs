@@ -227,7 +227,10 @@ impl SandboxPolicy {
     /// for secret in ["AWS_SECRET_ACCESS_KEY", "STRIPE_SECRET_KEY", "openai_api_key", "GH_TOKEN"] {
     ///     assert!(p.hides_env(secret), "{secret}");
     /// }
-    /// for plain in ["PATH", "HOME", "PWD", "TOKENIZERS_PARALLELISM", "KEYMAP"] {
+    /// for secret in ["MYSQL_PWD", "OPENAITOKEN", "githubSecret"] {
+    ///     assert!(p.hides_env(secret), "{secret}");
+    /// }
+    /// for plain in ["PATH", "HOME", "PWD", "OLDPWD", "TOKENIZERS_PARALLELISM", "KEYMAP"] {
     ///     assert!(!p.hides_env(plain), "{plain}");
     /// }
     /// p.pass_env.push("GH_TOKEN".into());
@@ -238,7 +241,16 @@ impl SandboxPolicy {
             return false;
         }
         let words = name_words(name);
+        // `MYSQL_PWD` is a password; the shell's own `PWD` and `OLDPWD` are not.
+        let is_shell_pwd = name.eq_ignore_ascii_case("PWD") || name.eq_ignore_ascii_case("OLDPWD");
         let credential = words.iter().any(|w| CREDENTIAL_WORDS.contains(&w.as_str()))
+            || (!is_shell_pwd && words.iter().any(|w| w == "pwd"))
+            // Words glued together: `OPENAITOKEN`, `githubsecret`.
+            || words.iter().any(|w| {
+                GLUED_CREDENTIAL_ENDINGS
+                    .iter()
+                    .any(|end| w.len() > end.len() && w.ends_with(end))
+            })
             || words.windows(2).any(|p| {
                 matches!(
                     (p[0].as_str(), p[1].as_str()),
@@ -250,6 +262,26 @@ impl SandboxPolicy {
                 .secret_env
                 .iter()
                 .any(|p| wildcard(&p.to_ascii_lowercase(), &name.to_ascii_lowercase()))
+    }
+
+    /// Whether the variable `name=value` is removed from commands'
+    /// environments: a secret name ([`hides_env`](Self::hides_env)), or a
+    /// value carrying a password in a URL (`postgres://user:pw@host/db`,
+    /// `http://user:pw@proxy:3128`), unless `passEnv` lists it.
+    ///
+    /// ```
+    /// use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
+    /// let p = SandboxPolicy::new(SandboxMode::WorkspaceWrite, "/w");
+    /// assert!(p.hides_var("DATABASE_URL", "postgres://app:hunter2@db/main"));
+    /// assert!(p.hides_var("HTTPS_PROXY", "http://me:pw@proxy:3128"));
+    /// assert!(!p.hides_var("DATABASE_URL", "postgres://db/main"));
+    /// assert!(!p.hides_var("HOMEPAGE", "https://example.com/a@b"));
+    /// ```
+    pub fn hides_var(&self, name: &str, value: &str) -> bool {
+        if self.pass_env.iter().any(|p| p == name) {
+            return false;
+        }
+        self.hides_env(name) || url_with_password(value)
     }
 
     /// Resolves the policy for `cwd` from the settings, with `flag` (the
@@ -374,6 +406,29 @@ fn flag_of_key(
 
 /// The words of a variable name, lower-cased: split at non-alphanumerics
 /// and at lower-to-upper case changes.
+/// Endings that mark a glued-together name as a credential
+/// (`OPENAITOKEN`); `key` is left out (`HOTKEY`, `MONKEY`).
+const GLUED_CREDENTIAL_ENDINGS: [&str; 5] = ["token", "secret", "password", "passwd", "apikey"];
+
+/// Whether `value` holds a URL with a password in it (`scheme://user:pw@`).
+fn url_with_password(value: &str) -> bool {
+    let mut rest = value;
+    while let Some(at) = rest.find("://") {
+        let after = &rest[at + 3..];
+        let authority = after
+            .split(['/', '?', '#', ' ', ',', ';'])
+            .next()
+            .unwrap_or("");
+        if let Some((userinfo, _)) = authority.rsplit_once('@')
+            && userinfo.contains(':')
+        {
+            return true;
+        }
+        rest = after;
+    }
+    false
+}
+
 fn name_words(name: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut current = String::new();

@@ -196,9 +196,11 @@ impl ProcessOps for SandboxedProcessOps {
                 seccomp::command_filter(self.policy.network)
                     .ok_or_else(|| refusal("no seccomp filter for this CPU architecture"))?,
             );
-            request
-                .env
-                .retain(|(name, _)| !self.policy.hides_env(&name.to_string_lossy()));
+            request.env.retain(|(name, value)| {
+                !self
+                    .policy
+                    .hides_var(&name.to_string_lossy(), &value.to_string_lossy())
+            });
             // Held until the command ends: a protected path that does not
             // exist yet gets an empty read-only directory, not a free name.
             let _placeholders = (self.policy.mode == SandboxMode::WorkspaceWrite)
@@ -280,10 +282,11 @@ impl SandboxedPrograms {
             .args(bwrap::args(&self.policy, cwd, self.launcher.disable_userns).map_err(refusal)?)
             .arg(program)
             .env_clear()
-            .envs(
-                std::env::vars_os()
-                    .filter(|(name, _)| !self.policy.hides_env(&name.to_string_lossy())),
-            );
+            .envs(std::env::vars_os().filter(|(name, value)| {
+                !self
+                    .policy
+                    .hides_var(&name.to_string_lossy(), &value.to_string_lossy())
+            }));
         child::confine_before_exec(command.as_std_mut(), filter);
         Ok(command)
     }
