@@ -370,3 +370,35 @@ fn duplicate_ids_that_loop_do_not_hang_the_tree_view() {
     assert!(tree.lines().count() <= 3, "{tree}");
     assert!(user_texts(&session).len() <= 3);
 }
+
+/// `/a/b-c` and `/a-b/c` share a session folder name; continuing in one
+/// never picks up the other's transcript.
+#[test]
+fn continuing_never_takes_another_directorys_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let (one, two) = (base.join("a/b-c"), base.join("a-b/c"));
+    std::fs::create_dir_all(&one).unwrap();
+    std::fs::create_dir_all(&two).unwrap();
+    assert_eq!(
+        coding_agent::sessions::session_dir_name(&one),
+        coding_agent::sessions::session_dir_name(&two)
+    );
+    let shared = base.join("sessions");
+    let mut first = SessionManager::create(&one, Some(shared.clone())).unwrap();
+    first
+        .append_message(&Message::user("project one's secret"))
+        .unwrap();
+    let mut other = SessionManager::continue_recent(&two, Some(shared.clone())).unwrap();
+    other.append_message(&Message::user("hello")).unwrap();
+    let text = std::fs::read_to_string(other.session_file().unwrap()).unwrap();
+    assert!(!text.contains("project one's secret"), "{text}");
+    assert!(
+        SessionManager::list(&two, Some(shared.clone()))
+            .iter()
+            .all(|s| s.cwd == two.display().to_string())
+    );
+    // Each directory still continues its own.
+    let again = SessionManager::continue_recent(&one, Some(shared)).unwrap();
+    assert_eq!(again.session_file(), first.session_file());
+}

@@ -101,6 +101,19 @@ pub struct SessionManager {
     warnings: Vec<String>,
 }
 
+/// Whether a session recorded for `recorded` belongs to `cwd` (the same
+/// text, or the same directory once symlinks are resolved). A session
+/// without a recorded directory is kept: nothing says it is another's.
+fn same_directory(recorded: &str, cwd: &Path) -> bool {
+    if recorded.is_empty() || Path::new(recorded) == cwd {
+        return true;
+    }
+    match (std::fs::canonicalize(recorded), std::fs::canonicalize(cwd)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
 /// `--<cwd with / replaced by ->--`, as Pi names session directories.
 pub fn session_dir_name(cwd: &Path) -> String {
     let text = cwd.to_string_lossy();
@@ -326,7 +339,10 @@ impl SessionManager {
         if let Some(dir) = &dir {
             // The newest session we may trust; checked again on the open
             // file, so one swapped in after the listing is not taken either.
-            for info in Self::list_dir(dir) {
+            for info in Self::list_dir(dir)
+                .into_iter()
+                .filter(|i| same_directory(&i.cwd, cwd))
+            {
                 match read_trusted_session(&info.path) {
                     Ok(bytes) => return Self::parse(&info.path, &bytes),
                     Err(reason) => {
@@ -346,9 +362,17 @@ impl SessionManager {
     /// by everyone, the rules of context files (`AGENTS.md`) except that a
     /// file of root's is not ours to append to either.
     /// Others are skipped, the skip logged at `info` level.
+    ///
+    /// Sessions recorded for another directory are left out: two
+    /// directories can share a folder name (`/a/b-c` and `/a-b/c` both
+    /// become `--a-b-c--`), and one project's transcript must not be
+    /// continued from the other.
     pub fn list(cwd: &Path, session_dir: Option<PathBuf>) -> Vec<SessionInfo> {
         match session_dir.or_else(|| default_session_dir(cwd)) {
-            Some(dir) => Self::list_dir(&dir),
+            Some(dir) => Self::list_dir(&dir)
+                .into_iter()
+                .filter(|i| same_directory(&i.cwd, cwd))
+                .collect(),
             None => Vec::new(),
         }
     }
