@@ -343,9 +343,12 @@ const UNMODELLED_RUNNERS: [&str; 22] = [
 
 /// Programs that never run a command named by their arguments: a rule's
 /// word among their arguments is data (`echo rm`, `grep rm notes.txt`).
+/// Programs with an option that runs one are not here (`sort
+/// --compress-program`, `rg --pre`, `tee` into a process, pagers with
+/// `!command`).
 /// Every other program might be a wrapper we do not know (`setpriv rm v`),
 /// so a later word that starts a denied command makes the line asked.
-const PASSIVE_PROGRAMS: [&str; 62] = [
+const PASSIVE_PROGRAMS: [&str; 55] = [
     "echo",
     "printf",
     "cat",
@@ -355,11 +358,9 @@ const PASSIVE_PROGRAMS: [&str; 62] = [
     "grep",
     "egrep",
     "fgrep",
-    "rg",
     "head",
     "tail",
     "wc",
-    "sort",
     "uniq",
     "cut",
     "paste",
@@ -382,13 +383,9 @@ const PASSIVE_PROGRAMS: [&str; 62] = [
     "touch",
     "stat",
     "file",
-    "less",
-    "more",
     "which",
     "type",
     "whereis",
-    "man",
-    "info",
     "dirname",
     "basename",
     "realpath",
@@ -407,7 +404,6 @@ const PASSIVE_PROGRAMS: [&str; 62] = [
     "sha1sum",
     "sha256sum",
     "sha512sum",
-    "tee",
 ];
 
 /// Whether `program` (a basename) never runs a command named by its
@@ -625,6 +621,19 @@ fn finish(words: Vec<Word>, out: &mut ShellCommands, depth: usize) {
         out.opaque = true;
     }
     if first.text.ends_with("()") || words.get(1).is_some_and(|w| w.text == "()") {
+        out.opaque = true;
+    }
+    // A program handed a shell as an option's value or an argument runs
+    // it on text we do not see (`sort --compress-program=sh`, `git rebase
+    // --exec sh`); wrappers and shells themselves are followed below.
+    if !leaves_arguments_alone(&name)
+        && wrapper_grammar(&name).is_none()
+        && !SHELLS.contains(&name.as_str())
+        && words[1..].iter().any(|w| {
+            let value = w.text.rsplit('=').next().unwrap_or(&w.text);
+            SHELLS.contains(&basename(value))
+        })
+    {
         out.opaque = true;
     }
     let texts: Vec<String> = words.iter().map(|w| w.text.clone()).collect();
@@ -1545,6 +1554,17 @@ mod differential {
             "find . -name v -exec setpriv rm {} +",
             "some-tool --then /usr/bin/rm v",
             "git rm v",
+        ] {
+            if judge(&[], &["Bash(rm:*)"], command) == Permission::Allow {
+                failures.push(format!("deny Bash(rm:*) let through {command:?}"));
+            }
+        }
+        // Programs with an option that runs a command.
+        for command in [
+            "seq 9 | sed 's/.*/rm -f v/' | sort -S 64K --compress-program=sh",
+            "rg --pre rm x v",
+            "man -P rm ls",
+            "less -o rm v",
         ] {
             if judge(&[], &["Bash(rm:*)"], command) == Permission::Allow {
                 failures.push(format!("deny Bash(rm:*) let through {command:?}"));
