@@ -1466,12 +1466,19 @@ except OSError as e:
     print('refused', e)
 a, b = socket.socketpair()
 a.send(b'x'); print('stream', b.recv(1))
+try:
+    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 4); print('diag open')
+except OSError as e:
+    print('diag refused')
+socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0); print('route open')
 \"",
             path.display()
         ),
     );
     assert!(text.contains("refused"), "{text}");
     assert!(text.contains("stream b'x'"), "{text}");
+    // Netlink's socket diagnostics would list the host's sockets.
+    assert!(text.contains("diag refused") && text.contains("route open"), "{text}");
     let mut buf = [0u8; 16];
     assert!(listener.recv(&mut buf).is_err(), "a datagram got out");
 }

@@ -4,7 +4,8 @@
 //!
 //! It refuses what the namespaces cannot:
 //! - with the network off, every `socket()` but netlink's (which only
-//!   reads this machine's addresses without privileges): no TCP, no UDP,
+//!   reads this machine's addresses without privileges; its socket
+//!   diagnostics, which list the host's sockets, are refused): no TCP, no UDP,
 //!   no raw sockets, no unix sockets, whether socket files such as
 //!   docker.sock, the ssh agent's or D-Bus's, or abstract ones
 //!   (`socketpair` stays allowed for stream and seqpacket pairs, which are
@@ -80,6 +81,7 @@ const IO_URING_SETUP: u32 = 425;
 const IO_URING_ENTER: u32 = 426;
 const IO_URING_REGISTER: u32 = 427;
 const AF_NETLINK: u32 = 16;
+const NETLINK_SOCK_DIAG: u32 = 4;
 const S_IFMT: u32 = 0o170_000;
 const S_IFCHR: u32 = 0o020_000;
 const S_IFBLK: u32 = 0o060_000;
@@ -148,10 +150,14 @@ fn build(network: bool) -> Vec<Instruction> {
             deny(libc::EPERM),
         ]);
     }
-    // Tail 3: socket(domain, ...) without network: netlink only.
+    // Tail 3: socket(domain, type, protocol) without network: netlink
+    // only, and not its socket-diagnostics family, which lists every
+    // socket of the host (listening ports, peers).
     tails.push(vec![
         op(LD_W_ABS, arg(0)),
-        jeq(AF_NETLINK, 0, 1),
+        jeq(AF_NETLINK, 0, 3),
+        op(LD_W_ABS, arg(2)),
+        jeq(NETLINK_SOCK_DIAG, 1, 0),
         op(RET_K, RET_ALLOW),
         deny(libc::EACCES),
     ]);
@@ -292,6 +298,10 @@ mod tests {
             assert_eq!(run(&on, arch, abi::SOCKET, socket), RET_ALLOW);
         }
         assert_eq!(run(&off, arch, abi::SOCKET, [16, 3, 0, 0, 0, 0]), RET_ALLOW);
+        assert_eq!(
+            run(&off, arch, abi::SOCKET, [16, 3, NETLINK_SOCK_DIAG, 0, 0, 0]),
+            errno(libc::EACCES)
+        );
         // Pairs: stream and seqpacket (with flags) yes, datagram not.
         let cloexec = 0o2_000_000;
         for (kind, without) in [
