@@ -1478,7 +1478,10 @@ socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0); print('route open')
     assert!(text.contains("refused"), "{text}");
     assert!(text.contains("stream b'x'"), "{text}");
     // Netlink's socket diagnostics would list the host's sockets.
-    assert!(text.contains("diag refused") && text.contains("route open"), "{text}");
+    assert!(
+        text.contains("diag refused") && text.contains("route open"),
+        "{text}"
+    );
     let mut buf = [0u8; 16];
     assert!(listener.recv(&mut buf).is_err(), "a datagram got out");
 }

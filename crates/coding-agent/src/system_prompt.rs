@@ -187,8 +187,19 @@ pub fn load_context_files(cwd: &Path, agent_dir: Option<&Path>) -> Vec<ContextFi
     }
     let mut dirs = project_dirs(cwd);
     dirs.reverse();
+    let top = dirs.first().map(|d| d.to_path_buf());
+    let read_in_project = |path: PathBuf| -> Option<ContextFile> {
+        if let Some(top) = &top
+            && let Err(reason) = link_stays_in_project(&path, top)
+        {
+            tracing::info!(path = %path.display(), %reason, "skipping context file");
+            return None;
+        }
+        read(path)
+    };
     for dir in dirs {
-        let found = read(dir.join("AGENTS.md")).or_else(|| read(dir.join("CLAUDE.md")));
+        let found = read_in_project(dir.join("AGENTS.md"))
+            .or_else(|| read_in_project(dir.join("CLAUDE.md")));
         if let Some(f) = found
             && !files.iter().any(|e: &ContextFile| e.path == f.path)
         {
@@ -196,6 +207,38 @@ pub fn load_context_files(cwd: &Path, agent_dir: Option<&Path>) -> Vec<ContextFi
         }
     }
     files
+}
+
+/// A project's context file that is a symbolic link must name a Markdown
+/// file inside the project (`CLAUDE.md -> AGENTS.md`); a link to
+/// `~/.ssh/id_rsa` or `/etc/shadow` would put a secret into the prompt.
+fn link_stays_in_project(path: &Path, top: &Path) -> Result<(), String> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {}
+        _ => return Ok(()),
+    }
+    let target = std::fs::canonicalize(path).map_err(|e| e.to_string())?;
+    let top = std::fs::canonicalize(top).map_err(|e| e.to_string())?;
+    let markdown = target
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("md"));
+    let hidden = target
+        .strip_prefix(&top)
+        .map(|rest| {
+            rest.components().any(|c| {
+                let name = c.as_os_str().to_string_lossy();
+                // `.github/copilot-instructions.md` is a common target.
+                name.starts_with('.') && name != ".github"
+            })
+        })
+        .unwrap_or(true);
+    if !markdown || hidden {
+        return Err(format!(
+            "a link to {}, which is not a Markdown file in the project",
+            target.display()
+        ));
+    }
+    Ok(())
 }
 
 /// `cwd` and its ancestors up to the repository root or home (innermost first).
@@ -269,6 +312,44 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A context file linked out of the project, or to something that is
+    /// not Markdown, is not read; a link to another Markdown file of the
+    /// project is.
+    #[test]
+    fn linked_context_files_stay_in_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let project = base.join("p");
+        std::fs::create_dir_all(project.join(".git")).unwrap();
+        std::fs::create_dir_all(project.join("sub/deeper")).unwrap();
+        std::fs::create_dir_all(base.join("home/.ssh")).unwrap();
+        std::fs::write(base.join("home/.ssh/id_rsa"), "PRIVATE KEY").unwrap();
+        std::fs::create_dir_all(project.join(".secret")).unwrap();
+        std::fs::write(project.join(".secret/notes.md"), "HIDDEN NOTES").unwrap();
+        std::os::unix::fs::symlink(base.join("home/.ssh/id_rsa"), project.join("AGENTS.md"))
+            .unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", project.join("sub/AGENTS.md")).unwrap();
+        std::os::unix::fs::symlink(
+            "../../.secret/notes.md",
+            project.join("sub/deeper/AGENTS.md"),
+        )
+        .unwrap();
+        let texts: Vec<String> = load_context_files(&project.join("sub/deeper"), None)
+            .into_iter()
+            .map(|f| f.content)
+            .collect();
+        assert!(texts.is_empty(), "{texts:?}");
+        // CLAUDE.md -> AGENTS.md inside the project is read.
+        std::fs::remove_file(project.join("AGENTS.md")).unwrap();
+        std::fs::write(project.join("GUIDE.md"), "project rules").unwrap();
+        std::os::unix::fs::symlink("GUIDE.md", project.join("CLAUDE.md")).unwrap();
+        let texts: Vec<String> = load_context_files(&project, None)
+            .into_iter()
+            .map(|f| f.content)
+            .collect();
+        assert_eq!(texts, ["project rules"]);
+    }
 
     #[test]
     fn civil_dates() {
