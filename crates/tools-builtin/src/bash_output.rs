@@ -87,7 +87,13 @@ pub(crate) struct OutputAccumulator {
     pub(crate) raw: Vec<u8>,
     pub(crate) spill: Option<(std::fs::File, PathBuf)>,
     pub(crate) spill_error: Option<String>,
+    /// Bytes written to the spill file; it stops at [`MAX_SPILL_BYTES`].
+    pub(crate) spilled: u64,
 }
+
+/// The most a full-output file holds: a command printing without end must
+/// not fill the disk (the tail the model sees keeps coming).
+pub(crate) const MAX_SPILL_BYTES: u64 = 128 * 1024 * 1024;
 
 /// A view of the output for the model.
 pub(crate) struct Snapshot {
@@ -108,6 +114,7 @@ impl OutputAccumulator {
             raw: Vec::new(),
             spill: None,
             spill_error: None,
+            spilled: 0,
         }
     }
 
@@ -118,8 +125,15 @@ impl OutputAccumulator {
     pub(crate) fn push(&mut self, chunk: &[u8]) {
         match &mut self.spill {
             Some((file, _)) => {
-                if let Err(e) = file.write_all(chunk) {
-                    self.spill_error.get_or_insert(e.to_string());
+                let room = MAX_SPILL_BYTES.saturating_sub(self.spilled);
+                let part = &chunk[..chunk.len().min(usize::try_from(room).unwrap_or(usize::MAX))];
+                if !part.is_empty() {
+                    match file.write_all(part) {
+                        Ok(()) => self.spilled += part.len() as u64,
+                        Err(e) => {
+                            self.spill_error.get_or_insert(e.to_string());
+                        }
+                    }
                 }
             }
             None => self.raw.extend_from_slice(chunk),
@@ -172,8 +186,9 @@ impl OutputAccumulator {
             .and_then(|f| f.keep().map_err(|e| e.error));
         match created {
             Ok((mut file, path)) => {
-                if let Err(e) = file.write_all(&self.raw) {
-                    self.spill_error = Some(e.to_string());
+                match file.write_all(&self.raw) {
+                    Ok(()) => self.spilled = self.raw.len() as u64,
+                    Err(e) => self.spill_error = Some(e.to_string()),
                 }
                 self.raw = Vec::new();
                 self.spill = Some((file, path));
@@ -188,6 +203,11 @@ impl OutputAccumulator {
 
     pub(crate) fn full_output_path(&self) -> Option<String> {
         self.spill.as_ref().map(|(_, p)| p.display().to_string())
+    }
+
+    /// Whether the spill file stopped at [`MAX_SPILL_BYTES`].
+    pub(crate) fn spill_capped(&self) -> bool {
+        self.spilled >= MAX_SPILL_BYTES
     }
 
     pub(crate) fn snapshot(&self) -> Snapshot {
@@ -210,12 +230,18 @@ impl OutputAccumulator {
                 TruncatedBy::Lines
             });
         }
-        let full = self.full_output_path().unwrap_or_else(|| {
+        let mut full = self.full_output_path().unwrap_or_else(|| {
             format!(
                 "(not saved: {})",
                 self.spill_error.clone().unwrap_or_default()
             )
         });
+        if self.spill_capped() {
+            full.push_str(&format!(
+                " (its first {} only)",
+                format_size(MAX_SPILL_BYTES)
+            ));
+        }
         let end = total_lines;
         let start = end + 1 - t.output_lines.max(1).min(end.max(1));
         let notice = if t.last_line_partial {
@@ -271,6 +297,26 @@ impl Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_spill_file_stops_at_its_cap() {
+        let mut acc = OutputAccumulator::new();
+        let chunk = vec![b'y'; 1 << 20];
+        for _ in 0..(MAX_SPILL_BYTES / (1 << 20) + 8) {
+            acc.push(&chunk);
+        }
+        acc.finish();
+        let path = acc.full_output_path().unwrap();
+        let len = std::fs::metadata(&path).unwrap().len();
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(len, MAX_SPILL_BYTES);
+        assert!(acc.spill_capped());
+        assert!(
+            acc.snapshot().notice.contains("first 128.0MB only"),
+            "{}",
+            acc.snapshot().notice
+        );
+    }
 
     #[test]
     fn utf8_split_across_chunks() {

@@ -17,6 +17,10 @@ use crate::ops::{FileOps, WriteConflict};
 /// How often an edit is re-applied when another process wrote the file
 /// between its read and its write.
 const MAX_CONFLICT_RETRIES: usize = 20;
+
+/// The largest file `edit` takes on (64 MiB): it holds the file and a few
+/// views of it in memory, so a huge (or sparse) file is refused up front.
+pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 use crate::path::resolve_to_cwd;
 use crate::view::{PREVIEW_LINES, header, preview};
 use crate::write::run_in_queue;
@@ -208,6 +212,13 @@ impl TypedToolDefinition for EditTool {
             }
             if !info.is_file {
                 return Err(ToolError::new(format!("Could not edit file: {raw}. Not a regular file.")));
+            }
+            if info.len > MAX_EDIT_BYTES {
+                return Err(ToolError::new(format!(
+                    "Could not edit file: {raw}. The file is {}, more than edit handles ({}); change it with a command (sed, a script) instead.",
+                    agent_core::format_size(info.len),
+                    agent_core::format_size(MAX_EDIT_BYTES)
+                )));
             }
             files
                 .check_access(&target, true)

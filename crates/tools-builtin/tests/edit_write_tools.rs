@@ -450,3 +450,23 @@ fn two_processes_editing_one_file_lose_no_edit() {
     assert_eq!(reported_ok, 2 * RACE_EDITS);
     assert_eq!(final_text(dir.path()).lines().count(), 2 * RACE_EDITS);
 }
+
+/// A huge file (here sparse: 2 GiB that take no room) is refused up front
+/// instead of being loaded with its views into memory.
+#[tokio::test]
+async fn edit_refuses_files_too_large_to_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sparse.txt");
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(2 << 30).unwrap();
+    drop(file);
+    let out = call(
+        "edit",
+        dir.path(),
+        json!({"path": "sparse.txt", "edits": [{"oldText": "needle", "newText": "pin"}]}),
+    )
+    .await;
+    assert!(out.is_error);
+    assert!(out.text.contains("more than edit handles"), "{}", out.text);
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 2 << 30);
+}
