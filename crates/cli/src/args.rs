@@ -75,14 +75,20 @@ pub struct McpArgs {
     /// With --http: the token every request must carry as
     /// `Authorization: Bearer TOKEN` (needed for a non-loopback address).
     /// Without it a random one is generated, printed on stderr and written
-    /// to a file only you can read (its path is printed too).
+    /// to a file only you can read (its path is printed too). On the
+    /// command line it is visible to every local user (`ps`): prefer
+    /// CODING_AGENT_MCP_TOKEN or --auth-token-file.
     #[arg(
         long,
         value_name = "TOKEN",
         env = "CODING_AGENT_MCP_TOKEN",
-        hide_env_values = true
+        hide_env_values = true,
+        conflicts_with = "auth_token_file"
     )]
     pub auth_token: Option<String>,
+    /// With --http: read the token from FILE (its first line).
+    #[arg(long, value_name = "FILE")]
+    pub auth_token_file: Option<std::path::PathBuf>,
     /// With --http: the most MCP sessions open at once (an initialize
     /// beyond it gets HTTP 503).
     #[arg(long, value_name = "N", default_value_t = agent_mcp::McpHttpOptions::DEFAULT_MAX_SESSIONS, value_parser = parse_count)]

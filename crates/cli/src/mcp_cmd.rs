@@ -88,8 +88,26 @@ pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
         "tool calls executing at once"
     );
     if let Some(addr) = args.http {
+        let auth_token = match (&args.auth_token_file, args.auth_token) {
+            (Some(file), _) => match read_token_file(file) {
+                Ok(token) => Some(token),
+                Err(e) => {
+                    eprintln!("coding-agent mcp: {e}");
+                    return 2;
+                }
+            },
+            (None, Some(token)) => {
+                if token_given_on_command_line() {
+                    eprintln!(
+                        "coding-agent mcp: warning: a token given with --auth-token can be read by every local user (ps, /proc); use CODING_AGENT_MCP_TOKEN or --auth-token-file"
+                    );
+                }
+                Some(token)
+            }
+            (None, None) => None,
+        };
         let options = McpHttpOptions {
-            auth_token: args.auth_token,
+            auth_token,
             max_connections: args.max_connections,
             max_sessions: args.max_sessions,
             session_idle_timeout: std::time::Duration::from_secs_f64(args.session_idle_timeout),
@@ -210,4 +228,23 @@ fn write_token_file(
     file.write_all(format!("{token}\n").as_bytes())?;
     file.sync_all()?;
     Ok(path)
+}
+
+/// The first line of `file`, the token for `--auth-token-file`.
+fn read_token_file(file: &std::path::Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("cannot read the token file {}: {e}", file.display()))?;
+    let token = text.lines().next().unwrap_or("").trim().to_string();
+    if token.is_empty() {
+        return Err(format!("the token file {} is empty", file.display()));
+    }
+    Ok(token)
+}
+
+/// Whether `--auth-token` came from the command line (not the variable).
+fn token_given_on_command_line() -> bool {
+    std::env::args_os().any(|a| {
+        let a = a.to_string_lossy();
+        a == "--auth-token" || a.starts_with("--auth-token=")
+    })
 }

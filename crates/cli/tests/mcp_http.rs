@@ -83,7 +83,11 @@ fn start_with(
         stderr.read_line(&mut line).unwrap();
         line.trim().to_string()
     };
-    let line = read_line();
+    // Warnings (a token on the command line) may come first.
+    let mut line = read_line();
+    while !line.contains("http://") && !line.is_empty() {
+        line = read_line();
+    }
     let url = line
         .rsplit(' ')
         .next()
@@ -98,7 +102,18 @@ fn start_with(
     let given = extra
         .iter()
         .position(|a| *a == "--auth-token")
-        .map(|i| extra[i + 1].to_string());
+        .map(|i| extra[i + 1].to_string())
+        .or_else(|| {
+            extra
+                .iter()
+                .position(|a| *a == "--auth-token-file")
+                .map(|i| {
+                    std::fs::read_to_string(extra[i + 1])
+                        .unwrap()
+                        .trim()
+                        .to_string()
+                })
+        });
     let (token, token_file) = match given {
         Some(t) => (t, None),
         None => {
@@ -346,6 +361,52 @@ fn a_token_is_required_on_loopback_too() {
     .unwrap();
     server.child.wait().unwrap();
     assert!(!file.exists(), "token file left behind");
+}
+
+/// The token can come from a file, so it never shows in `ps`; one given on
+/// the command line draws a warning.
+#[test]
+fn the_token_can_come_from_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = tempfile::tempdir().unwrap();
+    let file = dir.path().join("token");
+    std::fs::write(&file, "file-token-value\n").unwrap();
+    let server = start(
+        dir.path(),
+        agent.path(),
+        &["--auth-token-file", file.to_str().unwrap()],
+    );
+    let own = format!("127.0.0.1:{}", server.port);
+    assert_eq!(server.token, "file-token-value");
+    assert_eq!(
+        post_status(
+            server.port,
+            &own,
+            &[("Authorization", "Bearer file-token-value")]
+        ),
+        200
+    );
+    assert_eq!(post_status(server.port, &own, &[]), 401);
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", server.child.id())).unwrap();
+    assert!(!String::from_utf8_lossy(&cmdline).contains("file-token-value"));
+    // On the command line: served, with a warning.
+    let out = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+        .args(["mcp", "--http", "127.0.0.1:0", "--auth-token", "argv-token"])
+        .arg("--cwd")
+        .arg(dir.path())
+        .env("CODING_AGENT_DIR", agent.path())
+        .env_remove("CODING_AGENT_MCP_TOKEN")
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = out;
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(first.contains("every local user"), "{first}");
 }
 
 /// Hundreds of clients that send half a request (slowloris) hold no place:
