@@ -66,6 +66,10 @@ impl PathGlob {
             format!("/{rest}")
         } else if spec.starts_with('/') || spec.starts_with("**") {
             spec.to_string()
+        } else if !spec.trim_end_matches('/').contains('/') {
+            // Gitignore's rule, as in Claude Code: a name without a slash
+            // (`.env`, `*.pem`) matches at any depth.
+            format!("{}/**/{}", cwd.display(), spec)
         } else {
             format!(
                 "{}/{}",
@@ -123,6 +127,15 @@ impl PathGlob {
         }
         // Deny and ask rules on a directory cover what is inside it.
         let mut folded = patterns.clone();
+        // `/secrets/**` is absolute here, but relative to the project in
+        // Claude Code's grammar: deny and ask rules take both readings.
+        if spec.starts_with('/') && !spec.starts_with("//") {
+            let relative = format!("{}{}", cwd.display(), spec);
+            folded.push(relative.clone());
+            if let Some(dir) = relative.strip_suffix("/**") {
+                folded.push(dir.to_string());
+            }
+        }
         for p in &patterns {
             if !p.ends_with("/**") {
                 folded.push(format!("{}/**", p.trim_end_matches('/')));
@@ -335,6 +348,40 @@ mod tests {
         }
         assert_eq!(
             decide_in(&base, &[], &deny, "read", "README.md"),
+            Permission::Allow
+        );
+    }
+
+    /// Claude Code's grammar: a name without a slash matches at any depth;
+    /// `/x` (relative to the project there, absolute here) is denied in
+    /// both readings; `//x` is absolute.
+    #[test]
+    fn rules_are_anchored_as_in_gitignore() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(base.join("sub/deeper")).unwrap();
+        std::fs::create_dir_all(base.join("secrets")).unwrap();
+        for (rule, path) in [
+            ("Read(.env)", "sub/.env"),
+            ("Read(.env)", ".env"),
+            ("Read(*.env)", "sub/deeper/prod.env"),
+            ("Read(a.txt)", "secrets/a.txt"),
+            ("Read(/secrets/**)", "secrets/a.txt"),
+            ("Read(/secrets/**)", "secrets"),
+        ] {
+            assert_eq!(
+                decide_in(&base, &[], &[rule], "read", path),
+                Permission::Deny,
+                "{rule} {path}"
+            );
+        }
+        // Anchored ones stay anchored.
+        assert_eq!(
+            decide_in(&base, &[], &["Read(./.env)"], "read", "sub/.env"),
+            Permission::Allow
+        );
+        assert_eq!(
+            decide_in(&base, &[], &["Read(//secrets/**)"], "read", "secrets/a.txt"),
             Permission::Allow
         );
     }
