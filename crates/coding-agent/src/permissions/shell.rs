@@ -636,6 +636,23 @@ fn finish(words: Vec<Word>, out: &mut ShellCommands, depth: usize) {
     {
         out.opaque = true;
     }
+    // A program we do not model may run a word as a command line (`sg
+    // root -c '...'`, `gdb -ex 'shell ...'`): one holding shell syntax we
+    // cannot resolve statically makes the line opaque.
+    if !leaves_arguments_alone(&name)
+        && wrapper_grammar(&name).is_none()
+        && !SHELLS.contains(&name.as_str())
+        && depth < MAX_DEPTH
+    {
+        for w in &words[1..] {
+            if w.text.contains(char::is_whitespace) {
+                let inner = split_commands(&w.text);
+                if inner.opaque || inner.unknown_from.iter().any(Option::is_some) {
+                    out.opaque = true;
+                }
+            }
+        }
+    }
     let texts: Vec<String> = words.iter().map(|w| w.text.clone()).collect();
     out.commands.push(texts.clone());
     out.unknown_from
@@ -1554,6 +1571,11 @@ mod differential {
             "find . -name v -exec setpriv rm {} +",
             "some-tool --then /usr/bin/rm v",
             "git rm v",
+            "setpriv sh -c 'x=rm; $x v'",
+            "ssh-agent sh -c 'x=rm; $x v'",
+            "sg root -c \"x=rm; \\$x v\"",
+            "capsh -- -c 'x=rm; $x v'",
+            "gdb -batch -ex 'shell x=rm; $x v'",
         ] {
             if judge(&[], &["Bash(rm:*)"], command) == Permission::Allow {
                 failures.push(format!("deny Bash(rm:*) let through {command:?}"));
