@@ -1627,3 +1627,28 @@ fn the_users_mcp_servers_do_not_start_in_the_workspace() {
         );
     }
 }
+
+/// The agent directory (MCP tokens, every project's sessions, credentials)
+/// is empty for commands and denied to the file tools.
+#[test]
+fn the_agent_directory_is_hidden_from_commands_and_tools() {
+    let f = fixture();
+    std::fs::write(f.base.join("agent/mcp-http-1.token"), "TOKEN-VALUE\n").unwrap();
+    std::fs::create_dir_all(f.base.join("agent/sessions")).unwrap();
+    let dir = f.base.join("agent").display().to_string();
+    let text = bash(
+        &f,
+        &format!("ls -a {dir}; cat {dir}/mcp-http-1.token; echo end"),
+    );
+    assert!(
+        !text.contains("TOKEN-VALUE") && !text.contains("sessions"),
+        "{text}"
+    );
+    assert!(text.contains("end"), "{text}");
+    let (text, e) = tool(
+        &f,
+        "read",
+        json!({"path": format!("{dir}/mcp-http-1.token")}),
+    );
+    assert!(e && !text.contains("TOKEN-VALUE"), "{text}");
+}

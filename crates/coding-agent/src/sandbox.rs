@@ -178,6 +178,13 @@ impl SandboxPolicy {
             exclude_tmp: false,
         };
         policy.protect_defaults();
+        // The agent's own files (tokens, sessions, credentials) are not the
+        // model's to read.
+        if let Some(dir) = crate::settings::agent_dir() {
+            policy
+                .deny_read
+                .push(format!("{}/**", canonical(&dir).display()));
+        }
         policy
     }
 

@@ -102,6 +102,15 @@ pub(crate) fn args(
             Err(_) => {}
         }
     }
+    // The agent directory holds the agent's own secrets (MCP tokens,
+    // sessions of every project, credentials): commands see it empty.
+    if let Some(dir) = coding_agent::agent_dir().map(|d| coding_agent::sandbox::canonical(&d))
+        && std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir())
+        && !policy.roots.iter().any(|r| r.starts_with(&dir))
+    {
+        a.one("--tmpfs", &dir);
+        a.one("--remount-ro", &dir);
+    }
     // Denied files and directories that exist now are hidden from
     // commands too (patterns with wildcards are for the file tools).
     for glob in &policy.deny_read {
@@ -115,7 +124,10 @@ pub(crate) fn args(
             continue;
         }
         match std::fs::symlink_metadata(path) {
-            Ok(m) if m.is_dir() => a.one("--tmpfs", path),
+            Ok(m) if m.is_dir() => {
+                a.one("--tmpfs", path);
+                a.one("--remount-ro", path);
+            }
             Ok(m) if m.is_file() => a.pair("--ro-bind", Path::new("/dev/null"), path),
             _ => {}
         }
