@@ -187,7 +187,13 @@ pub fn load_context_files(cwd: &Path, agent_dir: Option<&Path>) -> Vec<ContextFi
     }
     let mut dirs = project_dirs(cwd);
     dirs.reverse();
-    let top = dirs.first().map(|d| d.to_path_buf());
+    // A link may lead anywhere inside the repository; without one (the
+    // walk went up to home), only inside the working directory.
+    let top = dirs
+        .first()
+        .filter(|d| d.join(".git").exists())
+        .map(|d| d.to_path_buf())
+        .or_else(|| Some(cwd.to_path_buf()));
     let read_in_project = |path: PathBuf| -> Option<ContextFile> {
         if let Some(top) = &top
             && let Err(reason) = link_stays_in_project(&path, top)
@@ -349,6 +355,19 @@ mod tests {
             .map(|f| f.content)
             .collect();
         assert_eq!(texts, ["project rules"]);
+        // Without a repository, a link may not leave the working directory
+        // (the walk up to home would otherwise take in the whole home).
+        let home_like = base.join("nogit");
+        std::fs::create_dir_all(home_like.join("dl/x")).unwrap();
+        std::fs::create_dir_all(home_like.join("vault")).unwrap();
+        std::fs::write(home_like.join("vault/passwords.md"), "hunter2").unwrap();
+        std::os::unix::fs::symlink("../../vault/passwords.md", home_like.join("dl/x/AGENTS.md"))
+            .unwrap();
+        let texts: Vec<String> = load_context_files(&home_like.join("dl/x"), None)
+            .into_iter()
+            .map(|f| f.content)
+            .collect();
+        assert!(texts.is_empty(), "{texts:?}");
     }
 
     #[test]
