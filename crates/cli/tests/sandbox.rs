@@ -1367,6 +1367,27 @@ fn submodule_gitfiles_stay_read_only() {
         std::fs::read_to_string(f.ws.join("sub/.git")).unwrap(),
         before
     );
+    // The list comes from the index, not from `.gitmodules` (which a
+    // command may edit, and whose keys git reads in any case).
+    let text = bash(
+        &f,
+        "sed -i s/path/xpath/ .gitmodules && echo 'gitdir: ../evilgit' > sub/.git; echo rc=$?",
+    );
+    assert!(!text.contains("rc=0"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(f.ws.join("sub/.git")).unwrap(),
+        before
+    );
+    // A submodule not checked out has no `.git` yet: none can be made.
+    git(
+        &f.ws,
+        &["submodule", "add", "-q", src.to_str().unwrap(), "other"],
+    );
+    git(&f.ws, &["submodule", "deinit", "-q", "-f", "other"]);
+    assert!(!f.ws.join("other/.git").exists());
+    let text = bash(&f, "echo 'gitdir: ../evilgit' > other/.git; echo rc=$?");
+    assert!(!text.contains("rc=0"), "{text}");
+    assert!(!f.ws.join("other/.git").exists());
     // The submodule's own files stay writable.
     let text = bash(&f, "echo x > sub/new.txt; echo rc=$?");
     assert!(text.contains("rc=0"), "{text}");

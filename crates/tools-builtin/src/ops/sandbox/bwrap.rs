@@ -42,6 +42,7 @@ pub(crate) fn find() -> Result<PathBuf, String> {
 /// a mount follows links, so the link itself would stay replaceable.
 pub(crate) fn args(
     policy: &SandboxPolicy,
+    read_only: &[PathBuf],
     cwd: &Path,
     disable_userns: bool,
 ) -> Result<Vec<OsString>, String> {
@@ -84,13 +85,7 @@ pub(crate) fn args(
         a.pair(bind, root, root);
     }
     // What a later, unsandboxed run would execute stays read-only.
-    let mut keep_read_only = policy.protected.clone();
-    if policy.mode == SandboxMode::WorkspaceWrite {
-        for root in &policy.roots {
-            keep_read_only.extend(submodule_git_entries(root));
-        }
-    }
-    for path in &keep_read_only {
+    for path in read_only {
         match std::fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_symlink() => {
                 return Err(format!(
@@ -137,56 +132,21 @@ pub(crate) fn args(
     Ok(a.0)
 }
 
-/// The `.git` entries (gitfiles) of the submodules under `root`, as
-/// `.gitmodules` lists them, nested ones included. `git status` in the
-/// root follows each of them, so a command that rewrote one could point
-/// git at a config of its own making (`core.fsmonitor`).
-fn submodule_git_entries(root: &Path) -> Vec<PathBuf> {
-    /// Bounds against a hostile `.gitmodules`.
-    const MAX_FILE: u64 = 1 << 20;
-    const MAX_ENTRIES: usize = 4096;
-    const MAX_DEPTH: usize = 8;
-    let mut found = Vec::new();
-    let mut pending = vec![(root.to_path_buf(), 0usize)];
-    while let Some((dir, depth)) = pending.pop() {
-        let file = dir.join(".gitmodules");
-        let Ok(meta) = std::fs::metadata(&file) else {
-            continue;
-        };
-        if !meta.is_file() || meta.len() > MAX_FILE {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&file) else {
-            continue;
-        };
-        for line in text.lines() {
-            let Some((key, value)) = line.split_once('=') else {
-                continue;
-            };
-            if key.trim() != "path" {
-                continue;
-            }
-            let sub = dir.join(value.trim().trim_matches('"'));
-            // Only what really lies inside the root (no `..`, no symlink out).
-            let Ok(real) = std::fs::canonicalize(&sub) else {
-                continue;
-            };
-            if !real.starts_with(root) || real == *root {
-                continue;
-            }
-            let gitfile = real.join(".git");
-            if std::fs::symlink_metadata(&gitfile).is_ok() && !found.contains(&gitfile) {
-                found.push(gitfile);
-                if depth + 1 < MAX_DEPTH {
-                    pending.push((real, depth + 1));
+/// The paths inside the writable places that stay read-only: the policy's
+/// protected paths and, in workspace-write mode, the `.git` of every
+/// submodule of each root (see [`gitlinks`](super::gitlinks)).
+pub(crate) fn read_only_paths(policy: &SandboxPolicy) -> Vec<PathBuf> {
+    let mut paths = policy.protected.clone();
+    if policy.mode == SandboxMode::WorkspaceWrite {
+        for root in &policy.roots {
+            for entry in super::gitlinks::submodule_git_entries(root) {
+                if !paths.contains(&entry) {
+                    paths.push(entry);
                 }
-            }
-            if found.len() >= MAX_ENTRIES {
-                return found;
             }
         }
     }
-    found
+    paths
 }
 
 #[derive(Default)]

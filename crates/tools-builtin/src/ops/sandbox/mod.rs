@@ -27,6 +27,7 @@
 
 mod bwrap;
 mod child;
+mod gitlinks;
 mod placeholders;
 mod seccomp;
 
@@ -88,7 +89,7 @@ fn launcher(policy: &SandboxPolicy) -> io::Result<Launcher> {
     for disable_userns in [true, false] {
         let mut command = std::process::Command::new(&bwrap);
         command
-            .args(bwrap::args(&probe, &std::env::temp_dir(), disable_userns).map_err(refusal)?)
+            .args(bwrap::args(&probe, &[], &std::env::temp_dir(), disable_userns).map_err(refusal)?)
             .arg("true")
             .env_clear()
             .stdin(std::process::Stdio::null())
@@ -203,11 +204,16 @@ impl ProcessOps for SandboxedProcessOps {
             });
             // Held until the command ends: a protected path that does not
             // exist yet gets an empty read-only directory, not a free name.
+            let read_only = bwrap::read_only_paths(&self.policy);
             let _placeholders = (self.policy.mode == SandboxMode::WorkspaceWrite)
-                .then(|| placeholders::Placeholders::hold(&self.policy.protected));
-            let mut wrapper: Vec<OsString> =
-                bwrap::args(&self.policy, &request.cwd, launcher.disable_userns)
-                    .map_err(refusal)?;
+                .then(|| placeholders::Placeholders::hold(&read_only));
+            let mut wrapper: Vec<OsString> = bwrap::args(
+                &self.policy,
+                &read_only,
+                &request.cwd,
+                launcher.disable_userns,
+            )
+            .map_err(refusal)?;
             wrapper.insert(0, launcher.bwrap.into_os_string());
             run_local_with(request, on_data, cancel, Some(wrapper), move |command| {
                 child::confine_before_exec(command.as_std_mut(), filter);
@@ -240,6 +246,7 @@ impl ProcessOps for SandboxedProcessOps {
 #[derive(Debug)]
 pub struct SandboxedPrograms {
     policy: SandboxPolicy,
+    read_only: Vec<PathBuf>,
     launcher: Launcher,
     _placeholders: Option<placeholders::Placeholders>,
 }
@@ -252,10 +259,12 @@ impl SandboxedPrograms {
     /// refused), with the reason.
     pub fn new(policy: SandboxPolicy) -> io::Result<Self> {
         let launcher = launcher(&policy)?;
+        let read_only = bwrap::read_only_paths(&policy);
         let placeholders = (policy.mode == SandboxMode::WorkspaceWrite)
-            .then(|| placeholders::Placeholders::hold(&policy.protected));
+            .then(|| placeholders::Placeholders::hold(&read_only));
         Ok(SandboxedPrograms {
             policy,
+            read_only,
             launcher,
             _placeholders: placeholders,
         })
@@ -279,7 +288,15 @@ impl SandboxedPrograms {
         );
         let mut command = tokio::process::Command::new(&self.launcher.bwrap);
         command
-            .args(bwrap::args(&self.policy, cwd, self.launcher.disable_userns).map_err(refusal)?)
+            .args(
+                bwrap::args(
+                    &self.policy,
+                    &self.read_only,
+                    cwd,
+                    self.launcher.disable_userns,
+                )
+                .map_err(refusal)?,
+            )
             .arg(program)
             .env_clear()
             .envs(std::env::vars_os().filter(|(name, value)| {

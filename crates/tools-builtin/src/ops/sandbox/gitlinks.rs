@@ -1,0 +1,270 @@
+//! The submodules of a repository, read from its index.
+//!
+//! `git status` in a repository looks into each submodule through the
+//! submodule's `.git` (usually a one-line file naming its repository). A
+//! command that rewrote that file could point git at a configuration of its
+//! own making, whose `core.fsmonitor` would then run outside the sandbox.
+//! So each submodule's `.git` stays read-only, and the list of submodules
+//! comes from the index (inside `.git`, itself read-only), never from
+//! `.gitmodules`, which a command may edit.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+/// The index entry mode of a submodule (a "gitlink").
+const GITLINK: u32 = 0o160000;
+/// Bounds against a hostile or huge index.
+const MAX_INDEX_BYTES: u64 = 512 * 1024 * 1024;
+const MAX_DEPTH: usize = 6;
+const MAX_ENTRIES: usize = 4096;
+
+/// Gitlink paths per index file, kept while the file is unchanged: a big
+/// repository's index is megabytes, and every command would read it.
+type Cache = HashMap<PathBuf, ((u64, SystemTime, u64), Vec<String>)>;
+static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
+
+/// The `.git` entries of the submodules below `worktree`, nested ones
+/// included, whether they exist yet or not.
+pub(crate) fn submodule_git_entries(worktree: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![(worktree.to_path_buf(), 0usize)];
+    while let Some((tree, depth)) = pending.pop() {
+        let Some(git_dir) = git_dir_of(&tree) else {
+            continue;
+        };
+        for path in gitlinks(&git_dir.join("index")) {
+            let sub = tree.join(&path);
+            // Only what lies inside the worktree, spelled without `..`.
+            if path
+                .split('/')
+                .any(|c| c.is_empty() || c == "." || c == "..")
+            {
+                continue;
+            }
+            let entry = sub.join(".git");
+            if found.contains(&entry) {
+                continue;
+            }
+            found.push(entry);
+            if found.len() >= MAX_ENTRIES {
+                return found;
+            }
+            if depth + 1 < MAX_DEPTH {
+                pending.push((sub, depth + 1));
+            }
+        }
+    }
+    found
+}
+
+/// The repository directory of a worktree: its `.git` directory, or the
+/// one a `.git` file names (`gitdir: ../.git/modules/x`).
+fn git_dir_of(worktree: &Path) -> Option<PathBuf> {
+    let dot_git = worktree.join(".git");
+    let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+    if meta.is_dir() {
+        return Some(dot_git);
+    }
+    if !meta.is_file() || meta.len() > 4096 {
+        return None;
+    }
+    let text = std::fs::read_to_string(&dot_git).ok()?;
+    let named = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    Some(worktree.join(named))
+}
+
+/// The paths of the gitlinks in the index file `index` (empty when it is
+/// missing or cannot be read).
+fn gitlinks(index: &Path) -> Vec<String> {
+    let Ok(meta) = std::fs::metadata(index) else {
+        return Vec::new();
+    };
+    if !meta.is_file() || meta.len() > MAX_INDEX_BYTES {
+        return Vec::new();
+    }
+    use std::os::unix::fs::MetadataExt;
+    let key = (
+        meta.ino(),
+        meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        meta.len(),
+    );
+    let mut cache = CACHE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((k, links)) = cache.get_or_insert_with(HashMap::new).get(index)
+        && *k == key
+    {
+        return links.clone();
+    }
+    let links = std::fs::read(index)
+        .map(|bytes| parse_gitlinks(&bytes))
+        .unwrap_or_default();
+    cache
+        .get_or_insert_with(HashMap::new)
+        .insert(index.to_path_buf(), (key, links.clone()));
+    links
+}
+
+/// The gitlink paths of an index (format versions 2, 3 and 4, SHA-1 ids);
+/// whatever cannot be parsed ends the list.
+fn parse_gitlinks(bytes: &[u8]) -> Vec<String> {
+    let be32 = |at: usize| -> Option<u32> {
+        bytes
+            .get(at..at + 4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let mut out = Vec::new();
+    if bytes.get(..4) != Some(b"DIRC") {
+        return out;
+    }
+    let (Some(version), Some(count)) = (be32(4), be32(8)) else {
+        return out;
+    };
+    if !(2..=4).contains(&version) {
+        return out;
+    }
+    let mut at = 12usize;
+    let mut previous: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        // ctime, mtime, dev, ino (24 bytes), then mode.
+        let Some(mode) = be32(at + 24) else {
+            return out;
+        };
+        let Some(flags) = bytes
+            .get(at + 60..at + 62)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+        else {
+            return out;
+        };
+        let mut header = 62;
+        if version >= 3 && flags & 0x4000 != 0 {
+            header += 2;
+        }
+        let name_start = at + header;
+        let path: Vec<u8>;
+        let next;
+        if version == 4 {
+            // The number of bytes to drop from the previous path (git's
+            // offset varint), then the rest, NUL-terminated; no padding.
+            let mut i = name_start;
+            let Some(&first) = bytes.get(i) else {
+                return out;
+            };
+            let mut strip = u64::from(first & 0x7f);
+            let mut byte = first;
+            while byte & 0x80 != 0 {
+                i += 1;
+                let Some(&b) = bytes.get(i) else {
+                    return out;
+                };
+                byte = b;
+                strip = ((strip + 1) << 7) | u64::from(b & 0x7f);
+            }
+            i += 1;
+            let Some(end) = bytes[i.min(bytes.len())..].iter().position(|&b| b == 0) else {
+                return out;
+            };
+            let Ok(strip) = usize::try_from(strip) else {
+                return out;
+            };
+            let Some(keep) = previous.len().checked_sub(strip) else {
+                return out;
+            };
+            let mut p = previous[..keep].to_vec();
+            p.extend_from_slice(&bytes[i..i + end]);
+            path = p;
+            next = i + end + 1;
+        } else {
+            let Some(end) = bytes
+                .get(name_start..)
+                .and_then(|rest| rest.iter().position(|&b| b == 0))
+            else {
+                return out;
+            };
+            path = bytes[name_start..name_start + end].to_vec();
+            // Entries are padded with NULs to a multiple of 8 bytes.
+            next = at + (header + end + 8) / 8 * 8;
+        }
+        if mode & 0o170000 == GITLINK
+            && let Ok(text) = String::from_utf8(path.clone())
+        {
+            out.push(text);
+        }
+        previous = path;
+        at = next;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let ok = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.email=a@b",
+                "-c",
+                "user.name=a",
+                "-c",
+                "protocol.file.allow=always",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(
+            ok.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&ok.stderr)
+        );
+    }
+
+    /// Every index version git writes, read by this parser, against git's
+    /// own listing of the gitlinks.
+    #[test]
+    fn gitlinks_are_read_from_every_index_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src");
+        std::fs::create_dir(&src).unwrap();
+        git(&src, &["init", "-q", "."]);
+        git(&src, &["commit", "-q", "--allow-empty", "-m", "i"]);
+        let repo = dir.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        git(&repo, &["init", "-q", "."]);
+        for f in ["a.txt", "deep/dir/b.txt", "zz.txt"] {
+            let p = repo.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "x").unwrap();
+        }
+        git(&repo, &["add", "."]);
+        for sub in ["libs/one", "two"] {
+            git(
+                &repo,
+                &["submodule", "add", "-q", src.to_str().unwrap(), sub],
+            );
+        }
+        for version in ["2", "3", "4"] {
+            git(&repo, &["update-index", "--index-version", version]);
+            let links = gitlinks(&repo.join(".git/index"));
+            assert_eq!(links, ["libs/one", "two"], "index version {version}");
+        }
+        // `.gitmodules` does not matter: the index does.
+        std::fs::write(repo.join(".gitmodules"), "").unwrap();
+        let entries = submodule_git_entries(&repo);
+        assert_eq!(entries, [repo.join("libs/one/.git"), repo.join("two/.git")]);
+    }
+
+    #[test]
+    fn garbage_is_no_list() {
+        assert!(parse_gitlinks(b"").is_empty());
+        assert!(parse_gitlinks(b"DIRC\0\0\0\x02\xff\xff\xff\xff").is_empty());
+        let mut long = b"DIRC\0\0\0\x04\0\0\0\x05".to_vec();
+        long.extend(std::iter::repeat_n(0xffu8, 200));
+        assert!(parse_gitlinks(&long).is_empty());
+    }
+}
