@@ -86,6 +86,16 @@ pub const RUNS_CODE_KEYS: [&str; 6] = [
     "packages",
 ];
 
+/// Timeouts a project may only shorten (with their defaults): a repository
+/// must not be able to lift the guards against hangs.
+const LOWER_ONLY_KEYS: [(&str, f64); 2] = [
+    ("bashTimeoutSeconds", DEFAULT_BASH_TIMEOUT_SECONDS),
+    (
+        "streamIdleTimeoutSeconds",
+        DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS,
+    ),
+];
+
 /// Keys whose project values never replace the user's: the sandbox and
 /// permission rules (see [`sandbox`](crate::sandbox)). Read the project's
 /// with [`Settings::project_value`].
@@ -181,6 +191,20 @@ impl Settings {
                 if RUNS_CODE_KEYS.contains(&key.as_str()) {
                     held_back.insert(key, value);
                     continue;
+                }
+                if let Some((_, default)) = LOWER_ONLY_KEYS.iter().find(|(k, _)| *k == key) {
+                    // A project may shorten a timeout, never lift it.
+                    let user = match values.get(&key).and_then(Value::as_f64) {
+                        Some(t) if t >= 0.0 => t,
+                        _ => *default,
+                    };
+                    let shorter = value
+                        .as_f64()
+                        .is_some_and(|t| t > 0.0 && (user == 0.0 || t < user));
+                    if !shorter {
+                        tracing::warn!(key = %key, "a project setting may only shorten this timeout: ignored");
+                        continue;
+                    }
                 }
                 merge_key(&mut values, key, value);
             }
@@ -506,6 +530,29 @@ mod tests {
         assert!(s.images_auto_resize());
         assert!(!s.images_block_images());
         assert_eq!(s.allowed_tools(), None);
+    }
+
+    #[test]
+    fn a_project_only_shortens_timeouts() {
+        let s = Settings::merged(
+            json!({}),
+            json!({"bashTimeoutSeconds": 0, "streamIdleTimeoutSeconds": 9999}),
+        );
+        assert_eq!(s.bash_timeout_seconds(), Some(DEFAULT_BASH_TIMEOUT_SECONDS));
+        assert_eq!(
+            s.stream_idle_timeout_seconds(),
+            Some(DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS)
+        );
+        let s = Settings::merged(
+            json!({"bashTimeoutSeconds": 0}),
+            json!({"bashTimeoutSeconds": 30}),
+        );
+        assert_eq!(s.bash_timeout_seconds(), Some(30.0));
+        let s = Settings::merged(
+            json!({"bashTimeoutSeconds": 20}),
+            json!({"bashTimeoutSeconds": 30}),
+        );
+        assert_eq!(s.bash_timeout_seconds(), Some(20.0));
     }
 
     #[test]
