@@ -316,6 +316,7 @@ impl MessageBuilder {
         self.send(Op::Thinking(index, delta.to_string()));
     }
 
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub(crate) fn append_signature(&mut self, index: usize, delta: &str) {
         if let Some(ContentBlock::Thinking(t)) = self.msg.content.get_mut(index) {
             t.thinking_signature
@@ -420,6 +421,7 @@ impl MessageBuilder {
         self.send(Op::Error(reason, Box::new(self.msg.clone())));
     }
 
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub(crate) fn is_finished(&self) -> bool {
         self.finished
     }
