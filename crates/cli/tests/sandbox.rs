@@ -1284,7 +1284,7 @@ fn a_trusted_projects_mcp_server_runs_in_the_sandbox() {
         ),
     )
     .unwrap();
-    for mode in ["workspace-write", "read-only"] {
+    let run = |mode: &str| {
         let out = agent(&f)
             .args(["--sandbox", mode, "--script"])
             .arg(&script)
@@ -1299,21 +1299,32 @@ fn a_trusted_projects_mcp_server_runs_in_the_sandbox() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    // Trust pinned the script's content: rewritten, it starts nowhere,
+    // sandbox or not, and the warning says why.
+    for mode in ["workspace-write", "off"] {
+        let err = run(mode);
+        assert!(err.contains("files they run"), "{err}");
+        assert!(!f.outside.join("pwned").exists(), "{mode}: ran");
+        assert!(!f.ws.join("made-by-server").exists(), "{mode}: ran");
+    }
+    // Trusted again as it now is: with a sandbox it runs inside it.
+    assert!(
+        agent(&f)
+            .arg("trust")
+            .arg(&f.ws)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for mode in ["workspace-write", "read-only"] {
+        run(mode);
         assert!(!f.outside.join("pwned").exists(), "{mode}: ran outside");
     }
-    // It did start (inside, where the workspace is writable).
     assert!(f.ws.join("made-by-server").exists());
-    // The user's own servers (not the project's) start as before.
-    let out = agent(&f)
-        .args(["--sandbox", "off", "--script"])
-        .arg(&script)
-        .args(["--no-session", "-p", "--cwd"])
-        .arg(&f.ws)
-        .arg("go")
-        .current_dir(&f.ws)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    // Without one, as configured.
+    run("off");
     assert!(
         f.outside.join("pwned").exists(),
         "sandbox off: runs as configured"

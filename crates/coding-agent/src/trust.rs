@@ -136,7 +136,16 @@ impl TrustStore {
                 .and_then(Value::as_object)
             {
                 None => TrustState::NotTrusted,
-                Some(approved) if approved == held_back => TrustState::Trusted,
+                Some(approved) if approved == held_back => {
+                    // The same values, but the files they run may have
+                    // been rewritten (by a sandboxed command, say).
+                    let pinned = records.get(&key).and_then(|r| r.get("files"));
+                    if pinned == Some(&Value::Object(pinned_files(project, held_back))) {
+                        TrustState::Trusted
+                    } else {
+                        TrustState::Changed
+                    }
+                }
                 Some(_) => TrustState::Changed,
             },
         )
@@ -150,7 +159,11 @@ impl TrustStore {
         let mut records = self.load()?;
         records.insert(
             project_key(project),
-            json!({"trustedAt": agent_ai::now_millis(), "settings": held_back}),
+            json!({
+                "trustedAt": agent_ai::now_millis(),
+                "settings": held_back,
+                "files": pinned_files(project, held_back),
+            }),
         );
         self.save(records)
     }
@@ -255,6 +268,52 @@ impl TrustStore {
 }
 
 /// A project's key in the records: its canonical path.
+/// The files inside `project` that the code-running values name (a
+/// command, a script among the arguments), each with the SHA-256 of its
+/// content: trust covers what they hold at the time, not only their names.
+fn pinned_files(project: &Path, held_back: &Map<String, Value>) -> Map<String, Value> {
+    const MAX_FILES: usize = 64;
+    const MAX_BYTES: u64 = 64 * 1024 * 1024;
+    fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+        match value {
+            Value::String(s) => out.push(s),
+            Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+            Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+            _ => {}
+        }
+    }
+    let mut texts = Vec::new();
+    held_back.values().for_each(|v| strings(v, &mut texts));
+    let root = std::fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
+    let mut pinned = Map::new();
+    for text in texts {
+        if pinned.len() >= MAX_FILES || text.is_empty() || text.len() > 4096 {
+            continue;
+        }
+        let Ok(real) = std::fs::canonicalize(root.join(text)) else {
+            continue;
+        };
+        let Ok(meta) = std::fs::metadata(&real) else {
+            continue;
+        };
+        if !real.starts_with(&root) || !meta.is_file() || meta.len() > MAX_BYTES {
+            continue;
+        }
+        let digest = match std::fs::read(&real) {
+            Ok(bytes) => {
+                use sha2::Digest;
+                sha2::Sha256::digest(&bytes)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect::<String>()
+            }
+            Err(e) => format!("unreadable: {}", e.kind()),
+        };
+        pinned.insert(real.display().to_string(), Value::String(digest));
+    }
+    pinned
+}
+
 fn project_key(project: &Path) -> String {
     canonical(project).to_string_lossy().into_owned()
 }
@@ -308,7 +367,9 @@ pub fn resolve_project_trust(
         return TrustOutcome::Applied;
     }
     let why = match state {
-        TrustState::Changed => "they changed after you trusted this project",
+        TrustState::Changed => {
+            "they, or the project files they run, changed after you trusted this project"
+        }
         _ => "this project is not trusted",
     };
     if let Some(ask) = ask {
@@ -392,6 +453,29 @@ mod tests {
             store.state(&project, &held).unwrap(),
             TrustState::NotTrusted
         );
+    }
+
+    /// Trust pins the project files its values run: the same values over a
+    /// rewritten script are held back again.
+    #[test]
+    fn a_rewritten_script_is_held_back_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(project.join("mcp.sh"), "exit 0\n").unwrap();
+        let store = TrustStore::at(dir.path().join("trust.json"));
+        let held: Map<String, Value> = serde_json::from_value(json!({
+            "mcpServers": {"helper": {"command": "sh", "args": ["mcp.sh"]}}
+        }))
+        .unwrap();
+        store.trust(&project, &held).unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Trusted);
+        std::fs::write(project.join("mcp.sh"), "id > /tmp/pwned\n").unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Changed);
+        std::fs::write(project.join("mcp.sh"), "exit 0\n").unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Trusted);
+        std::fs::remove_file(project.join("mcp.sh")).unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Changed);
     }
 
     #[test]
