@@ -33,24 +33,6 @@ pub async fn connect(
         .and_then(|v| v.as_object())
         .map(|m| m.keys().cloned().collect())
         .unwrap_or_default();
-    if policy.is_on() {
-        // The user's own servers run outside the sandbox; started in the
-        // workspace, a resolver that looks there first (`npx` and
-        // node_modules/.bin, `uv run`, a relative command) would run what a
-        // sandboxed command planted. So they start in `/` unless their
-        // `cwd` says otherwise.
-        for config in configs
-            .iter_mut()
-            .filter(|c| !from_project.contains(&c.name))
-        {
-            if let agent_mcp::McpTransport::Stdio {
-                cwd: cwd @ None, ..
-            } = &mut config.transport
-            {
-                *cwd = Some(std::path::PathBuf::from("/"));
-            }
-        }
-    }
     if policy.is_on() && configs.iter().any(|c| from_project.contains(&c.name)) {
         match SandboxedPrograms::new(policy.clone()) {
             Ok(programs) => {

@@ -1613,53 +1613,6 @@ fn exclude_tmp_binds_the_file_tools_too() {
     assert!(!e && text.contains("spill"), "{text}");
 }
 
-/// With the sandbox on, the user's own MCP servers (which run outside it)
-/// start in `/`, not in the workspace, where `npx` or a relative command
-/// would find what a sandboxed command planted.
-#[test]
-fn the_users_mcp_servers_do_not_start_in_the_workspace() {
-    let f = fixture();
-    let record = f.outside.join("server-cwd");
-    std::fs::write(
-        f.base.join("agent/settings.json"),
-        json!({"mcpServers": {"mine": {"command": "sh", "args": ["-c", format!("pwd > '{}'", record.display())]}}})
-            .to_string(),
-    )
-    .unwrap();
-    let script = f.base.join("script.jsonl");
-    std::fs::write(
-        &script,
-        format!(
-            "{}\n",
-            json!({"content": [{"type": "text", "text": "done"}]})
-        ),
-    )
-    .unwrap();
-    for (mode, expected) in [
-        ("workspace-write", "/".to_string()),
-        ("off", f.ws.display().to_string()),
-    ] {
-        let _ = std::fs::remove_file(&record);
-        let out = agent(&f)
-            .args(["--sandbox", mode, "--script"])
-            .arg(&script)
-            .args(["--no-session", "-p", "go"])
-            .current_dir(&f.ws)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(
-            std::fs::read_to_string(&record).unwrap().trim(),
-            expected,
-            "{mode}"
-        );
-    }
-}
-
 /// The agent directory (MCP tokens, every project's sessions, credentials)
 /// is empty for commands and denied to the file tools.
 #[test]
