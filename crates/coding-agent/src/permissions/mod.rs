@@ -227,6 +227,17 @@ fn runnable_suffix_match<'r>(
     None
 }
 
+/// Whether `wanted` appears in `words` in order (not necessarily next to
+/// each other); a word may also carry the wanted one after `=`
+/// (`--command=push`).
+fn is_subsequence(wanted: &[&str], words: &[String]) -> bool {
+    let mut it = words.iter();
+    wanted.iter().all(|w| {
+        it.by_ref()
+            .any(|word| word == w || word.rsplit('=').next() == Some(*w))
+    })
+}
+
 /// The last component of a command path (`/bin/rm` is `rm`).
 fn basename_of(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
@@ -452,6 +463,37 @@ impl PermissionRules {
                     rule: None,
                     subject: Some(format!(
                         "{} (a word known only when it runs might match {})",
+                        words.join(" "),
+                        rule.text
+                    )),
+                };
+            }
+        }
+        // A rule naming a program and its subcommand (`git push`) also
+        // meets the program with options in between (`git -C . push`,
+        // `kubectl -n prod delete`, `docker container run`): when the
+        // rule's later words appear in order after the program, ask.
+        for words in &parts.commands {
+            let Some(program) = words.first().map(|w| basename_of(w)) else {
+                continue;
+            };
+            let rest = &words[1..];
+            if let Some(rule) = deny.iter().chain(ask.iter()).find(|r| {
+                let Some(Specifier::Prefix(p)) = &r.specifier else {
+                    return false;
+                };
+                let mut rule_words = p.split(' ');
+                if rule_words.next() != Some(program) {
+                    return false;
+                }
+                let wanted: Vec<&str> = rule_words.collect();
+                !wanted.is_empty() && is_subsequence(&wanted, rest)
+            }) {
+                return PermissionDecision {
+                    permission: Permission::Ask,
+                    rule: None,
+                    subject: Some(format!(
+                        "{} (its options may hide what {} names)",
                         words.join(" "),
                         rule.text
                     )),

@@ -1445,6 +1445,14 @@ mod differential {
             }
         }
         for command in [
+            "git diff --output=.git/config",
+            "git diff --output .git/hooks/pre-commit",
+        ] {
+            if judge(&["Bash(git diff:*)"], &[], command) == Permission::Allow {
+                failures.push(format!("Bash(git diff:*) allowed {command}"));
+            }
+        }
+        for command in [
             "echo x > /dev/null",
             "echo x 2>&1",
             "echo x >&2",
@@ -1647,6 +1655,43 @@ mod unknown_words {
     use serde_json::json;
 
     use super::super::{Permission, PermissionRules};
+
+    /// Options between a program and its subcommand do not hide it.
+    #[test]
+    fn options_before_a_subcommand_do_not_hide_it() {
+        let r = PermissionRules::from_lists(
+            &[],
+            &[],
+            &[
+                "Bash(git push:*)",
+                "Bash(kubectl delete:*)",
+                "Bash(docker run:*)",
+                "Bash(cargo publish:*)",
+                "Bash(npm publish:*)",
+                "Bash(terraform apply:*)",
+            ],
+            Path::new("/w"),
+        )
+        .unwrap();
+        let judge = |c: &str| {
+            r.decide("bash", &json!({ "command": c }), Path::new("/w"))
+                .permission
+        };
+        for command in [
+            "git -C . push",
+            "git -c k=v push origin",
+            "kubectl -n prod delete pod x",
+            "docker --context x run img",
+            "docker container run img",
+            "cargo +nightly publish",
+            "npm --registry=x publish",
+            "terraform -chdir=. apply",
+        ] {
+            assert_ne!(judge(command), Permission::Allow, "{command}");
+        }
+        assert_eq!(judge("git -C . status"), Permission::Allow);
+        assert_eq!(judge("kubectl get pods"), Permission::Allow);
+    }
 
     #[test]
     fn a_word_known_only_when_it_runs_asks_when_a_rule_might_match() {
