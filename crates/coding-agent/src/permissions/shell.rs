@@ -567,6 +567,14 @@ fn finish(words: Vec<Word>, out: &mut ShellCommands, depth: usize) {
         if !w.plain {
             out.plain = false;
         }
+        // An option that writes a file the rule never names (`git diff
+        // --output=.git/config`), like an output redirection.
+        if ["--output", "--out-file", "--output-file", "--log-file"]
+            .iter()
+            .any(|o| w.text == *o || w.text.starts_with(&format!("{o}=")))
+        {
+            out.plain = false;
+        }
     }
     let name = basename(&first.text).to_string();
     match name.as_str() {
