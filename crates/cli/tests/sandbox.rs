@@ -1151,14 +1151,14 @@ fn confinement_holds_unprivileged_and_in_a_container() {
 #[test]
 fn protected_paths_that_do_not_exist_yet_cannot_be_created() {
     let f = fixture();
-    // The home is the workspace and the agent directory is not made yet.
-    let home = f.ws.display().to_string();
-    let env = [("HOME", home.as_str()), ("CODING_AGENT_DIR", "")];
+    // The agent directory lies in the workspace and is not made yet.
+    let agent_dir = f.ws.join("state/agent").display().to_string();
+    let env = [("CODING_AGENT_DIR", agent_dir.as_str())];
     for command in [
         "git init -q",
         "mkdir -p .git/hooks && printf '#!/bin/sh\\n' > .git/hooks/pre-commit",
         "mkdir .pi && echo '{}' > .pi/settings.json",
-        "mkdir -p ~/.pi/agent && echo '{\"mcpServers\":{}}' > ~/.pi/agent/settings.json",
+        "mkdir -p state/agent && echo '{\"mcpServers\":{}}' > state/agent/settings.json",
     ] {
         let text = bash_with(
             &f,
@@ -1167,7 +1167,7 @@ fn protected_paths_that_do_not_exist_yet_cannot_be_created() {
             &format!("{command}; echo rc=$?"),
         );
         assert!(!text.contains("rc=0"), "{command}: {text}");
-        for name in [".git", ".pi"] {
+        for name in [".git", ".pi", "state"] {
             assert!(!f.ws.join(name).exists(), "{command}: {name} left behind");
         }
     }
@@ -1179,6 +1179,27 @@ fn protected_paths_that_do_not_exist_yet_cannot_be_created() {
         "mkdir newdir && echo x > newdir/f && echo rc=$?",
     );
     assert!(text.contains("rc=0"), "{text}");
+}
+
+/// A workspace holding the home directory is not writable: the shell's and
+/// git's startup files there run later outside the sandbox.
+#[test]
+fn a_workspace_holding_home_is_not_writable() {
+    let f = fixture();
+    let out = agent(&f)
+        .env("HOME", &f.ws)
+        .args(["tool", "bash", "--sandbox", "workspace-write", "--cwd"])
+        .arg(&f.ws)
+        .args(["--args", r#"{"command":"echo x >> .bashrc; echo rc=$?"}"#])
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(all.contains("home directory"), "{all}");
+    assert!(!f.ws.join(".bashrc").exists());
 }
 
 /// A project cannot name a protected path as its root to make it writable.

@@ -314,9 +314,10 @@ impl SandboxPolicy {
             Some(v) => Some(parse_mode(v, "sandbox.mode (project)")?),
             None => None,
         };
+        let chosen = flag.is_some() || user_mode.is_some() || project_mode.is_some();
         let base = flag.or(user_mode).unwrap_or(default_mode);
         // The project only tightens: the stricter of the two.
-        let mode = project_mode.map_or(base, |p| p.max(base));
+        let mut mode = project_mode.map_or(base, |p| p.max(base));
         if mode == SandboxMode::Off {
             return Ok(Self::off());
         }
@@ -389,6 +390,23 @@ impl SandboxPolicy {
         let project_tmp =
             flag_of_key(project, "excludeTmp", "sandbox.excludeTmp (project)")?.unwrap_or(false);
         policy.exclude_tmp = user_tmp || project_tmp;
+        // A writable home would let a command plant what runs later outside
+        // the sandbox: ~/.bashrc, ~/.gitconfig, ~/.local/bin/git, ...
+        if mode == SandboxMode::WorkspaceWrite
+            && let Some(home) = &home
+            && let Some(root) = policy.roots.iter().find(|r| home.starts_with(r))
+        {
+            if chosen {
+                return Err(SandboxConfigError(format!(
+                    "workspace-write with the writable root {} would let commands write your home directory ({}), whose startup files run outside the sandbox later; start in a project directory, or use --sandbox read-only",
+                    root.display(),
+                    home.display()
+                )));
+            }
+            tracing::warn!(root = %root.display(), "the workspace holds the home directory: read-only sandbox");
+            mode = SandboxMode::ReadOnly;
+            policy.mode = mode;
+        }
         policy.protect_defaults();
         for p in users_protected {
             if !policy.protected.contains(&p) {
@@ -683,6 +701,29 @@ mod tests {
                 SandboxPolicy::from_settings(&settings, &ws, None, SandboxMode::Off).unwrap_err();
             assert!(err.0.contains("inside the protected path"), "{root}: {err}");
         }
+    }
+
+    #[test]
+    fn a_writable_home_is_refused() {
+        let Some(home) = canonical_home() else {
+            return;
+        };
+        let settings = Settings::merged(json!({"sandbox": {"mode": "workspace-write"}}), json!({}));
+        let err =
+            SandboxPolicy::from_settings(&settings, &home, None, SandboxMode::Off).unwrap_err();
+        assert!(err.0.contains("home directory"), "{err}");
+        let err = SandboxPolicy::from_settings(&settings, Path::new("/"), None, SandboxMode::Off)
+            .unwrap_err();
+        assert!(err.0.contains("home directory"), "{err}");
+        // A default (the MCP server's) becomes read-only instead.
+        let p = SandboxPolicy::from_settings(
+            &Settings::merged(json!({}), json!({})),
+            &home,
+            None,
+            SandboxMode::WorkspaceWrite,
+        )
+        .unwrap();
+        assert_eq!(p.mode, SandboxMode::ReadOnly);
     }
 
     #[test]
