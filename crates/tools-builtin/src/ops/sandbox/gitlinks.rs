@@ -34,7 +34,18 @@ pub(crate) fn submodule_git_entries(worktree: &Path) -> Vec<PathBuf> {
         let Some(git_dir) = git_dir_of(&tree) else {
             continue;
         };
-        for path in gitlinks(&git_dir.join("index")) {
+        // With `core.splitIndex` most entries live in a shared index file
+        // next to `index`: read them all.
+        let mut indexes = vec![git_dir.join("index")];
+        if let Ok(read) = std::fs::read_dir(&git_dir) {
+            indexes.extend(
+                read.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("sharedindex."))
+                    .map(|e| e.path()),
+            );
+        }
+        let paths: Vec<String> = indexes.iter().flat_map(|i| gitlinks(i)).collect();
+        for path in paths {
             let sub = tree.join(&path);
             // Only what lies inside the worktree, spelled without `..`.
             if path
@@ -253,6 +264,16 @@ mod tests {
             let links = gitlinks(&repo.join(".git/index"));
             assert_eq!(links, ["libs/one", "two"], "index version {version}");
         }
+        // A split index keeps the entries in a shared file.
+        git(
+            &repo,
+            &["update-index", "--index-version", "2", "--split-index"],
+        );
+        assert_eq!(
+            submodule_git_entries(&repo),
+            [repo.join("libs/one/.git"), repo.join("two/.git")]
+        );
+        git(&repo, &["update-index", "--no-split-index"]);
         // `.gitmodules` does not matter: the index does.
         std::fs::write(repo.join(".gitmodules"), "").unwrap();
         let entries = submodule_git_entries(&repo);
