@@ -86,7 +86,11 @@ pub const DEFAULT_SECRET_ENV: [&str; 4] = ["*_API_KEY", "*_TOKEN", "*_SECRET", "
 /// `openaiApiKey`). Names are split at `_`, `-`, `.` and lower-to-upper
 /// case changes and compared ignoring case, so `TOKENIZERS_PARALLELISM`
 /// is not a secret and `PWD` is not a password.
-pub const CREDENTIAL_WORDS: [&str; 16] = [
+pub const CREDENTIAL_WORDS: [&str; 20] = [
+    "pass",
+    "creds",
+    "jwt",
+    "sig",
     "key",
     "keys",
     "apikey",
@@ -234,7 +238,7 @@ impl SandboxPolicy {
     /// for secret in ["AWS_SECRET_ACCESS_KEY", "STRIPE_SECRET_KEY", "openai_api_key", "GH_TOKEN"] {
     ///     assert!(p.hides_env(secret), "{secret}");
     /// }
-    /// for secret in ["MYSQL_PWD", "OPENAITOKEN", "githubSecret"] {
+    /// for secret in ["MYSQL_PWD", "OPENAITOKEN", "githubSecret", "DB_PASS", "AWS_CREDS", "SESSION_JWT"] {
     ///     assert!(p.hides_env(secret), "{secret}");
     /// }
     /// for plain in ["PATH", "HOME", "PWD", "OLDPWD", "TOKENIZERS_PARALLELISM", "KEYMAP"] {
@@ -283,6 +287,8 @@ impl SandboxPolicy {
     /// assert!(p.hides_var("HTTPS_PROXY", "http://me:pw@proxy:3128"));
     /// assert!(!p.hides_var("DATABASE_URL", "postgres://db/main"));
     /// assert!(!p.hides_var("HOMEPAGE", "https://example.com/a@b"));
+    /// assert!(p.hides_var("SENTRY_URL", "https://abc123@sentry.example/1"));
+    /// assert!(p.hides_var("PG_CONN", "host=db user=app password=hunter2"));
     /// ```
     pub fn hides_var(&self, name: &str, value: &str) -> bool {
         if self.pass_env.iter().any(|p| p == name) {
@@ -444,14 +450,18 @@ fn url_with_password(value: &str) -> bool {
             .split(['/', '?', '#', ' ', ',', ';'])
             .next()
             .unwrap_or("");
+        // A password (`user:pw@`), or a key alone as the user
+        // (`https://KEY@sentry.example/1`).
         if let Some((userinfo, _)) = authority.rsplit_once('@')
-            && userinfo.contains(':')
+            && !userinfo.is_empty()
         {
             return true;
         }
         rest = after;
     }
-    false
+    // A libpq-style connection string (`host=db password=...`).
+    let lower = value.to_ascii_lowercase();
+    lower.contains("password=") || lower.contains("passwd=")
 }
 
 fn name_words(name: &str) -> Vec<String> {
