@@ -1657,4 +1657,9 @@ fn the_agent_directory_is_hidden_from_commands_and_tools() {
         json!({"path": format!("{dir}/mcp-http-1.token")}),
     );
     assert!(e && !text.contains("TOKEN-VALUE"), "{text}");
+    // Pi's default directory too, when CODING_AGENT_DIR names another.
+    std::fs::create_dir_all(f.base.join("home/.pi/agent")).unwrap();
+    std::fs::write(f.base.join("home/.pi/agent/auth.json"), "PI-AUTH\n").unwrap();
+    let text = bash(&f, "cat ~/.pi/agent/auth.json; echo end");
+    assert!(!text.contains("PI-AUTH") && text.contains("end"), "{text}");
 }

@@ -184,10 +184,15 @@ impl SandboxPolicy {
         policy.protect_defaults();
         // The agent's own files (tokens, sessions, credentials) are not the
         // model's to read.
-        if let Some(dir) = crate::settings::agent_dir() {
-            policy
-                .deny_read
-                .push(format!("{}/**", canonical(&dir).display()));
+        let default_dir = std::env::home_dir().map(|h| h.join(".pi").join("agent"));
+        for dir in [crate::settings::agent_dir(), default_dir]
+            .into_iter()
+            .flatten()
+        {
+            let glob = format!("{}/**", canonical(&dir).display());
+            if !policy.deny_read.contains(&glob) {
+                policy.deny_read.push(glob);
+            }
         }
         policy
     }

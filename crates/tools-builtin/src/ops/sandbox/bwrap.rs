@@ -99,12 +99,20 @@ pub(crate) fn args(
     }
     // The agent directory holds the agent's own secrets (MCP tokens,
     // sessions of every project, credentials): commands see it empty.
-    if let Some(dir) = coding_agent::agent_dir().map(|d| coding_agent::sandbox::canonical(&d))
-        && std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir())
-        && !policy.roots.iter().any(|r| r.starts_with(&dir))
+    // Pi's default one too (`~/.pi/agent`, its auth.json) when
+    // CODING_AGENT_DIR names another.
+    let default_dir = std::env::home_dir().map(|h| h.join(".pi").join("agent"));
+    for dir in [coding_agent::agent_dir(), default_dir]
+        .into_iter()
+        .flatten()
+        .map(|d| coding_agent::sandbox::canonical(&d))
     {
-        a.one("--tmpfs", &dir);
-        a.one("--remount-ro", &dir);
+        if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir())
+            && !policy.roots.iter().any(|r| r.starts_with(&dir))
+        {
+            a.one("--tmpfs", &dir);
+            a.one("--remount-ro", &dir);
+        }
     }
     // Denied files and directories that exist now are hidden from
     // commands too (patterns with wildcards are for the file tools).
