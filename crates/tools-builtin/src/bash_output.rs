@@ -95,6 +95,41 @@ pub(crate) struct OutputAccumulator {
 /// not fill the disk (the tail the model sees keeps coming).
 pub(crate) const MAX_SPILL_BYTES: u64 = 128 * 1024 * 1024;
 
+/// The most all full-output files of this process hold together; past it
+/// the oldest are removed (their notices named them long ago).
+pub(crate) const MAX_SPILL_TOTAL: u64 = 1024 * 1024 * 1024;
+
+/// This process's full-output files, oldest first, with their sizes.
+static SPILLS: std::sync::Mutex<std::collections::VecDeque<(PathBuf, u64)>> =
+    std::sync::Mutex::new(std::collections::VecDeque::new());
+
+/// Records a finished full-output file and removes the oldest ones while
+/// the files together hold more than [`MAX_SPILL_TOTAL`].
+fn record_spill(path: PathBuf, size: u64) {
+    let mut spills = SPILLS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    keep_within(&mut spills, path, size, MAX_SPILL_TOTAL);
+}
+
+fn keep_within(
+    spills: &mut std::collections::VecDeque<(PathBuf, u64)>,
+    path: PathBuf,
+    size: u64,
+    budget: u64,
+) {
+    spills.push_back((path, size));
+    let mut total: u64 = spills.iter().map(|(_, s)| *s).sum();
+    while total > budget && spills.len() > 1 {
+        if let Some((old, size)) = spills.pop_front() {
+            if let Err(e) = std::fs::remove_file(&old) {
+                tracing::debug!(path = %old.display(), error = %e, "old full-output file not removed");
+            }
+            total -= size;
+        }
+    }
+}
+
 /// A view of the output for the model.
 pub(crate) struct Snapshot {
     pub(crate) text: String,
@@ -147,8 +182,9 @@ impl OutputAccumulator {
         let before = self.tail.len();
         self.decoder.finish(&mut self.tail);
         self.account(before);
-        if let Some((file, _)) = &mut self.spill {
+        if let Some((file, path)) = &mut self.spill {
             let _ = file.flush();
+            record_spill(path.clone(), self.spilled);
         }
     }
 
@@ -297,6 +333,21 @@ impl Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn old_spill_files_go_past_the_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut spills = std::collections::VecDeque::new();
+        for i in 0..4 {
+            let path = dir.path().join(format!("{i}.log"));
+            std::fs::write(&path, [b'x'; 10]).unwrap();
+            keep_within(&mut spills, path, 10, 25);
+        }
+        let left: Vec<bool> = (0..4)
+            .map(|i| dir.path().join(format!("{i}.log")).exists())
+            .collect();
+        assert_eq!(left, [false, false, true, true]);
+    }
 
     #[test]
     fn the_spill_file_stops_at_its_cap() {
