@@ -281,3 +281,47 @@ fn a_model_searching_the_workspace_never_sees_the_denied_file() {
     );
     refused("read file://localhost", &result("r"), "Read(./.env)");
 }
+
+/// A context file that a Read rule denies (here through a link) stays out
+/// of the system prompt, as it stays out of the read tool.
+#[test]
+fn a_denied_context_file_stays_out_of_the_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let ws = base.join("ws");
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    std::fs::create_dir_all(ws.join("secrets")).unwrap();
+    std::fs::write(ws.join("secrets/keys.md"), "DENIED-MD-CONTENT\n").unwrap();
+    std::os::unix::fs::symlink("secrets/keys.md", ws.join("AGENTS.md")).unwrap();
+    let agent_dir = base.join("agent");
+    std::fs::create_dir_all(&agent_dir).unwrap();
+    std::fs::write(
+        agent_dir.join("settings.json"),
+        r#"{"permissions": {"deny": ["Read(./secrets/**)"]}}"#,
+    )
+    .unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+        .args(["--print-system-prompt", "--cwd"])
+        .arg(&ws)
+        .env("CODING_AGENT_DIR", &agent_dir)
+        .env("HOME", base.join("home"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!text.contains("DENIED-MD-CONTENT"), "{text}");
+    // Without the rule it is read (a Markdown file inside the repository).
+    std::fs::write(agent_dir.join("settings.json"), "{}").unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+        .args(["--print-system-prompt", "--cwd"])
+        .arg(&ws)
+        .env("CODING_AGENT_DIR", &agent_dir)
+        .env("HOME", base.join("home"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("DENIED-MD-CONTENT"));
+}

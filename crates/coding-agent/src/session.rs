@@ -219,11 +219,23 @@ impl AgentSessionBuilder {
             registry.set_active_tools(active);
         }
 
-        let context_files = if self.context_files {
+        let mut context_files = if self.context_files {
             load_context_files(&self.cwd, agent_dir().as_deref())
         } else {
             Vec::new()
         };
+        // A context file the Read rules deny (directly or through a link)
+        // stays out of the prompt, as it stays out of the read tool.
+        if let Ok(rules) = PermissionRules::from_settings(&settings, &self.cwd) {
+            let filter = rules.read_filter();
+            context_files.retain(|f| {
+                let hidden = filter.hides_file(&f.path);
+                if hidden {
+                    tracing::info!(path = %f.path.display(), "context file denied by a Read rule");
+                }
+                !hidden
+            });
+        }
         let prompt_base = SystemPromptOptions {
             custom_prompt: self.custom_prompt,
             append_prompts: self.append_prompts,
