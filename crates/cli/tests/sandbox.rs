@@ -1410,6 +1410,30 @@ fn submodule_gitfiles_stay_read_only() {
         std::fs::read_to_string(f.ws.join("sub/.git")).unwrap(),
         before
     );
+    // Renaming the parent away and building a new `sub/.git`: set aside
+    // after the command, the original kept where it went.
+    let text = bash(
+        &f,
+        "mv sub subold && mkdir sub && echo 'gitdir: ../evilgit' > sub/.git; echo rc=$?",
+    );
+    assert!(text.contains("set-aside-by-sandbox"), "{text}");
+    assert!(!f.ws.join("sub/.git").exists());
+    assert_eq!(
+        std::fs::read_to_string(f.ws.join("subold/.git")).unwrap(),
+        before
+    );
+    std::fs::remove_dir_all(f.ws.join("sub")).unwrap();
+    std::fs::rename(f.ws.join("subold"), f.ws.join("sub")).unwrap();
+    // A workspace turned into a bare repository (HEAD, objects, refs).
+    let text = bash(
+        &f,
+        "mkdir -p pkg && cd pkg && true; cd ..; mkdir -p objects refs && printf 'ref: refs/heads/x\\n' > HEAD; echo rc=$?",
+    );
+    assert!(
+        text.contains("made the workspace a git repository"),
+        "{text}"
+    );
+    assert!(!f.ws.join("HEAD").exists());
     // A submodule not checked out has no `.git` yet: none can be made.
     git(
         &f.ws,
@@ -1662,4 +1686,29 @@ fn the_agent_directory_is_hidden_from_commands_and_tools() {
     std::fs::write(f.base.join("home/.pi/agent/auth.json"), "PI-AUTH\n").unwrap();
     let text = bash(&f, "cat ~/.pi/agent/auth.json; echo end");
     assert!(!text.contains("PI-AUTH") && text.contains("end"), "{text}");
+}
+
+/// `~/.ssh` kept as a link into a dotfiles directory is hidden all the same.
+#[test]
+fn a_linked_ssh_directory_is_hidden_too() {
+    let f = fixture();
+    let dotfiles = f.base.join("dotfiles/ssh");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    std::fs::write(dotfiles.join("id_ed25519"), "LINKED-PRIVATE-KEY\n").unwrap();
+    std::fs::remove_dir_all(f.base.join("home/.ssh")).unwrap();
+    std::os::unix::fs::symlink(&dotfiles, f.base.join("home/.ssh")).unwrap();
+    let text = bash(
+        &f,
+        "cat ~/.ssh/id_ed25519; cat $(readlink -f ~/.ssh)/id_ed25519; echo end",
+    );
+    assert!(
+        !text.contains("LINKED-PRIVATE-KEY") && text.contains("end"),
+        "{text}"
+    );
+    let (text, _) = tool(
+        &f,
+        "read",
+        json!({"path": dotfiles.join("id_ed25519").display().to_string()}),
+    );
+    assert!(!text.contains("LINKED-PRIVATE-KEY"), "{text}");
 }

@@ -173,7 +173,17 @@ impl SandboxPolicy {
             roots: vec![canonical(&root.into())],
             deny_read: DEFAULT_DENY_READ
                 .iter()
-                .map(|g| expand_home(g, home.as_deref()))
+                .flat_map(|g| {
+                    let expanded = expand_home(g, home.as_deref());
+                    // `~/.ssh` may itself be a link (stow, chezmoi): its
+                    // target is denied too.
+                    let resolved = expanded
+                        .strip_suffix("/**")
+                        .filter(|d| d.starts_with('/'))
+                        .map(|d| format!("{}/**", canonical(Path::new(d)).display()))
+                        .filter(|r| *r != expanded);
+                    std::iter::once(expanded).chain(resolved)
+                })
                 .collect(),
             network: false,
             pass_env: Vec::new(),
@@ -185,8 +195,14 @@ impl SandboxPolicy {
         // The agent's own files (tokens, sessions, credentials) are not the
         // model's to read.
         let default_dir = std::env::home_dir().map(|h| h.join(".pi").join("agent"));
-        for dir in [crate::settings::agent_dir(), default_dir]
+        let named = ["CODING_AGENT_DIR", "PI_CODING_AGENT_DIR"].map(|v| {
+            std::env::var_os(v)
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from)
+        });
+        for dir in named
             .into_iter()
+            .chain([crate::settings::agent_dir(), default_dir])
             .flatten()
         {
             let glob = format!("{}/**", canonical(&dir).display());

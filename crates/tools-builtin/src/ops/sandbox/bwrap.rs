@@ -84,6 +84,12 @@ pub(crate) fn args(
         // A root under the temp dir must come back after the tmpfs.
         a.pair(bind, root, root);
     }
+    if read_only.len() > MAX_READ_ONLY_PATHS {
+        return Err(format!(
+            "the workspace has {} paths to keep read-only (submodules, worktrees), more than the {MAX_READ_ONLY_PATHS} the sandbox can mount",
+            read_only.len()
+        ));
+    }
     // What a later, unsandboxed run would execute stays read-only.
     for path in read_only {
         match std::fs::symlink_metadata(path) {
@@ -102,8 +108,14 @@ pub(crate) fn args(
     // Pi's default one too (`~/.pi/agent`, its auth.json) when
     // CODING_AGENT_DIR names another.
     let default_dir = std::env::home_dir().map(|h| h.join(".pi").join("agent"));
-    for dir in [coding_agent::agent_dir(), default_dir]
+    let named = ["CODING_AGENT_DIR", "PI_CODING_AGENT_DIR"].map(|v| {
+        std::env::var_os(v)
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+    });
+    for dir in named
         .into_iter()
+        .chain([coding_agent::agent_dir(), default_dir])
         .flatten()
         .map(|d| coding_agent::sandbox::canonical(&d))
     {
@@ -121,7 +133,10 @@ pub(crate) fn args(
         if literal.contains(['*', '?', '[', '{']) || !literal.starts_with('/') {
             continue;
         }
-        let path = Path::new(literal);
+        // A link (`~/.ssh` kept in a dotfiles repository) hides what it
+        // names.
+        let resolved = std::fs::canonicalize(literal).unwrap_or_else(|_| PathBuf::from(literal));
+        let path = resolved.as_path();
         // Never hide a root (a pattern such as `/home/**`).
         if policy.roots.iter().any(|r| r.starts_with(path)) {
             continue;
@@ -154,8 +169,14 @@ pub(crate) fn read_only_paths(policy: &SandboxPolicy) -> Vec<PathBuf> {
             }
         }
     }
+    // Linked worktrees outside every root need nothing: they are read-only.
+    paths.retain(|p| policy.protected.contains(p) || policy.roots.iter().any(|r| p.starts_with(r)));
     paths
 }
+
+/// More read-only paths than this and bubblewrap's argument limit would
+/// fail every command obscurely: refuse plainly instead.
+pub(crate) const MAX_READ_ONLY_PATHS: usize = 2000;
 
 #[derive(Default)]
 struct Args(Vec<OsString>);

@@ -17,7 +17,7 @@ use std::time::SystemTime;
 const GITLINK: u32 = 0o160000;
 /// Bounds against a hostile or huge index.
 const MAX_INDEX_BYTES: u64 = 512 * 1024 * 1024;
-const MAX_DEPTH: usize = 6;
+const MAX_DEPTH: usize = 64;
 const MAX_ENTRIES: usize = 4096;
 
 /// Gitlink paths per index file, kept while the file is unchanged: a big
@@ -45,6 +45,19 @@ pub(crate) fn submodule_git_entries(worktree: &Path) -> Vec<PathBuf> {
             );
         }
         let paths: Vec<String> = indexes.iter().flat_map(|i| gitlinks(i)).collect();
+        // Linked worktrees the repository knows of (`git worktree add`):
+        // their `.git` files, wherever they are.
+        if let Ok(read) = std::fs::read_dir(git_dir.join("worktrees")) {
+            for entry in read.flatten().take(MAX_ENTRIES) {
+                let Ok(text) = std::fs::read_to_string(entry.path().join("gitdir")) else {
+                    continue;
+                };
+                let named = PathBuf::from(text.trim());
+                if named.is_absolute() && !found.contains(&named) {
+                    found.push(named);
+                }
+            }
+        }
         for path in paths {
             let sub = tree.join(&path);
             // Only what lies inside the worktree, spelled without `..`.

@@ -28,6 +28,7 @@
 mod bwrap;
 mod child;
 mod gitlinks;
+mod integrity;
 mod placeholders;
 mod seccomp;
 
@@ -215,13 +216,28 @@ impl ProcessOps for SandboxedProcessOps {
             )
             .map_err(refusal)?;
             wrapper.insert(0, launcher.bwrap.into_os_string());
-            run_local_with(request, on_data, cancel, Some(wrapper), move |command| {
-                child::confine_before_exec(command.as_std_mut(), filter);
-                command.spawn().map_err(|e| {
-                    io::Error::new(e.kind(), format!("Sandbox: cannot start the command: {e}"))
-                })
-            })
-            .await
+            let check = (self.policy.mode == SandboxMode::WorkspaceWrite)
+                .then(|| integrity::Integrity::record(&read_only, &self.policy.roots));
+            let end = run_local_with(
+                request,
+                &mut *on_data,
+                cancel,
+                Some(wrapper),
+                move |command| {
+                    child::confine_before_exec(command.as_std_mut(), filter);
+                    command.spawn().map_err(|e| {
+                        io::Error::new(e.kind(), format!("Sandbox: cannot start the command: {e}"))
+                    })
+                },
+            )
+            .await;
+            // Whatever the command did around the read-only mounts.
+            if let Some(check) = check {
+                for note in check.restore() {
+                    on_data(format!("\n{note}\n").as_bytes());
+                }
+            }
+            end
         }
         .boxed()
     }

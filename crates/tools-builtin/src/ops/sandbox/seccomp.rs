@@ -18,7 +18,8 @@
 //!   `mknod`: as root, the namespace's root is the host's, so a set-id file
 //!   made inside would give root to anyone outside; `openat2`, whose mode
 //!   sits where a filter cannot read it, is refused as if absent;
-//! - io_uring, whose requests would bypass the socket rule;
+//! - io_uring, whose requests would bypass the socket rule, and the kernel
+//!   keyrings, shared with the agent's session;
 //! - system calls of another ABI (32-bit or x32 entry points), which would
 //!   bypass every rule above.
 
@@ -58,6 +59,8 @@ mod abi {
     /// openat(dirfd, path, flags, mode).
     pub const OPENAT: u32 = 257;
     pub const OPENAT2: u32 = 437;
+    /// add_key, request_key, keyctl.
+    pub const KEYS: [u32; 3] = [248, 249, 250];
     /// x32 system calls carry this bit; they are another ABI.
     pub const FOREIGN_BIT: Option<u32> = Some(0x4000_0000);
 }
@@ -74,6 +77,7 @@ mod abi {
     pub const OPEN: Option<u32> = None;
     pub const OPENAT: u32 = 56;
     pub const OPENAT2: u32 = 437;
+    pub const KEYS: [u32; 3] = [217, 218, 219];
     pub const FOREIGN_BIT: Option<u32> = None;
 }
 
@@ -219,6 +223,11 @@ fn build(network: bool) -> Vec<Instruction> {
         IO_URING_REGISTER,
         abi::OPENAT2,
     ] {
+        checks.push((nr, 4));
+    }
+    // The kernel keyrings are shared with the agent's session (Kerberos
+    // tickets, keyctl secrets): refused as if absent.
+    for nr in abi::KEYS {
         checks.push((nr, 4));
     }
     for nr in abi::MODE_IN_ARG1 {
@@ -384,6 +393,9 @@ mod tests {
                 errno(libc::EPERM)
             );
             assert_eq!(run(p, arch, abi::OPENAT2, [0; 6]), errno(libc::ENOSYS));
+            for nr in abi::KEYS {
+                assert_eq!(run(p, arch, nr, [0; 6]), errno(libc::ENOSYS));
+            }
             assert_eq!(run(p, arch, IO_URING_SETUP, [0; 6]), errno(libc::ENOSYS));
             assert_eq!(run(p, arch, IO_URING_REGISTER, [0; 6]), errno(libc::ENOSYS));
             // Ordinary calls pass.
