@@ -270,10 +270,13 @@ impl TrustStore {
 /// A project's key in the records: its canonical path.
 /// The files inside `project` that the code-running values name (a
 /// command, a script among the arguments), each with the SHA-256 of its
-/// content: trust covers what they hold at the time, not only their names.
+/// content, or `absent` for a name that holds nothing yet: trust covers what
+/// they hold at the time, not only their names. Names are resolved against
+/// the project, against a server's `cwd`, and (for a bare command) along
+/// `PATH` (an activated `.venv/bin` inside the project).
 fn pinned_files(project: &Path, held_back: &Map<String, Value>) -> Map<String, Value> {
-    const MAX_FILES: usize = 64;
-    const MAX_BYTES: u64 = 64 * 1024 * 1024;
+    const MAX_FILES: usize = 256;
+    const MAX_BYTES: u64 = 4 << 30;
     fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
         match value {
             Value::String(s) => out.push(s),
@@ -282,36 +285,86 @@ fn pinned_files(project: &Path, held_back: &Map<String, Value>) -> Map<String, V
             _ => {}
         }
     }
-    let mut texts = Vec::new();
-    held_back.values().for_each(|v| strings(v, &mut texts));
     let root = std::fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
-    let mut pinned = Map::new();
-    for text in texts {
-        if pinned.len() >= MAX_FILES || text.is_empty() || text.len() > 4096 {
-            continue;
-        }
-        let Ok(real) = std::fs::canonicalize(root.join(text)) else {
-            continue;
-        };
-        let Ok(meta) = std::fs::metadata(&real) else {
-            continue;
-        };
-        if !real.starts_with(&root) || !meta.is_file() || meta.len() > MAX_BYTES {
-            continue;
-        }
-        let digest = match std::fs::read(&real) {
-            Ok(bytes) => {
-                use sha2::Digest;
-                sha2::Sha256::digest(&bytes)
-                    .iter()
-                    .map(|b| format!("{b:02x}"))
-                    .collect::<String>()
+    // (the strings, the directories they are resolved in)
+    let mut groups: Vec<(Vec<&str>, Vec<PathBuf>)> = Vec::new();
+    for (key, value) in held_back {
+        match (key.as_str(), value.as_object()) {
+            ("mcpServers", Some(servers)) => {
+                for server in servers.values() {
+                    let mut bases = vec![root.clone()];
+                    if let Some(cwd) = server.get("cwd").and_then(Value::as_str) {
+                        bases.push(root.join(cwd));
+                    }
+                    let mut texts = Vec::new();
+                    strings(server, &mut texts);
+                    groups.push((texts, bases));
+                }
             }
-            Err(e) => format!("unreadable: {}", e.kind()),
-        };
-        pinned.insert(real.display().to_string(), Value::String(digest));
+            _ => {
+                let mut texts = Vec::new();
+                strings(value, &mut texts);
+                groups.push((texts, vec![root.clone()]));
+            }
+        }
+    }
+    let path_dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    let mut pinned = Map::new();
+    for (texts, bases) in groups {
+        for text in texts {
+            if text.is_empty() || text.len() > 4096 {
+                continue;
+            }
+            let mut candidates: Vec<PathBuf> = bases.iter().map(|b| b.join(text)).collect();
+            if !text.contains('/') {
+                candidates.extend(path_dirs.iter().map(|d| d.join(text)));
+            }
+            for candidate in candidates {
+                if pinned.len() >= MAX_FILES {
+                    return pinned;
+                }
+                let real = std::fs::canonicalize(&candidate)
+                    .unwrap_or_else(|_| crate::sandbox::normalize(&candidate));
+                if !real.starts_with(&root) || real == root {
+                    continue;
+                }
+                let digest = match std::fs::metadata(&real) {
+                    Err(_) => "absent".to_string(),
+                    Ok(m) if m.is_dir() => "directory".to_string(),
+                    Ok(m) if m.len() > MAX_BYTES => format!("too large to hash: {} bytes", m.len()),
+                    Ok(_) => hash_file(&real),
+                };
+                pinned.insert(real.display().to_string(), Value::String(digest));
+            }
+        }
     }
     pinned
+}
+
+/// The SHA-256 of a file's content, read in pieces.
+fn hash_file(path: &Path) -> String {
+    use sha2::Digest;
+    use std::io::Read;
+    let mut hasher = sha2::Sha256::new();
+    let mut file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) => return format!("unreadable: {}", e.kind()),
+    };
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) => return format!("unreadable: {}", e.kind()),
+        }
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn project_key(project: &Path) -> String {
@@ -475,6 +528,20 @@ mod tests {
         std::fs::write(project.join("mcp.sh"), "exit 0\n").unwrap();
         assert_eq!(store.state(&project, &held).unwrap(), TrustState::Trusted);
         std::fs::remove_file(project.join("mcp.sh")).unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Changed);
+        // Resolved in the server's `cwd`, and pinned as absent until made.
+        std::fs::create_dir_all(project.join("srv")).unwrap();
+        std::fs::write(project.join("srv/server.py"), "benign").unwrap();
+        let held: Map<String, Value> = serde_json::from_value(json!({
+            "mcpServers": {"s": {"command": "python3", "args": ["server.py", "later.py"], "cwd": "srv"}}
+        }))
+        .unwrap();
+        store.trust(&project, &held).unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Trusted);
+        std::fs::write(project.join("srv/server.py"), "planted").unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Changed);
+        std::fs::write(project.join("srv/server.py"), "benign").unwrap();
+        std::fs::write(project.join("srv/later.py"), "planted").unwrap();
         assert_eq!(store.state(&project, &held).unwrap(), TrustState::Changed);
     }
 
