@@ -203,16 +203,27 @@ fn runnable_suffix_match<'r>(
     if shell::leaves_arguments_alone(program) || depth > 4 {
         return None;
     }
-    for (j, word) in words.iter().enumerate().skip(1) {
-        let mut line = basename_of(word).to_string();
-        for rest in &words[j + 1..] {
-            line.push(' ');
-            line.push_str(rest);
+    for (j, whole) in words.iter().enumerate().skip(1) {
+        // The word itself, an option's value (`--to-command=rm v`,
+        // `ProxyCommand=rm v`), each without a leading `!` (vim's and git
+        // aliases' shell escape).
+        let mut forms = vec![whole.as_str()];
+        if let Some((_, value)) = whole.split_once('=') {
+            forms.push(value);
         }
-        if let Some(rule) = rules.iter().find(|r| r.matches_command(&line)) {
-            return Some((rule, line));
-        }
-        if word.contains(|c: char| c.is_whitespace() || ";|&".contains(c)) {
+        for word in forms {
+            let word = word.trim_start_matches('!');
+            let mut line = basename_of(word).to_string();
+            for rest in &words[j + 1..] {
+                line.push(' ');
+                line.push_str(rest);
+            }
+            if let Some(rule) = rules.iter().find(|r| r.matches_command(&line)) {
+                return Some((rule, line));
+            }
+            if !word.contains(|c: char| c.is_whitespace() || ";|&".contains(c)) {
+                continue;
+            }
             for inner in split_commands(word).commands {
                 let inner_line = inner.join(" ");
                 if let Some(rule) = rules.iter().find(|r| r.matches_command(&inner_line)) {
@@ -412,7 +423,7 @@ impl PermissionRules {
         let parts = split_commands(command);
         let mut lines: Vec<String> = parts.lines();
         // The command name as a bare word too, so `/bin/rm` meets `Bash(rm:*)`.
-        let by_name: Vec<String> = parts
+        let mut by_name: Vec<String> = parts
             .commands
             .iter()
             .filter(|c| c.first().is_some_and(|w| w.contains('/')))
@@ -422,6 +433,18 @@ impl PermissionRules {
                 c.join(" ")
             })
             .collect();
+        // git's own programs (`git-push`, in git's exec path) are its
+        // subcommands: `git push`.
+        for c in &parts.commands {
+            if let Some(sub) = c.first().and_then(|w| basename_of(w).strip_prefix("git-")) {
+                let mut line = format!("git {sub}");
+                for w in &c[1..] {
+                    line.push(' ');
+                    line.push_str(w);
+                }
+                by_name.push(line);
+            }
+        }
         let bash_rules = |list: &[PermissionRule]| -> Vec<PermissionRule> {
             list.iter().filter(|r| r.names("bash")).cloned().collect()
         };
@@ -588,6 +611,18 @@ impl PermissionRequest {
             (None, Some(subject)) => format!("no allow rule covers {subject}"),
             (None, None) => "no allow rule covers it".to_string(),
         };
+        // Control characters shown, not obeyed: a command padded with
+        // newlines must not push its real content off the screen.
+        let what: String = what
+            .chars()
+            .map(|c| {
+                if c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
+                    c.escape_default().collect()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect();
         format!("Allow {} {what}? ({why})", self.tool)
     }
 }

@@ -200,6 +200,14 @@ fn dangerous_assignment(word: &str) -> bool {
         || name.starts_with("BASH_FUNC_")
         || name.starts_with("BASH_CMDS")
         || name.starts_with("BASH_ALIASES")
+        // git's configuration and helpers from the environment: aliases
+        // (`alias.p=push`), `core.sshCommand`, an exec path of one's own.
+        || name.starts_with("GIT_CONFIG")
+        || matches!(
+            name,
+            "GIT_EXEC_PATH" | "GIT_SSH" | "GIT_SSH_COMMAND" | "GIT_EXTERNAL_DIFF" | "GIT_PAGER"
+                | "GIT_EDITOR" | "GIT_ASKPASS" | "GIT_PROXY_COMMAND"
+        )
 }
 
 /// A wrapper's option grammar: short flags, short options taking a value,
@@ -640,6 +648,18 @@ fn finish(words: Vec<Word>, out: &mut ShellCommands, depth: usize) {
         && words[1..].iter().any(|w| {
             let value = w.text.rsplit('=').next().unwrap_or(&w.text);
             SHELLS.contains(&basename(value))
+        })
+    {
+        out.opaque = true;
+    }
+    // A program handed its input as a file to run (`make -f /dev/stdin`,
+    // `bash /dev/stdin` is covered with the shells).
+    if !leaves_arguments_alone(&name)
+        && words[1..].iter().any(|w| {
+            matches!(
+                w.text.as_str(),
+                "/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0"
+            )
         })
     {
         out.opaque = true;
@@ -1592,6 +1612,11 @@ mod differential {
             "sg root -c \"x=rm; \\$x v\"",
             "capsh -- -c 'x=rm; $x v'",
             "gdb -batch -ex 'shell x=rm; $x v'",
+            "tar -cf /dev/null --to-command='rm v' .",
+            "vim -c '!rm v' -c q",
+            "ssh -o ProxyCommand='rm v' host",
+            "git -c core.sshCommand='rm v' fetch",
+            "echo 'x:; rm v' | make -f /dev/stdin",
         ] {
             if judge(&[], &["Bash(rm:*)"], command) == Permission::Allow {
                 failures.push(format!("deny Bash(rm:*) let through {command:?}"));
@@ -1665,6 +1690,27 @@ mod unknown_words {
     use super::super::{Permission, PermissionRules};
 
     /// Options between a program and its subcommand do not hide it.
+    /// git's own programs and its configuration from the environment.
+    #[test]
+    fn git_push_by_other_names_is_asked() {
+        let r =
+            PermissionRules::from_lists(&[], &[], &["Bash(git push:*)"], Path::new("/w")).unwrap();
+        let judge = |c: &str| {
+            r.decide("bash", &json!({ "command": c }), Path::new("/w"))
+                .permission
+        };
+        for command in [
+            "/usr/lib/git-core/git-push origin HEAD:b1",
+            "GIT_CONFIG_PARAMETERS=\"'alias.p=push'\" git p origin",
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p origin",
+            "env GIT_CONFIG_PARAMETERS=\"'alias.p=push'\" git p origin",
+            "git config alias.p2 \"!git push origin HEAD:a2\" && git p2",
+        ] {
+            assert_ne!(judge(command), Permission::Allow, "{command}");
+        }
+        assert_eq!(judge("git status"), Permission::Allow);
+    }
+
     #[test]
     fn options_before_a_subcommand_do_not_hide_it() {
         let r = PermissionRules::from_lists(
