@@ -402,3 +402,17 @@ fn continuing_never_takes_another_directorys_session() {
     let again = SessionManager::continue_recent(&one, Some(shared)).unwrap();
     assert_eq!(again.session_file(), first.session_file());
 }
+
+/// Transcripts hold what the tools read: files 0600, new directories 0700.
+#[test]
+fn session_files_are_the_owners_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("deep/sessions");
+    let mut session = SessionManager::create(dir.path(), Some(sessions.clone())).unwrap();
+    session.append_message(&Message::user("private")).unwrap();
+    let file = session.session_file().unwrap().to_path_buf();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&file), 0o600);
+    assert_eq!(mode(&sessions), 0o700);
+}

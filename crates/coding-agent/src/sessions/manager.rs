@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use agent_ai::Message;
@@ -169,7 +169,7 @@ impl SessionManager {
             return Self::open(path);
         }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(io(dir))?;
+            create_private_dir(dir).map_err(io(dir))?;
         }
         let mut manager = Self::blank(cwd, path.parent().map(Path::to_path_buf));
         manager.file = Some(path.to_path_buf());
@@ -442,7 +442,7 @@ impl SessionManager {
         *self = Self::blank(&cwd, keep_dir);
         self.header.parent_session = parent_session;
         if let Some(dir) = &self.session_dir {
-            std::fs::create_dir_all(dir).map_err(io(dir))?;
+            create_private_dir(dir).map_err(io(dir))?;
             let stamp = self.header.timestamp.replace([':', '.'], "-");
             self.file = Some(dir.join(format!("{stamp}_{}.jsonl", self.header.id)));
         }
@@ -456,10 +456,12 @@ impl SessionManager {
         };
         if self.writer.is_none() {
             let exists = path.exists();
+            // Transcripts hold what the tools read: only the owner reads them.
             let mut file = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
                 .read(true)
+                .mode(0o600)
                 .open(&path)
                 .map_err(io(&path))?;
             let meta = file.metadata().map_err(io(&path))?;
@@ -790,6 +792,15 @@ fn describe(entry: &SessionEntry) -> String {
         ),
         EntryKind::SessionInfo { name } => format!("name: {}", name.as_deref().unwrap_or("")),
     }
+}
+
+/// `mkdir -p` where the directories made are the owner's alone (0700).
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
 }
 
 /// A session file's bytes if we may trust it: a regular file (a symbolic
