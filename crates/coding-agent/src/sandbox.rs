@@ -86,7 +86,11 @@ pub const DEFAULT_SECRET_ENV: [&str; 4] = ["*_API_KEY", "*_TOKEN", "*_SECRET", "
 /// `openaiApiKey`). Names are split at `_`, `-`, `.` and lower-to-upper
 /// case changes and compared ignoring case, so `TOKENIZERS_PARALLELISM`
 /// is not a secret and `PWD` is not a password.
-pub const CREDENTIAL_WORDS: [&str; 20] = [
+pub const CREDENTIAL_WORDS: [&str; 24] = [
+    "pw",
+    "privkey",
+    "bearer",
+    "tkn",
     "pass",
     "creds",
     "jwt",
@@ -310,6 +314,9 @@ impl SandboxPolicy {
     /// assert!(!p.hides_var("HOMEPAGE", "https://example.com/a@b"));
     /// assert!(p.hides_var("SENTRY_URL", "https://abc123@sentry.example/1"));
     /// assert!(p.hides_var("PG_CONN", "host=db user=app password=hunter2"));
+    /// assert!(p.hides_var("AZURE_STORAGE", "DefaultEndpointsProtocol=https;AccountKey=abc"));
+    /// assert!(p.hides_var("STRIPE", "sk_live_abc"));
+    /// assert!(p.hides_var("DB_PW", "x"));
     /// ```
     pub fn hides_var(&self, name: &str, value: &str) -> bool {
         if self.pass_env.iter().any(|p| p == name) {
@@ -419,8 +426,12 @@ impl SandboxPolicy {
         policy.exclude_tmp = user_tmp || project_tmp;
         // A writable home would let a command plant what runs later outside
         // the sandbox: ~/.bashrc, ~/.gitconfig, ~/.local/bin/git, ...
+        // $HOME and the account's home in /etc/passwd (HOME may be elsewhere).
+        let homes: Vec<PathBuf> = home.iter().cloned().chain(passwd_home()).collect();
         if mode == SandboxMode::WorkspaceWrite
-            && let Some(home) = &home
+            && let Some(home) = homes
+                .iter()
+                .find(|h| policy.roots.iter().any(|r| h.starts_with(r)))
             && let Some(root) = policy.roots.iter().find(|r| home.starts_with(r))
         {
             if chosen {
@@ -480,9 +491,31 @@ fn url_with_password(value: &str) -> bool {
         }
         rest = after;
     }
-    // A libpq-style connection string (`host=db password=...`).
+    // A libpq-style connection string (`host=db password=...`), an Azure
+    // one (`AccountKey=`), or a value shaped like a well-known token.
     let lower = value.to_ascii_lowercase();
-    lower.contains("password=") || lower.contains("passwd=")
+    [
+        "password=",
+        "passwd=",
+        "accountkey=",
+        "sharedaccesskey=",
+        "hooks.slack.com/",
+    ]
+    .iter()
+    .any(|m| lower.contains(m))
+        || [
+            "sk_live_",
+            "sk_test_",
+            "ghp_",
+            "gho_",
+            "github_pat_",
+            "glpat-",
+            "xoxb-",
+            "xoxp-",
+            "AKIA",
+        ]
+        .iter()
+        .any(|p| value.starts_with(p))
 }
 
 fn name_words(name: &str) -> Vec<String> {
@@ -562,6 +595,17 @@ fn strings(source: Option<&Value>, key: &str) -> Result<Vec<String>, SandboxConf
             "sandbox.{key} must be a list of strings"
         ))),
     }
+}
+
+/// The effective user's home directory as `/etc/passwd` records it.
+fn passwd_home() -> Option<PathBuf> {
+    let uid = rustix::process::geteuid().as_raw().to_string();
+    let text = std::fs::read_to_string("/etc/passwd").ok()?;
+    text.lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f.len() >= 6 && f[2] == uid)
+        .map(|f| canonical(Path::new(f[5])))
+        .filter(|p| p != Path::new("/") && p.is_absolute())
 }
 
 /// The home directory as the kernel names it (symlinks resolved), so
