@@ -1627,6 +1627,29 @@ fn root_writes_another_users_file_only_as_its_bits_allow() {
         "changed\n"
     );
     assert_eq!(std::fs::metadata(other.join("open")).unwrap().uid(), 65534);
+    // Reads too: a 0600 file of that user is not read, a 0644 one is.
+    std::fs::write(other.join("private"), "NOBODY-SECRET\n").unwrap();
+    std::fs::set_permissions(
+        other.join("private"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    std::os::unix::fs::chown(other.join("private"), Some(65534), Some(65534)).unwrap();
+    for (name, args) in [
+        (
+            "read",
+            json!({"path": other.join("private").display().to_string()}),
+        ),
+        (
+            "grep",
+            json!({"pattern": "NOBODY", "path": other.display().to_string()}),
+        ),
+    ] {
+        let (text, _) = tool(&f, name, args);
+        assert!(!text.contains("NOBODY-SECRET"), "{name}: {text}");
+    }
+    let (text, e) = tool(&f, "read", json!({"path": path}));
+    assert!(!e && text.contains("original"), "{text}");
 }
 
 /// `sandbox.excludeTmp` takes the temp dir out of the writable places for

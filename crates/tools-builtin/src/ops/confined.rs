@@ -426,6 +426,24 @@ fn drop_override_capabilities() -> io::Result<()> {
     })
 }
 
+/// As root, what a sandboxed command could not read is not read for the
+/// model either: another user's file or directory is reached only through
+/// its "other" permission bits (`wanted`: 0o4 to read, 0o5 to list), as
+/// from the command's user namespace, where that user is unmapped.
+fn refuse_by_bits(fd: &OwnedFd, shown: &Path, wanted: u32) -> io::Result<()> {
+    if !rustix::process::geteuid().is_root() {
+        return Ok(());
+    }
+    let stat = rustix::fs::fstat(fd)?;
+    if stat.st_uid == 0 || stat.st_mode & wanted == wanted {
+        return Ok(());
+    }
+    Err(denied(format!(
+        "Sandbox: {} belongs to another user and its permissions do not let others read it",
+        shown.display()
+    )))
+}
+
 const fn libc_s_ifmt() -> u32 {
     0o170000
 }
@@ -448,6 +466,7 @@ impl FileOps for ConfinedFileOps {
     fn open_read(&self, path: &Path) -> io::Result<Box<dyn Read + Send>> {
         // Non-blocking, so a FIFO cannot stall the open; reads block as usual.
         let (fd, _, _) = self.open_beneath(path, OFlags::RDONLY | OFlags::NONBLOCK)?;
+        refuse_by_bits(&fd, path, 0o4)?;
         let flags = rustix::fs::fcntl_getfl(&fd)?;
         rustix::fs::fcntl_setfl(&fd, flags - OFlags::NONBLOCK)?;
         Ok(Box::new(std::fs::File::from(fd)))
@@ -540,7 +559,8 @@ impl FileOps for ConfinedFileOps {
     }
 
     fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntryInfo>> {
-        let (_fd, real, _) = self.open_beneath(path, OFlags::RDONLY | OFlags::DIRECTORY)?;
+        let (fd, real, _) = self.open_beneath(path, OFlags::RDONLY | OFlags::DIRECTORY)?;
+        refuse_by_bits(&fd, path, 0o5)?;
         let entries = self.inner.read_dir(&real)?;
         Ok(entries
             .into_iter()
