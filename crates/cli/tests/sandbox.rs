@@ -1735,3 +1735,20 @@ fn a_linked_ssh_directory_is_hidden_too() {
     );
     assert!(!text.contains("LINKED-PRIVATE-KEY"), "{text}");
 }
+
+/// Placeholders are made only where a command could write: a missing agent
+/// directory outside the workspace is not created, even for a moment.
+#[test]
+fn no_placeholder_outside_the_writable_places() {
+    let f = fixture();
+    let missing = f.base.join("not-yet/agent");
+    let dir = missing.display().to_string();
+    let text = bash_with(
+        &f,
+        "workspace-write",
+        &[("CODING_AGENT_DIR", dir.as_str())],
+        &format!("ls -d {dir} 2>&1; echo end"),
+    );
+    assert!(text.contains("No such file"), "{text}");
+    assert!(!f.base.join("not-yet").exists());
+}

@@ -91,7 +91,8 @@ pub(crate) fn args(
         ));
     }
     // What a later, unsandboxed run would execute stays read-only.
-    for path in read_only {
+    // Only what lies in a writable place needs a mount of its own.
+    for path in &writable_ones(policy, read_only) {
         match std::fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_symlink() => {
                 return Err(format!(
@@ -113,12 +114,17 @@ pub(crate) fn args(
             .filter(|d| !d.is_empty())
             .map(PathBuf::from)
     });
+    let mut hidden: Vec<PathBuf> = Vec::new();
     for dir in named
         .into_iter()
         .chain([coding_agent::agent_dir(), default_dir])
         .flatten()
         .map(|d| coding_agent::sandbox::canonical(&d))
     {
+        if hidden.contains(&dir) {
+            continue;
+        }
+        hidden.push(dir.clone());
         if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir())
             && !policy.roots.iter().any(|r| r.starts_with(&dir))
         {
@@ -137,10 +143,11 @@ pub(crate) fn args(
         // names.
         let resolved = std::fs::canonicalize(literal).unwrap_or_else(|_| PathBuf::from(literal));
         let path = resolved.as_path();
-        // Never hide a root (a pattern such as `/home/**`).
-        if policy.roots.iter().any(|r| r.starts_with(path)) {
+        // Never hide a root (a pattern such as `/home/**`), nor twice.
+        if policy.roots.iter().any(|r| r.starts_with(path)) || hidden.iter().any(|h| h == path) {
             continue;
         }
+        hidden.push(path.to_path_buf());
         match std::fs::symlink_metadata(path) {
             Ok(m) if m.is_dir() => {
                 a.one("--tmpfs", path);
@@ -172,6 +179,22 @@ pub(crate) fn read_only_paths(policy: &SandboxPolicy) -> Vec<PathBuf> {
     // Linked worktrees outside every root need nothing: they are read-only.
     paths.retain(|p| policy.protected.contains(p) || policy.roots.iter().any(|r| p.starts_with(r)));
     paths
+}
+
+/// The paths of `paths` a command could create: those below a writable
+/// root or the shared temp dir. Only these need a placeholder; creating
+/// one anywhere else (the agent directory in the home) would be a change
+/// outside the workspace for nothing.
+pub(crate) fn writable_ones(policy: &SandboxPolicy, paths: &[PathBuf]) -> Vec<PathBuf> {
+    let tmp = coding_agent::sandbox::canonical(&std::env::temp_dir());
+    paths
+        .iter()
+        .filter(|p| {
+            policy.roots.iter().any(|r| p.starts_with(r))
+                || (!policy.exclude_tmp && p.starts_with(&tmp))
+        })
+        .cloned()
+        .collect()
 }
 
 /// More read-only paths than this and bubblewrap's argument limit would

@@ -206,8 +206,9 @@ impl ProcessOps for SandboxedProcessOps {
             // Held until the command ends: a protected path that does not
             // exist yet gets an empty read-only directory, not a free name.
             let read_only = bwrap::read_only_paths(&self.policy);
-            let _placeholders = (self.policy.mode == SandboxMode::WorkspaceWrite)
-                .then(|| placeholders::Placeholders::hold(&read_only));
+            let _placeholders = (self.policy.mode == SandboxMode::WorkspaceWrite).then(|| {
+                placeholders::Placeholders::hold(&bwrap::writable_ones(&self.policy, &read_only))
+            });
             let mut wrapper: Vec<OsString> = bwrap::args(
                 &self.policy,
                 &read_only,
@@ -277,7 +278,7 @@ impl SandboxedPrograms {
         let launcher = launcher(&policy)?;
         let read_only = bwrap::read_only_paths(&policy);
         let placeholders = (policy.mode == SandboxMode::WorkspaceWrite)
-            .then(|| placeholders::Placeholders::hold(&read_only));
+            .then(|| placeholders::Placeholders::hold(&bwrap::writable_ones(&policy, &read_only)));
         Ok(SandboxedPrograms {
             policy,
             read_only,
