@@ -300,28 +300,24 @@ fn a_denied_context_file_stays_out_of_the_prompt() {
         r#"{"permissions": {"deny": ["Read(./secrets/**)"]}}"#,
     )
     .unwrap();
-    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
-        .args(["--print-system-prompt", "--cwd"])
-        .arg(&ws)
-        .env("CODING_AGENT_DIR", &agent_dir)
-        .env("HOME", base.join("home"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let prompt = || {
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+            .args(["--print-system-prompt", "--cwd"])
+            .arg(&ws)
+            .env("CODING_AGENT_DIR", &agent_dir)
+            .env("HOME", base.join("home"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let text = prompt();
     assert!(!text.contains("DENIED-MD-CONTENT"), "{text}");
     // Without the rule it is read (a Markdown file inside the repository).
     std::fs::write(agent_dir.join("settings.json"), "{}").unwrap();
-    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
-        .args(["--print-system-prompt", "--cwd"])
-        .arg(&ws)
-        .env("CODING_AGENT_DIR", &agent_dir)
-        .env("HOME", base.join("home"))
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).contains("DENIED-MD-CONTENT"));
+    assert!(prompt().contains("DENIED-MD-CONTENT"));
 }

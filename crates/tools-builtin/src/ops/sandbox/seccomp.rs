@@ -117,6 +117,18 @@ fn jeq(k: u32, jt: u8, jf: u8) -> Instruction {
     }
 }
 
+/// Allows the call unless the mode in argument `mode_arg` has set-id
+/// bits (EPERM): load, mask, test, allow, refuse.
+fn set_id_check(mode_arg: u32) -> [Instruction; 5] {
+    [
+        op(LD_W_ABS, arg(mode_arg)),
+        op(AND_K, SET_ID_BITS),
+        jeq(0, 0, 1),
+        op(RET_K, RET_ALLOW),
+        op(RET_K, RET_ERRNO | libc::EPERM as u32),
+    ]
+}
+
 /// The filter for a command, or `None` on an architecture this module does
 /// not know (the caller refuses to run then).
 pub(crate) fn command_filter(network: bool) -> Option<Vec<Instruction>> {
@@ -142,17 +154,15 @@ fn build(network: bool) -> Vec<Instruction> {
     // Tail 1: mknod(path, mode): device nodes and set-id files refused.
     // Tail 2: mknodat(dirfd, path, mode): the same on the third argument.
     for mode_arg in [1, 2] {
-        tails.push(vec![
+        let mut tail = vec![
             op(LD_W_ABS, arg(mode_arg)),
             op(AND_K, S_IFMT),
+            // Past the set-id check, to its refusal.
             jeq(S_IFCHR, 5, 0),
             jeq(S_IFBLK, 4, 0),
-            op(LD_W_ABS, arg(mode_arg)),
-            op(AND_K, SET_ID_BITS),
-            jeq(0, 0, 1),
-            op(RET_K, RET_ALLOW),
-            deny(libc::EPERM),
-        ]);
+        ];
+        tail.extend(set_id_check(mode_arg));
+        tails.push(tail);
     }
     // Tail 3: socket(domain, type, protocol) without network: netlink
     // only, and not its socket-diagnostics family, which lists every
@@ -169,27 +179,19 @@ fn build(network: bool) -> Vec<Instruction> {
     tails.push(vec![deny(libc::ENOSYS)]);
     // Tails 5 and 6: a mode in argument 1 or 2 with set-id bits.
     for mode_arg in [1, 2] {
-        tails.push(vec![
-            op(LD_W_ABS, arg(mode_arg)),
-            op(AND_K, SET_ID_BITS),
-            jeq(0, 0, 1),
-            op(RET_K, RET_ALLOW),
-            deny(libc::EPERM),
-        ]);
+        tails.push(set_id_check(mode_arg).to_vec());
     }
     // Tails 7 and 8: open (flags 1, mode 2) and openat (flags 2, mode 3):
     // the mode counts only when the call creates.
     for (flags_arg, mode_arg) in [(1, 2), (2, 3)] {
-        tails.push(vec![
+        let mut tail = vec![
             op(LD_W_ABS, arg(flags_arg)),
             op(AND_K, CREATING),
+            // Not creating: to the check's allow.
             jeq(0, 3, 0),
-            op(LD_W_ABS, arg(mode_arg)),
-            op(AND_K, SET_ID_BITS),
-            jeq(0, 0, 1),
-            op(RET_K, RET_ALLOW),
-            deny(libc::EPERM),
-        ]);
+        ];
+        tail.extend(set_id_check(mode_arg));
+        tails.push(tail);
     }
     // Tail 9: socketpair without network: stream and seqpacket pairs only.
     // They are connected to each other from birth; a datagram one could
