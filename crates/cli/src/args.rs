@@ -47,7 +47,7 @@ pub const SANDBOX_HELP: &str = "Confine the tools: off, read-only or workspace-w
 
 Commands (bash) run in bubblewrap namespaces under a seccomp filter; where that cannot be built, bash refuses to run.
 - Files: everything read-only, metadata included (no chmod, chown, touch, chattr). workspace-write: the working directory (sandbox.roots) and the temp dir are writable, except .git, .pi and the agent directory. sandbox.excludeTmp gives a private temp dir instead; read-only mode always does.
-- Network (unless sandbox.network is true): no TCP, no UDP (loopback included), no unix sockets (socket files such as docker.sock or the ssh agent's, abstract sockets).
+- Network (unless sandbox.network is true): a network namespace with only its own loopback, so no TCP or UDP reaches outside; no unix sockets (socket files such as docker.sock or the ssh agent's, abstract sockets).
 - Processes: own pid namespace; the agent and other processes are invisible and cannot be signalled. No device nodes. Inherited descriptors are closed.
 - Secrets: variables named like credentials (KEY, TOKEN, SECRET, PASSWORD...) are removed unless listed in sandbox.passEnv; denied paths that exist are hidden.
 File tools: reads and writes only under the roots and the temp dir, denied globs never read, listed or written, same protected paths.";

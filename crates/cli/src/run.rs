@@ -136,6 +136,7 @@ fn install_ctrl_c(session: &AgentSession) {
         while tokio::signal::ctrl_c().await.is_ok() {
             presses += 1;
             if presses >= 2 || !agent.is_running() {
+                tools_builtin::ops::sandbox::shut_down();
                 std::process::exit(130);
             }
             eprintln!("\ncancelling... (press Ctrl-C again to exit)");

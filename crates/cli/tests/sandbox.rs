@@ -1087,8 +1087,16 @@ fn confinement_holds_unprivileged_and_in_a_container() {
             c
         } else {
             let mut c = Command::new("unshare");
-            c.args(["--user", "--map-root-user", "--mount", "--pid", "--fork"])
-                .arg(bin);
+            // As a container runtime does: its own /proc.
+            c.args([
+                "--user",
+                "--map-root-user",
+                "--mount",
+                "--pid",
+                "--fork",
+                "--mount-proc",
+            ])
+            .arg(bin);
             c
         };
         if how == "unprivileged" {
@@ -1139,6 +1147,13 @@ fn confinement_holds_unprivileged_and_in_a_container() {
         assert!(
             !text.contains("coding-agent"),
             "{how}: the agent is visible: {text}"
+        );
+        assert!(
+            v["details"]["sandbox"]["namespaces"]
+                .as_str()
+                .unwrap()
+                .starts_with("kept"),
+            "{how}: {v}"
         );
         std::fs::remove_file(f.ws.join("made-inside")).unwrap();
     }
@@ -1744,4 +1759,101 @@ fn no_placeholder_outside_the_writable_places() {
     );
     assert!(text.contains("No such file"), "{text}");
     assert!(!f.base.join("not-yet").exists());
+}
+
+/// `coding-agent tool --batch` (one process, one session) of bash
+/// commands in the workspace; the texts.
+fn bash_batch(f: &Fixture, commands: &[&str]) -> Vec<String> {
+    let batch = f.base.join("batch.jsonl");
+    std::fs::write(
+        &batch,
+        commands
+            .iter()
+            .map(|c| format!("{}\n", json!({"tool": "bash", "args": {"command": c}})))
+            .collect::<String>(),
+    )
+    .unwrap();
+    let out = agent(f)
+        .args(["tool", "--sandbox", "workspace-write", "--cwd"])
+        .arg(&f.ws)
+        .arg("--batch")
+        .arg(&batch)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v["content"][0]["text"].as_str().unwrap_or("").to_string()
+        })
+        .collect()
+}
+
+/// Commands of one session join namespaces kept between them, yet each
+/// ends whole: nothing it started in the background outlives it. A
+/// command that replaced a protected path gets the next command new
+/// namespaces, since the old mounts stand on what was moved.
+#[test]
+fn commands_share_kept_namespaces_and_each_ends_whole() {
+    let f = fixture();
+    let texts = bash_batch(
+        &f,
+        &[
+            // The sandbox's first process and when it started (a
+            // namespace's number may be reused once it is gone).
+            "echo sandbox-$(cut -d' ' -f22 /proc/1/stat); (sleep 600 &) ; setsid sleep 600 & echo started",
+            "echo sandbox-$(cut -d' ' -f22 /proc/1/stat); ps -eo comm | grep -c '^sleep$'",
+            "mkdir -p objects refs && printf 'ref: refs/heads/x\\n' > HEAD",
+            "echo sandbox-$(cut -d' ' -f22 /proc/1/stat)",
+        ],
+    );
+    assert_eq!(texts.len(), 4, "{texts:?}");
+    let ns = |t: &str| t.lines().next().unwrap_or("").to_string();
+    assert!(ns(&texts[0]).starts_with("sandbox-"), "{texts:?}");
+    assert_eq!(ns(&texts[0]), ns(&texts[1]), "not reused: {texts:?}");
+    assert_eq!(
+        texts[1].lines().nth(1),
+        Some("0"),
+        "a background process outlived its command: {texts:?}"
+    );
+    assert!(
+        texts[2].contains("made the workspace a git repository"),
+        "{texts:?}"
+    );
+    assert_ne!(
+        ns(&texts[0]),
+        ns(&texts[3]),
+        "kept after a replacement: {texts:?}"
+    );
+    // Nothing of the sandbox is left in the workspace or the process table.
+    assert!(!f.ws.join(".git").exists() && !f.ws.join(".pi").exists());
+}
+
+/// With the network off, commands have a loopback of their own: the host's
+/// listening sockets are neither reachable nor listed in `/proc/net`, and
+/// a server and its client inside one command still talk.
+#[test]
+fn network_off_hides_the_hosts_sockets_and_keeps_a_private_loopback() {
+    let f = fixture();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::fs::write(
+        f.ws.join("loop.py"),
+        "import socket\ns = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\nc = socket.create_connection(s.getsockname()); a, _ = s.accept(); c.send(b'hi'); print('inside', a.recv(2).decode())\n",
+    )
+    .unwrap();
+    let text = bash(
+        &f,
+        &format!(
+            "cat /proc/net/tcp /proc/net/tcp6; (echo x > /dev/tcp/127.0.0.1/{port}) 2>&1; echo rc=$?; python3 loop.py"
+        ),
+    );
+    assert!(
+        !text.to_uppercase().contains(&format!(":{port:04X} ")),
+        "the host's socket is listed: {text}"
+    );
+    assert!(!text.contains("rc=0"), "reached the host: {text}");
+    assert!(listener.accept().is_err(), "reached the host: {text}");
+    assert!(text.contains("inside hi"), "{text}");
 }

@@ -34,7 +34,7 @@ pub(crate) fn find() -> Result<PathBuf, String> {
 }
 
 /// The options placing a command in its sandbox (everything before the
-/// command itself). `disable_userns` adds `--disable-userns` (bubblewrap
+/// working directory and the command, see [`chdir_then_command`]). `disable_userns` adds `--disable-userns` (bubblewrap
 /// 0.8 and later), so the command cannot make namespaces of its own.
 ///
 /// # Errors
@@ -43,7 +43,6 @@ pub(crate) fn find() -> Result<PathBuf, String> {
 pub(crate) fn args(
     policy: &SandboxPolicy,
     read_only: &[PathBuf],
-    cwd: &Path,
     disable_userns: bool,
 ) -> Result<Vec<OsString>, String> {
     let mut a = Args::default();
@@ -54,6 +53,12 @@ pub(crate) fn args(
     a.flag("--unshare-ipc");
     a.flag("--unshare-uts");
     a.flag("--unshare-cgroup-try");
+    if !policy.network {
+        // Only loopback inside: `/proc/net` lists none of the host's
+        // sockets, and no abstract socket of the host is reachable (the
+        // seccomp filter already refuses every socket but netlink's).
+        a.flag("--unshare-net");
+    }
     if disable_userns {
         a.flag("--disable-userns");
     }
@@ -157,9 +162,15 @@ pub(crate) fn args(
             _ => {}
         }
     }
-    a.one("--chdir", cwd);
-    a.flag("--");
     Ok(a.0)
+}
+
+/// The end of a bubblewrap command line: the working directory, then the
+/// command.
+pub(crate) fn chdir_then_command(args: &mut Vec<OsString>, cwd: &Path) {
+    args.push("--chdir".into());
+    args.push(cwd.as_os_str().to_os_string());
+    args.push("--".into());
 }
 
 /// The paths inside the writable places that stay read-only: the policy's

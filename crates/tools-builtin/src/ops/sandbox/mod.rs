@@ -11,16 +11,23 @@
 //!   directory stay read-only, and cannot be created where they do not
 //!   exist yet (see `placeholders`). `/dev` is a fresh minimal one (null, zero,
 //!   random, tty...), and no command can create a device node.
-//! - **Network off:** no socket can be made but netlink's: no TCP or UDP
-//!   (loopback included), no unix sockets, so socket files such as
-//!   docker.sock or the ssh agent's are out of reach, and neither are
-//!   abstract sockets.
+//! - **Network off:** a network namespace of its own, holding only a
+//!   loopback: TCP and UDP reach nothing outside (a test server on
+//!   127.0.0.1 inside one command still works), `/proc/net` lists none of
+//!   the host's sockets. No unix socket can be made at all, so socket files
+//!   such as docker.sock or the ssh agent's are out of reach, and neither
+//!   are abstract sockets.
 //! - **Processes:** own pid namespace with its own `/proc`: the agent and
 //!   every other process are invisible, so neither their command lines nor
 //!   their environments can be read, and none can be signalled.
 //! - **Secrets:** variables made of credential words are removed (see
 //!   [`SandboxPolicy::hides_env`]); denied files and directories that exist
 //!   when the command starts are hidden.
+//!
+//! The namespaces are built once and kept while the command lines they
+//! were built from stay the same (see `resident`): a command joins them
+//! in a pid namespace of its own, which costs about a millisecond where a
+//! bubblewrap set-up costs several.
 //!
 //! Nothing runs unconfined in silence: where bubblewrap is missing or the
 //! kernel refuses the namespaces, the command is refused with the reason.
@@ -30,11 +37,13 @@ mod child;
 mod gitlinks;
 mod integrity;
 mod placeholders;
+mod resident;
 mod seccomp;
 
 use std::ffi::OsString;
 use std::io;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use agent_core::CancellationToken;
@@ -43,6 +52,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 
 pub use bwrap::BWRAP_PATH_VAR;
+pub use resident::shut_down;
 
 use super::process::{ExecEnd, ExecRequest, OutputSink, ProcessOps, run_local_with};
 
@@ -90,8 +100,8 @@ fn launcher(policy: &SandboxPolicy) -> io::Result<Launcher> {
     for disable_userns in [true, false] {
         let mut command = std::process::Command::new(&bwrap);
         command
-            .args(bwrap::args(&probe, &[], &std::env::temp_dir(), disable_userns).map_err(refusal)?)
-            .arg("true")
+            .args(bwrap::args(&probe, &[], disable_userns).map_err(refusal)?)
+            .args(["--chdir", "/", "--", "true"])
             .env_clear()
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
@@ -179,9 +189,14 @@ impl ProcessOps for SandboxedProcessOps {
             "writableRoots": if self.policy.mode == SandboxMode::WorkspaceWrite { list(&self.policy.roots) } else { Vec::new() },
             "readOnlyInsideRoots": list(&self.policy.protected),
             "tmp": tmp,
-            "network": if self.policy.network { "allowed" } else { "blocked: no TCP, UDP (loopback included) or unix sockets" },
+            "network": if self.policy.network { "allowed" } else { "blocked: own network namespace (TCP and UDP reach only its loopback), no unix sockets" },
             "processes": "own pid namespace: the agent and other processes are invisible",
             "devices": "fresh /dev; no device nodes can be made",
+            "namespaces": if RESIDENT_UNUSABLE.load(Ordering::Relaxed) {
+                "built for each command"
+            } else {
+                "kept between commands; each command in a pid namespace of its own"
+            },
             "secretEnvRemoved": true,
         }))
     }
@@ -206,35 +221,71 @@ impl ProcessOps for SandboxedProcessOps {
             // Held until the command ends: a protected path that does not
             // exist yet gets an empty read-only directory, not a free name.
             let read_only = bwrap::read_only_paths(&self.policy);
-            let _placeholders = (self.policy.mode == SandboxMode::WorkspaceWrite).then(|| {
-                placeholders::Placeholders::hold(&bwrap::writable_ones(&self.policy, &read_only))
-            });
-            let mut wrapper: Vec<OsString> = bwrap::args(
-                &self.policy,
-                &read_only,
-                &request.cwd,
-                launcher.disable_userns,
-            )
-            .map_err(refusal)?;
-            wrapper.insert(0, launcher.bwrap.into_os_string());
-            let check = (self.policy.mode == SandboxMode::WorkspaceWrite)
+            let writable = bwrap::writable_ones(&self.policy, &read_only);
+            let workspace_write = self.policy.mode == SandboxMode::WorkspaceWrite;
+            let _placeholders = workspace_write.then(|| placeholders::Placeholders::hold(&writable));
+            let options = bwrap::args(&self.policy, &read_only, launcher.disable_userns)
+                .map_err(refusal)?;
+            let check = workspace_write
                 .then(|| integrity::Integrity::record(&read_only, &self.policy.roots));
-            let end = run_local_with(
-                request,
-                &mut *on_data,
-                cancel,
-                Some(wrapper),
-                move |command| {
-                    child::confine_before_exec(command.as_std_mut(), filter);
-                    command.spawn().map_err(|e| {
-                        io::Error::new(e.kind(), format!("Sandbox: cannot start the command: {e}"))
+            let standing = if RESIDENT_UNUSABLE.load(Ordering::Relaxed) {
+                None
+            } else {
+                let held = if workspace_write {
+                    placeholders::Placeholders::hold(&writable)
+                } else {
+                    placeholders::Placeholders::default()
+                };
+                let key: Vec<OsString> = options
+                    .iter()
+                    .filter(|a| *a != "--die-with-parent")
+                    .cloned()
+                    .collect();
+                match resident::get_or_start(&launcher.bwrap, &key, held, &filter, !self.policy.network) {
+                    Ok(r) => Some(r),
+                    Err(e) => {
+                        tracing::debug!(error = %e, "no resident sandbox; one bubblewrap per command");
+                        RESIDENT_UNUSABLE.store(true, Ordering::Relaxed);
+                        None
+                    }
+                }
+            };
+            let end = match standing {
+                Some(resident) => {
+                    let cwd = std::ffi::CString::new(request.cwd.as_os_str().as_encoded_bytes())
+                        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the working directory contains a NUL byte"))?;
+                    let namespaces = resident.namespaces.clone();
+                    let end = run_local_with(request, &mut *on_data, cancel, None, move |command| {
+                        child::join_before_exec(command.as_std_mut(), namespaces, cwd, filter, resident::own_strings());
+                        command.spawn().map_err(|e| {
+                            io::Error::new(e.kind(), format!("Sandbox: cannot start the command: {e}"))
+                        })
                     })
-                },
-            )
-            .await;
+                    .await;
+                    resident::release(resident);
+                    end
+                }
+                None => {
+                    let mut wrapper = options;
+                    bwrap::chdir_then_command(&mut wrapper, &request.cwd);
+                    wrapper.insert(0, launcher.bwrap.into_os_string());
+                    run_local_with(request, &mut *on_data, cancel, Some(wrapper), move |command| {
+                        child::confine_before_exec(command.as_std_mut(), filter);
+                        command.spawn().map_err(|e| {
+                            io::Error::new(e.kind(), format!("Sandbox: cannot start the command: {e}"))
+                        })
+                    })
+                    .await
+                }
+            };
             // Whatever the command did around the read-only mounts.
             if let Some(check) = check {
-                for note in check.restore() {
+                let notes = check.restore();
+                if !notes.is_empty() {
+                    // Its mounts now stand on what was moved.
+                    resident::retire();
+                }
+                for note in notes {
                     on_data(format!("\n{note}\n").as_bytes());
                 }
             }
@@ -243,6 +294,11 @@ impl ProcessOps for SandboxedProcessOps {
         .boxed()
     }
 }
+
+/// Set once joining a resident sandbox failed here (a set-user-ID
+/// bubblewrap, whose namespaces belong to root): every command then gets a
+/// bubblewrap of its own.
+static RESIDENT_UNUSABLE: AtomicBool = AtomicBool::new(false);
 
 /// Starts long-running programs (a project's MCP servers) in the same
 /// sandbox as bash: everything a command could change, a program started
@@ -305,15 +361,13 @@ impl SandboxedPrograms {
         );
         let mut command = tokio::process::Command::new(&self.launcher.bwrap);
         command
-            .args(
-                bwrap::args(
-                    &self.policy,
-                    &self.read_only,
-                    cwd,
-                    self.launcher.disable_userns,
-                )
-                .map_err(refusal)?,
-            )
+            .args({
+                let mut args =
+                    bwrap::args(&self.policy, &self.read_only, self.launcher.disable_userns)
+                        .map_err(refusal)?;
+                bwrap::chdir_then_command(&mut args, cwd);
+                args
+            })
             .arg(program)
             .env_clear()
             .envs(std::env::vars_os().filter(|(name, value)| {

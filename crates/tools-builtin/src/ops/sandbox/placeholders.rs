@@ -5,15 +5,15 @@
 //! when a command starts would otherwise be an ordinary name in a writable
 //! root, and the command could create it: a `.git` with a hook or
 //! `core.fsmonitor` in a subdirectory of a repository, or the user's global
-//! settings, both run later outside the sandbox. So for the length of the
-//! command an empty directory stands there (mounted read-only), and it is
-//! removed again when the last command holding it ends, if it is still
-//! empty.
+//! settings, both run later outside the sandbox. So an empty directory
+//! stands there (mounted read-only) while a command or the standing
+//! sandbox (see `resident`) needs it, and it is removed again when the
+//! last holder lets go, if it is still empty.
 //!
 //! Directories created here are counted per process, so parallel commands
 //! share one placeholder. Another agent process on the same workspace may
-//! remove a placeholder this one still relies on; the window is the length
-//! of a command, and the sandbox's other protections are unaffected.
+//! remove a placeholder this one still relies on; the after-command check
+//! (see `integrity`) then moves aside whatever a command built there.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -3,15 +3,14 @@
 //! [`child`](super::child) between fork and exec.
 //!
 //! It refuses what the namespaces cannot:
-//! - with the network off, every `socket()` but netlink's (which only
-//!   reads this machine's addresses without privileges; its socket
-//!   diagnostics, which list the host's sockets, are refused): no TCP, no UDP,
-//!   no raw sockets, no unix sockets, whether socket files such as
-//!   docker.sock, the ssh agent's or D-Bus's, or abstract ones
-//!   (`socketpair` stays allowed for stream and seqpacket pairs, which are
-//!   pipes between a command's own processes; a datagram pair could send to
-//!   any socket path). A filter costs nothing per command, where a
-//!   network namespace costs milliseconds to build;
+//! - with the network off, every `socket()` but inet, inet6 and netlink
+//!   (not its socket diagnostics): the command runs in a network namespace
+//!   of its own, where TCP and UDP reach only its own loopback, but a unix
+//!   socket would cross it by its path (docker.sock, the ssh agent's,
+//!   D-Bus's), and vsock reaches the host. So no unix socket at all;
+//!   `socketpair` stays allowed for stream and seqpacket pairs, which are
+//!   pipes between a command's own processes (a datagram pair could send
+//!   to any socket path);
 //! - `mknod`/`mknodat` of block and character devices, whoever asks;
 //! - set-user-ID and set-group-ID bits, whether set by `chmod` (all its
 //!   forms), at creation (`open`/`openat`/`creat` with `O_CREAT`) or by
@@ -84,6 +83,8 @@ mod abi {
 const IO_URING_SETUP: u32 = 425;
 const IO_URING_ENTER: u32 = 426;
 const IO_URING_REGISTER: u32 = 427;
+const AF_INET: u32 = 2;
+const AF_INET6: u32 = 10;
 const AF_NETLINK: u32 = 16;
 const NETLINK_SOCK_DIAG: u32 = 4;
 const S_IFMT: u32 = 0o170_000;
@@ -164,11 +165,16 @@ fn build(network: bool) -> Vec<Instruction> {
         tail.extend(set_id_check(mode_arg));
         tails.push(tail);
     }
-    // Tail 3: socket(domain, type, protocol) without network: netlink
-    // only, and not its socket-diagnostics family, which lists every
-    // socket of the host (listening ports, peers).
+    // Tail 3: socket(domain, type, protocol) without network: inet and
+    // inet6, which reach nothing but the sandbox's own loopback (the
+    // command runs in a network namespace of its own), and netlink, but not
+    // its socket-diagnostics family. No other family: unix sockets cross
+    // network namespaces by their paths (docker.sock), vsock reaches the
+    // host, packet and the rest have no use here.
     tails.push(vec![
         op(LD_W_ABS, arg(0)),
+        jeq(AF_INET, 4, 0),
+        jeq(AF_INET6, 3, 0),
         jeq(AF_NETLINK, 0, 3),
         op(LD_W_ABS, arg(2)),
         jeq(NETLINK_SOCK_DIAG, 1, 0),
@@ -302,11 +308,16 @@ mod tests {
         let on = build(true);
         let arch = abi::AUDIT_ARCH;
         let errno = |e: i32| RET_ERRNO | e as u32;
-        // Without network: unix, inet, inet6, packet refused; netlink not.
-        for domain in [1, 2, 10, 17] {
+        // Without network: unix, packet, vsock refused; inet, inet6 (in
+        // the sandbox's own network namespace) and netlink not.
+        for domain in [1, 17, 40] {
             let socket = [domain, 1, 0, 0, 0, 0];
             assert_eq!(run(&off, arch, abi::SOCKET, socket), errno(libc::EACCES));
             assert_eq!(run(&on, arch, abi::SOCKET, socket), RET_ALLOW);
+        }
+        for domain in [2, 10] {
+            let socket = [domain, 2, 0, 0, 0, 0];
+            assert_eq!(run(&off, arch, abi::SOCKET, socket), RET_ALLOW);
         }
         assert_eq!(run(&off, arch, abi::SOCKET, [16, 3, 0, 0, 0, 0]), RET_ALLOW);
         assert_eq!(
