@@ -1789,44 +1789,71 @@ fn bash_batch(f: &Fixture, commands: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// Commands of one session join namespaces kept between them, yet each
-/// ends whole: nothing it started in the background outlives it. A
-/// command that replaced a protected path gets the next command new
-/// namespaces, since the old mounts stand on what was moved.
+/// Commands of one session join namespaces kept between them (a message
+/// queue made by one is seen by the next), yet each ends whole: nothing it
+/// started outlives it, not even after trying to kill its supervisor, and
+/// none sees another's processes. A command that replaced a protected path
+/// gets the next command new namespaces, since the old mounts stand on
+/// what was moved.
 #[test]
 fn commands_share_kept_namespaces_and_each_ends_whole() {
     let f = fixture();
     let texts = bash_batch(
         &f,
         &[
-            // The sandbox's first process and when it started (a
-            // namespace's number may be reused once it is gone).
-            "echo sandbox-$(cut -d' ' -f22 /proc/1/stat); (sleep 600 &) ; setsid sleep 600 & echo started",
-            "echo sandbox-$(cut -d' ' -f22 /proc/1/stat); ps -eo comm | grep -c '^sleep$'",
+            "ipcmk -Q >/dev/null; kill -9 1; (sleep 600 &) ; setsid sleep 600 & echo started",
+            "ipcs -q | grep -c '^0x'; ps -eo comm | grep -c '^sleep$'; ps -eo pid= | wc -l",
             "mkdir -p objects refs && printf 'ref: refs/heads/x\\n' > HEAD",
-            "echo sandbox-$(cut -d' ' -f22 /proc/1/stat)",
+            "ipcs -q | grep -c '^0x' || true",
         ],
     );
     assert_eq!(texts.len(), 4, "{texts:?}");
-    let ns = |t: &str| t.lines().next().unwrap_or("").to_string();
-    assert!(ns(&texts[0]).starts_with("sandbox-"), "{texts:?}");
-    assert_eq!(ns(&texts[0]), ns(&texts[1]), "not reused: {texts:?}");
+    assert!(texts[0].contains("started"), "{texts:?}");
+    let counts: Vec<&str> = texts[1].lines().map(str::trim).collect();
+    assert_eq!(counts.first(), Some(&"1"), "not kept: {texts:?}");
     assert_eq!(
-        texts[1].lines().nth(1),
-        Some("0"),
+        counts.get(1),
+        Some(&"0"),
         "a background process outlived its command: {texts:?}"
     );
+    // The supervisor, the shell, ps and wc: nothing else.
+    assert_eq!(counts.get(2), Some(&"4"), "{texts:?}");
     assert!(
         texts[2].contains("made the workspace a git repository"),
         "{texts:?}"
     );
-    assert_ne!(
-        ns(&texts[0]),
-        ns(&texts[3]),
-        "kept after a replacement: {texts:?}"
-    );
+    assert_eq!(texts[3].trim(), "0", "kept after a replacement: {texts:?}");
     // Nothing of the sandbox is left in the workspace or the process table.
     assert!(!f.ws.join(".git").exists() && !f.ws.join(".pi").exists());
+    let ps = Command::new("ps").args(["-eo", "args"]).output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&ps.stdout).contains("sleep 600"),
+        "a command's process outlived the agent"
+    );
+}
+
+/// As root, the sandbox's root is the host's, and the kernel lets the
+/// host's root write `kernel.core_pattern` (a program run as root outside
+/// on the next crash) or `sysrq-trigger` without any capability: both stay
+/// read-only, in both modes, for the first command and later ones.
+/// (Checked with `test -w`, never by writing.)
+#[test]
+fn host_wide_proc_settings_stay_read_only() {
+    let f = fixture();
+    let check = "for p in /proc/sys/kernel/core_pattern /proc/sys/vm/drop_caches /proc/sysrq-trigger /proc/irq/default_smp_affinity; do [ -e $p ] && [ -w $p ] && echo WRITABLE $p; done; echo checked";
+    for mode in ["workspace-write", "read-only"] {
+        let text = bash_with(&f, mode, &[], check);
+        assert!(
+            text.contains("checked") && !text.contains("WRITABLE"),
+            "{mode}: {text}"
+        );
+    }
+    for text in bash_batch(&f, &[check, check]) {
+        assert!(
+            text.contains("checked") && !text.contains("WRITABLE"),
+            "{text}"
+        );
+    }
 }
 
 /// With the network off, commands have a loopback of their own: the host's

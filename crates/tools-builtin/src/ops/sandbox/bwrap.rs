@@ -2,6 +2,7 @@
 //! command line built from the policy.
 
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
@@ -72,6 +73,15 @@ pub(crate) fn args(
     a.pair("--ro-bind", "/", "/");
     a.one("--dev", "/dev");
     a.one("--proc", "/proc");
+    // bubblewrap's own cover of these is skipped when it cannot tell that
+    // they are writable (0.8 asks access(), which says no): as root they
+    // are, to the host's root (see `child::PROC_READ_ONLY`).
+    for path in super::child::PROC_READ_ONLY {
+        let path = Path::new(std::ffi::OsStr::from_bytes(path.to_bytes()));
+        if path.exists() {
+            a.pair("--ro-bind", path, path);
+        }
+    }
     let tmp = coding_agent::sandbox::canonical(&std::env::temp_dir());
     if policy.mode == SandboxMode::WorkspaceWrite && !policy.exclude_tmp {
         a.pair("--bind", &tmp, &tmp);
@@ -231,5 +241,26 @@ impl Args {
     ) {
         self.one(flag, source);
         self.0.push(dest.as_ref().to_os_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// bubblewrap 0.8 leaves `/proc/sys` writable for a root sandbox when
+    /// `access()` says no; the options cover it themselves, for every
+    /// command and program started through bubblewrap.
+    #[test]
+    fn host_wide_proc_settings_are_mounted_read_only() {
+        let policy = SandboxPolicy::new(SandboxMode::WorkspaceWrite, "/nonexistent-root");
+        let args = args(&policy, &[], true).unwrap();
+        let proc_at = args.iter().position(|a| a == "--proc").unwrap();
+        let covered = args
+            .windows(3)
+            .position(|w| w[0] == "--ro-bind" && w[1] == "/proc/sys" && w[2] == "/proc/sys")
+            .expect("/proc/sys read-only");
+        assert!(covered > proc_at, "the cover must come after the mount");
+        assert!(args.iter().any(|a| a == "--unshare-net"), "network off");
     }
 }

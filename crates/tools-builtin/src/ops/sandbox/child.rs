@@ -7,7 +7,7 @@
 //! too, since it also needs a raw system call: [`parent_user_namespace`].
 #![allow(unsafe_code)]
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
@@ -101,46 +101,68 @@ fn install(filter: &[Instruction]) -> io::Result<()> {
 /// `CLONE_NEW*` flag.
 pub(crate) type Namespace = (OwnedFd, libc::c_int);
 
-/// Makes `command`'s process join `namespaces` (in their order) and run
-/// the command there, as bubblewrap would have:
+/// The namespaces of a standing sandbox, as a command joins them.
+#[derive(Debug)]
+pub(crate) struct Joinable {
+    /// Joined first, in order: the user namespace owning the others, then
+    /// mount, ipc, uts, network and cgroup.
+    pub(crate) first: Vec<Namespace>,
+    /// bubblewrap's nested user namespace (`--disable-userns`), joined
+    /// last, once the command's `/proc` is mounted.
+    pub(crate) nested_user: Option<OwnedFd>,
+}
+
+/// The parts of `/proc` that stay read-only, as bubblewrap and container
+/// runtimes keep them: as root, the sandbox's root is the host's, and the
+/// kernel lets the host's root write `kernel.core_pattern` (a program run
+/// as root outside on the next crash), `sysrq-trigger` (reboot) and IRQ
+/// affinities without any capability.
+pub(crate) const PROC_READ_ONLY: [&CStr; 5] = [
+    c"/proc/sys",
+    c"/proc/sysrq-trigger",
+    c"/proc/irq",
+    c"/proc/bus",
+    c"/proc/fs",
+];
+
+/// Makes `command`'s process join `namespaces` and run the command there,
+/// as bubblewrap would have:
 ///
 /// ```text
-/// spawned process: setns, chdir                    (outside the sandbox)
-///   relay: waits, then exits with the status        (in the sandbox)
-///     supervisor: child subreaper; waits for the shell, then kills
-///     whatever the command left behind
-///       the shell: new session, no capabilities, no-new-privs,
-///       seccomp `filter`, every descriptor above 2 closed on exec
+/// spawned process: setns, then a mount and a pid namespace of its own;
+/// waits, then exits with the status                 (outside the sandbox)
+///   supervisor: init of the command's pid namespace; mounts its /proc
+///   (PROC_READ_ONLY read-only), waits for the shell, reaps orphans
+///     the shell: new session, no capabilities, no-new-privs,
+///     seccomp `filter`, every descriptor above 2 closed on exec
 /// ```
 ///
-/// The command runs in the sandbox's own pid namespace, whose `/proc`
-/// bubblewrap mounted (with `/proc/sys` and the like read-only), so the
-/// pids it sees are the ones `/proc` knows. Everything it started ends
-/// with it, as when bubblewrap's init exits: orphans are re-parented to
-/// the supervisor, which kills them all once the shell exits. The relay
-/// and the supervisor drop their capabilities, become non-dumpable (no
-/// process of the sandbox can read or trace them), close every
-/// descriptor and exit with the shell's status (128 + the signal number
-/// for a signal, as bubblewrap reports it); each process dies with its
-/// parent.
+/// The command's pid namespace holds nothing but the command: no process
+/// of the agent or of another command is visible, and its `/proc` knows
+/// the pids it sees. The supervisor is its init: nothing inside can
+/// signal it (the kernel ignores signals to an init from its own
+/// namespace), trace it or read its memory (non-dumpable, no
+/// capabilities), and when the shell exits it exits, which kills whatever
+/// the command left behind, as when bubblewrap's init exits. It dies with
+/// the first process, which the agent kills on a timeout or cancel.
 ///
-/// Both are copies of this process, and the supervisor is visible in the
-/// sandbox's `/proc`: before anything else, the first process blanks its
-/// copy of this process's command line and environment (`own_strings`,
-/// see [`ProcessStrings`]), so that no copy shows an `--api-key` given on
-/// the agent's command line, and names itself `sandbox-relay`.
+/// The supervisor is a copy of this process and visible in the command's
+/// `/proc`: before anything else, the first process blanks its copy of
+/// this process's command line and environment (`own_strings`, see
+/// [`ProcessStrings`]), so that it shows no `--api-key` given on the
+/// agent's command line, and names itself `sandbox-init`.
 pub(crate) fn join_before_exec(
     command: &mut std::process::Command,
-    namespaces: Arc<Vec<Namespace>>,
+    namespaces: Arc<Joinable>,
     cwd: CString,
     filter: Arc<Vec<Instruction>>,
     own_strings: Option<ProcessStrings>,
 ) {
-    // SAFETY: the closure makes system calls (setns, chdir, fork, waitpid,
-    // kill, open, read, prctl, capset, setsid, close_range, seccomp) on
-    // data allocated before the fork (`namespaces`, `cwd`, `filter`) and
-    // on stack locals; it allocates nothing and takes no lock, and each
-    // forked process has a single thread.
+    // SAFETY: the closure makes system calls (setns, unshare, mount, chdir,
+    // fork, waitpid, prctl, capset, setsid, close_range, seccomp) on data
+    // allocated before the fork (`namespaces`, `cwd`, `filter`), on string
+    // literals and on stack locals; it allocates nothing and takes no lock,
+    // and each forked process has a single thread.
     unsafe {
         command.pre_exec(move || {
             if let Some(strings) = own_strings {
@@ -148,23 +170,45 @@ pub(crate) fn join_before_exec(
                 // write): the agent's own strings stay as they are.
                 libc::memset(strings.start as *mut libc::c_void, 0, strings.len);
             }
-            libc::prctl(libc::PR_SET_NAME, c"sandbox-relay".as_ptr(), 0, 0, 0);
+            libc::prctl(libc::PR_SET_NAME, c"sandbox-init".as_ptr(), 0, 0, 0);
             close_on_exec_above_stderr()?;
-            for (fd, kind) in namespaces.iter() {
+            for (fd, kind) in namespaces.first.iter() {
                 if libc::setns(fd.as_raw_fd(), *kind) != 0 {
                     return Err(io::Error::last_os_error());
                 }
             }
-            // Joining a mount namespace moves to its root.
+            // A copy of the sandbox's mounts for this command alone, and
+            // a pid namespace for its children.
+            if libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWPID) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE)?;
+            // Joining a mount namespace moved to its root.
             if libc::chdir(cwd.as_ptr()) != 0 {
                 return Err(io::Error::last_os_error());
             }
-            // The pid namespace applies to children only.
-            continue_in_child(Parent::Relay)?;
-            if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
+            continue_in_child()?;
+            // The supervisor, pid 1 of the command's namespace.
+            let hardened = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+            mount(Some(c"proc"), c"/proc", Some(c"proc"), hardened)?;
+            for path in PROC_READ_ONLY {
+                if libc::access(path.as_ptr(), libc::F_OK) != 0 {
+                    continue;
+                }
+                mount(Some(path), path, None, libc::MS_BIND | libc::MS_REC)?;
+                mount(
+                    None,
+                    path,
+                    None,
+                    libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | hardened,
+                )?;
+            }
+            if let Some(nested) = &namespaces.nested_user
+                && libc::setns(nested.as_raw_fd(), libc::CLONE_NEWUSER) != 0
+            {
                 return Err(io::Error::last_os_error());
             }
-            continue_in_child(Parent::Supervisor)?;
+            continue_in_child()?;
             // The shell.
             if libc::setsid() < 0 {
                 return Err(io::Error::last_os_error());
@@ -175,13 +219,28 @@ pub(crate) fn join_before_exec(
     }
 }
 
-/// What the parent side of [`continue_in_child`] does.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Parent {
-    /// Waits for the child, exits with its status.
-    Relay,
-    /// The same, then kills every process left under it.
-    Supervisor,
+/// `mount(2)`, with an error for a failure.
+unsafe fn mount(
+    source: Option<&CStr>,
+    target: &CStr,
+    kind: Option<&CStr>,
+    flags: libc::c_ulong,
+) -> io::Result<()> {
+    let ptr = |s: Option<&CStr>| s.map_or(std::ptr::null(), CStr::as_ptr);
+    // SAFETY: NUL-terminated strings or null pointers, as mount(2) takes.
+    let done = unsafe {
+        libc::mount(
+            ptr(source),
+            target.as_ptr(),
+            ptr(kind),
+            flags,
+            std::ptr::null(),
+        )
+    };
+    if done != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Where this process's command line and environment strings lie (what
@@ -210,9 +269,10 @@ impl ProcessStrings {
     }
 }
 
-/// Forks. The child returns `Ok` and goes on; the parent does as `role`
-/// says and never returns (see [`join_before_exec`]).
-unsafe fn continue_in_child(role: Parent) -> io::Result<()> {
+/// Forks. The child returns `Ok` and goes on; the parent waits for it
+/// (reaping any orphan too, as an init must), then exits with its status
+/// and never returns (see [`join_before_exec`]).
+unsafe fn continue_in_child() -> io::Result<()> {
     // SAFETY: this process has one thread; the child only goes on with the
     // async-signal-safe set-up.
     let child = unsafe { libc::fork() };
@@ -255,67 +315,7 @@ unsafe fn continue_in_child(role: Parent) -> io::Result<()> {
                 break;
             }
         }
-        if role == Parent::Supervisor {
-            // The shell led a session and a process group of its own.
-            libc::kill(-child, libc::SIGKILL);
-            kill_children();
-        }
         libc::_exit(code);
-    }
-}
-
-/// Kills every child of this process until none is left: each killed
-/// child's own children are re-parented here (a child subreaper), and go
-/// in the next round.
-unsafe fn kill_children() {
-    let mut buf = [0u8; 4096];
-    loop {
-        // SAFETY: a NUL-terminated literal path; a stack buffer that the
-        // read fills at most up to its length.
-        let read = unsafe {
-            let fd = libc::open(
-                c"/proc/thread-self/children".as_ptr(),
-                libc::O_RDONLY | libc::O_CLOEXEC,
-            );
-            if fd < 0 {
-                -1
-            } else {
-                let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
-                libc::close(fd);
-                n
-            }
-        };
-        let mut killed = false;
-        let mut pid: libc::pid_t = 0;
-        let len = read.max(0) as usize;
-        // A full buffer may end inside a number: that one waits for the
-        // next round, never a truncated pid.
-        let end: &[u8] = if len < buf.len() { b" " } else { b"" };
-        for &b in buf[..len].iter().chain(end) {
-            if b.is_ascii_digit() {
-                pid = pid
-                    .saturating_mul(10)
-                    .saturating_add((b - b'0') as libc::pid_t);
-            } else if pid > 0 {
-                // SAFETY: integer arguments only.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-                killed = true;
-                pid = 0;
-            }
-        }
-        let mut status: libc::c_int = 0;
-        // SAFETY: a stack local for the status. Blocks until one child has
-        // gone (each was sent SIGKILL); -1 once there is none.
-        let reaped =
-            unsafe { libc::waitpid(-1, &mut status, if killed { 0 } else { libc::WNOHANG }) };
-        if reaped < 0 && unsafe { *libc::__errno_location() } != libc::EINTR {
-            return;
-        }
-        if !killed && reaped == 0 {
-            // No child listed, none exited: nothing can be listed (no
-            // `children` file); the process group was all there was to kill.
-            return;
-        }
     }
 }
 

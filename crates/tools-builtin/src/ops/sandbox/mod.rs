@@ -195,7 +195,7 @@ impl ProcessOps for SandboxedProcessOps {
             "namespaces": if RESIDENT_UNUSABLE.load(Ordering::Relaxed) {
                 "built for each command"
             } else {
-                "kept between commands; each command in a pid namespace of its own"
+                "kept between commands; each command with a pid namespace and /proc of its own"
             },
             "secretEnvRemoved": true,
         }))

@@ -1,17 +1,19 @@
 //! A sandbox kept standing between commands, so that a bash call pays for
-//! a few forks instead of a whole bubblewrap set-up (a user namespace and
-//! twenty-odd mounts, several milliseconds).
+//! a few forks and a `/proc` mount instead of a whole bubblewrap set-up (a
+//! user namespace and twenty-odd mounts, several milliseconds).
 //!
 //! bubblewrap builds the namespaces once, with the same command line a
-//! single command would get, and keeps a waiting shell in them. Each
-//! command then joins those namespaces (see
-//! [`child::join_before_exec`](super::child::join_before_exec)) in a pid
-//! namespace of its own, without capabilities, under the same seccomp
-//! filter. The sandbox is reused only while the bubblewrap command line
-//! computed for the next command is identical: a protected path, a hidden
-//! directory or a placeholder that appeared or went away since means a new
-//! one. So is a command that replaced a protected path (the after-command
-//! check found something), since a mount follows what it was made on.
+//! single command would get; their descriptors are kept, and bubblewrap
+//! exits. Each command then joins them (see
+//! [`child::join_before_exec`](super::child::join_before_exec)) with a
+//! mount and a pid namespace of its own, without capabilities, under the
+//! same seccomp filter: nothing of one command outlives it or can reach
+//! the next. The namespaces are reused only while the bubblewrap command
+//! line computed for the next command is identical: a protected path, a
+//! hidden directory or a placeholder that appeared or went away since
+//! means new ones. So does a command that replaced a protected path (the
+//! after-command check found something), since a mount follows what it was
+//! made on.
 //!
 //! The sandbox holds the placeholders of its protected paths (see
 //! [`placeholders`](super::placeholders)) for as long as it stands, and
@@ -22,11 +24,11 @@
 use std::ffi::OsString;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::child::{self, Namespace};
+use super::child::{self, Joinable};
 use super::placeholders::Placeholders;
 use super::seccomp::Instruction;
 
@@ -34,24 +36,18 @@ use super::seccomp::Instruction;
 /// (and its placeholders removed).
 pub(crate) const IDLE: Duration = Duration::from_secs(30);
 
-/// One standing sandbox.
+/// One standing sandbox: namespaces, no process.
 #[derive(Debug)]
 pub(crate) struct Resident {
     /// The bubblewrap options it was built with.
     key: Vec<OsString>,
-    /// The namespaces to join, the user namespace first.
-    pub(crate) namespaces: Arc<Vec<Namespace>>,
-    bwrap: Child,
-    /// Closing it ends the waiting shell, and with it the sandbox.
-    stdin: Option<ChildStdin>,
+    /// The namespaces to join.
+    pub(crate) namespaces: Arc<Joinable>,
     _placeholders: Placeholders,
 }
 
 impl Drop for Resident {
     fn drop(&mut self) {
-        drop(self.stdin.take());
-        let _ = self.bwrap.kill();
-        let _ = self.bwrap.wait();
         tracing::debug!("resident sandbox taken down");
     }
 }
@@ -94,7 +90,6 @@ pub(crate) fn get_or_start(
     let mut slot = current();
     if let Some((resident, uses)) = slot.as_mut()
         && resident.key == key
-        && resident_alive(resident)
     {
         *uses += 1;
         return Ok(resident.clone());
@@ -138,28 +133,14 @@ pub(crate) fn own_strings() -> Option<child::ProcessStrings> {
     *STRINGS.get_or_init(child::ProcessStrings::of_this_process)
 }
 
-fn resident_alive(resident: &Resident) -> bool {
-    // `try_wait` needs `&mut`; the process is ours, so its /proc entry
-    // stays (as a zombie at worst) until reaped.
-    let pid = resident.bwrap.id();
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            stat.rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_owned))
-        })
-        .is_some_and(|state| state != "Z" && state != "X")
-}
-
 /// The kinds of namespace a command joins, in the order it joins them.
-const KINDS: [(&str, libc::c_int); 7] = [
+const KINDS: [(&str, libc::c_int); 6] = [
     ("user", libc::CLONE_NEWUSER),
     ("mnt", libc::CLONE_NEWNS),
     ("ipc", libc::CLONE_NEWIPC),
     ("uts", libc::CLONE_NEWUTS),
     ("net", libc::CLONE_NEWNET),
     ("cgroup", libc::CLONE_NEWCGROUP),
-    ("pid", libc::CLONE_NEWPID),
 ];
 
 fn start(
@@ -201,25 +182,22 @@ fn start(
             can_join(&namespaces, filter, waiter)?;
             Ok(namespaces)
         });
-    match namespaces {
-        Ok(namespaces) => {
-            tracing::debug!(joined = namespaces.len(), "resident sandbox started");
-            let stdin = process.stdin.take();
-            Ok(Resident {
-                key: key.to_vec(),
-                namespaces,
-                bwrap: process,
-                stdin,
-                _placeholders: placeholders,
-            })
-        }
-        Err(e) => {
-            drop(process.stdin.take());
-            let _ = process.kill();
-            let _ = process.wait();
-            Err(e)
-        }
+    // Its work is done: the descriptors keep the namespaces.
+    drop(process.stdin.take());
+    if namespaces.is_err() {
+        let _ = process.kill();
     }
+    let _ = process.wait();
+    let namespaces = namespaces?;
+    tracing::debug!(
+        joined = namespaces.first.len() + usize::from(namespaces.nested_user.is_some()),
+        "resident sandbox started"
+    );
+    Ok(Resident {
+        key: key.to_vec(),
+        namespaces,
+        _placeholders: placeholders,
+    })
 }
 
 /// Reads bubblewrap's `--info-fd` report (all of stdout) and the shell's
@@ -258,17 +236,20 @@ fn read_until_ready(process: &mut Child) -> io::Result<serde_json::Value> {
     report.ok_or_else(|| io::Error::other("bubblewrap wrote no report"))
 }
 
-/// Runs `true` the way commands will run, once: joining can fail where
+/// Runs a check the way commands will run, once: joining can fail where
 /// building did not (a set-user-ID bubblewrap makes namespaces that belong
-/// to root).
+/// to root), and `/proc`'s host-wide settings must be read-only there.
 fn can_join(
-    namespaces: &Arc<Vec<Namespace>>,
+    namespaces: &Arc<Joinable>,
     filter: &Arc<Vec<Instruction>>,
     shell: &str,
 ) -> io::Result<()> {
     let mut probe = std::process::Command::new(shell);
     probe
-        .args(["-c", ":"])
+        .args([
+            "-c",
+            "for f in /proc/sys/kernel/core_pattern /proc/sysrq-trigger; do if [ -e \"$f\" ] && [ -w \"$f\" ]; then exit 3; fi; done",
+        ])
         .env_clear()
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -281,12 +262,12 @@ fn can_join(
         own_strings(),
     );
     let status = probe.status()?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(io::Error::other(format!(
+    match status.code() {
+        Some(0) => Ok(()),
+        Some(3) => Err(io::Error::other("/proc/sys stays writable in the sandbox")),
+        _ => Err(io::Error::other(format!(
             "joining the sandbox failed ({status})"
-        )))
+        ))),
     }
 }
 
@@ -303,7 +284,7 @@ fn can_join(
 /// `/proc` may belong to another (a container that did not mount its own):
 /// each namespace bubblewrap reports must then be the one opened, or
 /// nothing is joined.
-fn open_namespaces(report: &serde_json::Value, own_network: bool) -> io::Result<Vec<Namespace>> {
+fn open_namespaces(report: &serde_json::Value, own_network: bool) -> io::Result<Joinable> {
     use std::os::unix::fs::MetadataExt;
     let pid = report
         .get("child-pid")
@@ -357,10 +338,13 @@ fn open_namespaces(report: &serde_json::Value, own_network: bool) -> io::Result<
     }
     let parent = child::parent_user_namespace(&namespaces[0].0)?;
     let parent_meta = std::fs::File::from(parent.try_clone()?).metadata()?;
+    let mut nested_user = None;
     if !ours("user").is_ok_and(|o| same(&o, &parent_meta)) {
-        let nested = namespaces.remove(0);
+        nested_user = Some(namespaces.remove(0).0);
         namespaces.insert(0, (parent, libc::CLONE_NEWUSER));
-        namespaces.push(nested);
     }
-    Ok(namespaces)
+    Ok(Joinable {
+        first: namespaces,
+        nested_user,
+    })
 }
