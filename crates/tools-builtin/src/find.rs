@@ -15,6 +15,7 @@ use crate::listing::{Listing, listing_view};
 use crate::ops::FileOps;
 use crate::ops::{WalkEntry, WalkOptions};
 use crate::path::{display_relative, resolve_to_cwd};
+use crate::smallest::Smallest;
 use crate::view::header;
 
 /// Arguments of `find`.
@@ -143,7 +144,9 @@ impl TypedToolDefinition for FindTool {
                 )));
             }
             let (matcher, full_path) = compile_find_pattern(&params.pattern)?;
-            let found = std::sync::Mutex::new(Vec::new());
+            // Only the first `limit` paths in path order are kept, so a
+            // tree of millions of matches costs memory for `limit` of them.
+            let found = std::sync::Mutex::new(Smallest::new(limit));
             let options = WalkOptions {
                 root: &root,
                 glob: None,
@@ -163,30 +166,31 @@ impl TypedToolDefinition for FindTool {
                         entry.path.file_name().is_some_and(|n| matcher.is_match(n))
                     };
                     if wanted && let Ok(mut found) = found.lock() {
-                        found.push(entry);
+                        found.offer((entry.path, entry.is_dir));
                     }
                     true
                 })
                 .map_err(|e| ToolError::new(e.to_string()))?;
-            let found = found.into_inner().unwrap_or_default();
+            let found = found
+                .into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             if cancel.is_cancelled() {
                 return Err(ToolError::aborted());
             }
+            let matched = found.offered();
             // Path order: directories depth first, names sorted (as grep reports).
-            let mut found = found;
-            found.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-            let mut paths: Vec<String> = found
-                .iter()
-                .map(|e| {
-                    let rel = display_relative(&e.path, &root);
-                    if e.is_dir { format!("{rel}/") } else { rel }
+            let paths: Vec<String> = found
+                .into_sorted()
+                .into_iter()
+                .map(|(path, is_dir)| {
+                    let rel = display_relative(&path, &root);
+                    if is_dir { format!("{rel}/") } else { rel }
                 })
                 .collect();
             if paths.is_empty() {
                 return Ok(AgentToolResult::text("No files found matching pattern"));
             }
-            let limit_reached = paths.len() >= limit;
-            paths.truncate(limit);
+            let limit_reached = matched >= limit;
             let mut listing = Listing::default();
             if limit_reached {
                 listing.limit_reached(

@@ -38,6 +38,7 @@ pub mod ops;
 pub mod path;
 pub mod path_rules;
 pub mod read;
+mod smallest;
 mod view;
 pub mod walk;
 pub mod write;

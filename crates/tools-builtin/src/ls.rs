@@ -16,6 +16,7 @@ use crate::blocking::blocking;
 use crate::listing::{Listing, listing_view};
 use crate::ops::FileOps;
 use crate::path::resolve_to_cwd;
+use crate::smallest::Smallest;
 use crate::view::header;
 
 /// Arguments of `ls`.
@@ -142,33 +143,26 @@ impl TypedToolDefinition for LsTool {
                     dir.display()
                 )));
             }
-            let mut entries = files
+            let entries = files
                 .read_dir(&dir)
                 .map_err(|e| ToolError::new(format!("Cannot read directory: {e}")))?;
-            // Keys are computed once per entry, not once per comparison.
-            entries.sort_by_cached_key(|e| {
-                (
-                    collation_key(&e.name),
-                    e.name.to_lowercase(),
-                    e.name.clone(),
-                )
-            });
-            let mut lines = Vec::new();
-            let mut limit_reached = false;
+            // Only the first `limit` names in reading order are kept with
+            // their sort keys: a directory of millions of names costs memory
+            // for `limit` of them.
+            let mut first = Smallest::new(limit);
             for entry in entries {
                 let Some(is_dir) = entry.is_dir else {
                     continue;
                 };
-                if lines.len() >= limit {
-                    limit_reached = true;
-                    break;
-                }
-                lines.push(if is_dir {
-                    format!("{}/", entry.name)
-                } else {
-                    entry.name
-                });
+                let key = (collation_key(&entry.name), entry.name.to_lowercase());
+                first.offer((key, entry.name, is_dir));
             }
+            let limit_reached = first.offered() > limit;
+            let lines: Vec<String> = first
+                .into_sorted()
+                .into_iter()
+                .map(|(_, name, is_dir)| if is_dir { format!("{name}/") } else { name })
+                .collect();
             if lines.is_empty() {
                 return Ok(AgentToolResult::text("(empty directory)"));
             }
