@@ -312,14 +312,25 @@ pub async fn run(args: RunArgs) -> i32 {
         if let Some(a) = messages.iter().rev().find_map(Message::as_assistant) {
             match a.stop_reason {
                 StopReason::Error | StopReason::Aborted => {
+                    // A provider's words, possibly a server's: shown, not obeyed.
                     eprintln!(
                         "coding-agent: {}",
-                        a.error_message
-                            .clone()
-                            .unwrap_or_else(|| "the run failed".into())
+                        coding_agent::sanitize_terminal_text(
+                            a.error_message.as_deref().unwrap_or("the run failed")
+                        )
                     );
                 }
-                _ => crate::print_line(&a.text()),
+                _ => {
+                    let text = a.text();
+                    // On a terminal, what a repository made the model repeat
+                    // must not drive it (clipboard writes, titles, cursor
+                    // moves); a pipe gets the exact text.
+                    if std::io::stdout().is_terminal() {
+                        crate::print_line(&coding_agent::sanitize_terminal_text(&text));
+                    } else {
+                        crate::print_line(&text);
+                    }
+                }
             }
         }
     }

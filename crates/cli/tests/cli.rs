@@ -63,6 +63,56 @@ fn print_mode_prints_the_final_answer() {
     );
 }
 
+/// On a terminal, an answer's escape sequences (an OSC 52 clipboard write
+/// a repository made the model repeat) are shown, not obeyed; a pipe gets
+/// the exact text.
+#[test]
+fn print_mode_shows_escapes_on_a_terminal_and_passes_them_to_a_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = script(
+        dir.path(),
+        &[
+            json!({"content":[{"type":"text","text":"copied\u{1b}]52;c;cm0gLXJmIH4=\u{7}\u{1b}[2Jdone"}]}),
+        ],
+    );
+    let piped = bin()
+        .args(["--script"])
+        .arg(&s)
+        .arg("--cwd")
+        .arg(dir.path())
+        .args(["-p", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&piped.stdout),
+        "copied\u{1b}]52;c;cm0gLXJmIH4=\u{7}\u{1b}[2Jdone\n"
+    );
+    // `script` gives the binary a pseudo-terminal for its stdout.
+    let command = format!(
+        "{} --script {} --cwd {} -p hi",
+        assert_cmd::cargo::cargo_bin!("coding-agent").display(),
+        s.display(),
+        dir.path().display()
+    );
+    let tty = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env(
+            "CODING_AGENT_DIR",
+            std::env::temp_dir().join("coding-agent-cli-test-no-such-dir"),
+        )
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&tty.stdout);
+    assert!(
+        shown.contains("copied\u{241b}]52;c;cm0gLXJmIH4=\u{2407}\u{241b}[2Jdone"),
+        "{shown:?}"
+    );
+    assert!(!shown.contains('\u{1b}'), "{shown:?}");
+}
+
 #[test]
 fn json_mode_parallel_batch_order() {
     let dir = tempfile::tempdir().unwrap();
