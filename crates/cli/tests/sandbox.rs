@@ -1884,3 +1884,77 @@ fn network_off_hides_the_hosts_sockets_and_keeps_a_private_loopback() {
     assert!(listener.accept().is_err(), "reached the host: {text}");
     assert!(text.contains("inside hi"), "{text}");
 }
+
+/// A workspace inside the shared temp dir: the directories between the
+/// two would be writable, so a command could make a `.git` above the
+/// workspace (git run there later would find it) or move the workspace
+/// away and rebuild it. Commands get a private temp dir instead.
+#[test]
+fn a_workspace_inside_the_temp_dir_gets_a_private_one() {
+    let f = fixture();
+    let tmp = f.base.join("tmp");
+    let ws = tmp.join("clone/proj");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("a.txt"), "kept\n").unwrap();
+    let mut c = agent(&f);
+    let out = c
+        .args(["tool", "bash", "--sandbox", "workspace-write", "--cwd"])
+        .arg(&ws)
+        .arg("--args")
+        .arg(
+            json!({"command": format!(
+                "git init -q {t} 2>&1; mkdir {t}/clone/.git 2>&1; mv {t}/clone {t}/clone.old 2>&1; touch {t}/x 2>&1; echo inside > made; echo done",
+                t = tmp.display()
+            )})
+            .to_string(),
+        )
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = v["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("done"), "{text}");
+    for made in [".git", "clone/.git", "clone.old", "x"] {
+        assert!(!tmp.join(made).exists(), "{made} made: {text}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.join("made")).unwrap(),
+        "inside\n"
+    );
+    assert_eq!(
+        v["details"]["sandbox"]["tmp"],
+        "private and empty (the workspace lies in the temp dir)"
+    );
+}
+
+/// An agent killed outright (SIGKILL: the OOM killer, `kill -9`) takes
+/// its running command with it: nothing keeps writing to the workspace
+/// with no one left to check afterwards.
+#[test]
+fn a_killed_agent_takes_its_command_with_it() {
+    let f = fixture();
+    let mut child = agent(&f)
+        .args(["tool", "bash", "--sandbox", "workspace-write", "--cwd"])
+        .arg(&f.ws)
+        .arg("--args")
+        .arg(json!({"command": "touch started; sleep 2; touch survived"}).to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed once the command runs.
+    let started = f.ws.join("started");
+    for _ in 0..200 {
+        if started.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(started.exists(), "the command never started");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(
+        !f.ws.join("survived").exists(),
+        "the command outlived the agent"
+    );
+}

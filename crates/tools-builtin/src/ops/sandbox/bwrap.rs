@@ -83,7 +83,7 @@ pub(crate) fn args(
         }
     }
     let tmp = coding_agent::sandbox::canonical(&std::env::temp_dir());
-    if policy.mode == SandboxMode::WorkspaceWrite && !policy.exclude_tmp {
+    if let Some(tmp) = shared_tmp(policy) {
         a.pair("--bind", &tmp, &tmp);
     } else {
         // A private, empty temp dir: tools that need one work, nothing
@@ -207,15 +207,32 @@ pub(crate) fn read_only_paths(policy: &SandboxPolicy) -> Vec<PathBuf> {
 /// one anywhere else (the agent directory in the home) would be a change
 /// outside the workspace for nothing.
 pub(crate) fn writable_ones(policy: &SandboxPolicy, paths: &[PathBuf]) -> Vec<PathBuf> {
-    let tmp = coding_agent::sandbox::canonical(&std::env::temp_dir());
+    let tmp = shared_tmp(policy);
     paths
         .iter()
         .filter(|p| {
             policy.roots.iter().any(|r| p.starts_with(r))
-                || (!policy.exclude_tmp && p.starts_with(&tmp))
+                || tmp.as_ref().is_some_and(|t| p.starts_with(t))
         })
         .cloned()
         .collect()
+}
+
+/// The temp dir when commands share the machine's (writable), `None` when
+/// they get a private one: in read-only mode, with `sandbox.excludeTmp`,
+/// and when a root lies inside the temp dir. In that last case the
+/// directories between the temp dir and the root would be writable: a
+/// command could move the workspace away and rebuild it, or make a `.git`
+/// in one of them that git, run later in the workspace, would find.
+pub(crate) fn shared_tmp(policy: &SandboxPolicy) -> Option<PathBuf> {
+    let tmp = coding_agent::sandbox::canonical(&std::env::temp_dir());
+    let shared = policy.mode == SandboxMode::WorkspaceWrite
+        && !policy.exclude_tmp
+        && !policy
+            .roots
+            .iter()
+            .any(|r| r.starts_with(&tmp) && *r != tmp);
+    shared.then_some(tmp)
 }
 
 /// More read-only paths than this and bubblewrap's argument limit would

@@ -158,6 +158,7 @@ pub(crate) fn join_before_exec(
     filter: Arc<Vec<Instruction>>,
     own_strings: Option<ProcessStrings>,
 ) {
+    let agent = std::process::id() as libc::pid_t;
     // SAFETY: the closure makes system calls (setns, unshare, mount, chdir,
     // fork, waitpid, prctl, capset, setsid, close_range, seccomp) on data
     // allocated before the fork (`namespaces`, `cwd`, `filter`), on string
@@ -171,6 +172,14 @@ pub(crate) fn join_before_exec(
                 libc::memset(strings.start as *mut libc::c_void, 0, strings.len);
             }
             libc::prctl(libc::PR_SET_NAME, c"sandbox-init".as_ptr(), 0, 0, 0);
+            // Dies with the agent (even by SIGKILL, which runs no cleanup
+            // and no after-command check), and with it the whole command.
+            // The signal comes when the spawning thread ends: a tokio
+            // worker lives as long as the runtime.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            if libc::getppid() != agent {
+                return Err(io::Error::other("the agent is gone"));
+            }
             close_on_exec_above_stderr()?;
             for (fd, kind) in namespaces.first.iter() {
                 if libc::setns(fd.as_raw_fd(), *kind) != 0 {

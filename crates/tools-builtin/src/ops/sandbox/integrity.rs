@@ -14,11 +14,23 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-/// What stood at the protected paths before a command.
+/// What stood at the protected paths and the roots before a command.
 #[derive(Debug)]
 pub(crate) struct Integrity {
     paths: Vec<(PathBuf, Option<(u64, u64)>)>,
-    roots: Vec<(PathBuf, bool)>,
+    /// Each root, what it was, and whether it looked like a git directory.
+    roots: Vec<(PathBuf, Option<(u64, u64)>, bool)>,
+}
+
+/// What the check after a command found.
+#[derive(Debug, Default)]
+pub(crate) struct Findings {
+    /// One line per thing moved aside or replaced, for the command's output.
+    pub(crate) notes: Vec<String>,
+    /// The sandbox's mounts no longer stand on what they were made on (a
+    /// protected path or a root was moved, removed or replaced): the kept
+    /// namespaces must be built anew.
+    pub(crate) rebuild: bool,
 }
 
 fn identity(path: &Path) -> Option<(u64, u64)> {
@@ -41,15 +53,16 @@ impl Integrity {
             paths: read_only.iter().map(|p| (p.clone(), identity(p))).collect(),
             roots: roots
                 .iter()
-                .map(|r| (r.clone(), looks_like_git_dir(r)))
+                .map(|r| (r.clone(), identity(r), looks_like_git_dir(r)))
                 .collect(),
         }
     }
 
     /// Moves aside whatever replaced a protected path (or made a root a
-    /// repository); one line per move, for the command's output.
-    pub(crate) fn restore(&self) -> Vec<String> {
+    /// repository), and says whether the sandbox must be built anew.
+    pub(crate) fn restore(&self) -> Findings {
         let mut notes = Vec::new();
+        let mut rebuild = false;
         let mut set_aside = |path: &Path, why: &str| {
             let name = path
                 .file_name()
@@ -76,16 +89,31 @@ impl Integrity {
         };
         for (path, before) in &self.paths {
             let now = identity(path);
+            if now != *before {
+                rebuild = true;
+            }
             if now.is_some() && now != *before {
                 set_aside(path, "was replaced by the command");
             }
         }
-        for (root, was_git_dir) in &self.roots {
+        let mut replaced_roots = Vec::new();
+        for (root, before, was_git_dir) in &self.roots {
+            if identity(root) != *before {
+                rebuild = true;
+                replaced_roots.push(format!(
+                    "[Sandbox: the workspace directory {} was moved or replaced by the command; later commands get a new sandbox over what stands there now.]",
+                    root.display()
+                ));
+            }
             if !was_git_dir && looks_like_git_dir(root) {
                 set_aside(&root.join("HEAD"), "made the workspace a git repository");
             }
         }
-        notes
+        notes.extend(replaced_roots);
+        Findings {
+            rebuild: rebuild || !notes.is_empty(),
+            notes,
+        }
     }
 }
 
@@ -108,7 +136,9 @@ mod tests {
         std::fs::create_dir_all(root.join("objects")).unwrap();
         std::fs::create_dir_all(root.join("refs")).unwrap();
         std::fs::write(root.join("HEAD"), "ref: refs/heads/main\n").unwrap();
-        let notes = check.restore();
+        let found = check.restore();
+        assert!(found.rebuild);
+        let notes = found.notes;
         assert_eq!(notes.len(), 2, "{notes:?}");
         assert!(!root.join("sub/.git").exists());
         assert!(!root.join("HEAD").exists());
@@ -118,6 +148,14 @@ mod tests {
         );
         // Nothing changed: nothing to say.
         let check = Integrity::record(&protected, &[root.to_path_buf()]);
-        assert!(check.restore().is_empty());
+        let found = check.restore();
+        assert!(found.notes.is_empty() && !found.rebuild);
+        // A protected path that went away: nothing to move, but the mounts
+        // stood on it.
+        std::fs::rename(root.join("old"), root.join("gone")).unwrap();
+        let check = Integrity::record(&[root.join("gone/.git")], &[root.to_path_buf()]);
+        std::fs::rename(root.join("gone"), root.join("old2")).unwrap();
+        let found = check.restore();
+        assert!(found.notes.is_empty() && found.rebuild);
     }
 }

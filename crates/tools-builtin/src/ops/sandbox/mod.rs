@@ -178,8 +178,10 @@ impl ProcessOps for SandboxedProcessOps {
         let list = |paths: &[PathBuf]| -> Vec<String> {
             paths.iter().map(|p| p.display().to_string()).collect()
         };
-        let tmp = if self.policy.mode == SandboxMode::WorkspaceWrite && !self.policy.exclude_tmp {
+        let tmp = if bwrap::shared_tmp(&self.policy).is_some() {
             "shared, writable"
+        } else if self.policy.mode == SandboxMode::WorkspaceWrite && !self.policy.exclude_tmp {
+            "private and empty (the workspace lies in the temp dir)"
         } else {
             "private and empty"
         };
@@ -280,12 +282,12 @@ impl ProcessOps for SandboxedProcessOps {
             };
             // Whatever the command did around the read-only mounts.
             if let Some(check) = check {
-                let notes = check.restore();
-                if !notes.is_empty() {
+                let found = check.restore();
+                if found.rebuild {
                     // Its mounts now stand on what was moved.
                     resident::retire();
                 }
-                for note in notes {
+                for note in found.notes {
                     on_data(format!("\n{note}\n").as_bytes());
                 }
             }
