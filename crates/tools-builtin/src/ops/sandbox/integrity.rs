@@ -14,12 +14,15 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+/// Device and inode of what stands at a path, `None` when nothing does.
+type Identity = Option<(u64, u64)>;
+
 /// What stood at the protected paths and the roots before a command.
 #[derive(Debug)]
 pub(crate) struct Integrity {
-    paths: Vec<(PathBuf, Option<(u64, u64)>)>,
+    paths: Vec<(PathBuf, Identity)>,
     /// Each root, what it was, and whether it looked like a git directory.
-    roots: Vec<(PathBuf, Option<(u64, u64)>, bool)>,
+    roots: Vec<(PathBuf, Identity, bool)>,
 }
 
 /// What the check after a command found.
@@ -33,7 +36,7 @@ pub(crate) struct Findings {
     pub(crate) rebuild: bool,
 }
 
-fn identity(path: &Path) -> Option<(u64, u64)> {
+fn identity(path: &Path) -> Identity {
     std::fs::symlink_metadata(path)
         .ok()
         .map(|m| (m.dev(), m.ino()))
