@@ -24,13 +24,21 @@ pub fn text(result: &CallToolResult) -> String {
 
 /// Two bash calls from one client run at once: each marks that it started
 /// and waits (up to a minute) for the other's mark, so calls run one after
-/// the other would print "alone" instead of "together".
+/// the other would print "alone" instead of "together". The marks go in
+/// the server's working directory, the one place a sandboxed command
+/// surely shares with another.
 pub async fn assert_parallel_calls_overlap(peer: &Peer<RoleClient>) {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().display().to_string();
+    let tag = format!(
+        "overlap-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default()
+    );
     let call = |me: &str, other: &str| {
         let command = format!(
-            "touch '{d}/{me}'; for i in $(seq 1200); do [ -e '{d}/{other}' ] && {{ echo together; exit 0; }}; sleep 0.05; done; echo alone"
+            "touch '{tag}-{me}'; for i in $(seq 1200); do [ -e '{tag}-{other}' ] && {{ echo together; exit 0; }}; sleep 0.05; done; echo alone"
         );
         peer.call_tool(
             CallToolRequestParams::new("bash").with_arguments(args(json!({"command": command}))),

@@ -32,6 +32,7 @@
 //! - A project's `.pi/settings.json` may add deny and ask rules; its allow
 //!   rules are ignored (a cloned repository cannot allow itself `Bash(*)`).
 
+mod continuation;
 mod paths;
 mod shell;
 
@@ -41,6 +42,7 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
+pub use continuation::join_continued_lines;
 pub use paths::PathRuleFilter;
 pub use shell::{ShellCommands, split_commands};
 

@@ -71,7 +71,8 @@ pub fn split_commands(text: &str) -> ShellCommands {
         plain: true,
         ..ShellCommands::default()
     };
-    split_into(text, &mut out, 0);
+    // Bash removes them before it reads a word; so must the splitter.
+    split_into(&super::join_continued_lines(text), &mut out, 0);
     if out.opaque {
         out.plain = false;
     }
@@ -939,11 +940,8 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
                 &mut quoted,
             ),
             '\n' | ';' | '&' | '|' | '(' | ')' => {
-                // `2>&1`, `>&2`: part of a redirection.
-                if c == '&' && i > 0 && (chars[i - 1] == '>' || chars[i - 1] == '<') {
-                    i += 1;
-                    continue;
-                }
+                // (`2>&1` never comes here: the redirection takes its `&`.
+                // A `&` after an escaped `\>` is an operator.)
                 push_word(
                     &mut tokens,
                     &mut word,
@@ -1456,6 +1454,17 @@ mod differential {
             ("Bash(echo:*)", "compgen -C 'rm v' x; echo"),
             ("Bash(echo:*)", "{rm,v}; echo"),
             ("Bash(echo:*)", "bash <<< 'rm v'; echo"),
+            // The third review: an escaped `>` before `&`, and line
+            // continuations that turn a quote into a comment or join `$`
+            // to an expansion.
+            ("Bash(echo:*)", r"echo \>& rm v"),
+            ("Bash(echo:*)", r"echo \<& rm v"),
+            ("Bash(ls:*)", r"ls \>& rm v"),
+            ("Bash(npm test:*)", r"npm test \>& rm v"),
+            ("Bash(echo:*)", "echo \\\n#'\nrm v\n#'"),
+            ("Bash(echo:*)", "echo '$(rm v)'; echo $\\\n{_@P}"),
+            ("Bash(echo:*)", "echo 'x[$(rm v)]'; echo $\\\n[_]"),
+            ("Bash(echo:*)", "echo \"$\\\n(rm v)\""),
         ];
         let mut failures = Vec::new();
         // A redirection writes a file the rule never names.
@@ -1524,6 +1533,8 @@ mod differential {
             "echo rm v | sh",
             "bash <<< 'rm v'",
             "shopt -s expand_aliases\nalias x=rm\nx v",
+            r"echo \>& rm v",
+            "echo \\\n#'\nrm v\n#'",
             // Variants.
             "timeout --signal=KILL 5 rm v",
             "timeout -sKILL 5 rm v",

@@ -210,7 +210,6 @@ impl ProcessOps for SandboxedProcessOps {
         cancel: CancellationToken,
     ) -> BoxFuture<'a, io::Result<ExecEnd>> {
         async move {
-            let launcher = launcher(&self.policy)?;
             let filter = Arc::new(
                 seccomp::command_filter(self.policy.network)
                     .ok_or_else(|| refusal("no seccomp filter for this CPU architecture"))?,
@@ -226,13 +225,12 @@ impl ProcessOps for SandboxedProcessOps {
             let writable = bwrap::writable_ones(&self.policy, &read_only);
             let workspace_write = self.policy.mode == SandboxMode::WorkspaceWrite;
             let _placeholders = workspace_write.then(|| placeholders::Placeholders::hold(&writable));
-            let options = bwrap::args(&self.policy, &read_only, launcher.disable_userns)
-                .map_err(refusal)?;
             let check = workspace_write
                 .then(|| integrity::Integrity::record(&read_only, &self.policy.roots));
-            let standing = if RESIDENT_UNUSABLE.load(Ordering::Relaxed) {
-                None
-            } else {
+            let options_for = |launcher: &Launcher| {
+                bwrap::args(&self.policy, &read_only, launcher.disable_userns).map_err(refusal)
+            };
+            let start = |launcher: &Launcher, options: &[OsString]| {
                 let held = if workspace_write {
                     placeholders::Placeholders::hold(&writable)
                 } else {
@@ -243,12 +241,48 @@ impl ProcessOps for SandboxedProcessOps {
                     .filter(|a| *a != "--die-with-parent")
                     .cloned()
                     .collect();
-                match resident::get_or_start(&launcher.bwrap, &key, held, &filter, !self.policy.network) {
-                    Ok(r) => Some(r),
-                    Err(e) => {
+                resident::get_or_start(&launcher.bwrap, &key, held, &filter, !self.policy.network)
+            };
+            let (launcher, options, standing) = if RESIDENT_UNUSABLE.load(Ordering::Relaxed) {
+                let launcher = launcher(&self.policy)?;
+                let options = options_for(&launcher)?;
+                (launcher, options, None)
+            } else {
+                // The first standing sandbox doubles as the check that
+                // bubblewrap works here (one bubblewrap instead of two for a
+                // process that runs one command); only when it fails is the
+                // machine asked properly, for the reason or the older
+                // bubblewrap's options.
+                let checked = LAUNCHER.get().cloned();
+                let first = match &checked {
+                    Some(l) => l.clone(),
+                    None => Launcher {
+                        bwrap: bwrap::find().map_err(refusal)?,
+                        disable_userns: true,
+                    },
+                };
+                let options = options_for(&first)?;
+                match start(&first, &options) {
+                    Ok(r) => {
+                        let _ = LAUNCHER.set(first.clone());
+                        (first, options, Some(r))
+                    }
+                    Err(e) if checked.is_some() => {
                         tracing::debug!(error = %e, "no resident sandbox; one bubblewrap per command");
                         RESIDENT_UNUSABLE.store(true, Ordering::Relaxed);
-                        None
+                        (first, options, None)
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e, "the first resident sandbox failed; checking bubblewrap");
+                        let launcher = launcher(&self.policy)?;
+                        let options = options_for(&launcher)?;
+                        let standing = start(&launcher, &options)
+                            .inspect_err(|e| {
+                                tracing::debug!(error = %e, "no resident sandbox; one bubblewrap per command");
+                                RESIDENT_UNUSABLE.store(true, Ordering::Relaxed);
+                            })
+                            .ok();
+                        (launcher, options, standing)
                     }
                 }
             };

@@ -1,0 +1,148 @@
+//! Line continuations, removed the way bash removes them before it reads
+//! words: a backslash-newline disappears everywhere except inside single
+//! quotes, `$'...'` and comments. The splitter then sees the command bash
+//! runs: `echo \` + newline + `#'` is `echo #'` (a comment, so the next
+//! line is a command of its own), and `$\` + newline + `{x@P}` is an
+//! expansion.
+
+/// Where the reader stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Context {
+    /// Inside `$(...)`, with the number of plain `(` still open in it.
+    Substitution(usize),
+    Backticks,
+    Double,
+    Single,
+    AnsiC,
+    Comment,
+}
+
+/// `text` with its line continuations removed.
+///
+/// ```
+/// use coding_agent::permissions::join_continued_lines;
+/// assert_eq!(join_continued_lines("echo a\\\nb"), "echo ab");
+/// // Single quotes and comments keep them.
+/// assert_eq!(join_continued_lines("echo 'a\\\nb'"), "echo 'a\\\nb'");
+/// assert_eq!(join_continued_lines("echo # c\\\ntouch x"), "echo # c\\\ntouch x");
+/// // A continuation can make a comment where the text shows a quote.
+/// assert_eq!(join_continued_lines("echo \\\n#'\ntouch x\n#'"), "echo #'\ntouch x\n#'");
+/// ```
+pub fn join_continued_lines(text: &str) -> String {
+    if !text.contains("\\\n") {
+        return text.to_string();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut stack: Vec<Context> = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        match stack.last().copied() {
+            Some(Context::Single) => {
+                out.push(c);
+                if c == '\'' {
+                    stack.pop();
+                }
+            }
+            Some(Context::AnsiC) => {
+                out.push(c);
+                if c == '\\' {
+                    out.extend(next);
+                    i += 1;
+                } else if c == '\'' {
+                    stack.pop();
+                }
+            }
+            Some(Context::Comment) => {
+                out.push(c);
+                if c == '\n' {
+                    stack.pop();
+                }
+            }
+            top => {
+                let double = top == Some(Context::Double);
+                if c == '\\' {
+                    if next != Some('\n') {
+                        out.push(c);
+                        out.extend(next);
+                    }
+                    i += 2;
+                    continue;
+                }
+                out.push(c);
+                match c {
+                    '"' if double => {
+                        stack.pop();
+                    }
+                    '"' => stack.push(Context::Double),
+                    '\'' if !double => {
+                        let ansi = out.len() >= 2 && out[..out.len() - 1].ends_with('$');
+                        stack.push(if ansi {
+                            Context::AnsiC
+                        } else {
+                            Context::Single
+                        });
+                    }
+                    '`' if top == Some(Context::Backticks) => {
+                        stack.pop();
+                    }
+                    '`' => stack.push(Context::Backticks),
+                    '(' if out[..out.len() - 1].ends_with('$') => {
+                        stack.push(Context::Substitution(0));
+                    }
+                    '(' if !double => {
+                        if let Some(Context::Substitution(open)) = stack.last_mut() {
+                            *open += 1;
+                        }
+                    }
+                    ')' if !double => {
+                        if let Some(Context::Substitution(open)) = stack.last_mut() {
+                            if *open == 0 {
+                                stack.pop();
+                            } else {
+                                *open -= 1;
+                            }
+                        }
+                    }
+                    '#' if !double => {
+                        let before = out[..out.len() - 1].chars().next_back();
+                        let word_start = before.is_none_or(|b| {
+                            b.is_whitespace() || matches!(b, ';' | '&' | '|' | '(' | ')' | '<' | '>')
+                        });
+                        if word_start {
+                            stack.push(Context::Comment);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continuations_go_where_bash_removes_them() {
+        for (text, joined) in [
+            ("a \\\n b", "a  b"),
+            ("\"x\\\ny\"", "\"xy\""),
+            ("echo $\\\n{_@P}", "echo ${_@P}"),
+            ("echo $(echo a\\\nb)", "echo $(echo ab)"),
+            ("echo \"$(echo 'a\\\nb')\"", "echo \"$(echo 'a\\\nb')\""),
+            ("echo $(echo x # c\\\ntouch y)", "echo $(echo x # c\\\ntouch y)"),
+            ("echo $'a\\\nb'", "echo $'a\\\nb'"),
+            ("echo a#b\\\nc", "echo a#bc"),
+            ("echo `echo a\\\nb`", "echo `echo ab`"),
+            ("echo \\\\\ntouch x", "echo \\\\\ntouch x"),
+        ] {
+            assert_eq!(join_continued_lines(text), joined, "{text:?}");
+        }
+    }
+}
