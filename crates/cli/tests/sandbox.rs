@@ -1455,6 +1455,27 @@ fn submodule_gitfiles_stay_read_only() {
     // The submodule's own files stay writable.
     let text = bash(&f, "echo x > sub/new.txt; echo rc=$?");
     assert!(text.contains("rc=0"), "{text}");
+    // The submodule moved and linked back: its gitfile's relative
+    // `gitdir:` would now lead to a `.git/modules` the command wrote.
+    let text = bash(
+        &f,
+        "mkdir -p d/.git && cp -r .git/modules d/.git/ && mv sub d/sub && ln -s d/sub sub; echo rc=$?",
+    );
+    assert!(text.contains("became a symbolic link"), "{text}");
+    assert!(
+        std::fs::symlink_metadata(f.ws.join("sub")).is_err(),
+        "the link stays: {text}"
+    );
+    // A root made a git directory out of plain files.
+    let text = bash(
+        &f,
+        "printf 'ref: refs/heads/main\\n' > HEAD; touch objects refs; echo rc=$?",
+    );
+    assert!(
+        text.contains("made the workspace a git repository"),
+        "{text}"
+    );
+    assert!(!f.ws.join("HEAD").exists());
 }
 
 /// A working directory reached through a symlink is the same workspace.
@@ -1922,8 +1943,46 @@ fn a_workspace_inside_the_temp_dir_gets_a_private_one() {
     );
     assert_eq!(
         v["details"]["sandbox"]["tmp"],
-        "private and empty (the workspace lies in the temp dir)"
+        "private and empty (the workspace or the home lies in the temp dir)"
     );
+    // The file tools alike: the workspace is theirs, the temp dir around
+    // it is not (a HEAD, objects and refs there would make it a bare
+    // repository that git finds from the workspace).
+    let (text, is_error) = tool_in(
+        &f,
+        &ws,
+        Some("workspace-write"),
+        "write",
+        json!({"path": tmp.join("HEAD"), "content": "ref: refs/heads/x\n"}),
+    );
+    assert!(is_error && !tmp.join("HEAD").exists(), "{text}");
+    let (text, is_error) = tool_in(
+        &f,
+        &ws,
+        Some("workspace-write"),
+        "write",
+        json!({"path": "b.txt", "content": "kept\n"}),
+    );
+    assert!(!is_error && ws.join("b.txt").exists(), "{text}");
+}
+
+/// A home inside the shared temp dir (`HOME=/tmp` in many containers):
+/// writing the temp dir would write `~/.bashrc` and `~/.gitconfig`, run
+/// later outside the sandbox.
+#[test]
+fn a_home_inside_the_temp_dir_keeps_the_temp_dir_private() {
+    let f = fixture();
+    let home = f.base.join("tmp/home");
+    std::fs::create_dir_all(&home).unwrap();
+    let text = bash_with(
+        &f,
+        "workspace-write",
+        &[("HOME", home.to_str().unwrap())],
+        "echo 'echo planted' >> ~/.bashrc 2>&1; git config --global alias.st '!touch x' 2>&1; echo done",
+    );
+    assert!(text.contains("done"), "{text}");
+    assert!(!home.join(".bashrc").exists(), "{text}");
+    assert!(!home.join(".gitconfig").exists(), "{text}");
 }
 
 /// An agent killed outright (SIGKILL: the OOM killer, `kill -9`) takes

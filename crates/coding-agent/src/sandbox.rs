@@ -252,6 +252,36 @@ impl SandboxPolicy {
         self.protected.iter().any(|p| path.starts_with(p))
     }
 
+    /// Whether the temp dir is among the writable places: in
+    /// workspace-write mode unless `sandbox.excludeTmp`, and unless writing
+    /// it could plant what git or a shell runs later outside the sandbox:
+    /// a home inside it (`HOME=/tmp`: `~/.bashrc`), or a root inside it,
+    /// whose parent directories could get a `.git` (or become a bare
+    /// repository) that git, run later in the workspace, would find.
+    /// Where it is not, commands get a private, empty one.
+    ///
+    /// ```
+    /// use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
+    /// let tmp = std::env::temp_dir();
+    /// let inside = SandboxPolicy::new(SandboxMode::WorkspaceWrite, tmp.join("clone/project"));
+    /// assert!(!inside.temp_dir_writable());
+    /// let mut p = SandboxPolicy::new(SandboxMode::WorkspaceWrite, "/work/project");
+    /// p.exclude_tmp = true;
+    /// assert!(!p.temp_dir_writable());
+    /// ```
+    pub fn temp_dir_writable(&self) -> bool {
+        if self.mode != SandboxMode::WorkspaceWrite || self.exclude_tmp {
+            return false;
+        }
+        let tmp = canonical(&std::env::temp_dir());
+        let root_inside = self.roots.iter().any(|r| r.starts_with(&tmp) && *r != tmp);
+        let home_inside = canonical_home()
+            .into_iter()
+            .chain(passwd_home().map(|h| canonical(&h)))
+            .any(|h| h.starts_with(&tmp));
+        !root_inside && !home_inside
+    }
+
     /// Whether the variable `name` is removed from commands' environments:
     /// not listed in `passEnv`, and either made of a credential word
     /// ([`CREDENTIAL_WORDS`]) or matching a `secretEnv` pattern (ignoring

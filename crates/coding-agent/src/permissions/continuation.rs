@@ -109,7 +109,8 @@ pub fn join_continued_lines(text: &str) -> String {
                     '#' if !double => {
                         let before = out[..out.len() - 1].chars().next_back();
                         let word_start = before.is_none_or(|b| {
-                            b.is_whitespace() || matches!(b, ';' | '&' | '|' | '(' | ')' | '<' | '>')
+                            b.is_whitespace()
+                                || matches!(b, ';' | '&' | '|' | '(' | ')' | '<' | '>')
                         });
                         if word_start {
                             stack.push(Context::Comment);
@@ -136,7 +137,10 @@ mod tests {
             ("echo $\\\n{_@P}", "echo ${_@P}"),
             ("echo $(echo a\\\nb)", "echo $(echo ab)"),
             ("echo \"$(echo 'a\\\nb')\"", "echo \"$(echo 'a\\\nb')\""),
-            ("echo $(echo x # c\\\ntouch y)", "echo $(echo x # c\\\ntouch y)"),
+            (
+                "echo $(echo x # c\\\ntouch y)",
+                "echo $(echo x # c\\\ntouch y)",
+            ),
             ("echo $'a\\\nb'", "echo $'a\\\nb'"),
             ("echo a#b\\\nc", "echo a#bc"),
             ("echo `echo a\\\nb`", "echo `echo ab`"),

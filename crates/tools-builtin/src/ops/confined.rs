@@ -102,7 +102,7 @@ impl ConfinedFileOps {
         let temp = normalize(&std::env::temp_dir());
         // The temp dir stays readable (bash's full-output files live there)
         // but is written only when commands may write it too.
-        let temp_writable = writable && !policy.exclude_tmp;
+        let temp_writable = writable && policy.temp_dir_writable();
         for (path, writable) in policy
             .roots
             .iter()

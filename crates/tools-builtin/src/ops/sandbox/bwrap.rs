@@ -219,20 +219,11 @@ pub(crate) fn writable_ones(policy: &SandboxPolicy, paths: &[PathBuf]) -> Vec<Pa
 }
 
 /// The temp dir when commands share the machine's (writable), `None` when
-/// they get a private one: in read-only mode, with `sandbox.excludeTmp`,
-/// and when a root lies inside the temp dir. In that last case the
-/// directories between the temp dir and the root would be writable: a
-/// command could move the workspace away and rebuild it, or make a `.git`
-/// in one of them that git, run later in the workspace, would find.
+/// they get a private one (see [`SandboxPolicy::temp_dir_writable`]).
 pub(crate) fn shared_tmp(policy: &SandboxPolicy) -> Option<PathBuf> {
-    let tmp = coding_agent::sandbox::canonical(&std::env::temp_dir());
-    let shared = policy.mode == SandboxMode::WorkspaceWrite
-        && !policy.exclude_tmp
-        && !policy
-            .roots
-            .iter()
-            .any(|r| r.starts_with(&tmp) && *r != tmp);
-    shared.then_some(tmp)
+    policy
+        .temp_dir_writable()
+        .then(|| coding_agent::sandbox::canonical(&std::env::temp_dir()))
 }
 
 /// More read-only paths than this and bubblewrap's argument limit would

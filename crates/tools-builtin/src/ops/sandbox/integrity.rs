@@ -7,9 +7,13 @@
 //! that without making the parent read-only too, so the check comes
 //! afterwards: every protected path is compared with what stood there
 //! before the command (device and inode), and anything new in its place is
-//! moved aside, with a line in the command's output saying so. The same
-//! goes for a root that the command turned into a bare repository (a new
-//! `HEAD` beside `objects/` and `refs/`), which git would also pick up.
+//! moved aside, with a line in the command's output saying so. So is a
+//! directory on the way to a protected path that became a symbolic link
+//! (`mv sub d/sub && ln -s d/sub sub`): the gitfile is the same file, but
+//! its relative `gitdir:` now leads where the command wrote. The same
+//! goes for a root that the command turned into a git directory (a new
+//! `HEAD` beside `objects` and `refs`, or a `commondir`, in any form git
+//! accepts), which git would also pick up.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -21,6 +25,8 @@ type Identity = Option<(u64, u64)>;
 #[derive(Debug)]
 pub(crate) struct Integrity {
     paths: Vec<(PathBuf, Identity)>,
+    /// Directories on the way to a protected path that were links already.
+    linked: Vec<PathBuf>,
     /// Each root, what it was, and whether it looked like a git directory.
     roots: Vec<(PathBuf, Identity, bool)>,
 }
@@ -42,10 +48,49 @@ fn identity(path: &Path) -> Identity {
         .map(|m| (m.dev(), m.ino()))
 }
 
+/// Whether git could take `dir` for a git directory: it needs a `HEAD`,
+/// and finds `objects` and `refs` (files or directories) there or through
+/// a `commondir` file. A `HEAD` is enough to say yes: no check here may be
+/// weaker than git's.
 fn looks_like_git_dir(dir: &Path) -> bool {
     std::fs::symlink_metadata(dir.join("HEAD")).is_ok()
-        && dir.join("objects").is_dir()
-        && dir.join("refs").is_dir()
+        && ["objects", "refs", "commondir"]
+            .iter()
+            .any(|n| std::fs::symlink_metadata(dir.join(n)).is_ok())
+}
+
+/// The directories on the way from a root to each of `paths` that are
+/// symbolic links now.
+fn linked_parents_of(paths: &[PathBuf], roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut linked = Vec::new();
+    for path in paths {
+        for root in roots.iter().filter(|r| path.starts_with(r)) {
+            for parent in linked_parents(root, path) {
+                if !linked.contains(&parent) {
+                    linked.push(parent);
+                }
+            }
+        }
+    }
+    linked
+}
+
+/// The directories between `root` and `path` (both excluded) that are
+/// symbolic links now.
+fn linked_parents(root: &Path, path: &Path) -> Vec<PathBuf> {
+    let Ok(rest) = path.strip_prefix(root) else {
+        return Vec::new();
+    };
+    let mut at = root.to_path_buf();
+    let mut linked = Vec::new();
+    let parts: Vec<_> = rest.components().collect();
+    for part in parts.iter().take(parts.len().saturating_sub(1)) {
+        at.push(part);
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            linked.push(at.clone());
+        }
+    }
+    linked
 }
 
 impl Integrity {
@@ -54,6 +99,7 @@ impl Integrity {
     pub(crate) fn record(read_only: &[PathBuf], roots: &[PathBuf]) -> Self {
         Integrity {
             paths: read_only.iter().map(|p| (p.clone(), identity(p))).collect(),
+            linked: linked_parents_of(read_only, roots),
             roots: roots
                 .iter()
                 .map(|r| (r.clone(), identity(r), looks_like_git_dir(r)))
@@ -90,6 +136,26 @@ impl Integrity {
                 }
             }
         };
+        for parent in linked_parents_of(
+            &self
+                .paths
+                .iter()
+                .map(|(p, _)| p.clone())
+                .collect::<Vec<_>>(),
+            &self
+                .roots
+                .iter()
+                .map(|(r, _, _)| r.clone())
+                .collect::<Vec<_>>(),
+        ) {
+            if !self.linked.contains(&parent) {
+                rebuild = true;
+                set_aside(
+                    &parent,
+                    "became a symbolic link on the way to a protected path",
+                );
+            }
+        }
         for (path, before) in &self.paths {
             let now = identity(path);
             if now != *before {
@@ -123,6 +189,43 @@ impl Integrity {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Git takes a directory with `HEAD` and plain files `objects` and
+    /// `refs` (or a `commondir`) for a git directory; so does the check.
+    #[test]
+    fn any_form_of_git_directory_at_a_root_is_set_aside() {
+        for extra in [&["objects", "refs"][..], &["commondir"][..]] {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path();
+            let check = Integrity::record(&[root.join(".git")], &[root.to_path_buf()]);
+            std::fs::write(root.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+            for name in extra {
+                std::fs::write(root.join(name), "x\n").unwrap();
+            }
+            let found = check.restore();
+            assert_eq!(found.notes.len(), 1, "{extra:?}: {:?}", found.notes);
+            assert!(!root.join("HEAD").exists(), "{extra:?}");
+        }
+    }
+
+    /// `mv sub d/sub && ln -s d/sub sub`: `sub/.git` is still the same
+    /// gitfile, but its relative `gitdir:` now starts from `d/sub`.
+    #[test]
+    fn a_parent_turned_into_a_link_is_set_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/.git"), "gitdir: ../.git/modules/sub\n").unwrap();
+        let check = Integrity::record(&[root.join("sub/.git")], &[root.to_path_buf()]);
+        std::fs::create_dir(root.join("d")).unwrap();
+        std::fs::rename(root.join("sub"), root.join("d/sub")).unwrap();
+        std::os::unix::fs::symlink("d/sub", root.join("sub")).unwrap();
+        let found = check.restore();
+        assert!(found.rebuild);
+        assert_eq!(found.notes.len(), 1, "{:?}", found.notes);
+        assert!(std::fs::symlink_metadata(root.join("sub")).is_err());
+        assert!(root.join("d/sub/.git").exists(), "the real one stays");
+    }
 
     #[test]
     fn a_replaced_protected_path_is_moved_aside() {

@@ -181,7 +181,7 @@ impl ProcessOps for SandboxedProcessOps {
         let tmp = if bwrap::shared_tmp(&self.policy).is_some() {
             "shared, writable"
         } else if self.policy.mode == SandboxMode::WorkspaceWrite && !self.policy.exclude_tmp {
-            "private and empty (the workspace lies in the temp dir)"
+            "private and empty (the workspace or the home lies in the temp dir)"
         } else {
             "private and empty"
         };
