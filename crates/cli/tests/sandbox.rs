@@ -1983,6 +1983,16 @@ fn a_home_inside_the_temp_dir_keeps_the_temp_dir_private() {
     assert!(text.contains("done"), "{text}");
     assert!(!home.join(".bashrc").exists(), "{text}");
     assert!(!home.join(".gitconfig").exists(), "{text}");
+    // A configuration home named by the environment, likewise.
+    let xdg = f.base.join("tmp/xdg");
+    let text = bash_with(
+        &f,
+        "workspace-write",
+        &[("XDG_CONFIG_HOME", xdg.to_str().unwrap())],
+        "mkdir -p $XDG_CONFIG_HOME/git && echo '[core]' > $XDG_CONFIG_HOME/git/config; echo done",
+    );
+    assert!(text.contains("done"), "{text}");
+    assert!(!xdg.join("git/config").exists(), "{text}");
 }
 
 /// An agent killed outright (SIGKILL: the OOM killer, `kill -9`) takes

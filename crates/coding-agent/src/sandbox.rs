@@ -145,6 +145,21 @@ pub struct SandboxPolicy {
     pub exclude_tmp: bool,
 }
 
+/// Variables naming files or directories whose content a shell or git
+/// runs or obeys later (configuration homes, startup files), beside the
+/// home itself: when one lies inside the temp dir, the temp dir is not
+/// writable (see [`SandboxPolicy::temp_dir_writable`]).
+pub const STARTUP_PLACE_VARS: [&str; 8] = [
+    "XDG_CONFIG_HOME",
+    "ZDOTDIR",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "BASH_ENV",
+    "ENV",
+    "PYTHONSTARTUP",
+    "PYTHONUSERBASE",
+];
+
 impl SandboxPolicy {
     /// No confinement.
     pub fn off() -> Self {
@@ -255,9 +270,11 @@ impl SandboxPolicy {
     /// Whether the temp dir is among the writable places: in
     /// workspace-write mode unless `sandbox.excludeTmp`, and unless writing
     /// it could plant what git or a shell runs later outside the sandbox:
-    /// a home inside it (`HOME=/tmp`: `~/.bashrc`), or a root inside it,
-    /// whose parent directories could get a `.git` (or become a bare
-    /// repository) that git, run later in the workspace, would find.
+    /// a home inside it (`HOME=/tmp`: `~/.bashrc`), a configuration place
+    /// named by the environment inside it ([`STARTUP_PLACE_VARS`]:
+    /// `XDG_CONFIG_HOME=/tmp/.config` holds git's global config), or a root
+    /// inside it, whose parent directories could get a `.git` (or become a
+    /// bare repository) that git, run later in the workspace, would find.
     /// Where it is not, commands get a private, empty one.
     ///
     /// ```
@@ -278,6 +295,13 @@ impl SandboxPolicy {
         let home_inside = canonical_home()
             .into_iter()
             .chain(passwd_home().map(|h| canonical(&h)))
+            .chain(
+                STARTUP_PLACE_VARS
+                    .iter()
+                    .filter_map(std::env::var_os)
+                    .filter(|v| !v.is_empty())
+                    .map(|v| canonical(Path::new(&v))),
+            )
             .any(|h| h.starts_with(&tmp));
         !root_inside && !home_inside
     }

@@ -35,6 +35,12 @@ pub fn join_continued_lines(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
     let mut stack: Vec<Context> = Vec::new();
+    // What the last character read means to the next one: an unescaped
+    // `$` (so `(` or `'` opens a substitution or `$'...'`), and whether the
+    // next character starts a word (so `#` starts a comment). An escaped
+    // character is neither.
+    let mut dollar = false;
+    let mut word_start = true;
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
@@ -45,6 +51,7 @@ pub fn join_continued_lines(text: &str) -> String {
                 if c == '\'' {
                     stack.pop();
                 }
+                (dollar, word_start) = (false, false);
             }
             Some(Context::AnsiC) => {
                 out.push(c);
@@ -54,44 +61,53 @@ pub fn join_continued_lines(text: &str) -> String {
                 } else if c == '\'' {
                     stack.pop();
                 }
+                (dollar, word_start) = (false, false);
             }
             Some(Context::Comment) => {
                 out.push(c);
                 if c == '\n' {
                     stack.pop();
+                    word_start = true;
                 }
+                dollar = false;
             }
             top => {
                 let double = top == Some(Context::Double);
                 if c == '\\' {
+                    // A continuation vanishes without a trace; any other
+                    // escaped character is a plain part of a word.
                     if next != Some('\n') {
                         out.push(c);
                         out.extend(next);
+                        (dollar, word_start) = (false, false);
                     }
                     i += 2;
                     continue;
                 }
                 out.push(c);
+                let after_dollar = dollar;
+                let at_word_start = word_start;
+                dollar = c == '$';
+                word_start = !double
+                    && (c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>'));
                 match c {
                     '"' if double => {
                         stack.pop();
                     }
                     '"' => stack.push(Context::Double),
-                    '\'' if !double => {
-                        let ansi = out.len() >= 2 && out[..out.len() - 1].ends_with('$');
-                        stack.push(if ansi {
-                            Context::AnsiC
-                        } else {
-                            Context::Single
-                        });
-                    }
+                    '\'' if !double => stack.push(if after_dollar {
+                        Context::AnsiC
+                    } else {
+                        Context::Single
+                    }),
                     '`' if top == Some(Context::Backticks) => {
                         stack.pop();
                     }
-                    '`' => stack.push(Context::Backticks),
-                    '(' if out[..out.len() - 1].ends_with('$') => {
-                        stack.push(Context::Substitution(0));
+                    '`' => {
+                        stack.push(Context::Backticks);
+                        word_start = true;
                     }
+                    '(' if after_dollar => stack.push(Context::Substitution(0)),
                     '(' if !double => {
                         if let Some(Context::Substitution(open)) = stack.last_mut() {
                             *open += 1;
@@ -101,21 +117,14 @@ pub fn join_continued_lines(text: &str) -> String {
                         if let Some(Context::Substitution(open)) = stack.last_mut() {
                             if *open == 0 {
                                 stack.pop();
+                                // The word the substitution stands in goes on.
+                                word_start = false;
                             } else {
                                 *open -= 1;
                             }
                         }
                     }
-                    '#' if !double => {
-                        let before = out[..out.len() - 1].chars().next_back();
-                        let word_start = before.is_none_or(|b| {
-                            b.is_whitespace()
-                                || matches!(b, ';' | '&' | '|' | '(' | ')' | '<' | '>')
-                        });
-                        if word_start {
-                            stack.push(Context::Comment);
-                        }
-                    }
+                    '#' if !double && at_word_start => stack.push(Context::Comment),
                     _ => {}
                 }
             }
@@ -145,6 +154,17 @@ mod tests {
             ("echo a#b\\\nc", "echo a#bc"),
             ("echo `echo a\\\nb`", "echo `echo ab`"),
             ("echo \\\\\ntouch x", "echo \\\\\ntouch x"),
+            // Escaped characters open nothing: the fourth review's cases.
+            ("echo \"\\$(\" #\\\ntouch x", "echo \"\\$(\" #\\\ntouch x"),
+            (
+                "echo \\ #'\n' \\\n#'\ntouch x\n#'",
+                "echo \\ #'\n' #'\ntouch x\n#'",
+            ),
+            (
+                "echo \\$'a\\' \\\n#'\ntouch x\n#'",
+                "echo \\$'a\\' #'\ntouch x\n#'",
+            ),
+            ("echo $(x)#y\\\nz", "echo $(x)#yz"),
         ] {
             assert_eq!(join_continued_lines(text), joined, "{text:?}");
         }

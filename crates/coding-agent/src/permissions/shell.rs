@@ -804,6 +804,23 @@ fn matching(chars: &[char], open: usize, left: char, right: char) -> Option<usiz
     while i < chars.len() {
         match chars[i] {
             '\\' => i += 1,
+            // A comment runs to the end of the line, quotes and all.
+            '#' if i > open
+                && (chars[i - 1].is_whitespace()
+                    || matches!(chars[i - 1], ';' | '&' | '|' | '(' | ')' | '<' | '>'))
+                && chars[..i - 1]
+                    .iter()
+                    .rev()
+                    .take_while(|&&b| b == '\\')
+                    .count()
+                    % 2
+                    == 0 =>
+            {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+                continue;
+            }
             '$' if chars.get(i + 1) == Some(&'\'') => {
                 // `$'...'`: a backslash escapes the quote.
                 i += 2;
@@ -825,6 +842,10 @@ fn matching(chars: &[char], open: usize, left: char, right: char) -> Option<usiz
                 while i < chars.len() && chars[i] != '"' {
                     if chars[i] == '\\' {
                         i += 1;
+                    } else if chars[i] == '$' && chars.get(i + 1) == Some(&'(') {
+                        // A substitution inside the quotes has quotes of
+                        // its own.
+                        i = matching(chars, i + 1, '(', ')')?;
                     }
                     i += 1;
                 }
@@ -1030,15 +1051,19 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
                     // A here-document: its body is data we do not follow.
                     out.opaque = true;
                 }
-                // `>&2`: the target is a descriptor, part of the operator.
-                let fd_target = op.ends_with('&')
-                    && chars
-                        .get(j)
-                        .is_some_and(|d| d.is_ascii_digit() || *d == '-');
+                // `>&2`, `>&-`: the target is a descriptor, part of the
+                // operator. Only when the word is nothing else: bash takes
+                // `>&1file` as a file name.
+                let mut end = j;
+                while end < chars.len() && (chars[end].is_ascii_digit() || chars[end] == '-') {
+                    end += 1;
+                }
+                let ends_word = chars.get(end).is_none_or(|d| {
+                    d.is_whitespace() || matches!(d, ';' | '&' | '|' | '(' | ')' | '<' | '>')
+                });
+                let fd_target = op.ends_with('&') && end > j && ends_word;
                 if fd_target {
-                    while j < chars.len() && (chars[j].is_ascii_digit() || chars[j] == '-') {
-                        j += 1;
-                    }
+                    j = end;
                 } else {
                     tokens.push(Token::Redirect {
                         output: op.contains('>'),
@@ -1465,6 +1490,11 @@ mod differential {
             ("Bash(echo:*)", "echo '$(rm v)'; echo $\\\n{_@P}"),
             ("Bash(echo:*)", "echo 'x[$(rm v)]'; echo $\\\n[_]"),
             ("Bash(echo:*)", "echo \"$\\\n(rm v)\""),
+            // The fourth review: escaped characters that open nothing.
+            ("Bash(echo:*)", "echo \"\\$(\" #\\\nrm v"),
+            ("Bash(echo:*)", "echo \\ #'\n' \\\n#'\nrm v\n#'"),
+            ("Bash(echo:*)", "echo \\; #'\n' \\\n#'\nrm v\n#'"),
+            ("Bash(echo:*)", "echo \\$'a\\' \\\n#'\nrm v\n#'"),
         ];
         let mut failures = Vec::new();
         // A redirection writes a file the rule never names.
@@ -1475,6 +1505,8 @@ mod differential {
             "echo x 1<>v",
             "echo x &> v",
             "echo x >& v",
+            "echo x >&1v",
+            "echo x >&2-v",
             "echo x > /dev/tcp/127.0.0.1/1",
         ] {
             if judge(&["Bash(echo:*)"], &[], command) == Permission::Allow {
@@ -1535,6 +1567,7 @@ mod differential {
             "shopt -s expand_aliases\nalias x=rm\nx v",
             r"echo \>& rm v",
             "echo \\\n#'\nrm v\n#'",
+            "echo \"$(echo #'\n)(echo \"; rm -f v \" # ')\"",
             // Variants.
             "timeout --signal=KILL 5 rm v",
             "timeout -sKILL 5 rm v",

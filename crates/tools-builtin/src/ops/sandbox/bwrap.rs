@@ -186,11 +186,15 @@ pub(crate) fn chdir_then_command(args: &mut Vec<OsString>, cwd: &Path) {
 /// The paths inside the writable places that stay read-only: the policy's
 /// protected paths and, in workspace-write mode, the `.git` of every
 /// submodule of each root (see [`gitlinks`](super::gitlinks)).
-pub(crate) fn read_only_paths(policy: &SandboxPolicy) -> Vec<PathBuf> {
+///
+/// # Errors
+/// A git index that cannot be read whole (see
+/// [`gitlinks`](super::gitlinks)).
+pub(crate) fn read_only_paths(policy: &SandboxPolicy) -> Result<Vec<PathBuf>, String> {
     let mut paths = policy.protected.clone();
     if policy.mode == SandboxMode::WorkspaceWrite {
         for root in &policy.roots {
-            for entry in super::gitlinks::submodule_git_entries(root) {
+            for entry in super::gitlinks::submodule_git_entries(root)? {
                 if !paths.contains(&entry) {
                     paths.push(entry);
                 }
@@ -199,7 +203,7 @@ pub(crate) fn read_only_paths(policy: &SandboxPolicy) -> Vec<PathBuf> {
     }
     // Linked worktrees outside every root need nothing: they are read-only.
     paths.retain(|p| policy.protected.contains(p) || policy.roots.iter().any(|r| p.starts_with(r)));
-    paths
+    Ok(paths)
 }
 
 /// The paths of `paths` a command could create: those below a writable

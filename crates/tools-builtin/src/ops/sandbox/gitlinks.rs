@@ -27,7 +27,11 @@ static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 
 /// The `.git` entries of the submodules below `worktree`, nested ones
 /// included, whether they exist yet or not.
-pub(crate) fn submodule_git_entries(worktree: &Path) -> Vec<PathBuf> {
+///
+/// # Errors
+/// An index that cannot be read whole: what it lists cannot be protected,
+/// so the caller refuses rather than run with some submodules writable.
+pub(crate) fn submodule_git_entries(worktree: &Path) -> Result<Vec<PathBuf>, String> {
     let mut found = Vec::new();
     let mut pending = vec![(worktree.to_path_buf(), 0usize)];
     while let Some((tree, depth)) = pending.pop() {
@@ -44,7 +48,11 @@ pub(crate) fn submodule_git_entries(worktree: &Path) -> Vec<PathBuf> {
                     .map(|e| e.path()),
             );
         }
-        let paths: Vec<String> = indexes.iter().flat_map(|i| gitlinks(i)).collect();
+        let hash_len = hash_len(&git_dir);
+        let mut paths: Vec<String> = Vec::new();
+        for index in &indexes {
+            paths.extend(gitlinks(index, hash_len)?);
+        }
         // Linked worktrees the repository knows of (`git worktree add`):
         // their `.git` files, wherever they are.
         if let Ok(read) = std::fs::read_dir(git_dir.join("worktrees")) {
@@ -73,14 +81,47 @@ pub(crate) fn submodule_git_entries(worktree: &Path) -> Vec<PathBuf> {
             }
             found.push(entry);
             if found.len() >= MAX_ENTRIES {
-                return found;
+                return Ok(found);
             }
             if depth + 1 < MAX_DEPTH {
                 pending.push((sub, depth + 1));
             }
         }
     }
-    found
+    Ok(found)
+}
+
+/// The length of an object id in the repository at `git_dir`: 32 bytes
+/// when its configuration (or its common directory's) says
+/// `extensions.objectFormat = sha256`, 20 (SHA-1) otherwise. The index
+/// entries are laid out around it.
+fn hash_len(git_dir: &Path) -> usize {
+    let common = std::fs::read_to_string(git_dir.join("commondir"))
+        .ok()
+        .map(|c| git_dir.join(c.trim()))
+        .unwrap_or_else(|| git_dir.to_path_buf());
+    let Ok(config) = std::fs::read_to_string(common.join("config")) else {
+        return 20;
+    };
+    let mut section = String::new();
+    for line in config.lines() {
+        let line = line.trim();
+        if let Some(name) = line.strip_prefix('[') {
+            section = name.trim_end_matches(']').trim().to_ascii_lowercase();
+            continue;
+        }
+        if section == "extensions"
+            && let Some((key, value)) = line.split_once('=')
+            && key.trim().eq_ignore_ascii_case("objectformat")
+            && value
+                .trim()
+                .trim_matches('"')
+                .eq_ignore_ascii_case("sha256")
+        {
+            return 32;
+        }
+    }
+    20
 }
 
 /// The repository directory of a worktree: its `.git` directory, or the
@@ -99,14 +140,18 @@ fn git_dir_of(worktree: &Path) -> Option<PathBuf> {
     Some(worktree.join(named))
 }
 
-/// The paths of the gitlinks in the index file `index` (empty when it is
-/// missing or cannot be read).
-fn gitlinks(index: &Path) -> Vec<String> {
+/// The paths of the gitlinks in the index file `index` (none when there
+/// is no index), whose object ids are `hash_len` bytes long.
+fn gitlinks(index: &Path, hash_len: usize) -> Result<Vec<String>, String> {
     let Ok(meta) = std::fs::metadata(index) else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
     if !meta.is_file() || meta.len() > MAX_INDEX_BYTES {
-        return Vec::new();
+        return Err(format!(
+            "{} is not a git index of at most {} MB",
+            index.display(),
+            MAX_INDEX_BYTES >> 20
+        ));
     }
     use std::os::unix::fs::MetadataExt;
     let key = (
@@ -120,49 +165,58 @@ fn gitlinks(index: &Path) -> Vec<String> {
     if let Some((k, links)) = cache.get_or_insert_with(HashMap::new).get(index)
         && *k == key
     {
-        return links.clone();
+        return Ok(links.clone());
     }
-    let links = std::fs::read(index)
-        .map(|bytes| parse_gitlinks(&bytes))
-        .unwrap_or_default();
+    let bytes = std::fs::read(index).map_err(|e| format!("{}: {e}", index.display()))?;
+    let links = parse_gitlinks(&bytes, hash_len).map_err(|why| {
+        format!(
+            "cannot read the submodules from the git index {} ({why})",
+            index.display()
+        )
+    })?;
     cache
         .get_or_insert_with(HashMap::new)
         .insert(index.to_path_buf(), (key, links.clone()));
-    links
+    Ok(links)
 }
 
-/// The gitlink paths of an index (format versions 2, 3 and 4, SHA-1 ids);
-/// whatever cannot be parsed ends the list.
-fn parse_gitlinks(bytes: &[u8]) -> Vec<String> {
+/// The gitlink paths of an index (format versions 2, 3 and 4, object ids
+/// of `hash_len` bytes).
+///
+/// # Errors
+/// Anything that is not a whole index of those versions, with what.
+fn parse_gitlinks(bytes: &[u8], hash_len: usize) -> Result<Vec<String>, String> {
     let be32 = |at: usize| -> Option<u32> {
         bytes
             .get(at..at + 4)
             .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     };
     let mut out = Vec::new();
+    let truncated = || "truncated".to_string();
     if bytes.get(..4) != Some(b"DIRC") {
-        return out;
+        return Err("no index signature".into());
     }
     let (Some(version), Some(count)) = (be32(4), be32(8)) else {
-        return out;
+        return Err(truncated());
     };
     if !(2..=4).contains(&version) {
-        return out;
+        return Err(format!("index version {version}"));
     }
     let mut at = 12usize;
     let mut previous: Vec<u8> = Vec::new();
     for _ in 0..count {
         // ctime, mtime, dev, ino (24 bytes), then mode.
         let Some(mode) = be32(at + 24) else {
-            return out;
+            return Err(truncated());
         };
+        let flags_at = at + 40 + hash_len;
         let Some(flags) = bytes
-            .get(at + 60..at + 62)
+            .get(flags_at..flags_at + 2)
             .map(|b| u16::from_be_bytes([b[0], b[1]]))
         else {
-            return out;
+            return Err(truncated());
         };
-        let mut header = 62;
+        let mut header = 42 + hash_len;
         if version >= 3 && flags & 0x4000 != 0 {
             header += 2;
         }
@@ -174,27 +228,27 @@ fn parse_gitlinks(bytes: &[u8]) -> Vec<String> {
             // offset varint), then the rest, NUL-terminated; no padding.
             let mut i = name_start;
             let Some(&first) = bytes.get(i) else {
-                return out;
+                return Err(truncated());
             };
             let mut strip = u64::from(first & 0x7f);
             let mut byte = first;
             while byte & 0x80 != 0 {
                 i += 1;
                 let Some(&b) = bytes.get(i) else {
-                    return out;
+                    return Err(truncated());
                 };
                 byte = b;
                 strip = ((strip + 1) << 7) | u64::from(b & 0x7f);
             }
             i += 1;
             let Some(end) = bytes[i.min(bytes.len())..].iter().position(|&b| b == 0) else {
-                return out;
+                return Err(truncated());
             };
             let Ok(strip) = usize::try_from(strip) else {
-                return out;
+                return Err(truncated());
             };
             let Some(keep) = previous.len().checked_sub(strip) else {
-                return out;
+                return Err(truncated());
             };
             let mut p = previous[..keep].to_vec();
             p.extend_from_slice(&bytes[i..i + end]);
@@ -205,7 +259,7 @@ fn parse_gitlinks(bytes: &[u8]) -> Vec<String> {
                 .get(name_start..)
                 .and_then(|rest| rest.iter().position(|&b| b == 0))
             else {
-                return out;
+                return Err(truncated());
             };
             path = bytes[name_start..name_start + end].to_vec();
             // Entries are padded with NULs to a multiple of 8 bytes.
@@ -219,7 +273,7 @@ fn parse_gitlinks(bytes: &[u8]) -> Vec<String> {
         previous = path;
         at = next;
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -274,7 +328,7 @@ mod tests {
         }
         for version in ["2", "3", "4"] {
             git(&repo, &["update-index", "--index-version", version]);
-            let links = gitlinks(&repo.join(".git/index"));
+            let links = gitlinks(&repo.join(".git/index"), 20).unwrap();
             assert_eq!(links, ["libs/one", "two"], "index version {version}");
         }
         // A split index keeps the entries in a shared file.
@@ -283,22 +337,55 @@ mod tests {
             &["update-index", "--index-version", "2", "--split-index"],
         );
         assert_eq!(
-            submodule_git_entries(&repo),
+            submodule_git_entries(&repo).unwrap(),
             [repo.join("libs/one/.git"), repo.join("two/.git")]
         );
         git(&repo, &["update-index", "--no-split-index"]);
         // `.gitmodules` does not matter: the index does.
         std::fs::write(repo.join(".gitmodules"), "").unwrap();
-        let entries = submodule_git_entries(&repo);
+        let entries = submodule_git_entries(&repo).unwrap();
         assert_eq!(entries, [repo.join("libs/one/.git"), repo.join("two/.git")]);
     }
 
+    /// A repository cloned from a SHA-256 one is SHA-256 too: its index
+    /// entries hold 32-byte ids.
     #[test]
-    fn garbage_is_no_list() {
-        assert!(parse_gitlinks(b"").is_empty());
-        assert!(parse_gitlinks(b"DIRC\0\0\0\x02\xff\xff\xff\xff").is_empty());
+    fn gitlinks_are_read_from_a_sha256_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src");
+        std::fs::create_dir(&src).unwrap();
+        git(&src, &["init", "-q", "--object-format=sha256", "."]);
+        git(&src, &["commit", "-q", "--allow-empty", "-m", "i"]);
+        let repo = dir.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        git(&repo, &["init", "-q", "--object-format=sha256", "."]);
+        std::fs::write(repo.join("a.txt"), "x").unwrap();
+        git(&repo, &["add", "."]);
+        git(
+            &repo,
+            &["submodule", "add", "-q", src.to_str().unwrap(), "sub"],
+        );
+        for version in ["2", "4"] {
+            git(&repo, &["update-index", "--index-version", version]);
+            assert_eq!(
+                submodule_git_entries(&repo).unwrap(),
+                [repo.join("sub/.git")],
+                "index version {version}"
+            );
+        }
+    }
+
+    #[test]
+    fn garbage_is_an_error() {
+        assert!(parse_gitlinks(b"", 20).is_err());
+        assert!(parse_gitlinks(b"DIRC\0\0\0\x02\xff\xff\xff\xff", 20).is_err());
         let mut long = b"DIRC\0\0\0\x04\0\0\0\x05".to_vec();
         long.extend(std::iter::repeat_n(0xffu8, 200));
-        assert!(parse_gitlinks(&long).is_empty());
+        assert!(parse_gitlinks(&long, 20).is_err());
+        // An empty index is an empty list.
+        assert_eq!(
+            parse_gitlinks(b"DIRC\0\0\0\x02\0\0\0\0", 20),
+            Ok(Vec::new())
+        );
     }
 }

@@ -221,7 +221,7 @@ impl ProcessOps for SandboxedProcessOps {
             });
             // Held until the command ends: a protected path that does not
             // exist yet gets an empty read-only directory, not a free name.
-            let read_only = bwrap::read_only_paths(&self.policy);
+            let read_only = bwrap::read_only_paths(&self.policy).map_err(refusal)?;
             let writable = bwrap::writable_ones(&self.policy, &read_only);
             let workspace_write = self.policy.mode == SandboxMode::WorkspaceWrite;
             let _placeholders = workspace_write.then(|| placeholders::Placeholders::hold(&writable));
@@ -368,7 +368,7 @@ impl SandboxedPrograms {
     /// refused), with the reason.
     pub fn new(policy: SandboxPolicy) -> io::Result<Self> {
         let launcher = launcher(&policy)?;
-        let read_only = bwrap::read_only_paths(&policy);
+        let read_only = bwrap::read_only_paths(&policy).map_err(refusal)?;
         let placeholders = (policy.mode == SandboxMode::WorkspaceWrite)
             .then(|| placeholders::Placeholders::hold(&bwrap::writable_ones(&policy, &read_only)));
         Ok(SandboxedPrograms {
