@@ -133,12 +133,17 @@ fn split_into(text: &str, out: &mut ShellCommands, depth: usize) {
             }
             Token::Redirect { output } => target_of = Some(output),
             Token::Op(op) => {
-                if op == ";;" {
+                // A redirection without its word is a syntax error to bash;
+                // taking the next command's name for it would hide it.
+                if op == ";;" || target_of.take().is_some() {
                     out.opaque = true;
                 }
                 finish(std::mem::take(&mut words), out, depth);
             }
         }
+    }
+    if target_of.is_some() {
+        out.opaque = true;
     }
     finish(words, out, depth);
 }
@@ -893,6 +898,19 @@ fn ansi_c(body: &str) -> String {
             'a' => out.push('\x07'),
             'b' => out.push('\x08'),
             'e' | 'E' => out.push('\x1b'),
+            'f' => out.push('\x0c'),
+            'v' => out.push('\x0b'),
+            '\\' | '\'' | '"' | '?' => out.push(c),
+            // `\cX`: the control character of X (`\cj` is a newline).
+            'c' if i + 1 < chars.len() => {
+                i += 1;
+                let x = chars[i];
+                out.push(if x == '?' {
+                    '\x7f'
+                } else {
+                    char::from((u32::from(x.to_ascii_uppercase()) & 0x1f) as u8)
+                });
+            }
             'x' => {
                 let (v, n) = digits(i + 1, 16, 2);
                 out.extend(char::from_u32(v));
@@ -908,7 +926,11 @@ fn ansi_c(body: &str) -> String {
                 out.extend(char::from_u32(v));
                 i += n - 1;
             }
-            other => out.push(other),
+            // Any other escape stays as written, backslash and all.
+            other => {
+                out.push('\\');
+                out.push(other);
+            }
         }
         i += 1;
     }
@@ -1038,10 +1060,15 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
                     &mut expanded,
                     &mut quoted,
                 );
-                let mut j = i + 1;
-                while j < chars.len() && matches!(chars[j], '<' | '>' | '|' | '&' | '-') {
-                    j += 1;
-                }
+                // The operator, exactly as bash reads it: `<`, `<<`, `<<-`,
+                // `<<<`, `<>`, `<&`, `>`, `>>`, `>|`, `>&`. Nothing else
+                // belongs to it (`<-` reads a file named `-`).
+                let len = match (c, chars.get(i + 1), chars.get(i + 2)) {
+                    ('<', Some('<'), Some('<' | '-')) => 3,
+                    ('<', Some('<' | '>' | '&'), _) | ('>', Some('>' | '|' | '&'), _) => 2,
+                    _ => 1,
+                };
+                let mut j = i + len;
                 let op: String = chars[i..j].iter().collect();
                 if op.starts_with("<<<") {
                     // A here-string feeds data to the command: fine for a
@@ -1051,11 +1078,15 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
                     // A here-document: its body is data we do not follow.
                     out.opaque = true;
                 }
-                // `>&2`, `>&-`: the target is a descriptor, part of the
-                // operator. Only when the word is nothing else: bash takes
-                // `>&1file` as a file name.
+                // `>&2`, `<&-`, `>&2-`: the target is a descriptor (closed
+                // with `-`, moved with `N-`), and the redirection is whole.
+                // Only when the word is nothing else: bash takes `>&1file`
+                // as a file name.
                 let mut end = j;
-                while end < chars.len() && (chars[end].is_ascii_digit() || chars[end] == '-') {
+                while end < chars.len() && chars[end].is_ascii_digit() {
+                    end += 1;
+                }
+                if chars.get(end) == Some(&'-') {
                     end += 1;
                 }
                 let ends_word = chars.get(end).is_none_or(|d| {
@@ -1495,6 +1526,13 @@ mod differential {
             ("Bash(echo:*)", "echo \\ #'\n' \\\n#'\nrm v\n#'"),
             ("Bash(echo:*)", "echo \\; #'\n' \\\n#'\nrm v\n#'"),
             ("Bash(echo:*)", "echo \\$'a\\' \\\n#'\nrm v\n#'"),
+            // The fifth review: `<&-` and `>&-` are whole redirections, so
+            // the next command's name is no file name.
+            ("Bash(cat:*)", "cat <&-; rm <&- -f v victim"),
+            ("Bash(cat:*)", "cat <&-; sh <&- -c 'echo x; rm v'"),
+            ("Bash(ls:*)", "ls 0<&- && sh <&- -c 'echo x; rm v'"),
+            ("Bash(cat:*)", "cat {fd}<&-\nbash <&- -c 'echo y; rm v'"),
+            ("Bash(echo:*)", "echo a >&- ; rm v"),
         ];
         let mut failures = Vec::new();
         // A redirection writes a file the rule never names.
@@ -1507,6 +1545,9 @@ mod differential {
             "echo x >& v",
             "echo x >&1v",
             "echo x >&2-v",
+            "echo x >>-/dev/null",
+            "echo x >- /dev/null",
+            "echo x >&-v",
             "echo x > /dev/tcp/127.0.0.1/1",
         ] {
             if judge(&["Bash(echo:*)"], &[], command) == Permission::Allow {
@@ -1568,6 +1609,8 @@ mod differential {
             r"echo \>& rm v",
             "echo \\\n#'\nrm v\n#'",
             "echo \"$(echo #'\n)(echo \"; rm -f v \" # ')\"",
+            "cat <&-\nrm v",
+            "bash -c $'echo x\\cjrm v'",
             // Variants.
             "timeout --signal=KILL 5 rm v",
             "timeout -sKILL 5 rm v",

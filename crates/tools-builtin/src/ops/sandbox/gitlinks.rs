@@ -9,6 +9,7 @@
 //! `.gitmodules`, which a command may edit.
 
 use std::collections::HashMap;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
@@ -22,7 +23,7 @@ const MAX_ENTRIES: usize = 4096;
 
 /// Gitlink paths per index file, kept while the file is unchanged: a big
 /// repository's index is megabytes, and every command would read it.
-type Cache = HashMap<PathBuf, ((u64, SystemTime, u64), Vec<String>)>;
+type Cache = HashMap<PathBuf, ((u64, SystemTime, u64), Vec<Vec<u8>>)>;
 static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 
 /// The `.git` entries of the submodules below `worktree`, nested ones
@@ -49,7 +50,8 @@ pub(crate) fn submodule_git_entries(worktree: &Path) -> Result<Vec<PathBuf>, Str
             );
         }
         let hash_len = hash_len(&git_dir);
-        let mut paths: Vec<String> = Vec::new();
+        // Paths as git stores them: bytes, not necessarily UTF-8.
+        let mut paths: Vec<Vec<u8>> = Vec::new();
         for index in &indexes {
             paths.extend(gitlinks(index, hash_len)?);
         }
@@ -60,21 +62,25 @@ pub(crate) fn submodule_git_entries(worktree: &Path) -> Result<Vec<PathBuf>, Str
                 let Ok(text) = std::fs::read_to_string(entry.path().join("gitdir")) else {
                     continue;
                 };
-                let named = PathBuf::from(text.trim());
-                if named.is_absolute() && !found.contains(&named) {
+                // Absolute, or (git 2.48's `--relative-paths`) relative to
+                // the directory of this `gitdir` file.
+                // Spelled out, not resolved: a link there is refused later
+                // (a mount would follow it and leave the link replaceable).
+                let named = coding_agent::sandbox::normalize(&entry.path().join(text.trim()));
+                if !found.contains(&named) {
                     found.push(named);
                 }
             }
         }
         for path in paths {
-            let sub = tree.join(&path);
             // Only what lies inside the worktree, spelled without `..`.
             if path
-                .split('/')
-                .any(|c| c.is_empty() || c == "." || c == "..")
+                .split(|&b| b == b'/')
+                .any(|c| c.is_empty() || c == b"." || c == b"..")
             {
                 continue;
             }
+            let sub = tree.join(std::ffi::OsStr::from_bytes(&path));
             let entry = sub.join(".git");
             if found.contains(&entry) {
                 continue;
@@ -142,7 +148,7 @@ fn git_dir_of(worktree: &Path) -> Option<PathBuf> {
 
 /// The paths of the gitlinks in the index file `index` (none when there
 /// is no index), whose object ids are `hash_len` bytes long.
-fn gitlinks(index: &Path, hash_len: usize) -> Result<Vec<String>, String> {
+fn gitlinks(index: &Path, hash_len: usize) -> Result<Vec<Vec<u8>>, String> {
     let Ok(meta) = std::fs::metadata(index) else {
         return Ok(Vec::new());
     };
@@ -185,7 +191,7 @@ fn gitlinks(index: &Path, hash_len: usize) -> Result<Vec<String>, String> {
 ///
 /// # Errors
 /// Anything that is not a whole index of those versions, with what.
-fn parse_gitlinks(bytes: &[u8], hash_len: usize) -> Result<Vec<String>, String> {
+fn parse_gitlinks(bytes: &[u8], hash_len: usize) -> Result<Vec<Vec<u8>>, String> {
     let be32 = |at: usize| -> Option<u32> {
         bytes
             .get(at..at + 4)
@@ -265,10 +271,8 @@ fn parse_gitlinks(bytes: &[u8], hash_len: usize) -> Result<Vec<String>, String> 
             // Entries are padded with NULs to a multiple of 8 bytes.
             next = at + (header + end + 8) / 8 * 8;
         }
-        if mode & 0o170000 == GITLINK
-            && let Ok(text) = String::from_utf8(path.clone())
-        {
-            out.push(text);
+        if mode & 0o170000 == GITLINK {
+            out.push(path.clone());
         }
         previous = path;
         at = next;
@@ -329,7 +333,11 @@ mod tests {
         for version in ["2", "3", "4"] {
             git(&repo, &["update-index", "--index-version", version]);
             let links = gitlinks(&repo.join(".git/index"), 20).unwrap();
-            assert_eq!(links, ["libs/one", "two"], "index version {version}");
+            assert_eq!(
+                links,
+                [b"libs/one".to_vec(), b"two".to_vec()],
+                "index version {version}"
+            );
         }
         // A split index keeps the entries in a shared file.
         git(
@@ -373,6 +381,37 @@ mod tests {
                 "index version {version}"
             );
         }
+    }
+
+    /// A gitlink whose name is not UTF-8 (`git update-index --cacheinfo
+    /// 160000,ID,$'s\xff'`) is a submodule like any other.
+    #[test]
+    fn a_gitlink_named_in_any_bytes_is_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        git(&repo, &["init", "-q", "."]);
+        git(&repo, &["commit", "-q", "--allow-empty", "-m", "i"]);
+        let head = std::process::Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(&repo)
+            .output()
+            .unwrap();
+        let id = String::from_utf8(head.stdout).unwrap();
+        let name = std::ffi::OsStr::from_bytes(b"s\xff");
+        let mut info = std::ffi::OsString::from(format!("160000,{},", id.trim()));
+        info.push(name);
+        let ok = std::process::Command::new("git")
+            .args(["update-index", "--add", "--cacheinfo"])
+            .arg(&info)
+            .current_dir(&repo)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        assert_eq!(
+            submodule_git_entries(&repo).unwrap(),
+            [repo.join(name).join(".git")]
+        );
     }
 
     #[test]
