@@ -2027,3 +2027,38 @@ fn a_killed_agent_takes_its_command_with_it() {
         "the command outlived the agent"
     );
 }
+
+/// A `.git` file naming a repository inside the workspace (`git init
+/// --separate-git-dir=./realgit`): that repository is protected as a
+/// `.git` directory would be, for bash and the file tools.
+#[test]
+fn a_separate_git_dir_inside_the_workspace_stays_read_only() {
+    let f = fixture();
+    let out = Command::new("git")
+        .args(["init", "-q", "--separate-git-dir"])
+        .arg(f.ws.join("realgit"))
+        .arg(&f.ws)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = bash(
+        &f,
+        "git config core.fsmonitor 'touch x; false' 2>&1; echo x >> realgit/config 2>&1; echo done",
+    );
+    assert!(text.contains("done"), "{text}");
+    let config = std::fs::read_to_string(f.ws.join("realgit/config")).unwrap();
+    assert!(
+        !config.contains("fsmonitor") && !config.contains("\nx\n"),
+        "{config}"
+    );
+    let (text, is_error) = tool(
+        &f,
+        "write",
+        json!({"path": "realgit/hooks/pre-commit", "content": "#!/bin/sh\n"}),
+    );
+    assert!(is_error, "{text}");
+}

@@ -145,6 +145,33 @@ pub struct SandboxPolicy {
     pub exclude_tmp: bool,
 }
 
+/// The repository a root's `.git` file names (`gitdir: DIR`), and that
+/// repository's common directory (`commondir`), resolved; none when `.git`
+/// is a directory or absent.
+fn separate_git_dirs(root: &Path) -> Vec<PathBuf> {
+    let dot_git = root.join(".git");
+    let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
+        return Vec::new();
+    };
+    if !meta.is_file() || meta.len() > 4096 {
+        return Vec::new();
+    }
+    let Some(named) = std::fs::read_to_string(&dot_git).ok().and_then(|text| {
+        text.lines()
+            .next()
+            .and_then(|l| l.strip_prefix("gitdir:"))
+            .map(|d| d.trim().to_string())
+    }) else {
+        return Vec::new();
+    };
+    let git_dir = canonical(&root.join(named));
+    let mut dirs = vec![git_dir.clone()];
+    if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
+        dirs.push(canonical(&git_dir.join(common.trim())));
+    }
+    dirs
+}
+
 /// Variables naming files or directories whose content a shell or git
 /// runs or obeys later (configuration homes, startup files), beside the
 /// home itself: when one lies inside the temp dir, the temp dir is not
@@ -246,6 +273,16 @@ impl SandboxPolicy {
             .iter()
             .flat_map(|r| PROTECTED_NAMES.iter().map(move |n| r.join(n)))
             .collect();
+        // A `.git` file (`git init --separate-git-dir`, worktrees) names the
+        // repository elsewhere; when that lies in a root it is as much the
+        // repository as a `.git` directory, and so is its common directory.
+        for root in &self.roots {
+            for dir in separate_git_dirs(root) {
+                if self.roots.iter().any(|r| dir.starts_with(r)) && !protected.contains(&dir) {
+                    protected.push(dir);
+                }
+            }
+        }
         if let Some(dir) = crate::settings::agent_dir() {
             protected.push(canonical(&dir));
         }

@@ -123,8 +123,13 @@ fn split_into(text: &str, out: &mut ShellCommands, depth: usize) {
                 if let Some(output) = target_of.take() {
                     // Writing a file is an edit the rule never names
                     // (`echo x >> .git/config` under `Bash(echo:*)`): only
-                    // output thrown away keeps a line plain.
-                    if !word.plain || (output && word.text != "/dev/null") {
+                    // output thrown away keeps a line plain. Bash opens
+                    // `/dev/tcp/HOST/PORT` as a socket, for reading too
+                    // (`3</dev/tcp/h/p >&3` sends the output there).
+                    let socket = ["/dev/tcp/", "/dev/udp/"]
+                        .iter()
+                        .any(|p| word.text.starts_with(p));
+                    if !word.plain || socket || (output && word.text != "/dev/null") {
                         out.plain = false;
                     }
                 } else {
@@ -918,12 +923,15 @@ fn ansi_c(body: &str) -> String {
             }
             'u' | 'U' => {
                 let (v, n) = digits(i + 1, 16, if c == 'u' { 4 } else { 8 });
-                out.extend(char::from_u32(v));
+                // Bash writes the bytes of what is no character; nothing
+                // here may vanish (`/dev/nu\U110000ll` is not /dev/null).
+                out.push(char::from_u32(v).unwrap_or('\u{FFFD}'));
                 i += n;
             }
             '0'..='7' => {
+                // A byte: bash keeps the low eight bits (`\562` is `r`).
                 let (v, n) = digits(i, 8, 3);
-                out.extend(char::from_u32(v));
+                out.extend(char::from_u32(v & 0xff));
                 i += n - 1;
             }
             // Any other escape stays as written, backslash and all.
@@ -933,6 +941,10 @@ fn ansi_c(body: &str) -> String {
             }
         }
         i += 1;
+    }
+    // Bash's strings end at a NUL: `r$'\0'm` is `rm`.
+    if let Some(nul) = out.find('\0') {
+        out.truncate(nul);
     }
     out
 }
@@ -957,8 +969,12 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
             let text = std::mem::take(word);
             let braced = brace.get() && (text.contains(',') || text.contains(".."));
             let globbed = (glob.get() && text != "[" && text != "[[") || braced;
+            // A glob at the start of a word can expand to any name in the
+            // directory, `--output=x` included: the argument is then an
+            // option the rule never saw. `src/*.rs` cannot.
+            let leading_glob = globbed && text.starts_with(['*', '?', '[']);
             tokens.push(Token::Word(Word {
-                plain: !*expanded && !braced && !tilde.get(),
+                plain: !*expanded && !braced && !tilde.get() && !leading_glob,
                 glob: globbed,
                 expanded: *expanded,
                 text,
@@ -1535,6 +1551,19 @@ mod differential {
             ("Bash(echo:*)", "echo a >&- ; rm v"),
         ];
         let mut failures = Vec::new();
+        // The sixth review: a leading glob turning a file name into an
+        // option (here `git diff *` meeting a file `--output=v`).
+        {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("--output=v"), "").unwrap();
+            let command = "git diff *";
+            if judge(&["Bash(git diff:*)"], &[], command) == Permission::Allow {
+                failures.push(format!("Bash(git diff:*) allowed {command}"));
+            }
+            if judge(&["Bash(ls:*)"], &[], "ls src/*.rs") != Permission::Allow {
+                failures.push("Bash(ls:*) did not allow ls src/*.rs".into());
+            }
+        }
         // A redirection writes a file the rule never names.
         for command in [
             "echo '[core]' >> .git/config",
@@ -1548,6 +1577,8 @@ mod differential {
             "echo x >>-/dev/null",
             "echo x >- /dev/null",
             "echo x >&-v",
+            "cat a 3</dev/tcp/127.0.0.1/9 >&3",
+            "echo x >$'/dev/nu\\U110000ll'",
             "echo x > /dev/tcp/127.0.0.1/1",
         ] {
             if judge(&["Bash(echo:*)"], &[], command) == Permission::Allow {
@@ -1611,6 +1642,8 @@ mod differential {
             "echo \"$(echo #'\n)(echo \"; rm -f v \" # ')\"",
             "cat <&-\nrm v",
             "bash -c $'echo x\\cjrm v'",
+            "r$'\\0'm v",
+            "$'\\562'm v",
             // Variants.
             "timeout --signal=KILL 5 rm v",
             "timeout -sKILL 5 rm v",
@@ -1740,7 +1773,7 @@ mod differential {
         for (rule, command) in [
             ("Bash(echo:*)", "echo hello 'a b' \"c\" $'d'"),
             ("Bash(git status)", "git status"),
-            ("Bash(ls:*)", "ls -la *.rs 2>/dev/null"),
+            ("Bash(ls:*)", "ls -la ./*.rs 2>/dev/null"),
             ("Bash(grep:*)", "grep -n 'x' a | grep -v y"),
         ] {
             assert_eq!(judge(&[rule], &[], command), Permission::Allow, "{command}");
