@@ -2062,3 +2062,35 @@ fn a_separate_git_dir_inside_the_workspace_stays_read_only() {
     );
     assert!(is_error, "{text}");
 }
+
+/// A `.git` file whose `gitdir:` goes through a link in the workspace: a
+/// command could point the link at a repository of its own, so bash
+/// refuses, naming the link, rather than protect only today's target.
+#[test]
+fn a_git_dir_reached_through_a_workspace_link_refuses_bash() {
+    let f = fixture();
+    std::fs::create_dir_all(f.ws.join("real")).unwrap();
+    let out = Command::new("git")
+        .args(["init", "-q", "--separate-git-dir"])
+        .arg(f.ws.join("real/gd"))
+        .arg(&f.ws)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::os::unix::fs::symlink("real", f.ws.join("lnk")).unwrap();
+    std::fs::write(f.ws.join(".git"), "gitdir: lnk/gd\n").unwrap();
+    let text = bash(&f, "ln -sfn elsewhere lnk; echo ran");
+    assert!(!text.contains("ran"), "{text}");
+    assert!(
+        text.contains("lnk") && text.contains("symbolic link"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_link(f.ws.join("lnk")).unwrap(),
+        Path::new("real")
+    );
+}

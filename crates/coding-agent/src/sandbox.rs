@@ -164,12 +164,35 @@ fn separate_git_dirs(root: &Path) -> Vec<PathBuf> {
     }) else {
         return Vec::new();
     };
-    let git_dir = canonical(&root.join(named));
-    let mut dirs = vec![git_dir.clone()];
+    let spelled = normalize(&root.join(named));
+    let git_dir = canonical(&spelled);
+    // A link on the way (`gitdir: lnk/gd`) could be pointed elsewhere by a
+    // command: it is protected itself, which a sandbox that cannot keep a
+    // link read-only refuses, naming it.
+    let mut dirs = links_on_the_way(root, &spelled);
+    dirs.push(git_dir.clone());
     if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
-        dirs.push(canonical(&git_dir.join(common.trim())));
+        let spelled = normalize(&git_dir.join(common.trim()));
+        dirs.extend(links_on_the_way(root, &spelled));
+        dirs.push(canonical(&spelled));
     }
     dirs
+}
+
+/// The symbolic links among the directories from `root` down to `path`.
+fn links_on_the_way(root: &Path, path: &Path) -> Vec<PathBuf> {
+    let Ok(rest) = path.strip_prefix(root) else {
+        return Vec::new();
+    };
+    let mut at = root.to_path_buf();
+    let mut links = Vec::new();
+    for part in rest.components() {
+        at.push(part);
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            links.push(at.clone());
+        }
+    }
+    links
 }
 
 /// Variables naming files or directories whose content a shell or git

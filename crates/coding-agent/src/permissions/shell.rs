@@ -916,17 +916,39 @@ fn ansi_c(body: &str) -> String {
                     char::from((u32::from(x.to_ascii_uppercase()) & 0x1f) as u8)
                 });
             }
+            // `\x{HH...}` (bash 5.2): any number of digits in braces.
+            'x' if chars.get(i + 1) == Some(&'{') => {
+                let (v, n) = digits(i + 2, 16, 8);
+                if chars.get(i + 2 + n) == Some(&'}') {
+                    out.extend(char::from_u32(v & 0xff));
+                    i += n + 2;
+                } else {
+                    out.push('\\');
+                    out.push('x');
+                }
+            }
             'x' => {
                 let (v, n) = digits(i + 1, 16, 2);
-                out.extend(char::from_u32(v));
-                i += n;
+                if n == 0 {
+                    // No digit: bash keeps `\x` as written.
+                    out.push('\\');
+                    out.push('x');
+                } else {
+                    out.extend(char::from_u32(v));
+                    i += n;
+                }
             }
             'u' | 'U' => {
                 let (v, n) = digits(i + 1, 16, if c == 'u' { 4 } else { 8 });
-                // Bash writes the bytes of what is no character; nothing
-                // here may vanish (`/dev/nu\U110000ll` is not /dev/null).
-                out.push(char::from_u32(v).unwrap_or('\u{FFFD}'));
-                i += n;
+                if n == 0 {
+                    out.push('\\');
+                    out.push(c);
+                } else {
+                    // Bash writes the bytes of what is no character; nothing
+                    // here may vanish (`/dev/nu\U110000ll` is not /dev/null).
+                    out.push(char::from_u32(v).unwrap_or('\u{FFFD}'));
+                    i += n;
+                }
             }
             '0'..='7' => {
                 // A byte: bash keeps the low eight bits (`\562` is `r`).
@@ -969,10 +991,10 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
             let text = std::mem::take(word);
             let braced = brace.get() && (text.contains(',') || text.contains(".."));
             let globbed = (glob.get() && text != "[" && text != "[[") || braced;
-            // A glob at the start of a word can expand to any name in the
-            // directory, `--output=x` included: the argument is then an
-            // option the rule never saw. `src/*.rs` cannot.
-            let leading_glob = globbed && text.starts_with(['*', '?', '[']);
+            // A glob at the start of a word, or after a leading `-`, can
+            // expand to an option (`*` or `-*` meeting a file named
+            // `--output=x`) the rule never saw. `src/*.rs` cannot.
+            let leading_glob = globbed && text.starts_with(['*', '?', '[', '-']);
             tokens.push(Token::Word(Word {
                 plain: !*expanded && !braced && !tilde.get() && !leading_glob,
                 glob: globbed,
@@ -1556,9 +1578,16 @@ mod differential {
         {
             let dir = tempfile::tempdir().unwrap();
             std::fs::write(dir.path().join("--output=v"), "").unwrap();
-            let command = "git diff *";
-            if judge(&["Bash(git diff:*)"], &[], command) == Permission::Allow {
-                failures.push(format!("Bash(git diff:*) allowed {command}"));
+            for command in [
+                "git diff *",
+                "git diff -*",
+                "git diff --out*",
+                "git diff '-'?output=v",
+                "git diff $'\\x{2d}-output=v'",
+            ] {
+                if judge(&["Bash(git diff:*)"], &[], command) == Permission::Allow {
+                    failures.push(format!("Bash(git diff:*) allowed {command}"));
+                }
             }
             if judge(&["Bash(ls:*)"], &[], "ls src/*.rs") != Permission::Allow {
                 failures.push("Bash(ls:*) did not allow ls src/*.rs".into());
@@ -1644,6 +1673,8 @@ mod differential {
             "bash -c $'echo x\\cjrm v'",
             "r$'\\0'm v",
             "$'\\562'm v",
+            "$'\\x{72}'m v",
+            "bash -c $'\\x{72}m v'",
             // Variants.
             "timeout --signal=KILL 5 rm v",
             "timeout -sKILL 5 rm v",
