@@ -2028,15 +2028,13 @@ fn a_killed_agent_takes_its_command_with_it() {
     );
 }
 
-/// A `.git` file naming a repository inside the workspace (`git init
-/// --separate-git-dir=./realgit`): that repository is protected as a
-/// `.git` directory would be, for bash and the file tools.
-#[test]
-fn a_separate_git_dir_inside_the_workspace_stays_read_only() {
-    let f = fixture();
+/// `git init --separate-git-dir=WS/DIR WS`: `.git` becomes a file naming DIR.
+fn init_with_separate_git_dir(f: &Fixture, dir: &str) {
+    let git_dir = f.ws.join(dir);
+    std::fs::create_dir_all(git_dir.parent().unwrap()).unwrap();
     let out = Command::new("git")
         .args(["init", "-q", "--separate-git-dir"])
-        .arg(f.ws.join("realgit"))
+        .arg(&git_dir)
         .arg(&f.ws)
         .output()
         .unwrap();
@@ -2045,6 +2043,15 @@ fn a_separate_git_dir_inside_the_workspace_stays_read_only() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A `.git` file naming a repository inside the workspace (`git init
+/// --separate-git-dir=./realgit`): that repository is protected as a
+/// `.git` directory would be, for bash and the file tools.
+#[test]
+fn a_separate_git_dir_inside_the_workspace_stays_read_only() {
+    let f = fixture();
+    init_with_separate_git_dir(&f, "realgit");
     let text = bash(
         &f,
         "git config core.fsmonitor 'touch x; false' 2>&1; echo x >> realgit/config 2>&1; echo done",
@@ -2069,18 +2076,7 @@ fn a_separate_git_dir_inside_the_workspace_stays_read_only() {
 #[test]
 fn a_git_dir_reached_through_a_workspace_link_refuses_bash() {
     let f = fixture();
-    std::fs::create_dir_all(f.ws.join("real")).unwrap();
-    let out = Command::new("git")
-        .args(["init", "-q", "--separate-git-dir"])
-        .arg(f.ws.join("real/gd"))
-        .arg(&f.ws)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    init_with_separate_git_dir(&f, "real/gd");
     std::os::unix::fs::symlink("real", f.ws.join("lnk")).unwrap();
     std::fs::write(f.ws.join(".git"), "gitdir: lnk/gd\n").unwrap();
     let text = bash(&f, "ln -sfn elsewhere lnk; echo ran");

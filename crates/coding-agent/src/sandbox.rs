@@ -179,8 +179,20 @@ fn separate_git_dirs(root: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// The symbolic links among the directories from `root` down to `path`.
-fn links_on_the_way(root: &Path, path: &Path) -> Vec<PathBuf> {
+/// The symbolic links among the entries from `root` (excluded) down to
+/// `path` (included): what a command could point elsewhere on the way.
+///
+/// ```
+/// use coding_agent::sandbox::links_on_the_way;
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::create_dir(dir.path().join("real")).unwrap();
+/// std::os::unix::fs::symlink("real", dir.path().join("lnk")).unwrap();
+/// assert_eq!(
+///     links_on_the_way(dir.path(), &dir.path().join("lnk/x")),
+///     [dir.path().join("lnk")]
+/// );
+/// ```
+pub fn links_on_the_way(root: &Path, path: &Path) -> Vec<PathBuf> {
     let Ok(rest) = path.strip_prefix(root) else {
         return Vec::new();
     };

@@ -65,29 +65,12 @@ fn linked_parents_of(paths: &[PathBuf], roots: &[PathBuf]) -> Vec<PathBuf> {
     let mut linked = Vec::new();
     for path in paths {
         for root in roots.iter().filter(|r| path.starts_with(r)) {
-            for parent in linked_parents(root, path) {
+            let parent_dir = path.parent().unwrap_or(root);
+            for parent in coding_agent::sandbox::links_on_the_way(root, parent_dir) {
                 if !linked.contains(&parent) {
                     linked.push(parent);
                 }
             }
-        }
-    }
-    linked
-}
-
-/// The directories between `root` and `path` (both excluded) that are
-/// symbolic links now.
-fn linked_parents(root: &Path, path: &Path) -> Vec<PathBuf> {
-    let Ok(rest) = path.strip_prefix(root) else {
-        return Vec::new();
-    };
-    let mut at = root.to_path_buf();
-    let mut linked = Vec::new();
-    let parts: Vec<_> = rest.components().collect();
-    for part in parts.iter().take(parts.len().saturating_sub(1)) {
-        at.push(part);
-        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
-            linked.push(at.clone());
         }
     }
     linked

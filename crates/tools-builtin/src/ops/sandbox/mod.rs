@@ -319,7 +319,7 @@ impl ProcessOps for SandboxedProcessOps {
                 let found = check.restore();
                 if found.rebuild {
                     // Its mounts now stand on what was moved.
-                    resident::retire();
+                    resident::shut_down();
                 }
                 for note in found.notes {
                     on_data(format!("\n{note}\n").as_bytes());

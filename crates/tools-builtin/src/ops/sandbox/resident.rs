@@ -69,11 +69,6 @@ pub fn shut_down() {
     drop(taken);
 }
 
-/// Forgets the standing sandbox: the next command gets a new one.
-pub(crate) fn retire() {
-    shut_down();
-}
-
 /// The standing sandbox for `key` (bubblewrap's options without the
 /// command), started when there is none or it was built with other
 /// options.
