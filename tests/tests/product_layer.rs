@@ -53,7 +53,7 @@ impl Def {
         self.snippet = Some(s);
         self
     }
-    fn arc(self) -> Arc<dyn ToolDefinition> {
+    fn arc(self) -> ToolDefinition {
         Arc::new(self)
     }
 }
@@ -107,7 +107,7 @@ impl ToolDefinition for Def {
     }
 }
 
-fn builtins() -> Vec<Arc<dyn ToolDefinition>> {
+fn builtins() -> Vec<ToolDefinition> {
     ["read", "bash", "edit", "write", "grep", "find", "ls"]
         .into_iter()
         .map(|n| def(n).arc())

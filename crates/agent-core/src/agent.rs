@@ -129,6 +129,9 @@ pub struct AgentOptions {
     /// Keeps the transcript inside the context window (see
     /// [`AgentLoopConfig::compactor`]).
     pub compactor: Option<Arc<dyn crate::ContextCompactor>>,
+    /// Typed values every tool call receives (see
+    /// [`AgentLoopConfig::tool_extensions`]).
+    pub tool_extensions: crate::Extensions,
 }
 
 impl AgentOptions {
@@ -149,7 +152,50 @@ impl AgentOptions {
             max_parallel_tools: crate::config::default_max_parallel_tools(),
             unknown_tool_message: None,
             compactor: None,
+            tool_extensions: crate::Extensions::new(),
         }
+    }
+
+    /// The same options with this system prompt.
+    pub fn with_system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = prompt.into();
+        self
+    }
+
+    /// The same options with these active tools.
+    pub fn with_tools(mut self, tools: impl IntoIterator<Item = Arc<dyn AgentTool>>) -> Self {
+        self.tools = tools.into_iter().collect();
+        self
+    }
+
+    /// The same options starting from this transcript.
+    pub fn with_messages(mut self, messages: Vec<Message>) -> Self {
+        self.messages = messages;
+        self
+    }
+
+    /// The same options with this hook before each tool call.
+    pub fn with_before_tool_call(mut self, hook: BeforeToolCallHook) -> Self {
+        self.before_tool_call = Some(hook);
+        self
+    }
+
+    /// The same options with this hook after each tool call.
+    pub fn with_after_tool_call(mut self, hook: AfterToolCallHook) -> Self {
+        self.after_tool_call = Some(hook);
+        self
+    }
+
+    /// The same options running every batch one call at a time.
+    pub fn sequential(mut self) -> Self {
+        self.tool_execution = ExecutionMode::Sequential;
+        self
+    }
+
+    /// The same options handing every tool call these extensions.
+    pub fn with_tool_extensions(mut self, extensions: crate::Extensions) -> Self {
+        self.tool_extensions = extensions;
+        self
     }
 }
 
@@ -185,6 +231,7 @@ struct Inner {
     max_parallel_tools: usize,
     unknown_tool_message: Option<UnknownToolMessage>,
     compactor: Option<Arc<dyn crate::ContextCompactor>>,
+    tool_extensions: crate::Extensions,
     cancel: Option<CancellationToken>,
     /// Bumped by `set_tools` and `set_system_prompt`, so a running loop picks
     /// the change up before its next request.
@@ -294,6 +341,7 @@ impl Agent {
                     max_parallel_tools: options.max_parallel_tools,
                     unknown_tool_message: options.unknown_tool_message,
                     compactor: options.compactor,
+                    tool_extensions: options.tool_extensions,
                     cancel: None,
                     generation: 0,
                 }),
@@ -380,6 +428,7 @@ impl Agent {
             config.max_parallel_tools = inner.max_parallel_tools;
             config.unknown_tool_message = inner.unknown_tool_message.clone();
             config.compactor = inner.compactor.clone();
+            config.tool_extensions = inner.tool_extensions.clone();
             let seen = std::sync::atomic::AtomicU64::new(inner.generation);
             let source = Arc::downgrade(&self.shared);
             config.refresh_context = Some(Arc::new(move |context: &mut AgentContext| {
@@ -571,6 +620,12 @@ impl Agent {
         let mut inner = self.inner();
         inner.system_prompt = prompt.into();
         inner.generation += 1;
+    }
+
+    /// Replaces the extensions every tool call receives (takes effect from
+    /// the next run).
+    pub fn set_tool_extensions(&self, extensions: crate::Extensions) {
+        self.inner().tool_extensions = extensions;
     }
 
     /// Replaces (or removes) the compactor (takes effect from the next run).

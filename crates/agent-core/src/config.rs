@@ -81,6 +81,9 @@ pub struct AgentLoopConfig {
     pub refresh_context: Option<ContextRefresh>,
     /// Shrinks the transcript near the window and after an overflow error.
     pub compactor: Option<Arc<dyn crate::ContextCompactor>>,
+    /// Typed values every tool call receives in its
+    /// [`ToolCallContext::extensions`](crate::ToolCallContext::extensions).
+    pub tool_extensions: crate::Extensions,
 }
 
 /// Updates the loop's context between turns; see
@@ -120,6 +123,7 @@ impl AgentLoopConfig {
             unknown_tool_message: None,
             refresh_context: None,
             compactor: None,
+            tool_extensions: crate::Extensions::new(),
         }
     }
 }

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::extensions::Extensions;
+
 /// How a tool wants to be scheduled relative to the other calls of a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -213,8 +215,8 @@ impl ToolUpdateSink {
 /// A tool the agent loop can run.
 ///
 /// The trait is object safe: the loop holds `Arc<dyn AgentTool>`. `execute`
-/// returns a boxed future; most tools are easier to write with
-/// [`TypedTool`](crate::TypedTool), which derives the schema and parses arguments.
+/// returns a boxed future; most tools are easier to write with `agent-tool`'s
+/// `TypedTool`, which derives the schema and parses arguments.
 ///
 /// `execute` reports failure with `Err(ToolError)`: never encode an error in the
 /// content of an `Ok` result. Tools should watch `cancel` and return
@@ -331,9 +333,20 @@ impl ToolMeta {
     }
 }
 
-/// What a call gets besides its arguments, at the loop layer: the second
-/// argument of [`TypedTool::execute`](crate::TypedTool::execute) and of
-/// [`fn_tool`](crate::fn_tool) closures.
+/// What a call gets besides its arguments: its id, its cancellation token,
+/// the sink for progress updates, and the host's typed [`Extensions`]
+/// (a session puts its working directory, operations, mutation queue and
+/// settings there).
+///
+/// ```
+/// use agent_core::{Extensions, ToolCallContext};
+///
+/// struct ProjectName(String);
+///
+/// let cx = ToolCallContext::new("call-1")
+///     .with_extensions(Extensions::new().with(ProjectName("demo".into())));
+/// assert_eq!(cx.get::<ProjectName>().map(|p| p.0.as_str()), Some("demo"));
+/// ```
 #[derive(Clone)]
 pub struct ToolCallContext {
     /// The id the model gave this call.
@@ -342,6 +355,8 @@ pub struct ToolCallContext {
     pub cancel: CancellationToken,
     /// Sends partial results while the call runs.
     pub updates: ToolUpdateSink,
+    /// Typed values from the host (see [`AgentLoopConfig::tool_extensions`](crate::AgentLoopConfig::tool_extensions)).
+    pub extensions: Extensions,
 }
 
 impl ToolCallContext {
@@ -352,7 +367,19 @@ impl ToolCallContext {
             call_id: call_id.into(),
             cancel: CancellationToken::new(),
             updates: ToolUpdateSink::noop(),
+            extensions: Extensions::new(),
         }
+    }
+
+    /// The same context with these extensions.
+    pub fn with_extensions(mut self, extensions: Extensions) -> Self {
+        self.extensions = extensions;
+        self
+    }
+
+    /// The extension of type `T`, if the host provided one.
+    pub fn get<T: std::any::Any + Send + Sync>(&self) -> Option<&T> {
+        self.extensions.get::<T>()
     }
 }
 

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{AgentContext, AgentLoopConfig, UnknownToolMessage};
 use crate::event::{AgentEvent, EventSink};
+use crate::extensions::Extensions;
 use crate::hooks::{
     AfterToolCallContext, AfterToolCallHook, BeforeToolCallContext, BeforeToolCallHook,
 };
@@ -117,6 +118,7 @@ pub(crate) async fn execute_tool_calls(
                         call,
                         args,
                         config.after_tool_call.as_ref(),
+                        &config.tool_extensions,
                         cancel,
                         emit,
                     )
@@ -171,6 +173,7 @@ pub(crate) async fn execute_tool_calls(
                 call,
                 args,
                 config.after_tool_call.as_ref(),
+                &config.tool_extensions,
                 cancel,
                 emit,
             )
@@ -310,6 +313,7 @@ async fn run_prepared(
     call: ToolCall,
     args: Value,
     after: Option<&AfterToolCallHook>,
+    extensions: &Extensions,
     cancel: &CancellationToken,
     emit: &EventSink,
 ) -> Finished {
@@ -336,6 +340,7 @@ async fn run_prepared(
                 call_id: call.id.clone(),
                 cancel: cancel.clone(),
                 updates: sink.clone(),
+                extensions: extensions.clone(),
             },
         ))
         .catch_unwind()
@@ -469,7 +474,7 @@ pub async fn execute_tool_call(
     cancel: &CancellationToken,
     on_update: impl Fn(AgentToolResult) + Send + Sync + 'static,
 ) -> (AgentToolResult, bool) {
-    execute_tool_call_with(tools, call, cancel, None, on_update).await
+    execute_tool_call_with(tools, call, cancel, None, &Extensions::new(), on_update).await
 }
 
 /// [`execute_tool_call`] with a `before_tool_call` hook (for example
@@ -479,6 +484,7 @@ pub async fn execute_tool_call_with(
     call: &ToolCall,
     cancel: &CancellationToken,
     before: Option<&BeforeToolCallHook>,
+    extensions: &Extensions,
     on_update: impl Fn(AgentToolResult) + Send + Sync + 'static,
 ) -> (AgentToolResult, bool) {
     let assistant = AssistantMessage::empty("", "");
@@ -490,7 +496,7 @@ pub async fn execute_tool_call_with(
     let done = match prepare(&assistant, call, tools, before, None, cancel, &emit).await {
         Prepared::Done(done) => done,
         Prepared::Ready { tool, call, args } => {
-            run_prepared(&assistant, tool, call, args, None, cancel, &emit).await
+            run_prepared(&assistant, tool, call, args, None, extensions, cancel, &emit).await
         }
     };
     (done.result, done.is_error)

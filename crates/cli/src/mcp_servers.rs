@@ -13,7 +13,7 @@ use tools_builtin::ops::sandbox::SandboxedPrograms;
 
 /// The servers' tools, and their later tool-list changes.
 pub type Connected = (
-    Vec<Arc<dyn ToolDefinition>>,
+    Vec<ToolDefinition>,
     Option<agent_mcp::McpToolUpdates>,
 );
 

@@ -10,7 +10,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use crate::definition::ToolDefinition;
+use agent_tool::ToolDefinition;
 
 /// A `tool_call` event: a call about to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,7 +101,7 @@ pub type ToolResultHandler = Arc<
 #[derive(Default)]
 pub struct ExtensionApi {
     extension: String,
-    tools: Vec<(String, Arc<dyn ToolDefinition>)>,
+    tools: Vec<(String, ToolDefinition)>,
     tool_call: Vec<(String, ToolCallHandler)>,
     tool_result: Vec<(String, ToolResultHandler)>,
 }
@@ -125,7 +125,7 @@ impl std::fmt::Debug for ExtensionApi {
 
 impl ExtensionApi {
     /// Registers a tool; a built-in of the same name is overridden.
-    pub fn register_tool(&mut self, definition: Arc<dyn ToolDefinition>) {
+    pub fn register_tool(&mut self, definition: ToolDefinition) {
         self.tools.push((self.extension.clone(), definition));
     }
 
@@ -151,7 +151,7 @@ impl ExtensionApi {
     }
 
     /// Tools registered so far, with the extension that registered each.
-    pub fn tools(&self) -> &[(String, Arc<dyn ToolDefinition>)] {
+    pub fn tools(&self) -> &[(String, ToolDefinition)] {
         &self.tools
     }
 

@@ -5,9 +5,8 @@ use std::sync::Arc;
 use agent_core::{AgentTool, AgentToolResult};
 use serde_json::Value;
 
-use crate::definition::{ToolContextFactory, ToolDefinition, wrap_tool_definition};
-use crate::render::{
-    RenderContext, RenderResultOptions, StyledText, Theme, default_render_call,
+use agent_tool::{
+    RenderContext, RenderResultOptions, StyledText, Theme, ToolDefinition, default_render_call,
     default_render_result,
 };
 
@@ -84,9 +83,9 @@ pub enum ToolSource {
 /// ```
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
-    builtins: Vec<Arc<dyn ToolDefinition>>,
-    extension_tools: Vec<(String, Arc<dyn ToolDefinition>)>,
-    sdk_tools: Vec<Arc<dyn ToolDefinition>>,
+    builtins: Vec<ToolDefinition>,
+    extension_tools: Vec<(String, ToolDefinition)>,
+    sdk_tools: Vec<ToolDefinition>,
     selection: ToolSelection,
     settings_allowed: Option<Vec<String>>,
     explicit_active: Option<Vec<String>>,
@@ -103,7 +102,7 @@ impl std::fmt::Debug for ToolRegistry {
 
 impl ToolRegistry {
     /// A registry of the given built-ins, with the default selection.
-    pub fn new(builtins: Vec<Arc<dyn ToolDefinition>>) -> Self {
+    pub fn new(builtins: Vec<ToolDefinition>) -> Self {
         ToolRegistry {
             builtins,
             ..Default::default()
@@ -115,7 +114,7 @@ impl ToolRegistry {
     pub fn register_extension_tool(
         &mut self,
         extension: &str,
-        definition: Arc<dyn ToolDefinition>,
+        definition: ToolDefinition,
     ) {
         if let Some((owner, _)) = self
             .extension_tools
@@ -142,7 +141,7 @@ impl ToolRegistry {
     }
 
     /// Adds a tool supplied by the program; replaces an earlier SDK tool of the same name.
-    pub fn register_tool(&mut self, definition: Arc<dyn ToolDefinition>) {
+    pub fn register_tool(&mut self, definition: ToolDefinition) {
         self.sdk_tools.retain(|d| d.name() != definition.name());
         self.sdk_tools.push(definition);
     }
@@ -182,7 +181,7 @@ impl ToolRegistry {
     }
 
     /// Every allowed definition in registry order, overrides applied.
-    pub fn definitions(&self) -> Vec<Arc<dyn ToolDefinition>> {
+    pub fn definitions(&self) -> Vec<ToolDefinition> {
         self.entries()
             .into_iter()
             .filter(|(d, _)| self.is_allowed(d.name()))
@@ -210,18 +209,18 @@ impl ToolRegistry {
     }
 
     /// An allowed definition by name.
-    pub fn get(&self, name: &str) -> Option<Arc<dyn ToolDefinition>> {
+    pub fn get(&self, name: &str) -> Option<ToolDefinition> {
         self.definitions().into_iter().find(|d| d.name() == name)
     }
 
     /// The built-in of this name, even when overridden.
-    pub fn builtin(&self, name: &str) -> Option<Arc<dyn ToolDefinition>> {
+    pub fn builtin(&self, name: &str) -> Option<ToolDefinition> {
         self.builtins.iter().find(|d| d.name() == name).cloned()
     }
 
     /// All definitions with overrides applied, allowed or not.
-    fn entries(&self) -> Vec<(Arc<dyn ToolDefinition>, ToolSource)> {
-        let mut out: Vec<(Arc<dyn ToolDefinition>, ToolSource)> = self
+    fn entries(&self) -> Vec<(ToolDefinition, ToolSource)> {
+        let mut out: Vec<(ToolDefinition, ToolSource)> = self
             .builtins
             .iter()
             .map(|d| (d.clone(), ToolSource::Builtin))
@@ -318,7 +317,7 @@ impl ToolRegistry {
     }
 
     /// The active definitions, in order.
-    pub fn active_definitions(&self) -> Vec<Arc<dyn ToolDefinition>> {
+    pub fn active_definitions(&self) -> Vec<ToolDefinition> {
         let all = self.definitions();
         self.active_names()
             .iter()
@@ -326,11 +325,11 @@ impl ToolRegistry {
             .collect()
     }
 
-    /// The active tools wrapped for the loop, each run with a context from `context`.
-    pub fn active_agent_tools(&self, context: ToolContextFactory) -> Vec<Arc<dyn AgentTool>> {
+    /// The active tools as the loop runs them.
+    pub fn active_agent_tools(&self) -> Vec<Arc<dyn AgentTool>> {
         self.active_definitions()
-            .into_iter()
-            .map(|d| wrap_tool_definition(d, context.clone()))
+            .iter()
+            .map(ToolDefinition::tool)
             .collect()
     }
 

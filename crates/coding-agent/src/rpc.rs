@@ -36,7 +36,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::{mpsc, oneshot};
 
 use crate::AgentSession;
-use crate::definition::CallContext;
+use agent_tool::ToolCallContext;
 use crate::permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
 use crate::sessions::{EntryKind, SessionManager, bash_execution_text};
 
@@ -654,9 +654,9 @@ impl Server {
         let bash = registry.get("bash").ok_or("no bash tool is registered")?;
         let cancel = CancellationToken::new();
         *self.bash_cancel.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel.clone());
-        let mut context = self.session.tool_context();
-        context.cancel = cancel.clone();
-        let call = CallContext::new("rpc_bash", context);
+        let mut call = ToolCallContext::new("rpc_bash")
+            .with_extensions(self.session.tool_extensions());
+        call.cancel = cancel.clone();
         let outcome = bash.execute(json!({"command": command}), call).await;
         *self.bash_cancel.lock().unwrap_or_else(|p| p.into_inner()) = None;
         let cancelled = cancel.is_cancelled();

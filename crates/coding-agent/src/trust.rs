@@ -50,7 +50,7 @@ use serde_json::{Map, Value, json};
 
 use crate::Settings;
 use crate::project_file::read_regular_file;
-use crate::sandbox::canonical;
+use agent_tool::path::canonical;
 
 pub use crate::settings::RUNS_CODE_KEYS;
 
@@ -326,7 +326,7 @@ fn pinned_files(project: &Path, held_back: &Map<String, Value>) -> Map<String, V
                     return pinned;
                 }
                 let real = std::fs::canonicalize(&candidate)
-                    .unwrap_or_else(|_| crate::sandbox::normalize(&candidate));
+                    .unwrap_or_else(|_| agent_tool::path::normalize_path(&candidate));
                 if !real.starts_with(&root) || real == root {
                     continue;
                 }

@@ -15,7 +15,7 @@ use weather_tool::fake_server::{self, Reply};
 async fn tool_for(
     route: impl Fn(&str) -> Reply + Send + Sync + 'static,
     timeout: Duration,
-) -> std::sync::Arc<dyn ToolDefinition> {
+) -> std::sync::ToolDefinition {
     let addr = fake_server::serve(route).await.unwrap();
     typed_definition(WeatherTool::with_base_url(
         &format!("http://{addr}"),

@@ -461,8 +461,8 @@ impl Connection {
     fn definitions(
         self: &Arc<Self>,
         listed: Vec<rmcp::model::Tool>,
-    ) -> Vec<Arc<dyn ToolDefinition>> {
-        let tools: Vec<Arc<dyn ToolDefinition>> = listed
+    ) -> Vec<ToolDefinition> {
+        let tools: Vec<ToolDefinition> = listed
             .into_iter()
             .map(|tool| {
                 let name = mcp_tool_name(&self.config.name, &tool.name);
@@ -474,7 +474,7 @@ impl Connection {
                     meta,
                     remote_name: tool.name.to_string(),
                     connection: self.clone(),
-                }) as Arc<dyn ToolDefinition>
+                }) as ToolDefinition
             })
             .collect();
         *self.names.lock().unwrap_or_else(|p| p.into_inner()) =
@@ -635,7 +635,7 @@ pub struct McpToolUpdate {
     /// The names of its tools before the change.
     pub removed: Vec<String>,
     /// Its tools now.
-    pub tools: Vec<Arc<dyn ToolDefinition>>,
+    pub tools: Vec<ToolDefinition>,
 }
 
 impl std::fmt::Debug for McpToolUpdate {
@@ -719,7 +719,7 @@ impl McpToolUpdates {
 /// What [`connect_mcp_servers`] found.
 pub struct McpTools {
     /// Every server's tools, in configuration order.
-    pub tools: Vec<Arc<dyn ToolDefinition>>,
+    pub tools: Vec<ToolDefinition>,
     /// One line per server that could not be used.
     pub warnings: Vec<String>,
     /// Later changes of the servers' tool lists.
@@ -741,7 +741,7 @@ pub async fn connect_mcp_servers(configs: &[McpServerConfig]) -> McpTools {
         Ok::<_, String>((client, listed, changed, notices, refresh))
     }))
     .await;
-    let mut tools: Vec<Arc<dyn ToolDefinition>> = Vec::new();
+    let mut tools: Vec<ToolDefinition> = Vec::new();
     let mut warnings = Vec::new();
     for (config, started) in configs.iter().zip(started) {
         match started {

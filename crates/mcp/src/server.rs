@@ -55,7 +55,7 @@ use crate::McpLogSink;
 /// ```
 #[derive(Clone)]
 pub struct McpToolServer {
-    definitions: Vec<Arc<dyn ToolDefinition>>,
+    definitions: Vec<ToolDefinition>,
     tools: Vec<Arc<dyn AgentTool>>,
     next_call: Arc<AtomicU64>,
     log_sink: Option<McpLogSink>,
@@ -67,7 +67,7 @@ pub struct McpToolServer {
 
 impl McpToolServer {
     /// A server for `definitions`; each call runs with a context from `context`.
-    pub fn new(definitions: Vec<Arc<dyn ToolDefinition>>, context: ToolContextFactory) -> Self {
+    pub fn new(definitions: Vec<ToolDefinition>, context: ToolContextFactory) -> Self {
         let tools = definitions
             .iter()
             .map(|d| wrap_tool_definition(d.clone(), context.clone()))

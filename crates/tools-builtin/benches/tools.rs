@@ -111,7 +111,7 @@ fn emit(args: &Args, figure: &str, secs: Vec<f64>, note: &str) {
 }
 
 async fn call(
-    tool: &Arc<dyn ToolDefinition>,
+    tool: &ToolDefinition,
     cwd: &Path,
     args: Value,
 ) -> Result<AgentToolResult, ToolError> {

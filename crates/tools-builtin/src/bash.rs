@@ -86,32 +86,6 @@ impl BashTool {
 /// Minimum time between progress updates.
 const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
 
-/// Picks the shell: an explicit path (must exist), `/bin/bash`, `bash` on PATH, `sh`.
-pub fn resolve_shell(explicit: Option<&str>) -> Result<PathBuf, ToolError> {
-    if let Some(path) = explicit {
-        let p = PathBuf::from(path);
-        return if p.exists() {
-            Ok(p)
-        } else {
-            Err(ToolError::new(format!(
-                "Custom shell path not found: {path}"
-            )))
-        };
-    }
-    if Path::new("/bin/bash").exists() {
-        return Ok(PathBuf::from("/bin/bash"));
-    }
-    if let Some(paths) = std::env::var_os("PATH") {
-        for dir in std::env::split_paths(&paths) {
-            let candidate = dir.join("bash");
-            if candidate.is_file() {
-                return Ok(candidate);
-            }
-        }
-    }
-    Ok(PathBuf::from("sh"))
-}
-
 /// `1`, `0.5`, `180`: a number of seconds as the caller wrote it; very
 /// small values in exponent form (`1e-300`), as JavaScript prints them.
 fn format_seconds(s: f64) -> String {

@@ -126,7 +126,7 @@ impl ToolSet {
     }
 
     /// One tool by name.
-    pub fn tool(&self, name: &str) -> Result<Arc<dyn ToolDefinition>, UnknownTool> {
+    pub fn tool(&self, name: &str) -> Result<ToolDefinition, UnknownTool> {
         let files =
             path_rules::RuleFilteredFileOps::wrap(self.operations.files.clone(), &self.read_rules);
         let cwd = self.cwd.clone();
@@ -146,38 +146,38 @@ impl ToolSet {
         })
     }
 
-    fn named(&self, names: &[&str]) -> Vec<Arc<dyn ToolDefinition>> {
+    fn named(&self, names: &[&str]) -> Vec<ToolDefinition> {
         names.iter().filter_map(|n| self.tool(n).ok()).collect()
     }
 
     /// All seven tools.
-    pub fn all(&self) -> Vec<Arc<dyn ToolDefinition>> {
+    pub fn all(&self) -> Vec<ToolDefinition> {
         self.named(&BUILTIN_TOOL_NAMES)
     }
 
     /// read, bash, edit, write.
-    pub fn coding(&self) -> Vec<Arc<dyn ToolDefinition>> {
+    pub fn coding(&self) -> Vec<ToolDefinition> {
         self.named(&["read", "bash", "edit", "write"])
     }
 
     /// read, grep, find, ls.
-    pub fn read_only(&self) -> Vec<Arc<dyn ToolDefinition>> {
+    pub fn read_only(&self) -> Vec<ToolDefinition> {
         self.named(&["read", "grep", "find", "ls"])
     }
 }
 
 /// All seven built-in tools for `cwd`.
-pub fn all_tools(cwd: impl Into<PathBuf>) -> Vec<Arc<dyn ToolDefinition>> {
+pub fn all_tools(cwd: impl Into<PathBuf>) -> Vec<ToolDefinition> {
     ToolSet::new(cwd).all()
 }
 
 /// read, bash, edit, write for `cwd`.
-pub fn coding_tools(cwd: impl Into<PathBuf>) -> Vec<Arc<dyn ToolDefinition>> {
+pub fn coding_tools(cwd: impl Into<PathBuf>) -> Vec<ToolDefinition> {
     ToolSet::new(cwd).coding()
 }
 
 /// read, grep, find, ls for `cwd`.
-pub fn read_only_tools(cwd: impl Into<PathBuf>) -> Vec<Arc<dyn ToolDefinition>> {
+pub fn read_only_tools(cwd: impl Into<PathBuf>) -> Vec<ToolDefinition> {
     ToolSet::new(cwd).read_only()
 }
 
@@ -185,6 +185,6 @@ pub fn read_only_tools(cwd: impl Into<PathBuf>) -> Vec<Arc<dyn ToolDefinition>> 
 pub fn tool_by_name(
     name: &str,
     cwd: impl Into<PathBuf>,
-) -> Result<Arc<dyn ToolDefinition>, UnknownTool> {
+) -> Result<ToolDefinition, UnknownTool> {
     ToolSet::new(cwd).tool(name)
 }

@@ -43,7 +43,7 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 pub use continuation::join_continued_lines;
-pub use paths::PathRuleFilter;
+pub use agent_tool::path_filter::PathRuleFilter;
 pub use shell::{ShellCommands, split_commands};
 
 use crate::Settings;
@@ -87,7 +87,7 @@ enum Specifier {
     /// Exact text, `*` matching any run.
     Pattern(String),
     /// A path glob.
-    Path(paths::PathGlob),
+    Path(agent_tool::path_filter::PathGlob),
 }
 
 /// A rule that does not parse.
@@ -143,7 +143,7 @@ impl PermissionRule {
         let specifier = match specifier {
             None | Some("") | Some("*") | Some("**") => None,
             Some(s) if is_path_rule(tool) => Some(Specifier::Path(
-                paths::PathGlob::new(s, cwd).map_err(|e| err(&e))?,
+                agent_tool::path_filter::PathGlob::new(s, cwd).map_err(|e| err(&e))?,
             )),
             Some(s) => match s.strip_suffix(":*") {
                 Some(prefix) => Some(Specifier::Prefix(prefix.trim().to_string())),

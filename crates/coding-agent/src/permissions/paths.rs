@@ -15,14 +15,13 @@
 //! carries the Read rules to the file operations that walk for grep, find
 //! and ls, which hide what it covers.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
-use globset::{GlobBuilder, GlobMatcher};
 use serde_json::Value;
-use unicode_normalization::UnicodeNormalization;
 
 use super::{Permission, PermissionDecision, PermissionRule, PermissionRules, Specifier};
-use crate::path::{candidate_paths, normalize_path, real_path};
+use agent_tool::path::candidate_paths;
+use agent_tool::path_filter::PathRuleFilter;
 
 /// The tools whose `path` argument path rules judge: those a `Read` or
 /// `Edit` rule covers.
@@ -38,143 +37,6 @@ fn is_file_tool(tool: &str) -> bool {
 /// the agent may not read is not one it should replace).
 fn is_read_rule(rule: &PermissionRule) -> bool {
     rule.tool.eq_ignore_ascii_case("read")
-}
-
-/// A path glob of a rule, anchored (relative globs at the working
-/// directory, `~/` at home), in the forms a path may meet it.
-#[derive(Debug, Clone)]
-pub(super) struct PathGlob {
-    /// Case-sensitive matchers (for allow rules).
-    exact: Vec<GlobMatcher>,
-    /// Case-insensitive matchers, also covering what lies inside a
-    /// matching directory (for deny and ask rules).
-    folded: Vec<GlobMatcher>,
-}
-
-/// Whether a path component holds glob syntax.
-fn has_glob_syntax(text: &str) -> bool {
-    text.contains(['*', '?', '[', ']', '{', '}', '\\'])
-}
-
-impl PathGlob {
-    /// Compiles a rule's path specifier.
-    pub(super) fn new(spec: &str, cwd: &Path) -> Result<Self, String> {
-        let home = std::env::home_dir();
-        let anchored = if let (Some(rest), Some(home)) = (spec.strip_prefix("~/"), home.as_ref()) {
-            format!("{}/{rest}", home.display())
-        } else if let Some(rest) = spec.strip_prefix("//") {
-            format!("/{rest}")
-        } else if spec.starts_with('/') || spec.starts_with("**") {
-            spec.to_string()
-        } else if !spec.trim_end_matches('/').contains('/') {
-            // Gitignore's rule, as in Claude Code: a name without a slash
-            // (`.env`, `*.pem`) matches at any depth.
-            format!("{}/**/{}", cwd.display(), spec)
-        } else {
-            format!(
-                "{}/{}",
-                cwd.display(),
-                spec.strip_prefix("./").unwrap_or(spec)
-            )
-        };
-        let mut patterns = vec![anchored.clone()];
-        // The literal directory prefix with its symlinks resolved (a working
-        // directory under a symlink), and a `..` in it resolved lexically.
-        if anchored.starts_with('/') {
-            let path = Path::new(&anchored);
-            let mut prefix = PathBuf::new();
-            let mut rest = Vec::new();
-            for component in path.components() {
-                let text = component.as_os_str().to_string_lossy();
-                if !rest.is_empty() || has_glob_syntax(&text) {
-                    rest.push(text.into_owned());
-                } else {
-                    prefix.push(component);
-                }
-            }
-            // The last literal component may be the file itself: only
-            // directories are resolved.
-            if rest.is_empty()
-                && let Some(name) = prefix.file_name().map(|n| n.to_string_lossy().into_owned())
-            {
-                prefix.pop();
-                rest.push(name);
-            }
-            let has_parent = prefix.components().any(|c| c == Component::ParentDir);
-            let lexical = normalize_path(&prefix);
-            for base in [lexical.clone(), real_path(&lexical)] {
-                if base != prefix || has_parent {
-                    let mut p = base.display().to_string();
-                    for part in &rest {
-                        if !p.ends_with('/') {
-                            p.push('/');
-                        }
-                        p.push_str(part);
-                    }
-                    if !patterns.contains(&p) {
-                        patterns.push(p);
-                    }
-                }
-            }
-        }
-        // `dir/**` also covers `dir` itself.
-        for p in patterns.clone() {
-            if let Some(dir) = p.strip_suffix("/**")
-                && !dir.is_empty()
-            {
-                patterns.push(dir.to_string());
-            }
-        }
-        // Deny and ask rules on a directory cover what is inside it.
-        let mut folded = patterns.clone();
-        // `/secrets/**` is absolute here, but relative to the project in
-        // Claude Code's grammar: deny and ask rules take both readings.
-        if spec.starts_with('/') && !spec.starts_with("//") {
-            let relative = format!("{}{}", cwd.display(), spec);
-            folded.push(relative.clone());
-            if let Some(dir) = relative.strip_suffix("/**") {
-                folded.push(dir.to_string());
-            }
-        }
-        for p in &patterns {
-            if !p.ends_with("/**") {
-                folded.push(format!("{}/**", p.trim_end_matches('/')));
-            }
-        }
-        let build = |pattern: &str, fold: bool| {
-            let nfc: String = pattern.nfc().collect();
-            GlobBuilder::new(&nfc)
-                .literal_separator(true)
-                .case_insensitive(fold)
-                .build()
-                .map(|g| g.compile_matcher())
-                .map_err(|e| e.to_string())
-        };
-        Ok(PathGlob {
-            exact: patterns
-                .iter()
-                .map(|p| build(p, false))
-                .collect::<Result<_, _>>()?,
-            folded: folded
-                .iter()
-                .map(|p| build(p, true))
-                .collect::<Result<_, _>>()?,
-        })
-    }
-
-    /// Whether `path` (or its NFC form) matches; `fold` ignores case.
-    pub(super) fn matches(&self, path: &Path, fold: bool) -> bool {
-        use std::os::unix::ffi::OsStrExt;
-        let matchers = if fold { &self.folded } else { &self.exact };
-        if matchers.iter().any(|m| m.is_match(path)) {
-            return true;
-        }
-        if path.as_os_str().as_bytes().is_ascii() {
-            return false;
-        }
-        let nfc: String = path.to_string_lossy().nfc().collect();
-        matchers.iter().any(|m| m.is_match(&nfc))
-    }
 }
 
 impl PermissionRule {
@@ -238,51 +100,6 @@ pub(super) fn decide(
     })
 }
 
-/// The Read rules' paths, for the file operations behind grep, find and
-/// ls: what a listing or a search must not show, and what no tool may open.
-///
-/// Built by [`PermissionRules::read_filter`]; matching is on paths only
-/// (see [`PathRuleFilter::hides`]), the caller resolves symlinks.
-#[derive(Debug, Clone, Default)]
-pub struct PathRuleFilter {
-    deny: Vec<(String, PathGlob)>,
-    ask: Vec<(String, PathGlob)>,
-}
-
-impl PathRuleFilter {
-    /// Whether no rule is in it (nothing hidden).
-    pub fn is_empty(&self) -> bool {
-        self.deny.is_empty() && self.ask.is_empty()
-    }
-
-    /// Whether a listing or search hides `path`: a Read deny or ask rule
-    /// covers it (a walk cannot ask about each file, so asked files are
-    /// hidden too). Matched as given: pass the real path too.
-    pub fn hides(&self, path: &Path) -> bool {
-        self.deny
-            .iter()
-            .chain(self.ask.iter())
-            .any(|(_, g)| g.matches(path, true))
-    }
-
-    /// The Read deny rule that refuses `path`, if any.
-    pub fn denying_rule(&self, path: &Path) -> Option<&str> {
-        self.deny
-            .iter()
-            .find(|(_, g)| g.matches(path, true))
-            .map(|(text, _)| text.as_str())
-    }
-
-    /// Whether the file `path` leads to is hidden: `path` itself, or the
-    /// file its symlinks lead to ([`real_path`]).
-    pub fn hides_file(&self, path: &Path) -> bool {
-        if self.is_empty() {
-            return false;
-        }
-        self.hides(path) || self.hides(&real_path(path))
-    }
-}
-
 impl PermissionRules {
     /// The Read deny and ask rules with paths, for the file operations
     /// behind listings and searches (see [`PathRuleFilter`]).
@@ -296,10 +113,7 @@ impl PermissionRules {
                 })
                 .collect::<Vec<_>>()
         };
-        PathRuleFilter {
-            deny: paths(&self.deny),
-            ask: paths(&self.ask),
-        }
+        PathRuleFilter::new(paths(&self.deny), paths(&self.ask))
     }
 }
 

@@ -17,7 +17,7 @@ pub struct Outcome {
 }
 
 pub async fn call_with(
-    tool: &Arc<dyn ToolDefinition>,
+    tool: &ToolDefinition,
     cwd: &Path,
     args: Value,
     settings: Settings,

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 ///
 /// ```
 /// # tokio_test_block_on(async {
-/// use agent_core::FileMutationQueue;
+/// use agent_tool::FileMutationQueue;
 /// let queue = FileMutationQueue::new();
 /// let dir = std::env::temp_dir();
 /// let n = queue.run(&dir.join("x.txt"), async { 42 }).await.unwrap();

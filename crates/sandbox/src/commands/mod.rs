@@ -47,14 +47,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use agent_core::CancellationToken;
-use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
+use crate::policy::{SandboxMode, SandboxPolicy};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
 pub use bwrap::BWRAP_PATH_VAR;
 pub use resident::shut_down;
 
-use super::process::{ExecEnd, ExecRequest, OutputSink, ProcessOps, run_local_with};
+use agent_tool::ops::{ExecEnd, ExecRequest, OutputSink, ProcessOps};
+use agent_tool::ops::run_local_with;
 
 /// What the sandbox needs, found once per process.
 #[derive(Debug, Clone)]
@@ -344,7 +345,7 @@ static RESIDENT_UNUSABLE: AtomicBool = AtomicBool::new(false);
 /// as long as the value lives, since the programs it starts run that long.
 ///
 /// ```no_run
-/// use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
+/// use agent_sandbox::{SandboxMode, SandboxPolicy};
 /// use tools_builtin::ops::sandbox::SandboxedPrograms;
 /// let policy = SandboxPolicy::new(SandboxMode::WorkspaceWrite, "/work/project");
 /// let programs = SandboxedPrograms::new(policy)?;

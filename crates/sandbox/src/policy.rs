@@ -1,10 +1,9 @@
 //! The sandbox policy: which directories the tools may read and write, which
 //! files they must never see, and whether commands may use the network.
 //!
-//! This is data. Enforcement sits where the effect happens: the confined file
-//! operations and the Landlock-restricted process spawner of
-//! `tools-builtin`, so a custom tool built on those operations is confined
-//! too.
+//! This is data; the rest of this crate enforces it where the effect
+//! happens: the confined file operations and the sandboxed process spawner,
+//! so a custom tool built on those operations is confined too.
 //!
 //! Settings (`sandbox` in the global or project settings file):
 //!
@@ -19,11 +18,11 @@
 //! more deny globs, more secret variables, network off. It can never turn the
 //! sandbox off, add directories or pass secrets.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::Settings;
+use agent_tool::path::{canonical, normalize_path};
 
 /// How much the tools may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -145,6 +144,38 @@ pub struct SandboxPolicy {
     pub exclude_tmp: bool,
 }
 
+/// The `sandbox` values of the two settings layers. The user's settings
+/// (global file, flags) decide; the project's may only tighten. With
+/// coding-agent's `Settings`: `settings.get("sandbox")` and
+/// `settings.project_value("sandbox")`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SandboxSettings<'a> {
+    /// The user's `sandbox` object.
+    pub user: Option<&'a Value>,
+    /// The project's `sandbox` object (tighten-only).
+    pub project: Option<&'a Value>,
+}
+
+/// Every directory the agent may keep its own files in (settings, trust
+/// records, sessions, credentials): the ones `CODING_AGENT_DIR` and
+/// `PI_CODING_AGENT_DIR` name, and `~/.pi/agent`. All of them, not just the
+/// one in use, since a command could point a later run at another.
+pub fn agent_dirs() -> Vec<PathBuf> {
+    let named = ["CODING_AGENT_DIR", "PI_CODING_AGENT_DIR"].map(|v| {
+        std::env::var_os(v)
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+    });
+    let default_dir = std::env::home_dir().map(|h| h.join(".pi").join("agent"));
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for dir in named.into_iter().chain([default_dir]).flatten() {
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    dirs
+}
+
 /// The repository a root's `.git` file names (`gitdir: DIR`), and that
 /// repository's common directory (`commondir`), resolved; none when `.git`
 /// is a directory or absent.
@@ -164,7 +195,7 @@ fn separate_git_dirs(root: &Path) -> Vec<PathBuf> {
     }) else {
         return Vec::new();
     };
-    let spelled = normalize(&root.join(named));
+    let spelled = normalize_path(&root.join(named));
     let git_dir = canonical(&spelled);
     // A link on the way (`gitdir: lnk/gd`) could be pointed elsewhere by a
     // command: it is protected itself, which a sandbox that cannot keep a
@@ -172,7 +203,7 @@ fn separate_git_dirs(root: &Path) -> Vec<PathBuf> {
     let mut dirs = links_on_the_way(root, &spelled);
     dirs.push(git_dir.clone());
     if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
-        let spelled = normalize(&git_dir.join(common.trim()));
+        let spelled = normalize_path(&git_dir.join(common.trim()));
         dirs.extend(links_on_the_way(root, &spelled));
         dirs.push(canonical(&spelled));
     }
@@ -183,7 +214,7 @@ fn separate_git_dirs(root: &Path) -> Vec<PathBuf> {
 /// `path` (included): what a command could point elsewhere on the way.
 ///
 /// ```
-/// use coding_agent::sandbox::links_on_the_way;
+/// use agent_sandbox::links_on_the_way;
 /// let dir = tempfile::tempdir().unwrap();
 /// std::fs::create_dir(dir.path().join("real")).unwrap();
 /// std::os::unix::fs::symlink("real", dir.path().join("lnk")).unwrap();
@@ -241,7 +272,7 @@ impl SandboxPolicy {
     /// and secret patterns; network off.
     ///
     /// ```
-    /// use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
+    /// use agent_sandbox::{SandboxMode, SandboxPolicy};
     /// let p = SandboxPolicy::new(SandboxMode::WorkspaceWrite, "/work/project");
     /// assert_eq!(p.roots, [std::path::PathBuf::from("/work/project")]);
     /// assert!(p.deny_read.iter().any(|g| g == "**/.env"));
@@ -275,17 +306,7 @@ impl SandboxPolicy {
         policy.protect_defaults();
         // The agent's own files (tokens, sessions, credentials) are not the
         // model's to read.
-        let default_dir = std::env::home_dir().map(|h| h.join(".pi").join("agent"));
-        let named = ["CODING_AGENT_DIR", "PI_CODING_AGENT_DIR"].map(|v| {
-            std::env::var_os(v)
-                .filter(|d| !d.is_empty())
-                .map(PathBuf::from)
-        });
-        for dir in named
-            .into_iter()
-            .chain([crate::settings::agent_dir(), default_dir])
-            .flatten()
-        {
+        for dir in agent_dirs() {
             let glob = format!("{}/**", canonical(&dir).display());
             if !policy.deny_read.contains(&glob) {
                 policy.deny_read.push(glob);
@@ -318,9 +339,7 @@ impl SandboxPolicy {
                 }
             }
         }
-        if let Some(dir) = crate::settings::agent_dir() {
-            protected.push(canonical(&dir));
-        }
+        protected.extend(agent_dirs().iter().map(|d| canonical(d)));
         protected.dedup();
         self.protected = protected;
     }
@@ -329,7 +348,7 @@ impl SandboxPolicy {
     /// protected path.
     ///
     /// ```
-    /// use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
+    /// use agent_sandbox::{SandboxMode, SandboxPolicy};
     /// let p = SandboxPolicy::new(SandboxMode::WorkspaceWrite, "/w/p");
     /// assert!(p.is_protected(std::path::Path::new("/w/p/.git/hooks/pre-commit")));
     /// assert!(p.is_protected(std::path::Path::new("/w/p/.pi/settings.json")));
@@ -350,7 +369,7 @@ impl SandboxPolicy {
     /// Where it is not, commands get a private, empty one.
     ///
     /// ```
-    /// use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
+    /// use agent_sandbox::{SandboxMode, SandboxPolicy};
     /// let tmp = std::env::temp_dir();
     /// let inside = SandboxPolicy::new(SandboxMode::WorkspaceWrite, tmp.join("clone/project"));
     /// assert!(!inside.temp_dir_writable());
@@ -384,7 +403,7 @@ impl SandboxPolicy {
     /// case).
     ///
     /// ```
-    /// use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
+    /// use agent_sandbox::{SandboxMode, SandboxPolicy};
     /// let mut p = SandboxPolicy::new(SandboxMode::WorkspaceWrite, "/w");
     /// for secret in ["AWS_SECRET_ACCESS_KEY", "STRIPE_SECRET_KEY", "openai_api_key", "GH_TOKEN"] {
     ///     assert!(p.hides_env(secret), "{secret}");
@@ -432,7 +451,7 @@ impl SandboxPolicy {
     /// `http://user:pw@proxy:3128`), unless `passEnv` lists it.
     ///
     /// ```
-    /// use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
+    /// use agent_sandbox::{SandboxMode, SandboxPolicy};
     /// let p = SandboxPolicy::new(SandboxMode::WorkspaceWrite, "/w");
     /// assert!(p.hides_var("DATABASE_URL", "postgres://app:hunter2@db/main"));
     /// assert!(p.hides_var("HTTPS_PROXY", "http://me:pw@proxy:3128"));
@@ -451,7 +470,7 @@ impl SandboxPolicy {
         self.hides_env(name) || url_with_password(value)
     }
 
-    /// Resolves the policy for `cwd` from the settings, with `flag` (the
+    /// Resolves the policy for `cwd` from the two settings layers, with `flag` (the
     /// command line's `--sandbox`) in place of the user's `sandbox.mode`,
     /// and `default_mode` when neither says anything.
     ///
@@ -459,13 +478,13 @@ impl SandboxPolicy {
     /// A `sandbox` value of the wrong shape, naming the key: a broken
     /// sandbox setting never means "no sandbox".
     pub fn from_settings(
-        settings: &Settings,
+        settings: SandboxSettings<'_>,
         cwd: &Path,
         flag: Option<SandboxMode>,
         default_mode: SandboxMode,
     ) -> Result<Self, SandboxConfigError> {
-        let user = settings.get("sandbox");
-        let project = settings.project_value("sandbox");
+        let user = settings.user;
+        let project = settings.project;
         let user_mode = match user.and_then(|u| u.get("mode")) {
             Some(v) => Some(parse_mode(v, "sandbox.mode")?),
             None => None,
@@ -753,35 +772,6 @@ fn resolve(cwd: &Path, text: &str, home: Option<&Path>) -> PathBuf {
     canonical(&cwd.join(expanded))
 }
 
-/// `path` with `.`, `..` and symlinks resolved by the kernel; for a path
-/// that does not exist yet, its deepest existing ancestor is resolved and
-/// the rest appended, so a root is always named as the kernel will see it.
-pub fn canonical(path: &Path) -> PathBuf {
-    // The kernel's reading first: `link/..` is the link target's parent.
-    if let Ok(real) = std::fs::canonicalize(path) {
-        return real;
-    }
-    let mut existing = path;
-    let mut rest = Vec::new();
-    loop {
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
-            }
-            // `..` or `.` at the end, or nothing left: lexical from here.
-            _ => return normalize(path),
-        }
-        if let Ok(real) = std::fs::canonicalize(existing) {
-            let mut out = real;
-            for part in rest.iter().rev() {
-                out.push(part);
-            }
-            return normalize(&out);
-        }
-    }
-}
-
 /// A deny glob: `~` expanded; relative patterns without a leading `**/`
 /// are relative to `cwd`.
 fn deny_glob(cwd: &Path, text: &str, home: Option<&Path>) -> String {
@@ -794,29 +784,21 @@ fn deny_glob(cwd: &Path, text: &str, home: Option<&Path>) -> String {
     }
 }
 
-/// `.` and `..` removed without touching the file system.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
+    fn layers<'a>(global: &'a Value, project: &'a Value) -> SandboxSettings<'a> {
+        SandboxSettings {
+            user: global.get("sandbox"),
+            project: project.get("sandbox"),
+        }
+    }
+
     fn policy(global: Value, project: Value, flag: Option<SandboxMode>) -> SandboxPolicy {
-        let settings = Settings::merged(global, project);
-        SandboxPolicy::from_settings(&settings, Path::new("/w/p"), flag, SandboxMode::Off).unwrap()
+        SandboxPolicy::from_settings(layers(&global, &project), Path::new("/w/p"), flag, SandboxMode::Off)
+            .unwrap()
     }
 
     #[test]
@@ -858,12 +840,13 @@ mod tests {
 
     #[test]
     fn a_project_root_outside_the_users_is_refused() {
-        let settings = Settings::merged(
+        let (global, project) = (
             json!({"sandbox": {"mode": "workspace-write"}}),
             json!({"sandbox": {"roots": ["/"]}}),
         );
+        let settings = layers(&global, &project);
         let err =
-            SandboxPolicy::from_settings(&settings, Path::new("/w/p"), None, SandboxMode::Off)
+            SandboxPolicy::from_settings(settings, Path::new("/w/p"), None, SandboxMode::Off)
                 .unwrap_err();
         assert!(err.0.contains("outside the user's roots"), "{err}");
         // Judged on where a symlink points, not on its name.
@@ -873,19 +856,21 @@ mod tests {
         std::fs::create_dir_all(&ws).unwrap();
         std::fs::create_dir_all(&outside).unwrap();
         std::os::unix::fs::symlink(&outside, ws.join("escape")).unwrap();
-        let settings = Settings::merged(
+        let (global, project) = (
             json!({"sandbox": {"mode": "workspace-write"}}),
             json!({"sandbox": {"roots": ["escape"]}}),
         );
-        let err = SandboxPolicy::from_settings(&settings, &ws, None, SandboxMode::Off).unwrap_err();
+        let settings = layers(&global, &project);
+        let err = SandboxPolicy::from_settings(settings, &ws, None, SandboxMode::Off).unwrap_err();
         assert!(err.0.contains("outside the user's roots"), "{err}");
         let real = std::fs::canonicalize(&ws).unwrap();
         std::fs::create_dir_all(ws.join("sub")).unwrap();
-        let settings = Settings::merged(
+        let (global, project) = (
             json!({"sandbox": {"mode": "workspace-write"}}),
             json!({"sandbox": {"roots": ["sub"], "excludeTmp": true}}),
         );
-        let p = SandboxPolicy::from_settings(&settings, &ws, None, SandboxMode::Off).unwrap();
+        let settings = layers(&global, &project);
+        let p = SandboxPolicy::from_settings(settings, &ws, None, SandboxMode::Off).unwrap();
         assert_eq!(p.roots, [real.join("sub")]);
         assert!(p.exclude_tmp);
         assert!(p.is_protected(&real.join("sub/.git/config")));
@@ -894,12 +879,13 @@ mod tests {
         assert!(p.is_protected(&real.join(".git/config")));
         std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
         for root in [".git", ".git/hooks", ".pi", "./.git/../.git"] {
-            let settings = Settings::merged(
+            let (global, project) = (
                 json!({"sandbox": {"mode": "workspace-write"}}),
                 json!({"sandbox": {"roots": [root]}}),
             );
+            let settings = layers(&global, &project);
             let err =
-                SandboxPolicy::from_settings(&settings, &ws, None, SandboxMode::Off).unwrap_err();
+                SandboxPolicy::from_settings(settings, &ws, None, SandboxMode::Off).unwrap_err();
             assert!(err.0.contains("inside the protected path"), "{root}: {err}");
         }
     }
@@ -909,16 +895,17 @@ mod tests {
         let Some(home) = canonical_home() else {
             return;
         };
-        let settings = Settings::merged(json!({"sandbox": {"mode": "workspace-write"}}), json!({}));
+        let (global, project) = (json!({"sandbox": {"mode": "workspace-write"}}), json!({}));
+        let settings = layers(&global, &project);
         let err =
-            SandboxPolicy::from_settings(&settings, &home, None, SandboxMode::Off).unwrap_err();
+            SandboxPolicy::from_settings(settings, &home, None, SandboxMode::Off).unwrap_err();
         assert!(err.0.contains("home directory"), "{err}");
-        let err = SandboxPolicy::from_settings(&settings, Path::new("/"), None, SandboxMode::Off)
+        let err = SandboxPolicy::from_settings(settings, Path::new("/"), None, SandboxMode::Off)
             .unwrap_err();
         assert!(err.0.contains("home directory"), "{err}");
         // A default (the MCP server's) becomes read-only instead.
         let p = SandboxPolicy::from_settings(
-            &Settings::merged(json!({}), json!({})),
+            SandboxSettings::default(),
             &home,
             None,
             SandboxMode::WorkspaceWrite,
@@ -929,16 +916,18 @@ mod tests {
 
     #[test]
     fn wrong_shapes_are_errors() {
-        let settings = Settings::merged(json!({"sandbox": {"mode": "strict"}}), json!({}));
-        let err = SandboxPolicy::from_settings(&settings, Path::new("/w"), None, SandboxMode::Off)
+        let (global, project) = (json!({"sandbox": {"mode": "strict"}}), json!({}));
+        let settings = layers(&global, &project);
+        let err = SandboxPolicy::from_settings(settings, Path::new("/w"), None, SandboxMode::Off)
             .unwrap_err();
         assert!(err.0.contains("sandbox.mode"), "{err}");
-        let settings = Settings::merged(
+        let (global, project) = (
             json!({"sandbox": {"mode": "read-only", "roots": "/"}}),
             json!({}),
         );
+        let settings = layers(&global, &project);
         assert!(
-            SandboxPolicy::from_settings(&settings, Path::new("/w"), None, SandboxMode::Off)
+            SandboxPolicy::from_settings(settings, Path::new("/w"), None, SandboxMode::Off)
                 .is_err()
         );
     }

@@ -94,7 +94,7 @@ pub fn expand_path(raw: &str) -> String {
 ///
 /// ```
 /// use std::path::Path;
-/// use coding_agent::path::resolve_to_cwd;
+/// use agent_tool::path::resolve_to_cwd;
 /// assert_eq!(resolve_to_cwd("@src/../lib.rs", Path::new("/work")), Path::new("/work/lib.rs"));
 /// assert_eq!(resolve_to_cwd("/etc/hosts", Path::new("/work")), Path::new("/etc/hosts"));
 /// assert_eq!(resolve_to_cwd("file:///etc/hosts", Path::new("/work")), Path::new("/etc/hosts"));
@@ -182,7 +182,7 @@ const MAX_LINKS: u32 = 40;
 /// let base = std::fs::canonicalize(dir.path()).unwrap();
 /// std::os::unix::fs::symlink(".env", base.join("link")).unwrap();
 /// std::os::unix::fs::symlink(".", base.join("self")).unwrap();
-/// let real = |p: &str| coding_agent::path::real_path(&base.join(p));
+/// let real = |p: &str| agent_tool::path::real_path(&base.join(p));
 /// assert_eq!(real("link"), base.join(".env")); // dangling: .env does not exist
 /// assert_eq!(real("self/self/link"), base.join(".env"));
 /// assert_eq!(real("self/new/dir/x"), base.join("new/dir/x"));
@@ -240,6 +240,35 @@ pub fn display_relative(path: &Path, base: &Path) -> String {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| path.display().to_string()),
+    }
+}
+
+/// `path` with `.`, `..` and symlinks resolved by the kernel; for a path
+/// that does not exist yet, its deepest existing ancestor is resolved and
+/// the rest appended, so a root is always named as the kernel will see it.
+pub fn canonical(path: &Path) -> PathBuf {
+    // The kernel's reading first: `link/..` is the link target's parent.
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            // `..` or `.` at the end, or nothing left: lexical from here.
+            _ => return normalize_path(path),
+        }
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return normalize_path(&out);
+        }
     }
 }
 

@@ -180,7 +180,7 @@ pub fn write_file_if_unchanged(
 /// real path (read back from the open descriptor) of the directory a new
 /// file is created in, joined with its name, or of the existing file, with
 /// that file's status. An error refuses the write.
-pub(crate) type WriteCheck<'a> = &'a (dyn Fn(&Path, Option<&Stat>) -> io::Result<()> + Sync);
+pub type WriteCheck<'a> = &'a (dyn Fn(&Path, Option<&Stat>) -> io::Result<()> + Sync);
 
 /// [`write_file`] (with `expected`: [`write_file_if_unchanged`]) where
 /// `check` judges the directory and the file actually opened, so nothing
@@ -188,7 +188,7 @@ pub(crate) type WriteCheck<'a> = &'a (dyn Fn(&Path, Option<&Stat>) -> io::Result
 /// symlink to a protected directory) is written. Symlinks are not written
 /// through when they appear dangling: that would create their target before
 /// it could be judged.
-pub(crate) fn write_file_checked(
+pub fn write_file_checked(
     path: &Path,
     data: &[u8],
     expected: Option<&[u8]>,

@@ -11,7 +11,7 @@ use agent_core::{
 };
 
 use crate::compaction::{CompactionResult, CompactionSettings, SessionCompactor};
-use crate::definition::{ToolContext, ToolContextFactory, ToolDefinition};
+use agent_tool::{Extensions, FileMutationQueue, ToolDefinition, WorkingDir};
 use crate::extension::{Extension, ExtensionApi};
 use crate::permissions::{PermissionGate, PermissionPrompt, PermissionRules};
 use crate::registry::{ToolRegistry, ToolSelection};
@@ -41,9 +41,9 @@ pub struct AgentSessionBuilder {
     model: Model,
     client: Arc<dyn ModelClient>,
     cwd: PathBuf,
-    builtins: Vec<Arc<dyn ToolDefinition>>,
+    builtins: Vec<ToolDefinition>,
     extensions: Vec<Arc<dyn Extension>>,
-    tools: Vec<Arc<dyn ToolDefinition>>,
+    tools: Vec<ToolDefinition>,
     settings: Option<Settings>,
     selection: ToolSelection,
     custom_prompt: Option<String>,
@@ -56,6 +56,7 @@ pub struct AgentSessionBuilder {
     permission_prompt: Option<Arc<dyn PermissionPrompt>>,
     session: Option<SessionManager>,
     context_window: Option<u64>,
+    tool_extensions: Extensions,
 }
 
 impl AgentSessionBuilder {
@@ -81,6 +82,7 @@ impl AgentSessionBuilder {
             permission_prompt: None,
             session: None,
             context_window: None,
+            tool_extensions: Extensions::new(),
         }
     }
 
@@ -134,9 +136,19 @@ impl AgentSessionBuilder {
         self
     }
 
+    /// Hands every tool call one more value of its own type (reachable as
+    /// `cx.get::<T>()`), next to what the session always provides: the
+    /// [`WorkingDir`], the [`Model`], the merged [`Settings`] and the
+    /// session's [`FileMutationQueue`] (pass your own queue here to share
+    /// it with tools outside the session).
+    pub fn tool_extension<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
+        self.tool_extensions.insert(value);
+        self
+    }
+
     /// The built-in tools (e.g. `tools_builtin::all_tools(cwd)`). Registering
     /// a tool does not make it active: see [`AgentSessionBuilder::active_tools`].
-    pub fn builtin_tools(mut self, tools: Vec<Arc<dyn ToolDefinition>>) -> Self {
+    pub fn builtin_tools(mut self, tools: Vec<ToolDefinition>) -> Self {
         self.builtins = tools;
         self
     }
@@ -148,7 +160,7 @@ impl AgentSessionBuilder {
     }
 
     /// Adds a program-supplied tool (overrides built-in and extension tools of the same name).
-    pub fn tool(mut self, tool: Arc<dyn ToolDefinition>) -> Self {
+    pub fn tool(mut self, tool: ToolDefinition) -> Self {
         self.tools.push(tool);
         self
     }
@@ -244,16 +256,15 @@ impl AgentSessionBuilder {
             cwd: self.cwd.clone(),
             ..Default::default()
         };
-        let context: ToolContextFactory = {
-            let (cwd, model, settings) = (self.cwd.clone(), self.model.clone(), settings.clone());
-            Arc::new(move || ToolContext {
-                cwd: cwd.clone(),
-                model: Some(model.clone()),
-                settings: settings.clone(),
-                cancel: Default::default(),
-            })
-        };
+        let mut extensions = self.tool_extensions;
+        extensions.insert(WorkingDir::new(self.cwd.clone()));
+        extensions.insert(self.model.clone());
+        extensions.insert(settings.as_ref().clone());
+        if !extensions.contains::<FileMutationQueue>() {
+            extensions.insert(FileMutationQueue::new());
+        }
         let mut options = AgentOptions::new(self.model, self.client);
+        options.tool_extensions = extensions.clone();
         options.tool_execution = self.tool_execution;
         options.steering_mode = queue_mode(settings.get("steeringMode"));
         options.follow_up_mode = queue_mode(settings.get("followUpMode"));
@@ -314,7 +325,7 @@ impl AgentSessionBuilder {
             agent: Agent::new(options),
             inner,
             settings,
-            context,
+            extensions,
             cwd: self.cwd,
             store,
             compactor,
@@ -409,7 +420,7 @@ pub struct AgentSession {
     agent: Agent,
     inner: Arc<Mutex<SessionInner>>,
     settings: Arc<Settings>,
-    context: ToolContextFactory,
+    extensions: Extensions,
     cwd: PathBuf,
     /// The session file, when the conversation is recorded.
     store: Arc<Mutex<Option<Arc<Mutex<SessionManager>>>>>,
@@ -443,10 +454,10 @@ impl AgentSession {
                     .map(|s| (d.name().to_string(), s.to_string()))
             })
             .collect();
-        options.tool_guidelines = active.iter().flat_map(|d| d.prompt_guidelines()).collect();
+        options.tool_guidelines = active.iter().flat_map(|d| d.prompt_guidelines().iter().cloned()).collect();
         let prompt = build_system_prompt(&options);
         inner.system_prompt = prompt.clone();
-        let tools = inner.registry.active_agent_tools(self.context.clone());
+        let tools = inner.registry.active_agent_tools();
         drop(inner);
         self.agent.set_tools(tools);
         self.agent.set_system_prompt(prompt);
@@ -586,7 +597,7 @@ impl AgentSession {
     /// applies from the next request. New tools follow the session's
     /// selection and `allowedTools` like any other. This is how a tool
     /// source whose list changes (an MCP server) stays current.
-    pub fn replace_tools(&self, removed: &[String], added: Vec<Arc<dyn ToolDefinition>>) {
+    pub fn replace_tools(&self, removed: &[String], added: Vec<ToolDefinition>) {
         {
             let mut inner = self.lock();
             for name in removed {
@@ -609,8 +620,10 @@ impl AgentSession {
         &self.cwd
     }
 
-    /// A context like the one tools get, for running a tool outside the loop.
-    pub fn tool_context(&self) -> ToolContext {
-        (self.context)()
+    /// The extensions every tool call gets (working directory, model,
+    /// settings, mutation queue, and what the builder added), for running a
+    /// tool outside the loop.
+    pub fn tool_extensions(&self) -> Extensions {
+        self.extensions.clone()
     }
 }

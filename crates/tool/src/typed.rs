@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::tool::{
+use agent_core::{
     AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolError, ToolMeta,
 };
 
@@ -21,7 +21,7 @@ use crate::tool::{
 /// `Arc<dyn AgentTool>`.
 ///
 /// ```
-/// use agent_core::{AgentToolResult, ToolCallContext, ToolError, TypedTool, typed_tool};
+/// use agent_tool::{AgentToolResult, ToolCallContext, ToolError, TypedTool, typed_tool};
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// struct Params {

@@ -121,7 +121,7 @@ fn untouched(text: &str, total_lines: usize, options: TruncationOptions) -> Trun
 /// `first_line_exceeds_limit` is set.
 ///
 /// ```
-/// use agent_core::{truncate_head, TruncationOptions, TruncatedBy};
+/// use agent_tool::{truncate_head, TruncationOptions, TruncatedBy};
 /// let r = truncate_head("a\nb\nc\n", TruncationOptions { max_lines: 2, max_bytes: 100 });
 /// assert_eq!(r.content, "a\nb");
 /// assert_eq!(r.truncated_by, Some(TruncatedBy::Lines));
@@ -171,7 +171,7 @@ pub fn truncate_head(text: &str, options: TruncationOptions) -> TruncationResult
 /// character) and `last_line_partial` is set.
 ///
 /// ```
-/// use agent_core::{truncate_tail, TruncationOptions};
+/// use agent_tool::{truncate_tail, TruncationOptions};
 /// let r = truncate_tail("1\n2\n3\n", TruncationOptions { max_lines: 2, max_bytes: 100 });
 /// assert_eq!(r.content, "2\n3");
 /// ```
@@ -246,7 +246,7 @@ pub fn head_at_char_boundary(s: &str, max_bytes: usize) -> &str {
 /// (Pi counts UTF-16 units; the two agree outside astral-plane characters).
 ///
 /// ```
-/// let (line, cut) = agent_core::truncate_line("abcdef", 3);
+/// let (line, cut) = agent_tool::truncate_line("abcdef", 3);
 /// assert_eq!(line, "abc... [truncated]");
 /// assert!(cut);
 /// ```
@@ -262,10 +262,10 @@ pub fn truncate_line(line: &str, max_chars: usize) -> (String, bool) {
 /// One decimal, rounded half up like JavaScript's `toFixed(1)` on these exact values.
 ///
 /// ```
-/// assert_eq!(agent_core::format_size(1023), "1023B");
-/// assert_eq!(agent_core::format_size(1280), "1.3KB");
-/// assert_eq!(agent_core::format_size(51200), "50.0KB");
-/// assert_eq!(agent_core::format_size(1048576), "1.0MB");
+/// assert_eq!(agent_tool::format_size(1023), "1023B");
+/// assert_eq!(agent_tool::format_size(1280), "1.3KB");
+/// assert_eq!(agent_tool::format_size(51200), "50.0KB");
+/// assert_eq!(agent_tool::format_size(1048576), "1.0MB");
 /// ```
 pub fn format_size(bytes: u64) -> String {
     const KB: u64 = 1024;

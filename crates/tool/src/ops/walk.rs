@@ -9,9 +9,37 @@
 //!   apply: a `~/.gitignore` holding `*` (a common dotfiles setup) or any
 //!   other ignore file above the search root hides nothing.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ignore::{WalkBuilder, WalkState};
+
+/// An entry found by [`FileOps::walk`](super::FileOps::walk).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalkEntry {
+    /// Full path (the walk's root joined with the entry's relative path).
+    pub path: PathBuf,
+    /// A directory (symlinks not followed).
+    pub is_dir: bool,
+    /// A regular file (symlinks not followed).
+    pub is_file: bool,
+}
+
+/// What [`FileOps::walk`](super::FileOps::walk) walks.
+#[derive(Debug, Clone, Copy)]
+pub struct WalkOptions<'a> {
+    /// The directory to walk (not itself reported).
+    pub root: &'a Path,
+    /// Only files matching this glob are reported (directories are still
+    /// walked); a pattern without `/` matches file names at any depth.
+    pub glob: Option<&'a str>,
+    /// Report entries one at a time in path order (directories depth first,
+    /// names sorted). When `false` the visitor may be called from several
+    /// threads at once, in any order.
+    pub ordered: bool,
+}
+
+/// A [`FileOps::walk`](super::FileOps::walk) visitor; returns `false` to stop the walk.
+pub type WalkVisitor<'a> = &'a (dyn Fn(WalkEntry) -> bool + Sync);
 
 /// A walker over `root` with the workspace's ignore rules (see the module docs).
 pub fn walk_builder(root: &Path) -> WalkBuilder {
@@ -132,8 +160,8 @@ impl GlobFilter {
 /// `ignore` crate with the rules of the module docs; a glob becomes an
 /// override (files not matching are skipped, directories still walked).
 pub(crate) fn walk_local(
-    options: &crate::ops::WalkOptions<'_>,
-    visit: crate::ops::WalkVisitor<'_>,
+    options: &WalkOptions<'_>,
+    visit: WalkVisitor<'_>,
 ) -> std::io::Result<()> {
     let mut builder = walk_builder(options.root);
     if let Some(glob) = options.glob.filter(|g| !g.is_empty()) {
@@ -149,7 +177,7 @@ pub(crate) fn walk_local(
     }
     let entry_of = |entry: ignore::DirEntry| {
         let file_type = entry.file_type();
-        crate::ops::WalkEntry {
+        WalkEntry {
             is_dir: file_type.is_some_and(|t| t.is_dir()),
             is_file: file_type.is_some_and(|t| t.is_file()),
             path: entry.into_path(),

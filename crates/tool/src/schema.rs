@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 /// Providers handle this shape everywhere, unlike `oneOf` of `const`s.
 ///
 /// ```
-/// let s = coding_agent::string_enum(&["metric", "imperial"]);
+/// let s = agent_tool::string_enum(&["metric", "imperial"]);
 /// assert_eq!(s, serde_json::json!({"type":"string","enum":["metric","imperial"]}));
 /// ```
 pub fn string_enum(values: &[&str]) -> Value {

@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
+use crate::policy::{SandboxMode, SandboxPolicy};
 
 /// Names the bubblewrap binary to use instead of looking in the system's
 /// directories (for a non-standard install, and for tests).
@@ -82,7 +82,7 @@ pub(crate) fn args(
             a.pair("--ro-bind", path, path);
         }
     }
-    let tmp = coding_agent::sandbox::canonical(&std::env::temp_dir());
+    let tmp = agent_tool::path::canonical(&std::env::temp_dir());
     if let Some(tmp) = shared_tmp(policy) {
         a.pair("--bind", &tmp, &tmp);
     } else {
@@ -123,18 +123,10 @@ pub(crate) fn args(
     // sessions of every project, credentials): commands see it empty.
     // Pi's default one too (`~/.pi/agent`, its auth.json) when
     // CODING_AGENT_DIR names another.
-    let default_dir = std::env::home_dir().map(|h| h.join(".pi").join("agent"));
-    let named = ["CODING_AGENT_DIR", "PI_CODING_AGENT_DIR"].map(|v| {
-        std::env::var_os(v)
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-    });
     let mut hidden: Vec<PathBuf> = Vec::new();
-    for dir in named
-        .into_iter()
-        .chain([coding_agent::agent_dir(), default_dir])
-        .flatten()
-        .map(|d| coding_agent::sandbox::canonical(&d))
+    for dir in crate::policy::agent_dirs()
+        .iter()
+        .map(|d| agent_tool::path::canonical(d))
     {
         if hidden.contains(&dir) {
             continue;
@@ -227,7 +219,7 @@ pub(crate) fn writable_ones(policy: &SandboxPolicy, paths: &[PathBuf]) -> Vec<Pa
 pub(crate) fn shared_tmp(policy: &SandboxPolicy) -> Option<PathBuf> {
     policy
         .temp_dir_writable()
-        .then(|| coding_agent::sandbox::canonical(&std::env::temp_dir()))
+        .then(|| agent_tool::path::canonical(&std::env::temp_dir()))
 }
 
 /// More read-only paths than this and bubblewrap's argument limit would

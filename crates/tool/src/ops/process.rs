@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agent_core::CancellationToken;
@@ -48,12 +48,12 @@ pub trait ProcessOps: Send + Sync {
     }
     /// The shell to run commands with: `explicit` (the `shellPath` setting)
     /// if it exists, else the backend's bash or sh. Default: the local disk
-    /// (see [`resolve_shell`](crate::bash::resolve_shell)).
+    /// (see [`resolve_shell`]).
     ///
     /// # Errors
     /// A message for the model when no usable shell is found.
     fn resolve_shell(&self, explicit: Option<&str>) -> Result<PathBuf, agent_core::ToolError> {
-        crate::bash::resolve_shell(explicit)
+        resolve_shell(explicit)
     }
     /// What confines the commands, reported in successful results'
     /// `details.sandbox`; `None` (the default) when nothing does.
@@ -104,7 +104,7 @@ impl ProcessOps for LocalProcessOps {
 /// Runs `request` on this machine, starting the shell with `spawn` (the
 /// sandbox adds its set-up there). With `wrapper`, the shell runs as the
 /// last arguments of that command line (`wrapper[0]` is the program).
-pub(crate) async fn run_local_with(
+pub async fn run_local_with(
     request: ExecRequest,
     on_data: OutputSink<'_>,
     cancel: CancellationToken,
@@ -229,4 +229,30 @@ fn fastrand_u64() -> u64 {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u64(agent_ai::now_millis() as u64);
     h.finish()
+}
+
+/// Picks the shell: an explicit path (must exist), `/bin/bash`, `bash` on PATH, `sh`.
+pub fn resolve_shell(explicit: Option<&str>) -> Result<PathBuf, agent_core::ToolError> {
+    if let Some(path) = explicit {
+        let p = PathBuf::from(path);
+        return if p.exists() {
+            Ok(p)
+        } else {
+            Err(agent_core::ToolError::new(format!(
+                "Custom shell path not found: {path}"
+            )))
+        };
+    }
+    if Path::new("/bin/bash").exists() {
+        return Ok(PathBuf::from("/bin/bash"));
+    }
+    if let Some(paths) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&paths) {
+            let candidate = dir.join("bash");
+            if candidate.is_file() {
+                return Ok(candidate);
+            }
+        }
+    }
+    Ok(PathBuf::from("sh"))
 }

@@ -5,19 +5,20 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, ToolError, ToolMeta};
+use agent_core::{AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolError, ToolMeta};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::definition::{CallContext, ToolDefinition};
+use crate::definition::{PathArgument, ToolDefinition, ToolHints};
+use crate::typed::object_params_schema;
 
 /// Starts a closure tool named `name`; finish it with [`ToolBuilder::execute`].
 ///
 /// ```
-/// use coding_agent::{AgentToolResult, ToolDefinition, tool};
+/// use agent_tool::{AgentToolResult, tool};
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// struct Params {
@@ -36,31 +37,36 @@ use crate::definition::{CallContext, ToolDefinition};
 /// ```
 pub fn tool(name: impl Into<String>) -> ToolBuilder {
     ToolBuilder {
-        core: agent_core::fn_tool(name),
+        meta: ToolMeta::new(name, ""),
+        parameters: None,
         prompt_snippet: None,
         prompt_guidelines: Vec::new(),
+        path_arguments: Vec::new(),
+        hints: ToolHints::default(),
     }
 }
 
 /// The metadata of a closure tool being built (see [`tool`]).
 #[derive(Debug, Clone)]
 pub struct ToolBuilder {
-    /// The loop layer's builder holds the metadata both layers share.
-    core: agent_core::FnToolBuilder,
+    meta: ToolMeta,
+    parameters: Option<Value>,
     prompt_snippet: Option<String>,
     prompt_guidelines: Vec<String>,
+    path_arguments: Vec<PathArgument>,
+    hints: ToolHints,
 }
 
 impl ToolBuilder {
     /// Short human-readable label (default: the name).
     pub fn label(mut self, label: impl Into<String>) -> Self {
-        self.core = self.core.label(label);
+        self.meta.label = label.into();
         self
     }
 
     /// What the tool does, written for the model.
     pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.core = self.core.description(description);
+        self.meta.description = description.into();
         self
     }
 
@@ -79,64 +85,80 @@ impl ToolBuilder {
 
     /// Runs a batch holding a call of this tool one call at a time.
     pub fn sequential(mut self) -> Self {
-        self.core = self.core.sequential();
+        self.meta.execution_mode = Some(ExecutionMode::Sequential);
         self
     }
 
     /// Uses this JSON Schema instead of the one derived from the closure's
     /// parameter type.
     pub fn parameters(mut self, schema: Value) -> Self {
-        self.core = self.core.parameters(schema);
+        self.parameters = Some(schema);
+        self
+    }
+
+    /// Declares that argument `name` is a path the tool reads or writes, so
+    /// `Read(...)` and `Edit(...)` permission rules cover it (see
+    /// [`PathArgument`]).
+    pub fn path_argument(mut self, argument: PathArgument) -> Self {
+        self.path_arguments.push(argument);
+        self
+    }
+
+    /// Behaviour hints (read-only, destructive, open world).
+    pub fn hints(mut self, hints: ToolHints) -> Self {
+        self.hints = hints;
         self
     }
 
     /// Finishes the tool: `run` gets the validated, deserialized arguments and
-    /// a [`CallContext`]. An `Err` reaches the model as an error result.
+    /// the call's [`ToolCallContext`]. An `Err` reaches the model as an error
+    /// result.
     ///
     /// With `P = serde_json::Value` the tool takes any JSON object.
-    pub fn execute<P, F, Fut>(self, run: F) -> Arc<dyn ToolDefinition>
+    pub fn execute<P, F, Fut>(self, run: F) -> ToolDefinition
     where
         P: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(P, CallContext) -> Fut + Send + Sync + 'static,
+        F: Fn(P, ToolCallContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<AgentToolResult, ToolError>> + Send + 'static,
     {
-        Arc::new(ClosureTool {
-            meta: self.core.into_meta::<P>(),
-            prompt_snippet: self.prompt_snippet,
-            prompt_guidelines: self.prompt_guidelines,
+        let mut meta = self.meta;
+        meta.parameters = self.parameters.unwrap_or_else(object_params_schema::<P>);
+        let mut definition = ToolDefinition::new(Arc::new(ClosureTool {
+            meta,
             run,
             params: PhantomData,
-        })
+        }))
+        .with_guidelines(self.prompt_guidelines)
+        .with_hints(self.hints);
+        if let Some(snippet) = self.prompt_snippet {
+            definition = definition.with_prompt_snippet(snippet);
+        }
+        for argument in self.path_arguments {
+            definition = definition.with_path_argument(argument);
+        }
+        definition
     }
 }
 
 struct ClosureTool<P, F> {
     meta: ToolMeta,
-    prompt_snippet: Option<String>,
-    prompt_guidelines: Vec<String>,
     run: F,
     params: PhantomData<fn() -> P>,
 }
 
-impl<P, F, Fut> ToolDefinition for ClosureTool<P, F>
+impl<P, F, Fut> AgentTool for ClosureTool<P, F>
 where
     P: DeserializeOwned + JsonSchema + Send + 'static,
-    F: Fn(P, CallContext) -> Fut + Send + Sync + 'static,
+    F: Fn(P, ToolCallContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<AgentToolResult, ToolError>> + Send + 'static,
 {
     fn meta(&self) -> &ToolMeta {
         &self.meta
     }
-    fn prompt_snippet(&self) -> Option<&str> {
-        self.prompt_snippet.as_deref()
-    }
-    fn prompt_guidelines(&self) -> Vec<String> {
-        self.prompt_guidelines.clone()
-    }
     fn execute(
         &self,
         params: Value,
-        cx: CallContext,
+        cx: ToolCallContext,
     ) -> BoxFuture<'_, Result<AgentToolResult, ToolError>> {
         match serde_json::from_value::<P>(params) {
             Ok(p) => (self.run)(p, cx).boxed(),

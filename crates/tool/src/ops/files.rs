@@ -1,8 +1,9 @@
 //! File-system calls: the [`FileOps`] trait and the local implementation.
 
 use std::io::{self, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use super::walk::{WalkEntry, WalkOptions, WalkVisitor};
 use super::replace::{WriteConflict, WriteOutcome, write_file, write_file_if_unchanged};
 
 /// What the tools need to know about a path (symlinks followed).
@@ -26,33 +27,6 @@ pub struct DirEntryInfo {
     pub is_dir: Option<bool>,
 }
 
-/// An entry found by [`FileOps::walk`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WalkEntry {
-    /// Full path (the walk's root joined with the entry's relative path).
-    pub path: PathBuf,
-    /// A directory (symlinks not followed).
-    pub is_dir: bool,
-    /// A regular file (symlinks not followed).
-    pub is_file: bool,
-}
-
-/// What [`FileOps::walk`] walks.
-#[derive(Debug, Clone, Copy)]
-pub struct WalkOptions<'a> {
-    /// The directory to walk (not itself reported).
-    pub root: &'a Path,
-    /// Only files matching this glob are reported (directories are still
-    /// walked); a pattern without `/` matches file names at any depth.
-    pub glob: Option<&'a str>,
-    /// Report entries one at a time in path order (directories depth first,
-    /// names sorted). When `false` the visitor may be called from several
-    /// threads at once, in any order.
-    pub ordered: bool,
-}
-
-/// A [`FileOps::walk`] visitor; returns `false` to stop the walk.
-pub type WalkVisitor<'a> = &'a (dyn Fn(WalkEntry) -> bool + Sync);
 
 /// File-system calls, blocking. Tools call them from a blocking thread.
 ///
@@ -115,13 +89,13 @@ pub trait FileOps: Send + Sync {
     ///
     /// The default walks with [`FileOps::read_dir`] and honours no ignore
     /// files; [`LocalFileOps`] honours `.gitignore`, `.ignore` and `.rgignore`
-    /// as described in [`walk`](crate::walk).
+    /// as described in [`walk`](super::walk).
     ///
     /// # Errors
     /// An invalid glob (`InvalidInput`); unreadable directories are skipped.
     fn walk(&self, options: &WalkOptions<'_>, visit: WalkVisitor<'_>) -> io::Result<()> {
         let glob = match options.glob.filter(|g| !g.is_empty()) {
-            Some(g) => Some(crate::walk::GlobFilter::new(g)?),
+            Some(g) => Some(super::walk::GlobFilter::new(g)?),
             None => None,
         };
         // `read_dir` follows symlinks, so a depth bound stops link loops.
@@ -208,7 +182,7 @@ impl FileOps for LocalFileOps {
     }
 
     fn walk(&self, options: &WalkOptions<'_>, visit: WalkVisitor<'_>) -> io::Result<()> {
-        crate::walk::walk_local(options, visit)
+        super::walk::walk_local(options, visit)
     }
 
     fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntryInfo>> {

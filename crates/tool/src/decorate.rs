@@ -1,25 +1,24 @@
 //! [`decorate`]: change one thing about an existing tool (a check before it
 //! runs, a different `execute`, another description or schema) and keep
-//! everything else: prompt snippet, guidelines, renderers, argument repair,
-//! execution mode.
+//! everything else: prompt snippet, guidelines, renderers, declarations,
+//! argument repair, execution mode.
 
 use std::future::Future;
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, ToolError, ToolMeta};
+use agent_core::{AgentTool, AgentToolResult, ToolCallContext, ToolError, ToolMeta};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use crate::definition::{CallContext, ToolContext, ToolDefinition};
-use crate::render::{RenderContext, RenderResultOptions, RenderShell, StyledText, Theme};
+use crate::definition::ToolDefinition;
 
-type Check = Arc<dyn Fn(&Value, &ToolContext) -> Result<(), ToolError> + Send + Sync>;
+type Check = Arc<dyn Fn(&Value, &ToolCallContext) -> Result<(), ToolError> + Send + Sync>;
 type Replacement = Arc<
     dyn Fn(
             Value,
-            CallContext,
-            Arc<dyn ToolDefinition>,
+            ToolCallContext,
+            Arc<dyn AgentTool>,
         ) -> BoxFuture<'static, Result<AgentToolResult, ToolError>>
         + Send
         + Sync,
@@ -27,12 +26,18 @@ type Replacement = Arc<
 
 /// Starts decorating `inner`; finish with [`Decorated::build`].
 ///
+/// A `before` check sees the arguments as the model wrote them: a symlink
+/// named `notes.txt` that points at `.env` passes the check below. For
+/// anything that protects data, use path permission rules (`Read(./.env)`
+/// deny) or the sandbox's deny globs, which judge the file actually opened.
+///
 /// ```
-/// use coding_agent::{ToolDefinition, ToolError, decorate, tool};
+/// use agent_tool::{AgentToolResult, ToolError, decorate, tool};
 /// # let read = tool("read").prompt_snippet("Read files").execute(|_: serde_json::Value, _| async {
-/// #     Ok(coding_agent::AgentToolResult::text("content"))
+/// #     Ok(AgentToolResult::text("content"))
 /// # });
-/// // A `read` that refuses `.env` files, with its snippet, guidelines and renderers kept.
+/// // A `read` that refuses paths ending in `.env`, with its snippet,
+/// // guidelines and renderers kept.
 /// let guarded = decorate(read)
 ///     .before(|args, _cx| match args["path"].as_str() {
 ///         Some(p) if p.ends_with(".env") => Err(ToolError::new("Reading .env files is not allowed")),
@@ -41,7 +46,7 @@ type Replacement = Arc<
 ///     .build();
 /// assert_eq!(guarded.prompt_snippet(), Some("Read files"));
 /// ```
-pub fn decorate(inner: Arc<dyn ToolDefinition>) -> Decorated {
+pub fn decorate(inner: ToolDefinition) -> Decorated {
     Decorated {
         meta: inner.meta().clone(),
         inner,
@@ -52,7 +57,7 @@ pub fn decorate(inner: Arc<dyn ToolDefinition>) -> Decorated {
 
 /// A tool being decorated (see [`decorate`]).
 pub struct Decorated {
-    inner: Arc<dyn ToolDefinition>,
+    inner: ToolDefinition,
     /// The inner tool's metadata with the decorator's changes.
     meta: ToolMeta,
     checks: Vec<Check>,
@@ -77,7 +82,7 @@ impl Decorated {
     /// order added.
     pub fn before(
         mut self,
-        check: impl Fn(&Value, &ToolContext) -> Result<(), ToolError> + Send + Sync + 'static,
+        check: impl Fn(&Value, &ToolCallContext) -> Result<(), ToolError> + Send + Sync + 'static,
     ) -> Self {
         self.checks.push(Arc::new(check));
         self
@@ -87,7 +92,7 @@ impl Decorated {
     /// the original tool (to delegate to, before or after its own work).
     pub fn execute<F, Fut>(mut self, run: F) -> Self
     where
-        F: Fn(Value, CallContext, Arc<dyn ToolDefinition>) -> Fut + Send + Sync + 'static,
+        F: Fn(Value, ToolCallContext, Arc<dyn AgentTool>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<AgentToolResult, ToolError>> + Send + 'static,
     {
         self.replacement = Some(Arc::new(move |args, cx, inner| {
@@ -97,46 +102,38 @@ impl Decorated {
     }
 
     /// The decorated tool.
-    pub fn build(self) -> Arc<dyn ToolDefinition> {
-        Arc::new(self)
+    pub fn build(self) -> ToolDefinition {
+        let tool = Arc::new(DecoratedTool {
+            inner: self.inner.tool(),
+            meta: self.meta,
+            checks: self.checks,
+            replacement: self.replacement,
+        });
+        self.inner.with_tool(tool)
     }
 }
 
-impl ToolDefinition for Decorated {
+struct DecoratedTool {
+    inner: Arc<dyn AgentTool>,
+    meta: ToolMeta,
+    checks: Vec<Check>,
+    replacement: Option<Replacement>,
+}
+
+impl AgentTool for DecoratedTool {
     fn meta(&self) -> &ToolMeta {
         &self.meta
-    }
-    fn prompt_snippet(&self) -> Option<&str> {
-        self.inner.prompt_snippet()
-    }
-    fn prompt_guidelines(&self) -> Vec<String> {
-        self.inner.prompt_guidelines()
     }
     fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
         self.inner.prepare_arguments(args)
     }
-    fn render_shell(&self) -> RenderShell {
-        self.inner.render_shell()
-    }
-    fn render_call(&self, args: &Value, theme: &Theme, ctx: &RenderContext) -> Option<StyledText> {
-        self.inner.render_call(args, theme, ctx)
-    }
-    fn render_result(
-        &self,
-        result: &AgentToolResult,
-        options: &RenderResultOptions,
-        theme: &Theme,
-        ctx: &RenderContext,
-    ) -> Option<StyledText> {
-        self.inner.render_result(result, options, theme, ctx)
-    }
     fn execute(
         &self,
         params: Value,
-        cx: CallContext,
+        cx: ToolCallContext,
     ) -> BoxFuture<'_, Result<AgentToolResult, ToolError>> {
         for check in &self.checks {
-            if let Err(e) = check(&params, &cx.tool) {
+            if let Err(e) = check(&params, &cx) {
                 return futures::future::ready(Err(e)).boxed();
             }
         }

@@ -15,14 +15,15 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use coding_agent::sandbox::{SandboxMode, SandboxPolicy, normalize};
+use crate::policy::{SandboxMode, SandboxPolicy};
+use agent_tool::path::normalize_path;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 
-use super::files::{
+use agent_tool::ops::{
     DirEntryInfo, FileInfo, FileOps, LocalFileOps, WalkEntry, WalkOptions, WalkVisitor,
 };
-use super::replace::WriteOutcome;
+use agent_tool::ops::replace::WriteOutcome;
 
 /// One directory the tools may use.
 #[derive(Debug)]
@@ -99,7 +100,7 @@ impl ConfinedFileOps {
     pub fn over(inner: Arc<dyn FileOps>, policy: &SandboxPolicy) -> io::Result<Self> {
         let writable = policy.mode == SandboxMode::WorkspaceWrite;
         let mut roots = Vec::new();
-        let temp = normalize(&std::env::temp_dir());
+        let temp = normalize_path(&std::env::temp_dir());
         // The temp dir stays readable (bash's full-output files live there)
         // but is written only when commands may write it too.
         let temp_writable = writable && policy.temp_dir_writable();
@@ -172,7 +173,7 @@ impl ConfinedFileOps {
         let under_root_named = self.roots.iter().any(|root| {
             real.strip_prefix(&root.real).is_ok_and(|rest| {
                 rest.components().any(|c| {
-                    coding_agent::sandbox::PROTECTED_NAMES
+                    crate::policy::PROTECTED_NAMES
                         .iter()
                         .any(|n| c.as_os_str() == std::ffi::OsStr::new(n))
                 })
@@ -216,7 +217,7 @@ impl ConfinedFileOps {
 
     /// The root `path` lies under (lexically) and the rest of the path.
     fn root_of(&self, path: &Path) -> io::Result<(&Root, PathBuf)> {
-        let path = normalize(path);
+        let path = normalize_path(path);
         self.roots
             .iter()
             .filter_map(|r| {
@@ -264,7 +265,7 @@ impl ConfinedFileOps {
             other => io::Error::from(other),
         })?;
         let real = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))?;
-        if self.is_denied(&real) || self.is_denied(&normalize(path)) {
+        if self.is_denied(&real) || self.is_denied(&normalize_path(path)) {
             return Err(denied(format!(
                 "Sandbox: {} matches a denied pattern (sandbox.denyRead)",
                 path.display()
@@ -316,7 +317,7 @@ impl ConfinedFileOps {
                 // A dangling symlink would be written through: its target must
                 // be allowed too.
                 if let Ok(link) = std::fs::read_link(&target) {
-                    let resolved = normalize(&real_parent.join(link));
+                    let resolved = normalize_path(&real_parent.join(link));
                     let (root, _) = self.root_of(&resolved)?;
                     self.refuse_protected(&resolved, path)?;
                     if !root.writable || self.is_denied(&resolved) {
@@ -382,9 +383,9 @@ impl ConfinedFileOps {
         std::thread::scope(|scope| {
             scope
                 .spawn(|| {
-                    crate::ops::landlock::restrict_thread_writes(&dirs)?;
+                    crate::landlock::restrict_thread_writes(&dirs)?;
                     drop_override_capabilities()?;
-                    crate::ops::replace::write_file_checked(&target, data, expected, &check)
+                    agent_tool::ops::replace::write_file_checked(&target, data, expected, &check)
                 })
                 .join()
                 .unwrap_or_else(|_| Err(io::Error::other("the write thread panicked")))

@@ -66,7 +66,7 @@ pub(crate) fn submodule_git_entries(worktree: &Path) -> Result<Vec<PathBuf>, Str
                 // the directory of this `gitdir` file.
                 // Spelled out, not resolved: a link there is refused later
                 // (a mount would follow it and leave the link replaceable).
-                let named = coding_agent::sandbox::normalize(&entry.path().join(text.trim()));
+                let named = agent_tool::path::normalize_path(&entry.path().join(text.trim()));
                 if !found.contains(&named) {
                     found.push(named);
                 }

@@ -63,7 +63,7 @@ impl StyledLine {
 /// Styled, multi-line terminal text.
 ///
 /// ```
-/// use coding_agent::{StyledText, StyledLine, Theme};
+/// use agent_tool::{StyledText, StyledLine, Theme};
 /// let theme = Theme::default();
 /// let mut text = StyledText::new();
 /// text.push(StyledLine::styled("read", theme.tool_title).push(" src/main.rs", theme.accent));
@@ -302,7 +302,7 @@ pub fn default_render_result(
 /// and a lone `\r` (which would let later text overwrite the line) is shown.
 ///
 /// ```
-/// use coding_agent::sanitize_terminal_text;
+/// use agent_tool::sanitize_terminal_text;
 /// assert_eq!(sanitize_terminal_text("ok\x1b]52;c;aGk=\x07"), "ok␛]52;c;aGk=␇");
 /// assert_eq!(sanitize_terminal_text("a\r\nb\tc"), "a\nb\tc");
 /// assert_eq!(sanitize_terminal_text("safe\rrm -rf"), "safe␍rm -rf");

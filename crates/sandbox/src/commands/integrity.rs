@@ -66,7 +66,7 @@ fn linked_parents_of(paths: &[PathBuf], roots: &[PathBuf]) -> Vec<PathBuf> {
     for path in paths {
         for root in roots.iter().filter(|r| path.starts_with(r)) {
             let parent_dir = path.parent().unwrap_or(root);
-            for parent in coding_agent::sandbox::links_on_the_way(root, parent_dir) {
+            for parent in crate::policy::links_on_the_way(root, parent_dir) {
                 if !linked.contains(&parent) {
                     linked.push(parent);
                 }
