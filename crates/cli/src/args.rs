@@ -67,7 +67,7 @@ pub struct McpArgs {
     /// Confine the tools (default here: workspace-write where the machine
     /// can enforce it): off, read-only or workspace-write.
     #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode, long_help = SANDBOX_HELP)]
-    pub sandbox: Option<coding_agent::sandbox::SandboxMode>,
+    pub sandbox: Option<agent_sandbox::SandboxMode>,
     /// Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
     /// (port 0 picks a free one; the address is printed on stderr).
     #[arg(long, value_name = "HOST:PORT")]
@@ -136,7 +136,7 @@ pub struct ToolArgs {
     /// Confine the tools: off, read-only or workspace-write (--help says
     /// exactly what is blocked).
     #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode, long_help = SANDBOX_HELP)]
-    pub sandbox: Option<coding_agent::sandbox::SandboxMode>,
+    pub sandbox: Option<agent_sandbox::SandboxMode>,
 }
 
 /// `coding-agent demo`.
@@ -202,7 +202,7 @@ pub struct RunArgs {
     /// Confine the tools: off, read-only or workspace-write (--help says
     /// exactly what is blocked).
     #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode, long_help = SANDBOX_HELP)]
-    pub sandbox: Option<coding_agent::sandbox::SandboxMode>,
+    pub sandbox: Option<agent_sandbox::SandboxMode>,
     /// Model API.
     #[arg(long, value_enum)]
     pub provider: Option<ProviderKind>,

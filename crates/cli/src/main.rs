@@ -101,6 +101,6 @@ fn main() {
     // Background tasks (e.g. a stdin reader) must not keep the process alive.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     // `exit` runs no destructor: the standing sandbox's placeholders go now.
-    tools_builtin::ops::sandbox::shut_down();
+    agent_sandbox::shut_down();
     std::process::exit(code);
 }

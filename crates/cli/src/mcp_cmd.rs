@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use agent_mcp::rmcp::ServiceExt;
 use agent_mcp::{McpHttpOptions, McpHttpServer, McpLogSink, McpToolServer};
-use coding_agent::{Settings, ToolContext, ToolRegistry, ToolSelection};
+use coding_agent::{Settings, ToolRegistry, ToolSelection};
 
 use crate::args::McpArgs;
 
@@ -63,17 +63,7 @@ pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
         }
     };
     let definitions = registry.definitions();
-    let context_settings = settings.clone();
-    let context_cwd = cwd.clone();
-    let server = McpToolServer::new(
-        definitions,
-        Arc::new(move || ToolContext {
-            cwd: context_cwd.clone(),
-            model: None,
-            settings: context_settings.clone(),
-            cancel: Default::default(),
-        }),
-    )
+    let server = McpToolServer::new(definitions, coding_agent::tool_extensions(&cwd, &settings))
     .with_log_sink(logs)
     .with_permissions(coding_agent::permissions::PermissionGate::new(
         rules, None, &cwd, "MCP mode",

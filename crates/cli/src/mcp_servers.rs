@@ -7,9 +7,9 @@
 
 use std::sync::Arc;
 
-use coding_agent::sandbox::SandboxPolicy;
+use agent_sandbox::SandboxPolicy;
 use coding_agent::{Settings, ToolDefinition};
-use tools_builtin::ops::sandbox::SandboxedPrograms;
+use agent_sandbox::SandboxedPrograms;
 
 /// The servers' tools, and their later tool-list changes.
 pub type Connected = (

@@ -46,9 +46,9 @@ fn selection(args: &RunArgs) -> ToolSelection {
 /// The tools of a session and the rules that gate them.
 pub struct SessionTools {
     /// The seven built-ins (confined or not).
-    pub builtins: Vec<Arc<dyn coding_agent::ToolDefinition>>,
+    pub builtins: Vec<coding_agent::ToolDefinition>,
     /// MCP servers' tools.
-    pub extra: Vec<Arc<dyn coding_agent::ToolDefinition>>,
+    pub extra: Vec<coding_agent::ToolDefinition>,
     /// Permission rules and who answers their questions.
     pub permissions: PermissionGate,
     /// Where the conversation is recorded.
@@ -136,7 +136,7 @@ fn install_ctrl_c(session: &AgentSession) {
         while tokio::signal::ctrl_c().await.is_ok() {
             presses += 1;
             if presses >= 2 || !agent.is_running() {
-                tools_builtin::ops::sandbox::shut_down();
+                agent_sandbox::shut_down();
                 std::process::exit(130);
             }
             eprintln!("\ncancelling... (press Ctrl-C again to exit)");
@@ -343,8 +343,8 @@ async fn rpc(
     cwd: PathBuf,
     settings: Settings,
     rules: PermissionRules,
-    builtins: Vec<Arc<dyn coding_agent::ToolDefinition>>,
-    mcp_tools: Vec<Arc<dyn coding_agent::ToolDefinition>>,
+    builtins: Vec<coding_agent::ToolDefinition>,
+    mcp_tools: Vec<coding_agent::ToolDefinition>,
     mcp_updates: Option<agent_mcp::McpToolUpdates>,
 ) -> i32 {
     use coding_agent::rpc::{RpcOptions, RpcPermissionPrompt, run_rpc};

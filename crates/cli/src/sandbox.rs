@@ -6,8 +6,8 @@ use std::path::Path;
 
 use coding_agent::Settings;
 use coding_agent::permissions::PermissionRules;
-use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
-use tools_builtin::{Operations, ToolSet};
+use agent_sandbox::{SandboxMode, SandboxPolicy};
+use tools_builtin::ToolSet;
 
 /// Parses `--sandbox off|read-only|workspace-write`.
 pub fn parse_mode(text: &str) -> Result<SandboxMode, String> {
@@ -32,17 +32,25 @@ pub fn tools(
     } else {
         SandboxMode::Off
     };
-    let mut policy = SandboxPolicy::from_settings(settings, cwd, flag, default)
+    let mut policy = SandboxPolicy::from_settings(
+        agent_sandbox::SandboxSettings {
+            user: settings.get("sandbox"),
+            project: settings.project_value("sandbox"),
+        },
+        cwd,
+        flag,
+        default,
+    )
         .map_err(|e| format!("cannot use the settings: {e}"))?;
     if confine_if_possible
         && !chosen
         && policy.is_on()
-        && let Err(why) = tools_builtin::ops::sandbox::commands_can_be_confined(&policy)
+        && let Err(why) = agent_sandbox::commands_can_be_confined(&policy)
     {
         eprintln!("coding-agent: warning: serving without the sandbox: {why}");
         policy = SandboxPolicy::off();
     }
-    let operations = Operations::sandboxed(&policy).map_err(|e| format!("sandbox: {e}"))?;
+    let operations = agent_sandbox::operations(&policy).map_err(|e| format!("sandbox: {e}"))?;
     tracing::info!(mode = %policy.mode, roots = ?policy.roots, "sandbox");
     // The Read rules also judge the files grep, find and ls open.
     let rules = PermissionRules::from_settings(settings, cwd)
@@ -50,7 +58,7 @@ pub fn tools(
     // The roots are canonical; a working directory reached through a
     // symlink must be named the same way, or every path in it looks outside.
     let cwd = if policy.is_on() {
-        coding_agent::sandbox::canonical(cwd)
+        agent_tool::path::canonical(cwd)
     } else {
         cwd.to_path_buf()
     };

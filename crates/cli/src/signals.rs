@@ -31,7 +31,7 @@ where
                 use std::io::Write;
                 let _ = std::io::stdout().flush();
                 let _ = std::io::stderr().flush();
-                tools_builtin::ops::sandbox::shut_down();
+                agent_sandbox::shut_down();
                 std::process::exit(128 + number);
             }
         });

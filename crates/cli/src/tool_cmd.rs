@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use agent_ai::ToolCall;
 use agent_core::{AgentToolResult, CancellationToken, execute_tool_call_with};
-use coding_agent::{Settings, ToolContext, wrap_tool_definition};
+use coding_agent::Settings;
 use serde_json::{Value, json};
 
 /// A usage error: reported on stderr with exit code 2.
@@ -29,7 +29,7 @@ pub async fn run_one(
     cwd: &Path,
     args: Value,
     cancel: CancellationToken,
-    sandbox: Option<coding_agent::sandbox::SandboxMode>,
+    sandbox: Option<agent_sandbox::SandboxMode>,
 ) -> Result<(AgentToolResult, bool), UsageError> {
     let mut settings = Settings::load(cwd).map_err(|e| UsageError(e.to_string()))?;
     crate::trust_cmd::apply(&mut settings, cwd, false);
@@ -48,19 +48,18 @@ pub async fn run_one(
     let rules = coding_agent::permissions::PermissionRules::from_settings(&settings, cwd)
         .map_err(|e| UsageError(format!("cannot use the settings: {e}")))?;
     let gate = coding_agent::permissions::PermissionGate::new(rules, None, cwd, "the tool command");
-    let cwd_buf = cwd.to_path_buf();
-    let tool = wrap_tool_definition(
-        definition,
-        Arc::new(move || ToolContext {
-            cwd: cwd_buf.clone(),
-            model: None,
-            settings: settings.clone(),
-            cancel: CancellationToken::new(),
-        }),
-    );
+    let extensions = coding_agent::tool_extensions(cwd, &settings);
     let hook = (!gate.is_empty()).then(|| gate.hook());
     let call = ToolCall::new("call_1", name, args);
-    Ok(execute_tool_call_with(&[tool], &call, &cancel, hook.as_ref(), |_| {}).await)
+    Ok(execute_tool_call_with(
+        &[definition.tool()],
+        &call,
+        &cancel,
+        hook.as_ref(),
+        &extensions,
+        |_| {},
+    )
+    .await)
 }
 
 /// The printed shape: `{"content": [...], "details": <value or null>, "isError": bool}`.
@@ -87,7 +86,7 @@ pub async fn single(
     name: &str,
     cwd: Option<&Path>,
     args: &str,
-    sandbox: Option<coding_agent::sandbox::SandboxMode>,
+    sandbox: Option<agent_sandbox::SandboxMode>,
 ) -> Result<(), UsageError> {
     let args: Value = serde_json::from_str(args)
         .map_err(|e| UsageError(format!("--args is not valid JSON: {e}")))?;
@@ -138,7 +137,7 @@ fn empty_object() -> Value {
 async fn run_case(
     line: &str,
     default_cwd: &Path,
-    sandbox: Option<coding_agent::sandbox::SandboxMode>,
+    sandbox: Option<agent_sandbox::SandboxMode>,
 ) -> Value {
     let parsed: Result<Case, _> = serde_json::from_str(line);
     let case = match parsed {
@@ -192,7 +191,7 @@ async fn run_case(
 pub async fn batch(
     source: &str,
     cwd: Option<&Path>,
-    sandbox: Option<coding_agent::sandbox::SandboxMode>,
+    sandbox: Option<agent_sandbox::SandboxMode>,
 ) -> Result<(), UsageError> {
     let default_cwd = resolve_cwd(cwd)?;
     let reader: Box<dyn BufRead + Send> = if source == "-" {

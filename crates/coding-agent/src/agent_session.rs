@@ -19,6 +19,36 @@ use crate::sessions::SessionManager;
 use crate::settings::{Settings, agent_dir};
 use crate::system_prompt::{SystemPromptOptions, build_system_prompt, load_context_files};
 
+/// What every tool call of a session gets in its context: the
+/// [`WorkingDir`], the settings (as [`Settings`] and as
+/// [`ToolSettings`](agent_tool::ToolSettings)) and a [`FileMutationQueue`].
+/// For running tools outside a session (one tool call, an MCP server) the
+/// way a session runs them.
+///
+/// ```
+/// use coding_agent::{Settings, WorkingDir, tool_extensions};
+/// let extensions = tool_extensions(std::path::Path::new("/srv/app"), &Settings::default());
+/// assert!(extensions.get::<WorkingDir>().is_some());
+/// assert!(extensions.get::<coding_agent::FileMutationQueue>().is_some());
+/// ```
+pub fn tool_extensions(cwd: &std::path::Path, settings: &Settings) -> Extensions {
+    tool_extensions_into(Extensions::new(), cwd, settings)
+}
+
+fn tool_extensions_into(
+    mut extensions: Extensions,
+    cwd: &std::path::Path,
+    settings: &Settings,
+) -> Extensions {
+    extensions.insert(WorkingDir::new(cwd));
+    extensions.insert(settings.tool_settings());
+    extensions.insert(settings.clone());
+    if !extensions.contains::<FileMutationQueue>() {
+        extensions.insert(FileMutationQueue::new());
+    }
+    extensions
+}
+
 /// Builds an [`AgentSession`].
 ///
 /// ```
@@ -138,7 +168,8 @@ impl AgentSessionBuilder {
 
     /// Hands every tool call one more value of its own type (reachable as
     /// `cx.get::<T>()`), next to what the session always provides: the
-    /// [`WorkingDir`], the [`Model`], the merged [`Settings`] and the
+    /// [`WorkingDir`], the [`Model`], the merged [`Settings`] (also as
+    /// [`ToolSettings`](agent_tool::ToolSettings)) and the
     /// session's [`FileMutationQueue`] (pass your own queue here to share
     /// it with tools outside the session).
     pub fn tool_extension<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
@@ -256,13 +287,8 @@ impl AgentSessionBuilder {
             cwd: self.cwd.clone(),
             ..Default::default()
         };
-        let mut extensions = self.tool_extensions;
-        extensions.insert(WorkingDir::new(self.cwd.clone()));
+        let mut extensions = tool_extensions_into(self.tool_extensions, &self.cwd, &settings);
         extensions.insert(self.model.clone());
-        extensions.insert(settings.as_ref().clone());
-        if !extensions.contains::<FileMutationQueue>() {
-            extensions.insert(FileMutationQueue::new());
-        }
         let mut options = AgentOptions::new(self.model, self.client);
         options.tool_extensions = extensions.clone();
         options.tool_execution = self.tool_execution;

@@ -33,7 +33,7 @@ pub use extension::{
 };
 pub use project_file::MAX_PROJECT_FILE_BYTES;
 pub use registry::{DEFAULT_ACTIVE_TOOLS, ToolRegistry, ToolSelection, ToolSource};
-pub use agent_session::{AgentSession, AgentSessionBuilder, IMAGES_BLOCKED_TEXT};
+pub use agent_session::{AgentSession, AgentSessionBuilder, IMAGES_BLOCKED_TEXT, tool_extensions};
 pub use settings::{
     DEFAULT_BASH_TIMEOUT_SECONDS, DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS,
     Settings, SettingsError, agent_dir,

@@ -27,12 +27,7 @@ use serde_json::{Map, Value};
 
 use crate::project_file::{MAX_PROJECT_FILE_BYTES, read_regular_file};
 
-/// Default bash timeout in seconds when the setting is absent.
-pub const DEFAULT_BASH_TIMEOUT_SECONDS: f64 = 180.0;
-
-/// The largest timeout in seconds (2^31 - 1 milliseconds, about 24.8 days,
-/// the limit Pi's timers have); larger settings values are clamped.
-pub const MAX_TIMEOUT_SECONDS: f64 = 2_147_483.647;
+pub use agent_tool::{DEFAULT_BASH_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS};
 
 /// Default idle timeout of a model stream, in seconds.
 pub const DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS: f64 = 300.0;
@@ -285,21 +280,21 @@ impl Settings {
     /// that is not a non-negative number gives the default (files with such
     /// values are refused by [`Settings::load`]).
     pub fn bash_timeout_seconds(&self) -> Option<f64> {
-        match self.get("bashTimeoutSeconds").and_then(Value::as_f64) {
-            Some(0.0) => None,
-            Some(t) if t > 0.0 => Some(t.min(MAX_TIMEOUT_SECONDS)),
-            _ => Some(DEFAULT_BASH_TIMEOUT_SECONDS),
-        }
+        agent_tool::timeout_setting(self.get("bashTimeoutSeconds"), DEFAULT_BASH_TIMEOUT_SECONDS)
+    }
+
+    /// The values in force, as tools read them (see [`agent_tool::ToolSettings`]).
+    pub fn tool_settings(&self) -> agent_tool::ToolSettings {
+        agent_tool::ToolSettings::new(self.values.clone())
     }
 
     /// `streamIdleTimeoutSeconds`: how long a model stream may stay silent
     /// before the request fails (default 300); `None` when `0` (disabled).
     pub fn stream_idle_timeout_seconds(&self) -> Option<f64> {
-        match self.get("streamIdleTimeoutSeconds").and_then(Value::as_f64) {
-            Some(0.0) => None,
-            Some(t) if t > 0.0 => Some(t.min(MAX_TIMEOUT_SECONDS)),
-            _ => Some(DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS),
-        }
+        agent_tool::timeout_setting(
+            self.get("streamIdleTimeoutSeconds"),
+            DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS,
+        )
     }
 
     /// `maxParallelTools`: how many tool calls may execute at once; further

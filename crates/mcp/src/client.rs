@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use agent_ai::{ContentBlock, ImageContent};
 use agent_core::{AgentToolResult, ToolError, ToolMeta};
-use coding_agent::{CallContext, ToolDefinition};
+use agent_tool::{AgentTool, ToolCallContext, ToolDefinition, ToolHints};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use rmcp::ServiceExt;
@@ -470,11 +470,22 @@ impl Connection {
                 let meta = ToolMeta::new(name, description)
                     .with_label(tool.title.clone().unwrap_or_else(|| tool.name.to_string()))
                     .with_parameters(Value::Object((*tool.input_schema).clone()));
-                Arc::new(McpRemoteTool {
+                let hints = tool
+                    .annotations
+                    .as_ref()
+                    .map(|a| ToolHints {
+                        read_only: a.read_only_hint,
+                        destructive: a.destructive_hint,
+                        idempotent: a.idempotent_hint,
+                        open_world: a.open_world_hint,
+                    })
+                    .unwrap_or_default();
+                ToolDefinition::new(Arc::new(McpRemoteTool {
                     meta,
                     remote_name: tool.name.to_string(),
                     connection: self.clone(),
-                }) as ToolDefinition
+                }))
+                .with_hints(hints)
             })
             .collect();
         *self.names.lock().unwrap_or_else(|p| p.into_inner()) =
@@ -530,7 +541,7 @@ struct McpRemoteTool {
     connection: Arc<Connection>,
 }
 
-impl ToolDefinition for McpRemoteTool {
+impl AgentTool for McpRemoteTool {
     fn meta(&self) -> &ToolMeta {
         &self.meta
     }
@@ -538,7 +549,7 @@ impl ToolDefinition for McpRemoteTool {
     fn execute(
         &self,
         params: Value,
-        cx: CallContext,
+        cx: ToolCallContext,
     ) -> BoxFuture<'_, Result<AgentToolResult, ToolError>> {
         async move {
             let arguments = params.as_object().cloned().unwrap_or_default();

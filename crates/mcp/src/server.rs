@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use agent_ai::{ContentBlock, ToolCall};
 use agent_core::{AgentTool, AgentToolResult, BeforeToolCallHook, execute_tool_call_with};
-use coding_agent::{ToolContextFactory, ToolDefinition, wrap_tool_definition};
+use agent_core::Extensions;
+use agent_tool::ToolDefinition;
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -45,11 +46,12 @@ use crate::McpLogSink;
 /// use rmcp::ServiceExt;
 ///
 /// let cwd = std::env::current_dir()?;
-/// let context_cwd = cwd.clone();
 /// let server = McpToolServer::new(
 ///     tools_builtin::all_tools(&cwd),
-///     Arc::new(move || coding_agent::ToolContext::new(context_cwd.clone())),
-/// );
+///     agent_tool::Extensions::new().with(agent_tool::WorkingDir::new(&cwd)),
+/// )
+/// .with_server_info("my-tools", "1.2.0");
+/// # let _ = Arc::new(());
 /// server.serve(rmcp::transport::stdio()).await?.waiting().await?;
 /// # Ok(()) }
 /// ```
@@ -63,15 +65,19 @@ pub struct McpToolServer {
     before: Option<BeforeToolCallHook>,
     slots: Arc<tokio::sync::Semaphore>,
     max_parallel: usize,
+    extensions: Extensions,
+    server_name: String,
+    server_version: String,
+    instructions: Option<String>,
 }
 
 impl McpToolServer {
-    /// A server for `definitions`; each call runs with a context from `context`.
-    pub fn new(definitions: Vec<ToolDefinition>, context: ToolContextFactory) -> Self {
-        let tools = definitions
-            .iter()
-            .map(|d| wrap_tool_definition(d.clone(), context.clone()))
-            .collect();
+    /// A server for `definitions`; every call gets `extensions` (at least a
+    /// [`WorkingDir`](agent_tool::WorkingDir) for tools that read it from the
+    /// context). It reports itself as `coding-agent` with this crate's version
+    /// unless [`McpToolServer::with_server_info`] says otherwise.
+    pub fn new(definitions: Vec<ToolDefinition>, extensions: Extensions) -> Self {
+        let tools = definitions.iter().map(ToolDefinition::tool).collect();
         let max_parallel = agent_core::default_max_parallel_tools();
         McpToolServer {
             definitions,
@@ -82,7 +88,39 @@ impl McpToolServer {
             before: None,
             slots: Arc::new(tokio::sync::Semaphore::new(max_parallel)),
             max_parallel,
+            extensions,
+            server_name: "coding-agent".into(),
+            server_version: env!("CARGO_PKG_VERSION").into(),
+            instructions: None,
         }
+    }
+
+    /// The name and version the server reports in `initialize`.
+    pub fn with_server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.server_name = name.into();
+        self.server_version = version.into();
+        self
+    }
+
+    /// The instructions the server gives clients in `initialize`; by default
+    /// they are built from the tools actually served.
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The instructions in force: the caller's, or one line naming each
+    /// served tool with its prompt snippet (or label).
+    pub fn instructions(&self) -> String {
+        if let Some(text) = &self.instructions {
+            return text.clone();
+        }
+        let mut text = String::from("Tools served by this agent:");
+        for d in &self.definitions {
+            let what = d.prompt_snippet().unwrap_or(d.label());
+            text.push_str(&format!("\n- {}: {what}", d.name()));
+        }
+        text
     }
 
     /// At most `n` calls execute at once (at least 1), across all the
@@ -135,25 +173,27 @@ impl McpToolServer {
     }
 }
 
-/// The MCP description of a definition, with annotations for the built-ins.
-pub fn mcp_tool(definition: &dyn ToolDefinition) -> McpTool {
+/// The MCP description of a definition, its annotations from the tool's
+/// declared [`ToolHints`](agent_tool::ToolHints) (none when it declares none).
+pub fn mcp_tool(definition: &ToolDefinition) -> McpTool {
     let schema = match definition.parameters() {
         serde_json::Value::Object(map) => map.clone(),
         _ => serde_json::Map::new(),
     };
+    let hints = definition.hints();
     let mut annotations = ToolAnnotations::with_title(definition.label());
-    annotations = match definition.name() {
-        "read" | "grep" | "find" | "ls" => annotations.read_only(true).open_world(false),
-        "edit" | "write" => annotations
-            .read_only(false)
-            .destructive(true)
-            .open_world(false),
-        "bash" => annotations
-            .read_only(false)
-            .destructive(true)
-            .open_world(true),
-        _ => annotations,
-    };
+    if let Some(v) = hints.read_only {
+        annotations = annotations.read_only(v);
+    }
+    if let Some(v) = hints.destructive {
+        annotations = annotations.destructive(v);
+    }
+    if let Some(v) = hints.idempotent {
+        annotations = annotations.idempotent(v);
+    }
+    if let Some(v) = hints.open_world {
+        annotations = annotations.open_world(v);
+    }
     McpTool::new(
         definition.name().to_string(),
         definition.description().to_string(),
@@ -184,10 +224,12 @@ impl ServerHandler for McpToolServer {
         } else {
             capabilities.build()
         };
-        ServerConfig::new(capabilities).with_instructions(
-            "Coding tools working in one directory: read, write and edit files, search them \
-             (grep, find, ls) and run shell commands (bash).",
-        )
+        ServerConfig::new(capabilities)
+            .with_server_info(rmcp::model::Implementation::new(
+                self.server_name.clone(),
+                self.server_version.clone(),
+            ))
+            .with_instructions(self.instructions())
     }
 
     async fn set_level(
@@ -214,7 +256,7 @@ impl ServerHandler for McpToolServer {
         Ok(ListToolsResult::with_all_items(
             self.definitions
                 .iter()
-                .map(|d| mcp_tool(d.as_ref()))
+                .map(mcp_tool)
                 .collect(),
         ))
     }
@@ -267,6 +309,7 @@ impl ServerHandler for McpToolServer {
             &call,
             &context.ct,
             self.before.as_ref(),
+            &self.extensions,
             on_update,
         )
         .await;

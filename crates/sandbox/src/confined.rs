@@ -24,6 +24,7 @@ use agent_tool::ops::{
     DirEntryInfo, FileInfo, FileOps, LocalFileOps, WalkEntry, WalkOptions, WalkVisitor,
 };
 use agent_tool::ops::replace::WriteOutcome;
+use agent_tool::ops::SandboxDenied;
 
 /// One directory the tools may use.
 #[derive(Debug)]
@@ -61,22 +62,6 @@ impl std::fmt::Debug for ConfinedFileOps {
                 &self.roots.iter().map(|r| &r.given).collect::<Vec<_>>(),
             )
             .finish()
-    }
-}
-
-/// The error inside an [`io::Error`] the sandbox refused with; its text
-/// names the root or rule, and the tools show it as it is.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct SandboxDenied(pub String);
-
-impl SandboxDenied {
-    /// The sandbox's explanation, when `error` is a refusal of the sandbox.
-    pub fn message(error: &io::Error) -> Option<&str> {
-        error
-            .get_ref()
-            .and_then(|inner| inner.downcast_ref::<SandboxDenied>())
-            .map(|d| d.0.as_str())
     }
 }
 

@@ -41,7 +41,8 @@ use agent_tool::Operations;
 pub use commands::{
     BWRAP_PATH_VAR, SandboxedProcessOps, SandboxedPrograms, commands_can_be_confined, shut_down,
 };
-pub use confined::{ConfinedFileOps, SandboxDenied};
+pub use agent_tool::ops::SandboxDenied;
+pub use confined::ConfinedFileOps;
 pub use policy::{
     CREDENTIAL_WORDS, DEFAULT_DENY_READ, DEFAULT_SECRET_ENV, PROTECTED_NAMES,
     STARTUP_PLACE_VARS, SandboxConfigError, SandboxMode, SandboxPolicy, SandboxSettings,

@@ -31,3 +31,84 @@ impl WorkingDir {
         cx.get::<WorkingDir>().map(WorkingDir::path)
     }
 }
+
+/// The longest timeout in seconds a tool argument or setting may ask for
+/// (2^31 - 1 milliseconds, about 24.8 days, the limit Pi's timers have).
+pub const MAX_TIMEOUT_SECONDS: f64 = 2_147_483.647;
+
+/// The bash tool's timeout in seconds when neither the call nor the
+/// `bashTimeoutSeconds` setting gives one.
+pub const DEFAULT_BASH_TIMEOUT_SECONDS: f64 = 180.0;
+
+/// A timeout setting's meaning: `0` disables the timer (`None`), a
+/// positive number is used up to [`MAX_TIMEOUT_SECONDS`], anything else
+/// (absent, negative, not a number) gives `default`.
+///
+/// ```
+/// use agent_tool::timeout_setting;
+/// use serde_json::json;
+/// assert_eq!(timeout_setting(Some(&json!(0)), 180.0), None);
+/// assert_eq!(timeout_setting(Some(&json!(5)), 180.0), Some(5.0));
+/// assert_eq!(timeout_setting(None, 180.0), Some(180.0));
+/// ```
+pub fn timeout_setting(value: Option<&serde_json::Value>, default: f64) -> Option<f64> {
+    match value.and_then(serde_json::Value::as_f64) {
+        Some(0.0) => None,
+        Some(t) if t > 0.0 => Some(t.min(MAX_TIMEOUT_SECONDS)),
+        _ => Some(default),
+    }
+}
+
+/// The session's settings as tools read them: the merged values in force
+/// (a project's code-running keys only once the project is trusted), as
+/// JSON. A tool reads its own keys (`shellPath`, `images.autoResize`) from
+/// here, so tools need no dependency on the product layer's settings type.
+///
+/// ```
+/// use agent_tool::ToolSettings;
+/// use serde_json::json;
+/// let settings = ToolSettings::from_value(json!({"images": {"autoResize": false}}));
+/// assert_eq!(settings.get_path("images.autoResize"), Some(&json!(false)));
+/// assert!(settings.get("shellPath").is_none());
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ToolSettings {
+    values: std::sync::Arc<serde_json::Map<String, serde_json::Value>>,
+}
+
+impl ToolSettings {
+    /// Settings holding these top-level keys.
+    pub fn new(values: serde_json::Map<String, serde_json::Value>) -> Self {
+        ToolSettings {
+            values: std::sync::Arc::new(values),
+        }
+    }
+
+    /// Settings from a JSON object (anything else gives empty settings).
+    pub fn from_value(value: serde_json::Value) -> Self {
+        match value {
+            serde_json::Value::Object(map) => Self::new(map),
+            _ => Self::default(),
+        }
+    }
+
+    /// A top-level value.
+    pub fn get(&self, key: &str) -> Option<&serde_json::Value> {
+        self.values.get(key)
+    }
+
+    /// A value by dotted path (`images.autoResize`).
+    pub fn get_path(&self, path: &str) -> Option<&serde_json::Value> {
+        let mut parts = path.split('.');
+        let mut current = self.values.get(parts.next()?)?;
+        for part in parts {
+            current = current.get(part)?;
+        }
+        Some(current)
+    }
+
+    /// A top-level string value.
+    pub fn get_str(&self, key: &str) -> Option<&str> {
+        self.get(key).and_then(serde_json::Value::as_str)
+    }
+}

@@ -14,8 +14,8 @@
 //!   (a [`TypedTool`] impl) and [`decorate`] (an existing tool with one thing
 //!   changed).
 //! - The call context: [`ToolCallContext`] carries the host's typed
-//!   [`Extensions`]; a session puts a [`WorkingDir`], the [`ops::Operations`]
-//!   and the session's [`FileMutationQueue`] there.
+//!   [`Extensions`]; a session puts a [`WorkingDir`], its [`ToolSettings`]
+//!   and its [`FileMutationQueue`] there.
 //! - Helpers: the one path resolver ([`path`]), path globs as permission rules
 //!   write them ([`path_filter`]), truncation with Pi's semantics
 //!   ([`truncate_head`], [`truncate_tail`], ...), schema helpers
@@ -59,7 +59,9 @@ mod truncate;
 mod typed;
 
 pub use closure_tool::{ToolBuilder, tool};
-pub use context::WorkingDir;
+pub use context::{
+    DEFAULT_BASH_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, ToolSettings, WorkingDir, timeout_setting,
+};
 pub use decorate::{Decorated, decorate};
 pub use definition::{
     PathAccess, PathArgument, RenderCallFn, RenderResultFn, ToolDefinition, ToolHints,
@@ -100,7 +102,8 @@ pub use serde_json;
 pub mod prelude {
     pub use crate::{
         AgentTool, AgentToolResult, Extensions, PathArgument, ToolCallContext, ToolDefinition,
-        ToolError, ToolHints, ToolUpdateSink, TypedTool, WorkingDir, decorate, tool, typed_tool,
+        ToolError, ToolHints, ToolSettings, ToolUpdateSink, TypedTool, WorkingDir, decorate, tool,
+        typed_tool,
     };
     pub use futures::future::BoxFuture;
     pub use schemars::JsonSchema;

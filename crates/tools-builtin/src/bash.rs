@@ -1,20 +1,20 @@
 //! `bash`: run a shell command, stream its output, keep the tail.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_core::{AgentToolResult, ToolError};
-use coding_agent::{
-    CallContext, MAX_TIMEOUT_SECONDS, RenderContext, RenderResultOptions, StyledLine, StyledText,
-    Theme, TypedToolDefinition,
+use agent_tool::{AgentToolResult, ToolError};
+use agent_tool::{
+    DEFAULT_BASH_TIMEOUT_SECONDS, ToolCallContext, ToolSettings, MAX_TIMEOUT_SECONDS, timeout_setting, RenderContext, RenderResultOptions, StyledLine, StyledText,
+    Theme, TypedTool, ToolDefinition, ToolHints,
 };
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::bash_output::OutputAccumulator;
-use crate::ops::{ExecEnd, ExecRequest, ProcessOps};
+use agent_tool::ops::{ExecEnd, ExecRequest, ProcessOps};
 use crate::view::preview;
 
 /// Arguments of `bash`.
@@ -96,7 +96,7 @@ fn format_seconds(s: f64) -> String {
     }
 }
 
-impl TypedToolDefinition for BashTool {
+impl TypedTool for BashTool {
     type Params = BashParams;
 
     fn name(&self) -> &str {
@@ -111,55 +111,13 @@ impl TypedToolDefinition for BashTool {
         "Run a bash command in the working directory and return its combined stdout and stderr. Output is cut to the last 2000 lines or 50KB, whichever comes first; the complete output is then saved to a file whose path is given. Commands time out after the session's default (180 seconds unless configured); pass timeout in seconds to change it, 0 for none."
     }
 
-    fn prompt_snippet(&self) -> Option<&str> {
-        Some("Run shell commands (tests, builds, git, and anything else the shell can do)")
-    }
-
-    fn render_call(&self, args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
-        let command = args["command"].as_str().unwrap_or("");
-        let mut text = StyledText::new();
-        for (i, line) in command.lines().enumerate() {
-            let prompt = if i == 0 { "$ " } else { "  " };
-            text.push(StyledLine::styled(prompt, theme.muted).push(line, theme.accent));
-        }
-        if let Some(t) = args["timeout"].as_f64() {
-            text.push(StyledLine::styled(
-                format!("  (timeout {}s)", format_seconds(t)),
-                theme.muted,
-            ));
-        }
-        Some(text)
-    }
-
-    fn render_result(
-        &self,
-        result: &AgentToolResult,
-        options: &RenderResultOptions,
-        theme: &Theme,
-        _ctx: &RenderContext,
-    ) -> Option<StyledText> {
-        let style = if options.is_error {
-            theme.error
-        } else {
-            coding_agent::anstyle::Style::new()
-        };
-        let n = if options.expanded {
-            usize::MAX
-        } else if options.is_partial {
-            5
-        } else {
-            20
-        };
-        Some(preview(&result.text_content(), n, true, style, theme))
-    }
-
     async fn execute(
         &self,
         params: BashParams,
-        cx: CallContext,
+        cx: ToolCallContext,
     ) -> Result<AgentToolResult, ToolError> {
-        let (on_update, ctx) = (cx.updates, cx.tool);
-        let cancel = ctx.cancel.clone();
+        let settings = cx.get::<ToolSettings>().cloned().unwrap_or_default();
+        let (on_update, cancel) = (cx.updates, cx.cancel);
         if cancel.is_cancelled() {
             return Err(ToolError::new("Command aborted"));
         }
@@ -176,7 +134,10 @@ impl TypedToolDefinition for BashTool {
             }
             Some(0.0) => None,
             Some(t) => Some(t),
-            None => ctx.settings.bash_timeout_seconds(),
+            None => timeout_setting(
+                settings.get("bashTimeoutSeconds"),
+                DEFAULT_BASH_TIMEOUT_SECONDS,
+            ),
         };
         if !self.processes.working_dir_exists(&self.cwd) {
             return Err(ToolError::new(format!(
@@ -188,13 +149,13 @@ impl TypedToolDefinition for BashTool {
             .options
             .shell_path
             .clone()
-            .or_else(|| ctx.settings.shell_path());
+            .or_else(|| settings.get_str("shellPath").map(str::to_string));
         let shell = self.processes.resolve_shell(shell_path.as_deref())?;
         let prefix = self
             .options
             .command_prefix
             .clone()
-            .or_else(|| ctx.settings.shell_command_prefix());
+            .or_else(|| settings.get_str("shellCommandPrefix").map(str::to_string));
         let command = match prefix {
             Some(p) => format!("{p}\n{}", params.command),
             None => params.command.clone(),
@@ -278,6 +239,56 @@ impl TypedToolDefinition for BashTool {
         }
     }
 }
+
+impl BashTool {
+    /// The tool with its prompt snippet, guidelines, renderers and
+    /// declarations, as a session registers it.
+    pub fn definition(self) -> ToolDefinition {
+        ToolDefinition::typed(self)
+            .with_prompt_snippet("Run shell commands (tests, builds, git, and anything else the shell can do)")
+            .with_render_call(render_call)
+            .with_render_result(render_result)
+            .with_hints(ToolHints { read_only: Some(false), destructive: Some(true), idempotent: Some(false), open_world: Some(true) })
+    }
+}
+
+fn render_call(args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
+    let command = args["command"].as_str().unwrap_or("");
+    let mut text = StyledText::new();
+    for (i, line) in command.lines().enumerate() {
+        let prompt = if i == 0 { "$ " } else { "  " };
+        text.push(StyledLine::styled(prompt, theme.muted).push(line, theme.accent));
+    }
+    if let Some(t) = args["timeout"].as_f64() {
+        text.push(StyledLine::styled(
+            format!("  (timeout {}s)", format_seconds(t)),
+            theme.muted,
+        ));
+    }
+    Some(text)
+}
+
+fn render_result(
+    result: &AgentToolResult,
+    options: &RenderResultOptions,
+    theme: &Theme,
+    _ctx: &RenderContext,
+) -> Option<StyledText> {
+    let style = if options.is_error {
+        theme.error
+    } else {
+        agent_tool::anstyle::Style::new()
+    };
+    let n = if options.expanded {
+        usize::MAX
+    } else if options.is_partial {
+        5
+    } else {
+        20
+    };
+    Some(preview(&result.text_content(), n, true, style, theme))
+}
+
 
 #[cfg(test)]
 mod tests {

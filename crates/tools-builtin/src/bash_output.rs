@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use agent_core::{
+use agent_tool::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationOptions, TruncationResult,
     format_size, truncate_tail,
 };

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use agent_core::{CancellationToken, ToolError};
+use agent_tool::{CancellationToken, ToolError};
 
 /// Runs blocking work on tokio's blocking pool; returns `Operation aborted` as
 /// soon as `cancel` fires (the work itself should also watch `cancel`).
@@ -27,7 +27,7 @@ where
 /// A short, clear description of an I/O error on `path`.
 pub(crate) fn describe_io_error(e: &std::io::Error, path: &Path) -> String {
     use std::io::ErrorKind::*;
-    if let Some(message) = crate::ops::SandboxDenied::message(e) {
+    if let Some(message) = agent_tool::ops::SandboxDenied::message(e) {
         return message.to_string();
     }
     match e.kind() {

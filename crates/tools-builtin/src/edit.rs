@@ -3,16 +3,16 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, FileMutationQueue, ToolError};
-use coding_agent::{
-    CallContext, RenderContext, RenderResultOptions, StyledLine, StyledText, Theme,
-    TypedToolDefinition,
+use agent_tool::{AgentToolResult, FileMutationQueue, ToolError};
+use agent_tool::{
+    ToolCallContext, RenderContext, RenderResultOptions, StyledLine, StyledText, Theme,
+    TypedTool, ToolDefinition, PathArgument, ToolHints,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::edit_core::{Edit, apply_edits, diff_outputs, normalize_line_endings};
-use crate::ops::{FileOps, WriteConflict};
+use agent_tool::ops::{FileOps, WriteConflict};
 
 /// How often an edit is re-applied when another process wrote the file
 /// between its read and its write.
@@ -21,7 +21,7 @@ const MAX_CONFLICT_RETRIES: usize = 20;
 /// The largest file `edit` takes on (64 MiB): it holds the file and a few
 /// views of it in memory, so a huge (or sparse) file is refused up front.
 pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
-use crate::path::resolve_to_cwd;
+use agent_tool::path::resolve_to_cwd;
 use crate::view::{PREVIEW_LINES, header, preview};
 use crate::write::run_in_queue;
 
@@ -91,7 +91,7 @@ pub fn prepare_edit_arguments(mut args: Value) -> Value {
 
 fn edit_access_error(e: &std::io::Error, raw: &str) -> ToolError {
     use std::io::ErrorKind::*;
-    if let Some(message) = crate::ops::SandboxDenied::message(e) {
+    if let Some(message) = agent_tool::ops::SandboxDenied::message(e) {
         return ToolError::new(format!("Could not edit file: {raw}. {message}"));
     }
     let code = match e.kind() {
@@ -106,7 +106,7 @@ fn edit_access_error(e: &std::io::Error, raw: &str) -> ToolError {
     ToolError::new(format!("Could not edit file: {raw}. Error code: {code}."))
 }
 
-impl TypedToolDefinition for EditTool {
+impl TypedTool for EditTool {
     type Params = EditParams;
 
     fn name(&self) -> &str {
@@ -121,71 +121,16 @@ impl TypedToolDefinition for EditTool {
         "Edit one file by exact text replacement. Each edits[].oldText must match a unique region of the original file, and the regions must not overlap. When two changes touch the same block or nearby lines, make them one edit. Keep oldText short: do not include large unchanged regions just to join distant changes."
     }
 
-    fn prompt_snippet(&self) -> Option<&str> {
-        Some("Change files by exact text replacement, several separate edits per call if needed")
-    }
-
-    fn prompt_guidelines(&self) -> Vec<String> {
-        vec![
-            "Use edit for targeted changes; edits[].oldText must match the file exactly".to_string(),
-            "To change several places in one file, send one edit call with several entries in edits[] rather than several calls".to_string(),
-            "Every edits[].oldText is matched against the original file, not the result of earlier edits; never send overlapping or nested edits, merge nearby changes into one".to_string(),
-            "Keep each edits[].oldText as short as it can be while still unique in the file".to_string(),
-        ]
-    }
-
     fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
         Ok(prepare_edit_arguments(args))
-    }
-
-    fn render_call(&self, args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
-        let path = args["path"].as_str().unwrap_or("?");
-        let n = args["edits"].as_array().map(|a| a.len()).unwrap_or(1);
-        let suffix = if n == 1 {
-            String::new()
-        } else {
-            format!(" ({n} edits)")
-        };
-        Some(header("edit", &format!("{path}{suffix}"), theme))
-    }
-
-    fn render_result(
-        &self,
-        result: &AgentToolResult,
-        options: &RenderResultOptions,
-        theme: &Theme,
-        _ctx: &RenderContext,
-    ) -> Option<StyledText> {
-        if options.is_error {
-            return Some(StyledText::from_text(&result.text_content(), theme.error));
-        }
-        let Some(diff) = result.details["diff"].as_str() else {
-            return Some(preview(
-                &result.text_content(),
-                PREVIEW_LINES,
-                false,
-                theme.muted,
-                theme,
-            ));
-        };
-        let mut out = StyledText::new();
-        for line in diff.lines() {
-            let style = match line.as_bytes().first() {
-                Some(b'+') => theme.diff_added,
-                Some(b'-') => theme.diff_removed,
-                _ => theme.diff_context,
-            };
-            out.push(StyledLine::styled(line, style));
-        }
-        Some(out)
     }
 
     async fn execute(
         &self,
         params: EditParams,
-        cx: CallContext,
+        cx: ToolCallContext,
     ) -> Result<AgentToolResult, ToolError> {
-        let ctx = cx.tool;
+        let ctx = &cx;
         if params.edits.is_empty() {
             return Err(ToolError::new(
                 "Edit tool input is invalid. edits must contain at least one replacement.",
@@ -205,7 +150,7 @@ impl TypedToolDefinition for EditTool {
             .collect();
         let count = edits.len();
         let cancel = ctx.cancel.clone();
-        let details = run_in_queue(&self.queue, &path, &ctx.cancel, move || {
+        let details = run_in_queue(ctx.get::<FileMutationQueue>().unwrap_or(&self.queue), &path, &ctx.cancel, move || {
             let info = files.metadata(&target).map_err(|e| edit_access_error(&e, &raw))?;
             if info.is_dir {
                 return Err(ToolError::new(format!("Could not edit file: {raw}. Path is a directory.")));
@@ -216,8 +161,8 @@ impl TypedToolDefinition for EditTool {
             if info.len > MAX_EDIT_BYTES {
                 return Err(ToolError::new(format!(
                     "Could not edit file: {raw}. The file is {}, more than edit handles ({}); change it with a command (sed, a script) instead.",
-                    agent_core::format_size(info.len),
-                    agent_core::format_size(MAX_EDIT_BYTES)
+                    agent_tool::format_size(info.len),
+                    agent_tool::format_size(MAX_EDIT_BYTES)
                 )));
             }
             files
@@ -287,3 +232,68 @@ impl TypedToolDefinition for EditTool {
         .with_details(details))
     }
 }
+
+impl EditTool {
+    /// The tool with its prompt snippet, guidelines, renderers and
+    /// declarations, as a session registers it.
+    pub fn definition(self) -> ToolDefinition {
+        ToolDefinition::typed(self)
+            .with_prompt_snippet("Change files by exact text replacement, several separate edits per call if needed")
+            .with_guidelines(guidelines())
+            .with_render_call(render_call)
+            .with_render_result(render_result)
+            .with_path_argument(PathArgument::write("path"))
+            .with_hints(ToolHints::writes(true))
+    }
+}
+
+fn guidelines() -> Vec<String> {
+    vec![
+        "Use edit for targeted changes; edits[].oldText must match the file exactly".to_string(),
+        "To change several places in one file, send one edit call with several entries in edits[] rather than several calls".to_string(),
+        "Every edits[].oldText is matched against the original file, not the result of earlier edits; never send overlapping or nested edits, merge nearby changes into one".to_string(),
+        "Keep each edits[].oldText as short as it can be while still unique in the file".to_string(),
+    ]
+}
+
+fn render_call(args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
+    let path = args["path"].as_str().unwrap_or("?");
+    let n = args["edits"].as_array().map(|a| a.len()).unwrap_or(1);
+    let suffix = if n == 1 {
+        String::new()
+    } else {
+        format!(" ({n} edits)")
+    };
+    Some(header("edit", &format!("{path}{suffix}"), theme))
+}
+
+fn render_result(
+    result: &AgentToolResult,
+    options: &RenderResultOptions,
+    theme: &Theme,
+    _ctx: &RenderContext,
+) -> Option<StyledText> {
+    if options.is_error {
+        return Some(StyledText::from_text(&result.text_content(), theme.error));
+    }
+    let Some(diff) = result.details["diff"].as_str() else {
+        return Some(preview(
+            &result.text_content(),
+            PREVIEW_LINES,
+            false,
+            theme.muted,
+            theme,
+        ));
+    };
+    let mut out = StyledText::new();
+    for line in diff.lines() {
+        let style = match line.as_bytes().first() {
+            Some(b'+') => theme.diff_added,
+            Some(b'-') => theme.diff_removed,
+            _ => theme.diff_context,
+        };
+        out.push(StyledLine::styled(line, style));
+    }
+    Some(out)
+}
+

@@ -3,18 +3,18 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, ToolError};
-use coding_agent::{
-    CallContext, RenderContext, RenderResultOptions, StyledText, Theme, TypedToolDefinition,
+use agent_tool::{AgentToolResult, ToolError};
+use agent_tool::{
+    ToolCallContext, RenderContext, RenderResultOptions, StyledText, Theme, TypedTool, ToolDefinition, PathArgument, ToolHints,
 };
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::blocking::blocking;
 use crate::listing::{Listing, listing_view};
-use crate::ops::FileOps;
-use crate::ops::{WalkEntry, WalkOptions};
-use crate::path::{display_relative, resolve_to_cwd};
+use agent_tool::ops::FileOps;
+use agent_tool::ops::{WalkEntry, WalkOptions};
+use agent_tool::path::{display_relative, resolve_to_cwd};
 use crate::smallest::Smallest;
 use crate::view::header;
 
@@ -73,7 +73,7 @@ pub fn compile_find_pattern(pattern: &str) -> Result<(globset::GlobMatcher, bool
     Ok((matcher, full_path))
 }
 
-impl TypedToolDefinition for FindTool {
+impl TypedTool for FindTool {
     type Params = FindParams;
 
     fn name(&self) -> &str {
@@ -88,35 +88,12 @@ impl TypedToolDefinition for FindTool {
         "Find files and directories by glob pattern. Returns paths relative to the search directory, sorted, directories ending in '/'. Honours .gitignore. Output stops after 1000 results or 50KB, whichever comes first."
     }
 
-    fn prompt_snippet(&self) -> Option<&str> {
-        Some("Find files by glob pattern (honours .gitignore)")
-    }
-
-    fn render_call(&self, args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
-        let pattern = args["pattern"].as_str().unwrap_or("?");
-        let rest = match args["path"].as_str() {
-            Some(p) => format!("{pattern} in {p}"),
-            None => pattern.to_string(),
-        };
-        Some(header("find", &rest, theme))
-    }
-
-    fn render_result(
-        &self,
-        result: &AgentToolResult,
-        options: &RenderResultOptions,
-        theme: &Theme,
-        _ctx: &RenderContext,
-    ) -> Option<StyledText> {
-        Some(listing_view(result, options, theme))
-    }
-
     async fn execute(
         &self,
         params: FindParams,
-        cx: CallContext,
+        cx: ToolCallContext,
     ) -> Result<AgentToolResult, ToolError> {
-        let ctx = cx.tool;
+        let ctx = &cx;
         let limit = match params.limit {
             Some(l) if l < 1 => {
                 return Err(ToolError::new(format!(
@@ -132,7 +109,7 @@ impl TypedToolDefinition for FindTool {
         blocking(&ctx.cancel, move || {
             let info =
                 files.metadata(&root).map_err(|e| {
-                    match crate::ops::SandboxDenied::message(&e) {
+                    match agent_tool::ops::SandboxDenied::message(&e) {
                         Some(message) => ToolError::new(message.to_string()),
                         None => ToolError::new(format!("Path not found: {}", root.display())),
                     }
@@ -207,3 +184,35 @@ impl TypedToolDefinition for FindTool {
         .await
     }
 }
+
+impl FindTool {
+    /// The tool with its prompt snippet, guidelines, renderers and
+    /// declarations, as a session registers it.
+    pub fn definition(self) -> ToolDefinition {
+        ToolDefinition::typed(self)
+            .with_prompt_snippet("Find files by glob pattern (honours .gitignore)")
+            .with_render_call(render_call)
+            .with_render_result(render_result)
+            .with_path_argument(PathArgument::read("path"))
+            .with_hints(ToolHints::read_only())
+    }
+}
+
+fn render_call(args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
+    let pattern = args["pattern"].as_str().unwrap_or("?");
+    let rest = match args["path"].as_str() {
+        Some(p) => format!("{pattern} in {p}"),
+        None => pattern.to_string(),
+    };
+    Some(header("find", &rest, theme))
+}
+
+fn render_result(
+    result: &AgentToolResult,
+    options: &RenderResultOptions,
+    theme: &Theme,
+    _ctx: &RenderContext,
+) -> Option<StyledText> {
+    Some(listing_view(result, options, theme))
+}
+

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use agent_core::{
+use agent_tool::{
     AgentToolResult, CancellationToken, GREP_MAX_LINE_LENGTH, ToolError, truncate_line,
 };
-use coding_agent::{
-    CallContext, RenderContext, RenderResultOptions, StyledText, Theme, TypedToolDefinition,
+use agent_tool::{
+    ToolCallContext, RenderContext, RenderResultOptions, StyledText, Theme, TypedTool, ToolDefinition, PathArgument, ToolHints,
 };
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, sinks};
@@ -21,9 +21,9 @@ use serde_json::{Value, json};
 
 use crate::blocking::blocking;
 use crate::listing::{Listing, listing_view};
-use crate::ops::FileOps;
-use crate::ops::{WalkEntry, WalkOptions};
-use crate::path::{display_relative, resolve_to_cwd};
+use agent_tool::ops::FileOps;
+use agent_tool::ops::{WalkEntry, WalkOptions};
+use agent_tool::path::{display_relative, resolve_to_cwd};
 use crate::view::header;
 
 /// Arguments of `grep`.
@@ -159,7 +159,7 @@ pub fn run_grep(
 ) -> Result<AgentToolResult, ToolError> {
     let info =
         files.metadata(&request.root).map_err(|e| {
-            match crate::ops::SandboxDenied::message(&e) {
+            match agent_tool::ops::SandboxDenied::message(&e) {
                 Some(message) => ToolError::new(message.to_string()),
                 None => ToolError::new(format!("Path not found: {}", request.root.display())),
             }
@@ -214,7 +214,7 @@ pub fn run_grep(
     let unsearched_notice = (!unsearched.is_empty()).then(|| {
         format!(
             "Not searched past a line longer than {}: {}",
-            agent_core::format_size(MAX_SEARCHED_LINE as u64),
+            agent_tool::format_size(MAX_SEARCHED_LINE as u64),
             unsearched.join(", ")
         )
     });
@@ -506,7 +506,7 @@ fn append_notice(result: &mut AgentToolResult, notice: &str) {
     }
 }
 
-impl TypedToolDefinition for GrepTool {
+impl TypedTool for GrepTool {
     type Params = GrepParams;
 
     fn name(&self) -> &str {
@@ -521,38 +521,12 @@ impl TypedToolDefinition for GrepTool {
         "Search file contents for a regular expression (or literal text). Returns matching lines as path:line: text, sorted by path. Honours .gitignore. Output stops after 100 matches or 50KB, whichever comes first; lines longer than 500 characters are shortened."
     }
 
-    fn prompt_snippet(&self) -> Option<&str> {
-        Some("Search file contents by pattern (honours .gitignore)")
-    }
-
-    fn render_call(&self, args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
-        let pattern = args["pattern"].as_str().unwrap_or("?");
-        let mut rest = format!("/{pattern}/");
-        if let Some(p) = args["path"].as_str() {
-            rest.push_str(&format!(" in {p}"));
-        }
-        if let Some(g) = args["glob"].as_str() {
-            rest.push_str(&format!(" ({g})"));
-        }
-        Some(header("grep", &rest, theme))
-    }
-
-    fn render_result(
-        &self,
-        result: &AgentToolResult,
-        options: &RenderResultOptions,
-        theme: &Theme,
-        _ctx: &RenderContext,
-    ) -> Option<StyledText> {
-        Some(listing_view(result, options, theme))
-    }
-
     async fn execute(
         &self,
         params: GrepParams,
-        cx: CallContext,
+        cx: ToolCallContext,
     ) -> Result<AgentToolResult, ToolError> {
-        let ctx = cx.tool;
+        let ctx = &cx;
         let request = GrepRequest {
             root: resolve_to_cwd(params.path.as_deref().unwrap_or("."), &self.cwd),
             pattern: params.pattern,
@@ -570,3 +544,38 @@ impl TypedToolDefinition for GrepTool {
         .await
     }
 }
+
+impl GrepTool {
+    /// The tool with its prompt snippet, guidelines, renderers and
+    /// declarations, as a session registers it.
+    pub fn definition(self) -> ToolDefinition {
+        ToolDefinition::typed(self)
+            .with_prompt_snippet("Search file contents by pattern (honours .gitignore)")
+            .with_render_call(render_call)
+            .with_render_result(render_result)
+            .with_path_argument(PathArgument::read("path"))
+            .with_hints(ToolHints::read_only())
+    }
+}
+
+fn render_call(args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
+    let pattern = args["pattern"].as_str().unwrap_or("?");
+    let mut rest = format!("/{pattern}/");
+    if let Some(p) = args["path"].as_str() {
+        rest.push_str(&format!(" in {p}"));
+    }
+    if let Some(g) = args["glob"].as_str() {
+        rest.push_str(&format!(" ({g})"));
+    }
+    Some(header("grep", &rest, theme))
+}
+
+fn render_result(
+    result: &AgentToolResult,
+    options: &RenderResultOptions,
+    theme: &Theme,
+    _ctx: &RenderContext,
+) -> Option<StyledText> {
+    Some(listing_view(result, options, theme))
+}
+

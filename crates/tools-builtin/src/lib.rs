@@ -1,10 +1,17 @@
 //! # tools-builtin
 //!
-//! The seven built-in tools as [`ToolDefinition`]s: `read`, `bash`, `edit`,
-//! `write`, `grep`, `find` and `ls`. Each lives in its own module with its
-//! schema, description, prompt snippet, guidelines and renderers; the logic
-//! runs over pluggable [`ops`] (file system, processes) so the same tools can
-//! work against another backend.
+//! The seven built-in tools: `read`, `bash`, `edit`, `write`, `grep`, `find`
+//! and `ls`. Each lives in its own module with its schema, description,
+//! prompt snippet, guidelines and renderers. The logic runs over the
+//! pluggable operations of `agent-tool` ([`FileOps`], [`ProcessOps`]), so the
+//! same tools work against a sandbox or another backend. This crate depends
+//! on `agent-tool` only: no sessions, permissions or command line.
+//!
+//! Each tool is a [`TypedTool`](agent_tool::TypedTool): `typed_tool(ReadTool::new(..))` is
+//! the lean tool the loop runs (Pi's `createReadTool`), and
+//! `ReadTool::new(..).definition()` adds its prompt snippet, guidelines,
+//! renderers and path declaration. [`ToolSet`] builds them all over shared
+//! operations.
 //!
 //! ```
 //! let tools = tools_builtin::all_tools(std::env::temp_dir());
@@ -34,27 +41,23 @@ pub mod grep;
 pub mod image;
 mod listing;
 pub mod ls;
-pub mod ops;
-pub mod path;
 pub mod path_rules;
 pub mod read;
 mod smallest;
 mod view;
-pub mod walk;
 pub mod write;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use agent_core::FileMutationQueue;
-use coding_agent::{ToolDefinition, typed_definition};
+use agent_tool::FileMutationQueue;
+use agent_tool::ToolDefinition;
 
 pub use bash::{BashOptions, BashTool, SpawnContext, SpawnHook};
 pub use edit::EditTool;
 pub use find::FindTool;
 pub use grep::GrepTool;
 pub use ls::LsTool;
-pub use ops::{FileOps, LocalFileOps, LocalProcessOps, Operations, ProcessOps};
+pub use agent_tool::ops::{FileOps, LocalFileOps, LocalProcessOps, Operations, ProcessOps};
 pub use read::ReadTool;
 pub use write::WriteTool;
 
@@ -81,7 +84,7 @@ pub struct ToolSet {
     operations: Operations,
     queue: FileMutationQueue,
     bash: BashOptions,
-    read_rules: coding_agent::permissions::PathRuleFilter,
+    read_rules: agent_tool::path_filter::PathRuleFilter,
 }
 
 impl ToolSet {
@@ -102,7 +105,9 @@ impl ToolSet {
         self
     }
 
-    /// Shares an existing mutation queue (e.g. with other tools of the environment).
+    /// Shares an existing mutation queue (e.g. with other tools of the
+    /// environment). A call whose context carries a queue (a session puts
+    /// its own there) uses that one instead.
     pub fn queue(mut self, queue: FileMutationQueue) -> Self {
         self.queue = queue;
         self
@@ -118,9 +123,9 @@ impl ToolSet {
     /// touch: grep, find and ls leave out what a Read deny or ask rule
     /// covers, and no tool opens or writes what a Read deny rule covers
     /// (see [`path_rules`]). Use with
-    /// [`PermissionRules::read_filter`](coding_agent::permissions::PermissionRules::read_filter)
+    /// [`PermissionRules::read_filter`](agent_tool::permissions::PermissionRules::read_filter)
     /// of the rules the session's permission gate holds.
-    pub fn read_rules(mut self, filter: coding_agent::permissions::PathRuleFilter) -> Self {
+    pub fn read_rules(mut self, filter: agent_tool::path_filter::PathRuleFilter) -> Self {
         self.read_rules = filter;
         self
     }
@@ -131,17 +136,14 @@ impl ToolSet {
             path_rules::RuleFilteredFileOps::wrap(self.operations.files.clone(), &self.read_rules);
         let cwd = self.cwd.clone();
         Ok(match name {
-            "read" => typed_definition(ReadTool::new(cwd, files)),
-            "bash" => typed_definition(BashTool::new(
-                cwd,
-                self.operations.processes.clone(),
-                self.bash.clone(),
-            )),
-            "edit" => typed_definition(EditTool::new(cwd, files, self.queue.clone())),
-            "write" => typed_definition(WriteTool::new(cwd, files, self.queue.clone())),
-            "grep" => typed_definition(GrepTool::new(cwd, files)),
-            "find" => typed_definition(FindTool::new(cwd, files)),
-            "ls" => typed_definition(LsTool::new(cwd, files)),
+            "read" => ReadTool::new(cwd, files).definition(),
+            "bash" => BashTool::new(cwd, self.operations.processes.clone(), self.bash.clone())
+                .definition(),
+            "edit" => EditTool::new(cwd, files, self.queue.clone()).definition(),
+            "write" => WriteTool::new(cwd, files, self.queue.clone()).definition(),
+            "grep" => GrepTool::new(cwd, files).definition(),
+            "find" => FindTool::new(cwd, files).definition(),
+            "ls" => LsTool::new(cwd, files).definition(),
             other => return Err(UnknownTool(other.to_string())),
         })
     }

@@ -1,7 +1,7 @@
 //! The output grep, find and ls share: lines cut at 50 KB, Pi's notices in
 //! one `[...]` block, `details`, and the result view.
 
-use coding_agent::{StyledText, Theme};
+use agent_tool::{StyledText, Theme};
 
 use crate::view::{PREVIEW_LINES, preview};
 
@@ -35,8 +35,8 @@ impl Listing {
         mut self,
         lines: &[String],
         trailing: Option<(&str, serde_json::Value, String)>,
-    ) -> agent_core::AgentToolResult {
-        use agent_core::{DEFAULT_MAX_BYTES, TruncationOptions, format_size, truncate_head};
+    ) -> agent_tool::AgentToolResult {
+        use agent_tool::{DEFAULT_MAX_BYTES, TruncationOptions, format_size, truncate_head};
         let t = truncate_head(
             &lines.join("\n"),
             TruncationOptions::bytes_only(DEFAULT_MAX_BYTES),
@@ -58,15 +58,15 @@ impl Listing {
         } else {
             serde_json::Value::Object(self.details)
         };
-        agent_core::AgentToolResult::text(format!("{}{}", t.content, notice_block(&self.notices)))
+        agent_tool::AgentToolResult::text(format!("{}{}", t.content, notice_block(&self.notices)))
             .with_details(details)
     }
 }
 
 /// The result view grep, find and ls share: a muted preview of the lines.
 pub(crate) fn listing_view(
-    result: &agent_core::AgentToolResult,
-    options: &coding_agent::RenderResultOptions,
+    result: &agent_tool::AgentToolResult,
+    options: &agent_tool::RenderResultOptions,
     theme: &Theme,
 ) -> StyledText {
     let style = if options.is_error {

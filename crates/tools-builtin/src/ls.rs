@@ -4,9 +4,9 @@ use std::cmp::Ordering;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, ToolError};
-use coding_agent::{
-    CallContext, RenderContext, RenderResultOptions, StyledText, Theme, TypedToolDefinition,
+use agent_tool::{AgentToolResult, ToolError};
+use agent_tool::{
+    ToolCallContext, RenderContext, RenderResultOptions, StyledText, Theme, TypedTool, ToolDefinition, PathArgument, ToolHints,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -14,8 +14,8 @@ use unicode_normalization::UnicodeNormalization;
 
 use crate::blocking::blocking;
 use crate::listing::{Listing, listing_view};
-use crate::ops::FileOps;
-use crate::path::resolve_to_cwd;
+use agent_tool::ops::FileOps;
+use agent_tool::path::resolve_to_cwd;
 use crate::smallest::Smallest;
 use crate::view::header;
 
@@ -80,7 +80,7 @@ pub fn compare_names(a: &str, b: &str) -> Ordering {
         .then_with(|| a.cmp(b))
 }
 
-impl TypedToolDefinition for LsTool {
+impl TypedTool for LsTool {
     type Params = LsParams;
 
     fn name(&self) -> &str {
@@ -95,30 +95,12 @@ impl TypedToolDefinition for LsTool {
         "List a directory's entries in alphabetical order, dotfiles included, with '/' after directory names. Output stops after 500 entries or 50KB, whichever comes first."
     }
 
-    fn prompt_snippet(&self) -> Option<&str> {
-        Some("List the entries of a directory")
-    }
-
-    fn render_call(&self, args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
-        Some(header("ls", args["path"].as_str().unwrap_or("."), theme))
-    }
-
-    fn render_result(
-        &self,
-        result: &AgentToolResult,
-        options: &RenderResultOptions,
-        theme: &Theme,
-        _ctx: &RenderContext,
-    ) -> Option<StyledText> {
-        Some(listing_view(result, options, theme))
-    }
-
     async fn execute(
         &self,
         params: LsParams,
-        cx: CallContext,
+        cx: ToolCallContext,
     ) -> Result<AgentToolResult, ToolError> {
-        let ctx = cx.tool;
+        let ctx = &cx;
         let limit = match params.limit {
             Some(l) if l < 0 => {
                 return Err(ToolError::new(format!(
@@ -182,6 +164,33 @@ impl TypedToolDefinition for LsTool {
         .await
     }
 }
+
+impl LsTool {
+    /// The tool with its prompt snippet, guidelines, renderers and
+    /// declarations, as a session registers it.
+    pub fn definition(self) -> ToolDefinition {
+        ToolDefinition::typed(self)
+            .with_prompt_snippet("List the entries of a directory")
+            .with_render_call(render_call)
+            .with_render_result(render_result)
+            .with_path_argument(PathArgument::read("path"))
+            .with_hints(ToolHints::read_only())
+    }
+}
+
+fn render_call(args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
+    Some(header("ls", args["path"].as_str().unwrap_or("."), theme))
+}
+
+fn render_result(
+    result: &AgentToolResult,
+    options: &RenderResultOptions,
+    theme: &Theme,
+    _ctx: &RenderContext,
+) -> Option<StyledText> {
+    Some(listing_view(result, options, theme))
+}
+
 
 #[cfg(test)]
 mod tests {

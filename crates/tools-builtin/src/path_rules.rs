@@ -8,16 +8,16 @@
 //! rule covers are left out of grep's, find's and ls's walks and listings,
 //! and a file a Read deny rule covers is neither opened nor written.
 //! Matching is on the path and on the file it leads to (symlinks followed),
-//! through [`coding_agent::permissions::PathRuleFilter`].
+//! through [`agent_tool::permissions::PathRuleFilter`].
 
 use std::io::{self, Read};
 use std::path::Path;
 use std::sync::Arc;
 
-use coding_agent::path::real_path;
-use coding_agent::permissions::PathRuleFilter;
+use agent_tool::path::real_path;
+use agent_tool::path_filter::PathRuleFilter;
 
-use crate::ops::{
+use agent_tool::ops::{
     DirEntryInfo, FileInfo, FileOps, SandboxDenied, WalkEntry, WalkOptions, WalkVisitor,
     WriteOutcome,
 };
@@ -169,10 +169,10 @@ impl FileOps for RuleFilteredFileOps {
 mod tests {
     use std::path::PathBuf;
 
-    use coding_agent::permissions::PermissionRules;
+    use agent_tool::permissions::PermissionRules;
 
     use super::*;
-    use crate::ops::LocalFileOps;
+    use agent_tool::ops::LocalFileOps;
 
     fn setup() -> (tempfile::TempDir, PathBuf, RuleFilteredFileOps) {
         let dir = tempfile::tempdir().unwrap();

@@ -6,20 +6,21 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_ai::ContentBlock;
-use agent_core::{
+use agent_tool::{
     AgentToolResult, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, ToolError, TruncatedBy,
     TruncationResult, format_size,
 };
-use coding_agent::{
-    CallContext, RenderContext, RenderResultOptions, StyledText, Theme, TypedToolDefinition,
+use agent_tool::{
+    PathArgument, RenderContext, RenderResultOptions, StyledText, Theme, ToolCallContext,
+    ToolDefinition, ToolHints, ToolSettings, TypedTool,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::blocking::{blocking, describe_io_error};
 use crate::image::{ImageOutcome, detect_image_mime, process_image};
-use crate::ops::FileOps;
-use crate::path::resolve_read_path_with;
+use agent_tool::ops::FileOps;
+use agent_tool::path::resolve_read_path_with;
 use crate::view::{PREVIEW_LINES, header, preview};
 
 /// Arguments of `read`.
@@ -52,7 +53,7 @@ impl ReadTool {
     }
 }
 
-impl TypedToolDefinition for ReadTool {
+impl TypedTool for ReadTool {
     type Params = ReadParams;
 
     fn name(&self) -> &str {
@@ -67,61 +68,12 @@ impl TypedToolDefinition for ReadTool {
         "Read a file. Text files come back as text; images (jpg, png, gif, webp, bmp) come back as image attachments. Text output stops after 2000 lines or 50KB, whichever comes first; use offset and limit to page through larger files, continuing with the offset the notice gives until you have what you need."
     }
 
-    fn prompt_snippet(&self) -> Option<&str> {
-        Some("Read the contents of files (text and images)")
-    }
-
-    fn prompt_guidelines(&self) -> Vec<String> {
-        vec!["Use read to look at files instead of cat, head or sed".to_string()]
-    }
-
-    fn render_call(&self, args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
-        let path = args["path"].as_str().unwrap_or("?");
-        let mut rest = path.to_string();
-        let offset = args["offset"].as_i64();
-        let limit = args["limit"].as_i64();
-        match (offset, limit) {
-            (Some(o), Some(l)) => rest.push_str(&format!(":{o}-{}", o + l - 1)),
-            (Some(o), None) => rest.push_str(&format!(":{o}")),
-            (None, Some(l)) => rest.push_str(&format!(":1-{l}")),
-            (None, None) => {}
-        }
-        Some(header("read", &rest, theme))
-    }
-
-    fn render_result(
-        &self,
-        result: &AgentToolResult,
-        options: &RenderResultOptions,
-        theme: &Theme,
-        _ctx: &RenderContext,
-    ) -> Option<StyledText> {
-        if result
-            .content
-            .iter()
-            .any(|b| matches!(b, ContentBlock::Image(_)))
-        {
-            return Some(StyledText::from_text(&result.text_content(), theme.muted));
-        }
-        let style = if options.is_error {
-            theme.error
-        } else {
-            theme.muted
-        };
-        let n = if options.expanded {
-            usize::MAX
-        } else {
-            PREVIEW_LINES
-        };
-        Some(preview(&result.text_content(), n, false, style, theme))
-    }
-
     async fn execute(
         &self,
         params: ReadParams,
-        cx: CallContext,
+        cx: ToolCallContext,
     ) -> Result<AgentToolResult, ToolError> {
-        let ctx = cx.tool;
+        let ctx = &cx;
         let cancel = ctx.cancel.clone();
         if cancel.is_cancelled() {
             return Err(ToolError::aborted());
@@ -135,8 +87,14 @@ impl TypedToolDefinition for ReadTool {
         }
         let path = resolve_read_path_with(&params.path, &self.cwd, |p| self.files.exists(p));
         let files = self.files.clone();
-        let auto_resize = ctx.settings.images_auto_resize();
-        let model_sees_images = ctx.model.as_ref().is_none_or(|m| m.supports_images());
+        let auto_resize = ctx
+            .get::<ToolSettings>()
+            .and_then(|s| s.get_path("images.autoResize"))
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
+        let model_sees_images = ctx
+            .get::<agent_ai::Model>()
+            .is_none_or(|m| m.supports_images());
         let task_cancel = cancel.clone();
         blocking(&cancel, move || {
             read_blocking(
@@ -152,13 +110,72 @@ impl TypedToolDefinition for ReadTool {
     }
 }
 
+impl ReadTool {
+    /// The tool with its prompt snippet, guidelines, renderers and
+    /// declarations, as a session registers it.
+    pub fn definition(self) -> ToolDefinition {
+        ToolDefinition::typed(self)
+            .with_prompt_snippet("Read the contents of files (text and images)")
+            .with_guidelines(guidelines())
+            .with_render_call(render_call)
+            .with_render_result(render_result)
+            .with_path_argument(PathArgument::read("path"))
+            .with_hints(ToolHints::read_only())
+    }
+}
+
+fn guidelines() -> Vec<String> {
+    vec!["Use read to look at files instead of cat, head or sed".to_string()]
+}
+
+fn render_call(args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
+    let path = args["path"].as_str().unwrap_or("?");
+    let mut rest = path.to_string();
+    let offset = args["offset"].as_i64();
+    let limit = args["limit"].as_i64();
+    match (offset, limit) {
+        (Some(o), Some(l)) => rest.push_str(&format!(":{o}-{}", o + l - 1)),
+        (Some(o), None) => rest.push_str(&format!(":{o}")),
+        (None, Some(l)) => rest.push_str(&format!(":1-{l}")),
+        (None, None) => {}
+    }
+    Some(header("read", &rest, theme))
+}
+
+fn render_result(
+    result: &AgentToolResult,
+    options: &RenderResultOptions,
+    theme: &Theme,
+    _ctx: &RenderContext,
+) -> Option<StyledText> {
+    if result
+        .content
+        .iter()
+        .any(|b| matches!(b, ContentBlock::Image(_)))
+    {
+        return Some(StyledText::from_text(&result.text_content(), theme.muted));
+    }
+    let style = if options.is_error {
+        theme.error
+    } else {
+        theme.muted
+    };
+    let n = if options.expanded {
+        usize::MAX
+    } else {
+        PREVIEW_LINES
+    };
+    Some(preview(&result.text_content(), n, false, style, theme))
+}
+
+
 fn read_blocking(
     files: &dyn FileOps,
     path: &Path,
     params: &ReadParams,
     auto_resize: bool,
     model_sees_images: bool,
-    cancel: &agent_core::CancellationToken,
+    cancel: &agent_tool::CancellationToken,
 ) -> Result<AgentToolResult, ToolError> {
     let info = files
         .metadata(path)
@@ -282,11 +299,11 @@ impl<R: BufRead> LineScanner<R> {
     fn skip_lines(
         &mut self,
         mut count: usize,
-        cancel: &agent_core::CancellationToken,
+        cancel: &agent_tool::CancellationToken,
     ) -> std::io::Result<()> {
         while count > 0 {
             if cancel.is_cancelled() {
-                return Err(std::io::Error::other(agent_core::ABORTED_MESSAGE));
+                return Err(std::io::Error::other(agent_tool::ABORTED_MESSAGE));
             }
             let buf = self.reader.fill_buf()?;
             if buf.is_empty() {
@@ -346,7 +363,7 @@ impl<R: BufRead> LineScanner<R> {
         &mut self,
         mark_after: Option<usize>,
         budget: u64,
-        cancel: &agent_core::CancellationToken,
+        cancel: &agent_tool::CancellationToken,
     ) -> std::io::Result<(Option<u64>, bool)> {
         let mut remaining = mark_after;
         let mut mark = None;
@@ -357,7 +374,7 @@ impl<R: BufRead> LineScanner<R> {
         let stop_at = self.consumed.saturating_add(budget);
         loop {
             if cancel.is_cancelled() {
-                return Err(std::io::Error::other(agent_core::ABORTED_MESSAGE));
+                return Err(std::io::Error::other(agent_tool::ABORTED_MESSAGE));
             }
             if self.consumed >= stop_at {
                 return Ok((mark, false));
@@ -411,7 +428,7 @@ fn read_text<R: Read>(
     raw_path: &str,
     offset: Option<i64>,
     limit: Option<i64>,
-    cancel: &agent_core::CancellationToken,
+    cancel: &agent_tool::CancellationToken,
 ) -> Result<AgentToolResult, ToolError> {
     let io = |e: std::io::Error| ToolError::new(e.to_string());
     let start = offset.map(|o| (o.max(1) - 1) as usize).unwrap_or(0);

@@ -1,7 +1,7 @@
 //! The small views the tools' renderers share: a header line and previews.
 
-use coding_agent::anstyle::Style;
-use coding_agent::{StyledLine, StyledText, Theme};
+use agent_tool::anstyle::Style;
+use agent_tool::{StyledLine, StyledText, Theme};
 
 /// Number of lines the generic previews show.
 pub(crate) const PREVIEW_LINES: usize = 10;

@@ -3,16 +3,16 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, FileMutationQueue, ToolError};
-use coding_agent::{
-    CallContext, RenderContext, RenderResultOptions, StyledText, Theme, TypedToolDefinition,
+use agent_tool::{AgentToolResult, FileMutationQueue, ToolError};
+use agent_tool::{
+    ToolCallContext, RenderContext, RenderResultOptions, StyledText, Theme, TypedTool, ToolDefinition, PathArgument, ToolHints,
 };
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::blocking::describe_io_error;
-use crate::ops::FileOps;
-use crate::path::resolve_to_cwd;
+use agent_tool::ops::FileOps;
+use agent_tool::path::resolve_to_cwd;
 use crate::view::{PREVIEW_LINES, header, preview};
 
 /// Arguments of `write`.
@@ -48,7 +48,7 @@ impl WriteTool {
 pub(crate) async fn run_in_queue<T, F>(
     queue: &FileMutationQueue,
     path: &Path,
-    cancel: &agent_core::CancellationToken,
+    cancel: &agent_tool::CancellationToken,
     work: F,
 ) -> Result<T, ToolError>
 where
@@ -74,7 +74,7 @@ where
     }
 }
 
-impl TypedToolDefinition for WriteTool {
+impl TypedTool for WriteTool {
     type Params = WriteParams;
 
     fn name(&self) -> &str {
@@ -89,56 +89,17 @@ impl TypedToolDefinition for WriteTool {
         "Write a file with the given content: creates it if missing (with any missing parent directories) and replaces it completely if it exists."
     }
 
-    fn prompt_snippet(&self) -> Option<&str> {
-        Some("Create new files or rewrite files completely")
-    }
-
-    fn prompt_guidelines(&self) -> Vec<String> {
-        vec![
-            "Use write only for new files or full rewrites; use edit to change part of a file"
-                .to_string(),
-        ]
-    }
-
-    fn render_call(&self, args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
-        let path = args["path"].as_str().unwrap_or("?");
-        let content = args["content"].as_str().unwrap_or("");
-        let mut text = header("write", path, theme);
-        let mut body = preview(content, PREVIEW_LINES, false, theme.muted, theme);
-        for line in &mut body.lines {
-            line.spans.insert(0, coding_agent::Span::default());
-            line.spans[0].text = "  ".to_string();
-        }
-        text.extend(body);
-        Some(text)
-    }
-
-    fn render_result(
-        &self,
-        result: &AgentToolResult,
-        options: &RenderResultOptions,
-        theme: &Theme,
-        _ctx: &RenderContext,
-    ) -> Option<StyledText> {
-        let style = if options.is_error {
-            theme.error
-        } else {
-            theme.success
-        };
-        Some(StyledText::from_text(&result.text_content(), style))
-    }
-
     async fn execute(
         &self,
         params: WriteParams,
-        cx: CallContext,
+        cx: ToolCallContext,
     ) -> Result<AgentToolResult, ToolError> {
-        let ctx = cx.tool;
+        let ctx = &cx;
         let path = resolve_to_cwd(&params.path, &self.cwd);
         let files = self.files.clone();
         let target = path.clone();
         let bytes = params.content.len();
-        let outcome = run_in_queue(&self.queue, &path, &ctx.cancel, move || {
+        let outcome = run_in_queue(ctx.get::<FileMutationQueue>().unwrap_or(&self.queue), &path, &ctx.cancel, move || {
             if let Some(parent) = target.parent() {
                 files.create_dir_all(parent).map_err(|e| {
                     ToolError::new(format!(
@@ -160,3 +121,52 @@ impl TypedToolDefinition for WriteTool {
         .with_details(serde_json::json!({ "write": outcome })))
     }
 }
+
+impl WriteTool {
+    /// The tool with its prompt snippet, guidelines, renderers and
+    /// declarations, as a session registers it.
+    pub fn definition(self) -> ToolDefinition {
+        ToolDefinition::typed(self)
+            .with_prompt_snippet("Create new files or rewrite files completely")
+            .with_guidelines(guidelines())
+            .with_render_call(render_call)
+            .with_render_result(render_result)
+            .with_path_argument(PathArgument::write("path"))
+            .with_hints(ToolHints::writes(true))
+    }
+}
+
+fn guidelines() -> Vec<String> {
+    vec![
+        "Use write only for new files or full rewrites; use edit to change part of a file"
+            .to_string(),
+    ]
+}
+
+fn render_call(args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
+    let path = args["path"].as_str().unwrap_or("?");
+    let content = args["content"].as_str().unwrap_or("");
+    let mut text = header("write", path, theme);
+    let mut body = preview(content, PREVIEW_LINES, false, theme.muted, theme);
+    for line in &mut body.lines {
+        line.spans.insert(0, agent_tool::Span::default());
+        line.spans[0].text = "  ".to_string();
+    }
+    text.extend(body);
+    Some(text)
+}
+
+fn render_result(
+    result: &AgentToolResult,
+    options: &RenderResultOptions,
+    theme: &Theme,
+    _ctx: &RenderContext,
+) -> Option<StyledText> {
+    let style = if options.is_error {
+        theme.error
+    } else {
+        theme.success
+    };
+    Some(StyledText::from_text(&result.text_content(), style))
+}
+

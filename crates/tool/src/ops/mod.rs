@@ -7,6 +7,7 @@
 //! on this machine. Every file-system access of the seven tools, including
 //! grep's and find's directory walks, goes through [`FileOps`].
 
+mod denied;
 mod files;
 mod process;
 pub mod process_tree;
@@ -15,6 +16,7 @@ pub mod walk;
 
 use std::sync::Arc;
 
+pub use denied::SandboxDenied;
 pub use files::{DirEntryInfo, FileInfo, FileOps, LocalFileOps};
 pub use process::{
     CALL_MARKER_VAR, ExecEnd, ExecRequest, LocalProcessOps, OutputSink, ProcessOps, resolve_shell,
