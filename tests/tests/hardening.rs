@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use agent_ai::ToolCall;
 use agent_core::{AgentTool, CancellationToken, execute_tool_call};
-use coding_agent::{Settings, ToolContext, wrap_tool_definition};
 use common::*;
 use serde_json::{Value, json};
 
@@ -19,16 +18,9 @@ fn slow() -> bool {
 }
 
 fn agent_tools(cwd: &Path) -> Vec<Arc<dyn AgentTool>> {
-    let cwd_buf = cwd.to_path_buf();
-    let factory: coding_agent::ToolContextFactory = Arc::new(move || ToolContext {
-        cwd: cwd_buf.clone(),
-        model: None,
-        settings: Arc::new(Settings::default()),
-        cancel: CancellationToken::new(),
-    });
     tools_builtin::all_tools(cwd)
-        .into_iter()
-        .map(|d| wrap_tool_definition(d, factory.clone()))
+        .iter()
+        .map(coding_agent::ToolDefinition::tool)
         .collect()
 }
 

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use agent_core::{FileMutationQueue, queue_key};
+use agent_tool::{FileMutationQueue, queue_key};
 
 #[tokio::test]
 async fn same_file_runs_fifo_and_one_at_a_time() {

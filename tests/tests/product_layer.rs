@@ -8,10 +8,9 @@ use std::sync::{Arc, Mutex};
 
 use agent_core::{AgentTool, AgentToolResult, ToolError};
 use coding_agent::{
-    AgentSessionBuilder, Extension, ExtensionApi, RenderContext, RenderResultOptions, Settings,
-    StyledLine, StyledText, SystemPromptOptions, Theme, ToolCallDecision, ToolContext,
-    ToolDefinition, ToolRegistry, ToolResultPatch, ToolSelection, ToolSource, build_system_prompt,
-    tool_definition_from_agent_tool, wrap_tool_definition,
+    AgentSessionBuilder, Extension, ExtensionApi, RenderContext, Settings,
+    StyledLine, StyledText, SystemPromptOptions, Theme, ToolCallDecision, ToolDefinition,
+    ToolRegistry, ToolResultPatch, ToolSelection, ToolSource, WorkingDir, build_system_prompt,
 };
 use common::*;
 use futures::FutureExt;
@@ -54,53 +53,47 @@ impl Def {
         self
     }
     fn arc(self) -> ToolDefinition {
-        Arc::new(self)
+        let (name, snippet, guidelines, renders) =
+            (self.name, self.snippet, self.guidelines.clone(), self.renders);
+        let mut d = ToolDefinition::new(Arc::new(self)).with_guidelines(guidelines);
+        if let Some(s) = snippet {
+            d = d.with_prompt_snippet(s);
+        }
+        if renders {
+            d = d
+                .with_render_call(move |_args, _t, _c| {
+                    let mut t = StyledText::new();
+                    t.push(StyledLine::plain(format!("{name} call")));
+                    Some(t)
+                })
+                .with_render_result(move |_r, _o, _t, _c| {
+                    Some(StyledText::plain(&format!("{name} result")))
+                });
+        }
+        d
     }
 }
 
-impl ToolDefinition for Def {
+impl AgentTool for Def {
     fn meta(&self) -> &agent_core::ToolMeta {
         &self.meta
-    }
-    fn prompt_snippet(&self) -> Option<&str> {
-        self.snippet
-    }
-    fn prompt_guidelines(&self) -> Vec<String> {
-        self.guidelines.clone()
     }
     fn prepare_arguments(&self, mut args: Value) -> Result<Value, ToolError> {
         args["prepared"] = json!(true);
         Ok(args)
     }
-    fn render_call(&self, _args: &Value, _t: &Theme, _c: &RenderContext) -> Option<StyledText> {
-        self.renders.then(|| {
-            let mut t = StyledText::new();
-            t.push(StyledLine::plain(format!("{} call", self.name)));
-            t
-        })
-    }
-    fn render_result(
-        &self,
-        _r: &AgentToolResult,
-        _o: &RenderResultOptions,
-        _t: &Theme,
-        _c: &RenderContext,
-    ) -> Option<StyledText> {
-        self.renders
-            .then(|| StyledText::plain(&format!("{} result", self.name)))
-    }
     fn execute(
         &self,
         _params: Value,
-        cx: coding_agent::CallContext,
+        cx: agent_core::ToolCallContext,
     ) -> BoxFuture<'_, Result<AgentToolResult, ToolError>> {
-        let ctx = cx.tool;
         self.runs.fetch_add(1, Ordering::SeqCst);
+        let cwd = WorkingDir::of(&cx).map(|p| p.display().to_string());
         async move {
             Ok(AgentToolResult::text(format!(
                 "{} ran in {}",
                 self.name,
-                ctx.cwd.display()
+                cwd.unwrap_or_else(|| "?".into())
             )))
         }
         .boxed()
@@ -115,12 +108,10 @@ fn builtins() -> Vec<ToolDefinition> {
 }
 
 #[tokio::test]
-async fn wrapping_keeps_core_fields_and_drops_prompt_metadata() {
+async fn a_definition_and_its_tool_convert_both_ways() {
     let d = def("read").arc();
-    let ctx_cwd = std::env::temp_dir();
-    let cwd = ctx_cwd.clone();
-    let tool: Arc<dyn AgentTool> =
-        wrap_tool_definition(d.clone(), Arc::new(move || ToolContext::new(cwd.clone())));
+    let cwd = std::env::temp_dir();
+    let tool: Arc<dyn AgentTool> = d.tool();
     assert_eq!(tool.name(), "read");
     assert_eq!(tool.label(), "Label");
     assert_eq!(tool.description(), "desc");
@@ -133,17 +124,14 @@ async fn wrapping_keeps_core_fields_and_drops_prompt_metadata() {
         tool.prepare_arguments(json!({})).unwrap(),
         json!({"prepared": true})
     );
-    let out = tool
-        .execute(json!({}), agent_core::ToolCallContext::new("c1"))
-        .await
-        .unwrap();
-    assert_eq!(
-        out.text_content(),
-        format!("read ran in {}", ctx_cwd.display())
-    );
+    // The session's working directory reaches the tool through the context.
+    let cx = agent_core::ToolCallContext::new("c1")
+        .with_extensions(coding_agent::tool_extensions(&cwd, &Settings::default()));
+    let out = tool.execute(json!({}), cx).await.unwrap();
+    assert_eq!(out.text_content(), format!("read ran in {}", cwd.display()));
 
     // Back to a definition: the core fields survive, prompt metadata and renderers do not.
-    let back = tool_definition_from_agent_tool(tool);
+    let back = ToolDefinition::new(tool);
     assert_eq!(back.name(), "read");
     assert_eq!(back.label(), "Label");
     assert_eq!(back.description(), "desc");
@@ -561,7 +549,7 @@ fn session_with(
         .cwd("/tmp")
         .settings(Settings::default())
         .context_files(false)
-        .tool(tool_definition_from_agent_tool(tool));
+        .tool(ToolDefinition::new(tool));
     for e in extensions {
         b = b.extension(e);
     }
@@ -686,7 +674,7 @@ async fn block_images_setting_replaces_images_sent_to_the_model() {
     let client = scripted(vec![calls(&[("c1", "shot", json!({}))]), text("ok")]);
     let session = AgentSessionBuilder::new(model(), client.clone())
         .cwd("/tmp")
-        .tool(tool_definition_from_agent_tool(tool))
+        .tool(ToolDefinition::new(tool))
         .settings(Settings::from_value(
             json!({"images": {"blockImages": true}}),
         ))

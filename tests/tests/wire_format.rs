@@ -2,7 +2,8 @@
 //! written by hand and serializes it back unchanged.
 
 use agent_ai::{ContentBlock, Message, StopReason};
-use agent_core::{AgentEvent, AgentToolResult, TypedTool, params_schema};
+use agent_core::{AgentEvent, AgentToolResult};
+use agent_tool::{TypedTool, params_schema};
 use serde_json::{Value, json};
 
 fn round_trip(value: Value) {
@@ -238,7 +239,7 @@ impl TypedTool for Noop {
 
 #[tokio::test]
 async fn typed_tool_deserializes_into_its_params() {
-    let tool = agent_core::typed_tool(Noop);
+    let tool = agent_tool::typed_tool(Noop);
     let out = tool
         .execute(
             json!({"path": "a.txt", "offset": 3}),

@@ -12,8 +12,8 @@ use agent_ai::Model;
 use agent_ai::providers::scripted::ScriptedClient;
 use agent_core::{AgentEvent, AgentToolResult, ToolError};
 use coding_agent::{
-    AgentSessionBuilder, CallContext, Extension, ExtensionApi, Settings, ToolCallDecision,
-    ToolSelection, TypedToolDefinition, typed_definition,
+    AgentSessionBuilder, Extension, ExtensionApi, PathArgument, Settings, ToolCallContext,
+    ToolCallDecision, ToolDefinition, ToolHints, ToolSelection, TypedTool, WorkingDir,
 };
 
 /// A custom tool: counts lines of a file under the session's cwd.
@@ -25,7 +25,7 @@ struct LineCountParams {
     path: String,
 }
 
-impl TypedToolDefinition for LineCount {
+impl TypedTool for LineCount {
     type Params = LineCountParams;
     fn name(&self) -> &str {
         "line_count"
@@ -33,19 +33,28 @@ impl TypedToolDefinition for LineCount {
     fn description(&self) -> &str {
         "Count the lines of a text file."
     }
-    fn prompt_snippet(&self) -> Option<&str> {
-        Some("Count lines of a file")
-    }
     async fn execute(
         &self,
         p: LineCountParams,
-        cx: CallContext,
+        cx: ToolCallContext,
     ) -> Result<AgentToolResult, ToolError> {
-        let text = tokio::fs::read_to_string(cx.cwd.join(&p.path)).await?;
+        let cwd = WorkingDir::of(&cx).unwrap_or(std::path::Path::new("."));
+        let text = tokio::fs::read_to_string(cwd.join(&p.path)).await?;
         Ok(AgentToolResult::text(format!(
             "{} lines",
             text.lines().count()
         )))
+    }
+}
+
+impl LineCount {
+    /// The tool with its prompt snippet and its path declaration (so
+    /// `Read(...)` rules cover it).
+    fn definition(self) -> ToolDefinition {
+        ToolDefinition::typed(self)
+            .with_prompt_snippet("Count lines of a file")
+            .with_path_argument(PathArgument::read("path"))
+            .with_hints(ToolHints::read_only())
     }
 }
 
@@ -80,7 +89,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let session = AgentSessionBuilder::new(Model::new("scripted", "example"), client)
         .cwd(&cwd)
         .builtin_tools(tools_builtin::read_only_tools(&cwd))
-        .tool(typed_definition(LineCount))
+        .tool(LineCount.definition())
         .extension(Arc::new(NoRmRf))
         // grep, find and ls are not active by default: ask for them.
         .selection(ToolSelection {

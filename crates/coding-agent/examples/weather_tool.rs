@@ -16,10 +16,9 @@
 
 use std::time::Duration;
 
-use agent_core::{AgentToolResult, ToolError};
 use coding_agent::{
-    CallContext, RenderContext, RenderResultOptions, StyledLine, StyledText, Theme, ToolContext,
-    TypedToolDefinition, typed_definition,
+    AgentToolResult, RenderContext, RenderResultOptions, StyledLine, StyledText, Theme,
+    ToolCallContext, ToolDefinition, ToolError, ToolHints, TypedTool,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -246,7 +245,7 @@ fn describe_weather_code(code: i64) -> &'static str {
     }
 }
 
-impl TypedToolDefinition for WeatherTool {
+impl TypedTool for WeatherTool {
     type Params = WeatherParams;
 
     fn name(&self) -> &str {
@@ -261,57 +260,64 @@ impl TypedToolDefinition for WeatherTool {
         "Get the current weather for a city: temperature, conditions, wind and humidity. Units are metric unless unit is \"imperial\"."
     }
 
-    fn prompt_snippet(&self) -> Option<&str> {
-        Some("Look up the current weather for a city")
-    }
-
-    fn prompt_guidelines(&self) -> Vec<String> {
-        vec![
-            "Use weather when the user asks about current weather conditions instead of guessing"
-                .to_string(),
-            "Pass unit \"imperial\" only when the user asks for Fahrenheit or mph".to_string(),
-        ]
-    }
-
-    fn render_call(&self, args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
-        let city = args["city"].as_str().unwrap_or("?");
-        let unit = args["unit"].as_str().unwrap_or("metric");
-        let mut text = StyledText::new();
-        text.push(
-            StyledLine::styled("weather ", theme.tool_title)
-                .push(city, theme.accent)
-                .push(format!(" ({unit})"), theme.muted),
-        );
-        Some(text)
-    }
-
-    fn render_result(
-        &self,
-        result: &AgentToolResult,
-        options: &RenderResultOptions,
-        theme: &Theme,
-        _ctx: &RenderContext,
-    ) -> Option<StyledText> {
-        let style = if options.is_error {
-            theme.error
-        } else {
-            theme.success
-        };
-        Some(StyledText::from_text(&result.text_content(), style))
-    }
-
     async fn execute(
         &self,
         params: WeatherParams,
-        cx: CallContext,
+        cx: ToolCallContext,
     ) -> Result<AgentToolResult, ToolError> {
-        let ctx = cx.tool;
         // Dropping the request future aborts the HTTP exchange.
         tokio::select! {
             result = self.lookup(params) => result,
-            _ = ctx.cancel.cancelled() => Err(ToolError::aborted()),
+            _ = cx.cancel.cancelled() => Err(ToolError::aborted()),
         }
     }
+}
+
+impl WeatherTool {
+    /// The tool with its prompt snippet, guidelines, renderers and
+    /// declarations, as a session registers it.
+    pub fn definition(self) -> ToolDefinition {
+        ToolDefinition::typed(self)
+            .with_prompt_snippet("Look up the current weather for a city")
+            .with_guidelines(guidelines())
+            .with_render_call(render_call)
+            .with_render_result(render_result)
+            .with_hints(ToolHints { read_only: Some(true), destructive: Some(false), idempotent: Some(true), open_world: Some(true) })
+    }
+}
+
+fn guidelines() -> Vec<String> {
+    vec![
+        "Use weather when the user asks about current weather conditions instead of guessing"
+            .to_string(),
+        "Pass unit \"imperial\" only when the user asks for Fahrenheit or mph".to_string(),
+    ]
+}
+
+fn render_call(args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<StyledText> {
+    let city = args["city"].as_str().unwrap_or("?");
+    let unit = args["unit"].as_str().unwrap_or("metric");
+    let mut text = StyledText::new();
+    text.push(
+        StyledLine::styled("weather ", theme.tool_title)
+            .push(city, theme.accent)
+            .push(format!(" ({unit})"), theme.muted),
+    );
+    Some(text)
+}
+
+fn render_result(
+    result: &AgentToolResult,
+    options: &RenderResultOptions,
+    theme: &Theme,
+    _ctx: &RenderContext,
+) -> Option<StyledText> {
+    let style = if options.is_error {
+        theme.error
+    } else {
+        theme.success
+    };
+    Some(StyledText::from_text(&result.text_content(), style))
 }
 
 /// A tiny HTTP/1.1 server with canned Open-Meteo-shaped answers, for `--local`
@@ -452,7 +458,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         WeatherTool::new()
     };
-    let definition = typed_definition(tool);
+    let definition = tool.definition();
     let args = json!({"city": city, "unit": unit});
     let theme = Theme::default();
     let render_ctx = RenderContext::default();
@@ -463,9 +469,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .unwrap_or_default()
             .to_ansi()
     );
-    let ctx = ToolContext::new(std::env::current_dir()?);
     let outcome = definition
-        .execute(args, CallContext::new("call_1", ctx))
+        .execute(args, ToolCallContext::new("call_1"))
         .await;
     let (result, is_error) = match outcome {
         Ok(r) => (r, false),

@@ -7,7 +7,7 @@ mod weather_tool;
 use std::time::{Duration, Instant};
 
 use agent_core::CancellationToken;
-use coding_agent::{CallContext, ToolContext, ToolDefinition, typed_definition};
+use coding_agent::{ToolCallContext, ToolDefinition};
 use serde_json::json;
 use weather_tool::WeatherTool;
 use weather_tool::fake_server::{self, Reply};
@@ -15,23 +15,23 @@ use weather_tool::fake_server::{self, Reply};
 async fn tool_for(
     route: impl Fn(&str) -> Reply + Send + Sync + 'static,
     timeout: Duration,
-) -> std::sync::ToolDefinition {
+) -> ToolDefinition {
     let addr = fake_server::serve(route).await.unwrap();
-    typed_definition(WeatherTool::with_base_url(
+    WeatherTool::with_base_url(
         &format!("http://{addr}"),
         timeout,
-    ))
+    ).definition()
 }
 
-fn ctx() -> ToolContext {
-    ToolContext::new(std::env::temp_dir())
+fn ctx(id: &str) -> ToolCallContext {
+    ToolCallContext::new(id)
 }
 
 #[tokio::test]
 async fn success_returns_text_and_details() {
     let tool = tool_for(fake_server::open_meteo, Duration::from_secs(5)).await;
     let result = tool
-        .execute(json!({"city": "Berlin"}), CallContext::new("c1", ctx()))
+        .execute(json!({"city": "Berlin"}), ctx("c1"))
         .await
         .unwrap();
     assert_eq!(
@@ -45,7 +45,7 @@ async fn success_returns_text_and_details() {
     let result = tool
         .execute(
             json!({"city": "Berlin", "unit": "imperial"}),
-            CallContext::new("c2", ctx()),
+            ctx("c2"),
         )
         .await
         .unwrap();
@@ -61,7 +61,7 @@ async fn success_returns_text_and_details() {
 async fn unknown_city_is_a_clear_error() {
     let tool = tool_for(fake_server::open_meteo, Duration::from_secs(5)).await;
     let err = tool
-        .execute(json!({"city": "Atlantis"}), CallContext::new("c1", ctx()))
+        .execute(json!({"city": "Atlantis"}), ctx("c1"))
         .await
         .unwrap_err();
     assert!(
@@ -89,7 +89,7 @@ async fn http_500_is_reported() {
     )
     .await;
     let err = tool
-        .execute(json!({"city": "Berlin"}), CallContext::new("c1", ctx()))
+        .execute(json!({"city": "Berlin"}), ctx("c1"))
         .await
         .unwrap_err();
     assert_eq!(
@@ -110,7 +110,7 @@ async fn slow_server_times_out() {
     .await;
     let started = Instant::now();
     let err = tool
-        .execute(json!({"city": "Berlin"}), CallContext::new("c1", ctx()))
+        .execute(json!({"city": "Berlin"}), ctx("c1"))
         .await
         .unwrap_err();
     assert!(err.to_string().contains("timed out"), "{err}");
@@ -128,7 +128,7 @@ async fn cancellation_during_a_slow_response() {
     )
     .await;
     let cancel = CancellationToken::new();
-    let mut context = ctx();
+    let mut context = ctx("c1");
     context.cancel = cancel.clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -136,7 +136,7 @@ async fn cancellation_during_a_slow_response() {
     });
     let started = Instant::now();
     let err = tool
-        .execute(json!({"city": "Berlin"}), CallContext::new("c1", context))
+        .execute(json!({"city": "Berlin"}), context)
         .await
         .unwrap_err();
     assert_eq!(err.to_string(), "Operation aborted");
@@ -145,10 +145,7 @@ async fn cancellation_during_a_slow_response() {
 
 #[test]
 fn schema_is_plain_and_metadata_is_present() {
-    let tool = typed_definition(WeatherTool::with_base_url(
-        "http://127.0.0.1:9",
-        Duration::from_secs(1),
-    ));
+    let tool = WeatherTool::with_base_url("http://127.0.0.1:9", Duration::from_secs(1)).definition();
     let schema = tool.parameters();
     assert_eq!(
         schema["properties"]["unit"]["enum"],

@@ -14,10 +14,11 @@ use std::time::Instant;
 use agent_ai::Model;
 use agent_ai::providers::scripted::{ScriptedClient, ScriptedTurn};
 use agent_core::{
-    AgentContext, AgentLoopConfig, AgentToolResult, CancellationToken, EventSink, ToolError,
-    TypedTool, run_agent_loop, typed_tool,
+    AgentContext, AgentLoopConfig, AgentToolResult, CancellationToken, EventSink, ToolCallContext,
+    ToolError, run_agent_loop,
 };
-use coding_agent::{CallContext, Settings, ToolContext, ToolDefinition};
+use agent_tool::{TypedTool, typed_tool};
+use coding_agent::{Settings, ToolDefinition};
 use serde_json::{Value, json};
 
 struct Args {
@@ -115,13 +116,9 @@ async fn call(
     cwd: &Path,
     args: Value,
 ) -> Result<AgentToolResult, ToolError> {
-    let ctx = ToolContext {
-        cwd: cwd.to_path_buf(),
-        model: None,
-        settings: Arc::new(Settings::default()),
-        cancel: CancellationToken::new(),
-    };
-    tool.execute(args, CallContext::new("bench", ctx)).await
+    let cx = ToolCallContext::new("bench")
+        .with_extensions(coding_agent::tool_extensions(cwd, &Settings::default()));
+    tool.execute(args, cx).await
 }
 
 async fn time_tool(
@@ -283,10 +280,8 @@ async fn main() {
 
     // The loop: 8 parallel `sleep 0.2` bash calls.
     let cwd = std::env::temp_dir();
-    let bash: Vec<Arc<dyn agent_core::AgentTool>> = vec![coding_agent::wrap_tool_definition(
-        tools_builtin::tool_by_name("bash", &cwd).expect("bash"),
-        Arc::new(move || ToolContext::new(std::env::temp_dir())),
-    )];
+    let bash: Vec<Arc<dyn agent_core::AgentTool>> =
+        vec![tools_builtin::tool_by_name("bash", &cwd).expect("bash").tool()];
     let mut secs = Vec::new();
     for _ in 0..if args.wants("parallel") { args.runs } else { 0 } {
         let calls: Vec<Value> = (0..8)

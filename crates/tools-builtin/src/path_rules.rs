@@ -169,7 +169,7 @@ impl FileOps for RuleFilteredFileOps {
 mod tests {
     use std::path::PathBuf;
 
-    use agent_tool::permissions::PermissionRules;
+    use coding_agent::permissions::PermissionRules;
 
     use super::*;
     use agent_tool::ops::LocalFileOps;

@@ -16,7 +16,7 @@ use common::call_with;
 use futures::future::BoxFuture;
 use serde_json::json;
 use tools_builtin::ToolSet;
-use tools_builtin::ops::{
+use agent_tool::ops::{
     DirEntryInfo, ExecEnd, ExecRequest, FileInfo, FileOps, LocalFileOps, LocalProcessOps,
     Operations, OutputSink, ProcessOps, WriteOutcome,
 };

@@ -1,6 +1,6 @@
 //! Property tests: the edit engine and the truncation helpers.
 
-use agent_core::{TruncationOptions, count_lines, truncate_head, truncate_tail};
+use agent_tool::{TruncationOptions, count_lines, truncate_head, truncate_tail};
 use proptest::prelude::*;
 use tools_builtin::edit_core::{Edit, apply_edits, diff_outputs, normalize_line_endings};
 

@@ -2,11 +2,10 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::sync::Arc;
 
 use agent_ai::{Tool, validate_tool_arguments};
-use agent_core::{AgentToolResult, CancellationToken, ToolUpdateSink};
-use coding_agent::{Settings, ToolContext, ToolDefinition};
+use agent_core::{AgentToolResult, CancellationToken, ToolCallContext, ToolUpdateSink};
+use coding_agent::{Settings, ToolDefinition};
 use serde_json::Value;
 
 /// Outcome of one call.
@@ -37,16 +36,11 @@ pub async fn call_with(
         Ok(a) => a,
         Err(e) => return failed(e.to_string()),
     };
-    let ctx = ToolContext {
-        cwd: cwd.to_path_buf(),
-        model: None,
-        settings: Arc::new(settings),
-        cancel,
-    };
-    let cx = coding_agent::CallContext {
+    let cx = ToolCallContext {
         call_id: "call".into(),
+        cancel,
         updates,
-        tool: ctx,
+        extensions: coding_agent::tool_extensions(cwd, &settings),
     };
     match tool.execute(args, cx).await {
         Ok(result) => Outcome {

@@ -4,8 +4,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
-use tools_builtin::ops::{ConfinedFileOps, FileOps};
+use agent_sandbox::{SandboxMode, SandboxPolicy};
+use agent_sandbox::ConfinedFileOps;
+use agent_tool::ops::FileOps;
 
 /// While another thread exchanges `d` (a real directory) and `l` (a
 /// symlink to `.git`) as fast as it can, writes to `l/config` land in the

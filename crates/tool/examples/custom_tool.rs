@@ -7,10 +7,8 @@ use std::sync::Arc;
 
 use agent_ai::providers::scripted::ScriptedClient;
 use agent_ai::{Message, Model};
-use agent_core::{
-    AgentContext, AgentEvent, AgentLoopConfig, AgentToolResult, CancellationToken, EventSink,
-    ToolCallContext, ToolError, TypedTool, run_agent_loop, typed_tool,
-};
+use agent_core::{AgentContext, AgentEvent, AgentLoopConfig, AgentToolResult, CancellationToken, EventSink, ToolCallContext, ToolError, run_agent_loop};
+use agent_tool::{TypedTool, typed_tool};
 use serde::Deserialize;
 
 /// Arguments of the `word_count` tool. The doc comments become the schema's
