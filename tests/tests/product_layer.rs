@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 
 use agent_core::{AgentTool, AgentToolResult, ToolError};
 use coding_agent::{
-    AgentSessionBuilder, Extension, ExtensionApi, RenderContext, Settings,
-    StyledLine, StyledText, SystemPromptOptions, Theme, ToolCallDecision, ToolDefinition,
-    ToolRegistry, ToolResultPatch, ToolSelection, ToolSource, WorkingDir, build_system_prompt,
+    AgentSessionBuilder, Extension, ExtensionApi, RenderContext, Settings, StyledLine, StyledText,
+    SystemPromptOptions, Theme, ToolCallDecision, ToolDefinition, ToolRegistry, ToolResultPatch,
+    ToolSelection, ToolSource, WorkingDir, build_system_prompt,
 };
 use common::*;
 use futures::FutureExt;
@@ -53,8 +53,12 @@ impl Def {
         self
     }
     fn arc(self) -> ToolDefinition {
-        let (name, snippet, guidelines, renders) =
-            (self.name, self.snippet, self.guidelines.clone(), self.renders);
+        let (name, snippet, guidelines, renders) = (
+            self.name,
+            self.snippet,
+            self.guidelines.clone(),
+            self.renders,
+        );
         let mut d = ToolDefinition::new(Arc::new(self)).with_guidelines(guidelines);
         if let Some(s) = snippet {
             d = d.with_prompt_snippet(s);

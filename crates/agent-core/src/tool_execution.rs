@@ -117,8 +117,7 @@ pub(crate) async fn execute_tool_calls(
                         tool,
                         call,
                         args,
-                        config.after_tool_call.as_ref(),
-                        &config.tool_extensions,
+                        Execution::of(config),
                         cancel,
                         emit,
                     )
@@ -172,8 +171,7 @@ pub(crate) async fn execute_tool_calls(
                 tool,
                 call,
                 args,
-                config.after_tool_call.as_ref(),
-                &config.tool_extensions,
+                Execution::of(config),
                 cancel,
                 emit,
             )
@@ -306,17 +304,33 @@ async fn prepare(
     }
 }
 
+/// What every execution of a batch shares besides cancellation and events.
+#[derive(Clone, Copy)]
+struct Execution<'a> {
+    after: Option<&'a AfterToolCallHook>,
+    extensions: &'a Extensions,
+}
+
+impl<'a> Execution<'a> {
+    fn of(config: &'a AgentLoopConfig) -> Self {
+        Execution {
+            after: config.after_tool_call.as_ref(),
+            extensions: &config.tool_extensions,
+        }
+    }
+}
+
 /// Executes a prepared call, forwarding its progress, then applies `after_tool_call`.
 async fn run_prepared(
     assistant: &AssistantMessage,
     tool: Arc<dyn AgentTool>,
     call: ToolCall,
     args: Value,
-    after: Option<&AfterToolCallHook>,
-    extensions: &Extensions,
+    execution: Execution<'_>,
     cancel: &CancellationToken,
     emit: &EventSink,
 ) -> Finished {
+    let Execution { after, extensions } = execution;
     // A call that had not started when the run was aborted never starts.
     if cancel.is_cancelled() {
         return failed(&call, ABORTED_MESSAGE, false);
@@ -496,7 +510,19 @@ pub async fn execute_tool_call_with(
     let done = match prepare(&assistant, call, tools, before, None, cancel, &emit).await {
         Prepared::Done(done) => done,
         Prepared::Ready { tool, call, args } => {
-            run_prepared(&assistant, tool, call, args, None, extensions, cancel, &emit).await
+            run_prepared(
+                &assistant,
+                tool,
+                call,
+                args,
+                Execution {
+                    after: None,
+                    extensions,
+                },
+                cancel,
+                &emit,
+            )
+            .await
         }
     };
     (done.result, done.is_error)

@@ -64,10 +64,10 @@ pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
     };
     let definitions = registry.definitions();
     let server = McpToolServer::new(definitions, coding_agent::tool_extensions(&cwd, &settings))
-    .with_log_sink(logs)
-    .with_permissions(coding_agent::permissions::PermissionGate::new(
-        rules, None, &cwd, "MCP mode",
-    ));
+        .with_log_sink(logs)
+        .with_permissions(coding_agent::permissions::PermissionGate::new(
+            rules, None, &cwd, "MCP mode",
+        ));
     // One bound for every client, as the agent loop bounds one batch.
     let server = match settings.max_parallel_tools() {
         Some(n) => server.with_max_parallel_calls(n),

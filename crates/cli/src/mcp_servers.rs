@@ -8,14 +8,11 @@
 use std::sync::Arc;
 
 use agent_sandbox::SandboxPolicy;
-use coding_agent::{Settings, ToolDefinition};
 use agent_sandbox::SandboxedPrograms;
+use coding_agent::{Settings, ToolDefinition};
 
 /// The servers' tools, and their later tool-list changes.
-pub type Connected = (
-    Vec<ToolDefinition>,
-    Option<agent_mcp::McpToolUpdates>,
-);
+pub type Connected = (Vec<ToolDefinition>, Option<agent_mcp::McpToolUpdates>);
 
 /// Connects every configured server; a server that cannot be used is a
 /// one-line warning, a configuration that cannot be read is an error.

@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
+use agent_sandbox::{SandboxMode, SandboxPolicy};
 use coding_agent::Settings;
 use coding_agent::permissions::PermissionRules;
-use agent_sandbox::{SandboxMode, SandboxPolicy};
 use tools_builtin::ToolSet;
 
 /// Parses `--sandbox off|read-only|workspace-write`.
@@ -41,7 +41,7 @@ pub fn tools(
         flag,
         default,
     )
-        .map_err(|e| format!("cannot use the settings: {e}"))?;
+    .map_err(|e| format!("cannot use the settings: {e}"))?;
     if confine_if_possible
         && !chosen
         && policy.is_on()

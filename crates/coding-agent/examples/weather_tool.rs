@@ -282,7 +282,12 @@ impl WeatherTool {
             .with_guidelines(guidelines())
             .with_render_call(render_call)
             .with_render_result(render_result)
-            .with_hints(ToolHints { read_only: Some(true), destructive: Some(false), idempotent: Some(true), open_world: Some(true) })
+            .with_hints(ToolHints {
+                read_only: Some(true),
+                destructive: Some(false),
+                idempotent: Some(true),
+                open_world: Some(true),
+            })
     }
 }
 

@@ -11,13 +11,13 @@ use agent_core::{
 };
 
 use crate::compaction::{CompactionResult, CompactionSettings, SessionCompactor};
-use agent_tool::{Extensions, FileMutationQueue, ToolDefinition, WorkingDir};
 use crate::extension::{Extension, ExtensionApi};
 use crate::permissions::{PermissionGate, PermissionPrompt, PermissionRules};
 use crate::registry::{ToolRegistry, ToolSelection};
 use crate::sessions::SessionManager;
 use crate::settings::{Settings, agent_dir};
 use crate::system_prompt::{SystemPromptOptions, build_system_prompt, load_context_files};
+use agent_tool::{Extensions, FileMutationQueue, ToolDefinition, WorkingDir};
 
 /// What every tool call of a session gets in its context: the
 /// [`WorkingDir`], the settings (as [`Settings`] and as
@@ -480,7 +480,10 @@ impl AgentSession {
                     .map(|s| (d.name().to_string(), s.to_string()))
             })
             .collect();
-        options.tool_guidelines = active.iter().flat_map(|d| d.prompt_guidelines().iter().cloned()).collect();
+        options.tool_guidelines = active
+            .iter()
+            .flat_map(|d| d.prompt_guidelines().iter().cloned())
+            .collect();
         let prompt = build_system_prompt(&options);
         inner.system_prompt = prompt.clone();
         let tools = inner.registry.active_agent_tools();

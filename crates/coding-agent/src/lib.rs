@@ -27,13 +27,13 @@ mod settings;
 mod system_prompt;
 pub mod trust;
 
+pub use agent_session::{AgentSession, AgentSessionBuilder, IMAGES_BLOCKED_TEXT, tool_extensions};
 pub use extension::{
     Extension, ExtensionApi, ToolCallDecision, ToolCallEvent, ToolCallHandler, ToolResultEvent,
     ToolResultHandler, ToolResultPatch,
 };
 pub use project_file::MAX_PROJECT_FILE_BYTES;
 pub use registry::{DEFAULT_ACTIVE_TOOLS, ToolRegistry, ToolSelection, ToolSource};
-pub use agent_session::{AgentSession, AgentSessionBuilder, IMAGES_BLOCKED_TEXT, tool_extensions};
 pub use settings::{
     DEFAULT_BASH_TIMEOUT_SECONDS, DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS,
     Settings, SettingsError, agent_dir,
@@ -45,17 +45,17 @@ pub use system_prompt::{
 
 pub use agent_ai;
 pub use agent_core;
-pub use agent_tool;
 pub use agent_core::{AgentError, RunOutcome};
+pub use agent_tool;
 pub use agent_tool::{
-    AgentTool, AgentToolResult, CancellationToken, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES,
-    Decorated, ExecutionMode, Extensions, FileMutationQueue, GREP_MAX_LINE_LENGTH, PathAccess,
-    PathArgument, RenderContext, RenderResultOptions, RenderShell, Span, StyledLine, StyledText,
-    Theme, ToolBuilder, ToolCallContext, ToolDefinition, ToolError, ToolHints, ToolUpdateSink,
+    AgentTool, AgentToolResult, CancellationToken, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Decorated,
+    ExecutionMode, Extensions, FileMutationQueue, GREP_MAX_LINE_LENGTH, PathAccess, PathArgument,
+    RenderContext, RenderResultOptions, RenderShell, Span, StyledLine, StyledText, Theme,
+    ToolBuilder, ToolCallContext, ToolDefinition, ToolError, ToolHints, ToolUpdateSink,
     TruncatedBy, TruncationOptions, TruncationResult, TypedTool, WorkingDir, decorate,
-    default_render_call, default_render_result, format_size, sanitize_terminal_text,
-    string_enum, string_enum_schema, string_enum_with_description, tool, truncate_head,
-    truncate_line, truncate_tail,
+    default_render_call, default_render_result, format_size, sanitize_terminal_text, string_enum,
+    string_enum_schema, string_enum_with_description, tool, truncate_head, truncate_line,
+    truncate_tail,
 };
 /// Re-exported so renderers can build styles without a direct dependency.
 pub use anstyle;

@@ -111,11 +111,7 @@ impl ToolRegistry {
 
     /// Adds a tool registered by an extension. Ignored (with a warning) when an
     /// earlier extension already registered the name.
-    pub fn register_extension_tool(
-        &mut self,
-        extension: &str,
-        definition: ToolDefinition,
-    ) {
+    pub fn register_extension_tool(&mut self, extension: &str, definition: ToolDefinition) {
         if let Some((owner, _)) = self
             .extension_tools
             .iter()

@@ -36,9 +36,9 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::{mpsc, oneshot};
 
 use crate::AgentSession;
-use agent_tool::ToolCallContext;
 use crate::permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
 use crate::sessions::{EntryKind, SessionManager, bash_execution_text};
+use agent_tool::ToolCallContext;
 
 /// Streaming lines beyond this many waiting for the client are dropped.
 const DELTA_BACKLOG: usize = 1024;
@@ -654,8 +654,8 @@ impl Server {
         let bash = registry.get("bash").ok_or("no bash tool is registered")?;
         let cancel = CancellationToken::new();
         *self.bash_cancel.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel.clone());
-        let mut call = ToolCallContext::new("rpc_bash")
-            .with_extensions(self.session.tool_extensions());
+        let mut call =
+            ToolCallContext::new("rpc_bash").with_extensions(self.session.tool_extensions());
         call.cancel = cancel.clone();
         let outcome = bash.execute(json!({"command": command}), call).await;
         *self.bash_cancel.lock().unwrap_or_else(|p| p.into_inner()) = None;

@@ -17,10 +17,7 @@ async fn tool_for(
     timeout: Duration,
 ) -> ToolDefinition {
     let addr = fake_server::serve(route).await.unwrap();
-    WeatherTool::with_base_url(
-        &format!("http://{addr}"),
-        timeout,
-    ).definition()
+    WeatherTool::with_base_url(&format!("http://{addr}"), timeout).definition()
 }
 
 fn ctx(id: &str) -> ToolCallContext {
@@ -43,10 +40,7 @@ async fn success_returns_text_and_details() {
     assert_eq!(result.details["unit"], "metric");
 
     let result = tool
-        .execute(
-            json!({"city": "Berlin", "unit": "imperial"}),
-            ctx("c2"),
-        )
+        .execute(json!({"city": "Berlin", "unit": "imperial"}), ctx("c2"))
         .await
         .unwrap();
     assert!(
@@ -145,7 +139,8 @@ async fn cancellation_during_a_slow_response() {
 
 #[test]
 fn schema_is_plain_and_metadata_is_present() {
-    let tool = WeatherTool::with_base_url("http://127.0.0.1:9", Duration::from_secs(1)).definition();
+    let tool =
+        WeatherTool::with_base_url("http://127.0.0.1:9", Duration::from_secs(1)).definition();
     let schema = tool.parameters();
     assert_eq!(
         schema["properties"]["unit"]["enum"],

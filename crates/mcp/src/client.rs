@@ -458,10 +458,7 @@ impl Connection {
     }
 
     /// The server's tools as definitions.
-    fn definitions(
-        self: &Arc<Self>,
-        listed: Vec<rmcp::model::Tool>,
-    ) -> Vec<ToolDefinition> {
+    fn definitions(self: &Arc<Self>, listed: Vec<rmcp::model::Tool>) -> Vec<ToolDefinition> {
         let tools: Vec<ToolDefinition> = listed
             .into_iter()
             .map(|tool| {

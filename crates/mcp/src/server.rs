@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use agent_ai::{ContentBlock, ToolCall};
-use agent_core::{AgentTool, AgentToolResult, BeforeToolCallHook, execute_tool_call_with};
 use agent_core::Extensions;
+use agent_core::{AgentTool, AgentToolResult, BeforeToolCallHook, execute_tool_call_with};
 use agent_tool::ToolDefinition;
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
@@ -254,10 +254,7 @@ impl ServerHandler for McpToolServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(
-            self.definitions
-                .iter()
-                .map(mcp_tool)
-                .collect(),
+            self.definitions.iter().map(mcp_tool).collect(),
         ))
     }
 

@@ -20,11 +20,11 @@ use agent_tool::path::normalize_path;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 
+use agent_tool::ops::SandboxDenied;
+use agent_tool::ops::replace::WriteOutcome;
 use agent_tool::ops::{
     DirEntryInfo, FileInfo, FileOps, LocalFileOps, WalkEntry, WalkOptions, WalkVisitor,
 };
-use agent_tool::ops::replace::WriteOutcome;
-use agent_tool::ops::SandboxDenied;
 
 /// One directory the tools may use.
 #[derive(Debug)]

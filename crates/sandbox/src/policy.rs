@@ -797,8 +797,13 @@ mod tests {
     }
 
     fn policy(global: Value, project: Value, flag: Option<SandboxMode>) -> SandboxPolicy {
-        SandboxPolicy::from_settings(layers(&global, &project), Path::new("/w/p"), flag, SandboxMode::Off)
-            .unwrap()
+        SandboxPolicy::from_settings(
+            layers(&global, &project),
+            Path::new("/w/p"),
+            flag,
+            SandboxMode::Off,
+        )
+        .unwrap()
     }
 
     #[test]
@@ -845,9 +850,8 @@ mod tests {
             json!({"sandbox": {"roots": ["/"]}}),
         );
         let settings = layers(&global, &project);
-        let err =
-            SandboxPolicy::from_settings(settings, Path::new("/w/p"), None, SandboxMode::Off)
-                .unwrap_err();
+        let err = SandboxPolicy::from_settings(settings, Path::new("/w/p"), None, SandboxMode::Off)
+            .unwrap_err();
         assert!(err.0.contains("outside the user's roots"), "{err}");
         // Judged on where a symlink points, not on its name.
         let dir = tempfile::tempdir().unwrap();

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use agent_sandbox::{SandboxMode, SandboxPolicy};
 use agent_sandbox::ConfinedFileOps;
+use agent_sandbox::{SandboxMode, SandboxPolicy};
 use agent_tool::ops::FileOps;
 
 /// While another thread exchanges `d` (a real directory) and `l` (a

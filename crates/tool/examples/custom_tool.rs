@@ -7,7 +7,10 @@ use std::sync::Arc;
 
 use agent_ai::providers::scripted::ScriptedClient;
 use agent_ai::{Message, Model};
-use agent_core::{AgentContext, AgentEvent, AgentLoopConfig, AgentToolResult, CancellationToken, EventSink, ToolCallContext, ToolError, run_agent_loop};
+use agent_core::{
+    AgentContext, AgentEvent, AgentLoopConfig, AgentToolResult, CancellationToken, EventSink,
+    ToolCallContext, ToolError, run_agent_loop,
+};
 use agent_tool::{TypedTool, typed_tool};
 use serde::Deserialize;
 

@@ -218,7 +218,12 @@ impl ToolDefinition {
     /// The same definition drawing its (partial and final) results with `render`.
     pub fn with_render_result(
         mut self,
-        render: impl Fn(&AgentToolResult, &RenderResultOptions, &Theme, &RenderContext) -> Option<StyledText>
+        render: impl Fn(
+            &AgentToolResult,
+            &RenderResultOptions,
+            &Theme,
+            &RenderContext,
+        ) -> Option<StyledText>
         + Send
         + Sync
         + 'static,
@@ -317,7 +322,12 @@ impl ToolDefinition {
 
     /// The tool's own drawing of a call; `None` when it has no call renderer
     /// (the host then uses a generic one).
-    pub fn render_call(&self, args: &Value, theme: &Theme, ctx: &RenderContext) -> Option<StyledText> {
+    pub fn render_call(
+        &self,
+        args: &Value,
+        theme: &Theme,
+        ctx: &RenderContext,
+    ) -> Option<StyledText> {
         self.render_call.as_ref().and_then(|f| f(args, theme, ctx))
     }
 

@@ -204,4 +204,3 @@ impl PathRuleFilter {
         self.hides(path) || self.hides(&real_path(path))
     }
 }
-

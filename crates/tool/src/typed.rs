@@ -9,9 +9,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use agent_core::{
-    AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolError, ToolMeta,
-};
+use agent_core::{AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolError, ToolMeta};
 
 /// A tool with typed parameters.
 ///

@@ -280,8 +280,11 @@ async fn main() {
 
     // The loop: 8 parallel `sleep 0.2` bash calls.
     let cwd = std::env::temp_dir();
-    let bash: Vec<Arc<dyn agent_core::AgentTool>> =
-        vec![tools_builtin::tool_by_name("bash", &cwd).expect("bash").tool()];
+    let bash: Vec<Arc<dyn agent_core::AgentTool>> = vec![
+        tools_builtin::tool_by_name("bash", &cwd)
+            .expect("bash")
+            .tool(),
+    ];
     let mut secs = Vec::new();
     for _ in 0..if args.wants("parallel") { args.runs } else { 0 } {
         let calls: Vec<Value> = (0..8)

@@ -7,15 +7,16 @@ use std::time::{Duration, Instant};
 
 use agent_tool::{AgentToolResult, ToolError};
 use agent_tool::{
-    DEFAULT_BASH_TIMEOUT_SECONDS, ToolCallContext, ToolSettings, MAX_TIMEOUT_SECONDS, timeout_setting, RenderContext, RenderResultOptions, StyledLine, StyledText,
-    Theme, TypedTool, ToolDefinition, ToolHints,
+    DEFAULT_BASH_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, RenderContext, RenderResultOptions,
+    StyledLine, StyledText, Theme, ToolCallContext, ToolDefinition, ToolHints, ToolSettings,
+    TypedTool, timeout_setting,
 };
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::bash_output::OutputAccumulator;
-use agent_tool::ops::{ExecEnd, ExecRequest, ProcessOps};
 use crate::view::preview;
+use agent_tool::ops::{ExecEnd, ExecRequest, ProcessOps};
 
 /// Arguments of `bash`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -245,10 +246,17 @@ impl BashTool {
     /// declarations, as a session registers it.
     pub fn definition(self) -> ToolDefinition {
         ToolDefinition::typed(self)
-            .with_prompt_snippet("Run shell commands (tests, builds, git, and anything else the shell can do)")
+            .with_prompt_snippet(
+                "Run shell commands (tests, builds, git, and anything else the shell can do)",
+            )
             .with_render_call(render_call)
             .with_render_result(render_result)
-            .with_hints(ToolHints { read_only: Some(false), destructive: Some(true), idempotent: Some(false), open_world: Some(true) })
+            .with_hints(ToolHints {
+                read_only: Some(false),
+                destructive: Some(true),
+                idempotent: Some(false),
+                open_world: Some(true),
+            })
     }
 }
 
@@ -288,7 +296,6 @@ fn render_result(
     };
     Some(preview(&result.text_content(), n, true, style, theme))
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use agent_tool::{AgentToolResult, FileMutationQueue, ToolError};
 use agent_tool::{
-    ToolCallContext, RenderContext, RenderResultOptions, StyledLine, StyledText, Theme,
-    TypedTool, ToolDefinition, PathArgument, ToolHints,
+    PathArgument, RenderContext, RenderResultOptions, StyledLine, StyledText, Theme,
+    ToolCallContext, ToolDefinition, ToolHints, TypedTool,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -21,9 +21,9 @@ const MAX_CONFLICT_RETRIES: usize = 20;
 /// The largest file `edit` takes on (64 MiB): it holds the file and a few
 /// views of it in memory, so a huge (or sparse) file is refused up front.
 pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
-use agent_tool::path::resolve_to_cwd;
 use crate::view::{PREVIEW_LINES, header, preview};
 use crate::write::run_in_queue;
+use agent_tool::path::resolve_to_cwd;
 
 /// One replacement of an `edit` call.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -238,7 +238,9 @@ impl EditTool {
     /// declarations, as a session registers it.
     pub fn definition(self) -> ToolDefinition {
         ToolDefinition::typed(self)
-            .with_prompt_snippet("Change files by exact text replacement, several separate edits per call if needed")
+            .with_prompt_snippet(
+                "Change files by exact text replacement, several separate edits per call if needed",
+            )
             .with_guidelines(guidelines())
             .with_render_call(render_call)
             .with_render_result(render_result)
@@ -296,4 +298,3 @@ fn render_result(
     }
     Some(out)
 }
-

@@ -5,18 +5,19 @@ use std::sync::Arc;
 
 use agent_tool::{AgentToolResult, ToolError};
 use agent_tool::{
-    ToolCallContext, RenderContext, RenderResultOptions, StyledText, Theme, TypedTool, ToolDefinition, PathArgument, ToolHints,
+    PathArgument, RenderContext, RenderResultOptions, StyledText, Theme, ToolCallContext,
+    ToolDefinition, ToolHints, TypedTool,
 };
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::blocking::blocking;
 use crate::listing::{Listing, listing_view};
+use crate::smallest::Smallest;
+use crate::view::header;
 use agent_tool::ops::FileOps;
 use agent_tool::ops::{WalkEntry, WalkOptions};
 use agent_tool::path::{display_relative, resolve_to_cwd};
-use crate::smallest::Smallest;
-use crate::view::header;
 
 /// Arguments of `find`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -108,12 +109,12 @@ impl TypedTool for FindTool {
         let cancel = ctx.cancel.clone();
         blocking(&ctx.cancel, move || {
             let info =
-                files.metadata(&root).map_err(|e| {
-                    match agent_tool::ops::SandboxDenied::message(&e) {
+                files.metadata(&root).map_err(
+                    |e| match agent_tool::ops::SandboxDenied::message(&e) {
                         Some(message) => ToolError::new(message.to_string()),
                         None => ToolError::new(format!("Path not found: {}", root.display())),
-                    }
-                })?;
+                    },
+                )?;
             if !info.is_dir {
                 return Err(ToolError::new(format!(
                     "Not a directory: {}",
@@ -215,4 +216,3 @@ fn render_result(
 ) -> Option<StyledText> {
     Some(listing_view(result, options, theme))
 }
-

@@ -12,7 +12,8 @@ use agent_tool::{
     AgentToolResult, CancellationToken, GREP_MAX_LINE_LENGTH, ToolError, truncate_line,
 };
 use agent_tool::{
-    ToolCallContext, RenderContext, RenderResultOptions, StyledText, Theme, TypedTool, ToolDefinition, PathArgument, ToolHints,
+    PathArgument, RenderContext, RenderResultOptions, StyledText, Theme, ToolCallContext,
+    ToolDefinition, ToolHints, TypedTool,
 };
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, sinks};
@@ -21,10 +22,10 @@ use serde_json::{Value, json};
 
 use crate::blocking::blocking;
 use crate::listing::{Listing, listing_view};
+use crate::view::header;
 use agent_tool::ops::FileOps;
 use agent_tool::ops::{WalkEntry, WalkOptions};
 use agent_tool::path::{display_relative, resolve_to_cwd};
-use crate::view::header;
 
 /// Arguments of `grep`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -158,12 +159,12 @@ pub fn run_grep(
     cancel: &CancellationToken,
 ) -> Result<AgentToolResult, ToolError> {
     let info =
-        files.metadata(&request.root).map_err(|e| {
-            match agent_tool::ops::SandboxDenied::message(&e) {
+        files.metadata(&request.root).map_err(
+            |e| match agent_tool::ops::SandboxDenied::message(&e) {
                 Some(message) => ToolError::new(message.to_string()),
                 None => ToolError::new(format!("Path not found: {}", request.root.display())),
-            }
-        })?;
+            },
+        )?;
     let matcher = build_matcher(request)?;
     let limit = request.limit;
 
@@ -578,4 +579,3 @@ fn render_result(
 ) -> Option<StyledText> {
     Some(listing_view(result, options, theme))
 }
-

@@ -52,12 +52,12 @@ use std::path::PathBuf;
 use agent_tool::FileMutationQueue;
 use agent_tool::ToolDefinition;
 
+pub use agent_tool::ops::{FileOps, LocalFileOps, LocalProcessOps, Operations, ProcessOps};
 pub use bash::{BashOptions, BashTool, SpawnContext, SpawnHook};
 pub use edit::EditTool;
 pub use find::FindTool;
 pub use grep::GrepTool;
 pub use ls::LsTool;
-pub use agent_tool::ops::{FileOps, LocalFileOps, LocalProcessOps, Operations, ProcessOps};
 pub use read::ReadTool;
 pub use write::WriteTool;
 
@@ -184,9 +184,6 @@ pub fn read_only_tools(cwd: impl Into<PathBuf>) -> Vec<ToolDefinition> {
 }
 
 /// One built-in tool by name.
-pub fn tool_by_name(
-    name: &str,
-    cwd: impl Into<PathBuf>,
-) -> Result<ToolDefinition, UnknownTool> {
+pub fn tool_by_name(name: &str, cwd: impl Into<PathBuf>) -> Result<ToolDefinition, UnknownTool> {
     ToolSet::new(cwd).tool(name)
 }

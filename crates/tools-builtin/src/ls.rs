@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use agent_tool::{AgentToolResult, ToolError};
 use agent_tool::{
-    ToolCallContext, RenderContext, RenderResultOptions, StyledText, Theme, TypedTool, ToolDefinition, PathArgument, ToolHints,
+    PathArgument, RenderContext, RenderResultOptions, StyledText, Theme, ToolCallContext,
+    ToolDefinition, ToolHints, TypedTool,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -14,10 +15,10 @@ use unicode_normalization::UnicodeNormalization;
 
 use crate::blocking::blocking;
 use crate::listing::{Listing, listing_view};
-use agent_tool::ops::FileOps;
-use agent_tool::path::resolve_to_cwd;
 use crate::smallest::Smallest;
 use crate::view::header;
+use agent_tool::ops::FileOps;
+use agent_tool::path::resolve_to_cwd;
 
 /// Arguments of `ls`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -190,7 +191,6 @@ fn render_result(
 ) -> Option<StyledText> {
     Some(listing_view(result, options, theme))
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -19,9 +19,9 @@ use serde_json::{Value, json};
 
 use crate::blocking::{blocking, describe_io_error};
 use crate::image::{ImageOutcome, detect_image_mime, process_image};
+use crate::view::{PREVIEW_LINES, header, preview};
 use agent_tool::ops::FileOps;
 use agent_tool::path::resolve_read_path_with;
-use crate::view::{PREVIEW_LINES, header, preview};
 
 /// Arguments of `read`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -167,7 +167,6 @@ fn render_result(
     };
     Some(preview(&result.text_content(), n, false, style, theme))
 }
-
 
 fn read_blocking(
     files: &dyn FileOps,

@@ -5,15 +5,16 @@ use std::sync::Arc;
 
 use agent_tool::{AgentToolResult, FileMutationQueue, ToolError};
 use agent_tool::{
-    ToolCallContext, RenderContext, RenderResultOptions, StyledText, Theme, TypedTool, ToolDefinition, PathArgument, ToolHints,
+    PathArgument, RenderContext, RenderResultOptions, StyledText, Theme, ToolCallContext,
+    ToolDefinition, ToolHints, TypedTool,
 };
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::blocking::describe_io_error;
+use crate::view::{PREVIEW_LINES, header, preview};
 use agent_tool::ops::FileOps;
 use agent_tool::path::resolve_to_cwd;
-use crate::view::{PREVIEW_LINES, header, preview};
 
 /// Arguments of `write`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -99,20 +100,25 @@ impl TypedTool for WriteTool {
         let files = self.files.clone();
         let target = path.clone();
         let bytes = params.content.len();
-        let outcome = run_in_queue(ctx.get::<FileMutationQueue>().unwrap_or(&self.queue), &path, &ctx.cancel, move || {
-            if let Some(parent) = target.parent() {
-                files.create_dir_all(parent).map_err(|e| {
-                    ToolError::new(format!(
-                        "Cannot create the parent directories of {}: {}",
-                        target.display(),
-                        describe_io_error(&e, parent)
-                    ))
-                })?;
-            }
-            files
-                .write_file(&target, params.content.as_bytes())
-                .map_err(|e| ToolError::new(describe_io_error(&e, &target)))
-        })
+        let outcome = run_in_queue(
+            ctx.get::<FileMutationQueue>().unwrap_or(&self.queue),
+            &path,
+            &ctx.cancel,
+            move || {
+                if let Some(parent) = target.parent() {
+                    files.create_dir_all(parent).map_err(|e| {
+                        ToolError::new(format!(
+                            "Cannot create the parent directories of {}: {}",
+                            target.display(),
+                            describe_io_error(&e, parent)
+                        ))
+                    })?;
+                }
+                files
+                    .write_file(&target, params.content.as_bytes())
+                    .map_err(|e| ToolError::new(describe_io_error(&e, &target)))
+            },
+        )
         .await?;
         Ok(AgentToolResult::text(format!(
             "Successfully wrote {bytes} bytes to {}",
@@ -169,4 +175,3 @@ fn render_result(
     };
     Some(StyledText::from_text(&result.text_content(), style))
 }
-

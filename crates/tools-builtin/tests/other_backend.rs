@@ -11,15 +11,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use agent_core::CancellationToken;
+use agent_tool::ops::{
+    DirEntryInfo, ExecEnd, ExecRequest, FileInfo, FileOps, LocalFileOps, LocalProcessOps,
+    Operations, OutputSink, ProcessOps, WriteOutcome,
+};
 use coding_agent::Settings;
 use common::call_with;
 use futures::future::BoxFuture;
 use serde_json::json;
 use tools_builtin::ToolSet;
-use agent_tool::ops::{
-    DirEntryInfo, ExecEnd, ExecRequest, FileInfo, FileOps, LocalFileOps, LocalProcessOps,
-    Operations, OutputSink, ProcessOps, WriteOutcome,
-};
 
 const VIRTUAL: &str = "/virtual/ws";
 

@@ -42,8 +42,8 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
-pub use continuation::join_continued_lines;
 pub use agent_tool::path_filter::PathRuleFilter;
+pub use continuation::join_continued_lines;
 pub use shell::{ShellCommands, split_commands};
 
 use crate::Settings;

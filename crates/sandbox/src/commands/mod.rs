@@ -46,16 +46,16 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use agent_core::CancellationToken;
 use crate::policy::{SandboxMode, SandboxPolicy};
+use agent_core::CancellationToken;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
 pub use bwrap::BWRAP_PATH_VAR;
 pub use resident::shut_down;
 
-use agent_tool::ops::{ExecEnd, ExecRequest, OutputSink, ProcessOps};
 use agent_tool::ops::run_local_with;
+use agent_tool::ops::{ExecEnd, ExecRequest, OutputSink, ProcessOps};
 
 /// What the sandbox needs, found once per process.
 #[derive(Debug, Clone)]

@@ -18,4 +18,3 @@ impl SandboxDenied {
             .map(|d| d.0.as_str())
     }
 }
-

@@ -3,8 +3,8 @@
 use std::io::{self, Read};
 use std::path::Path;
 
-use super::walk::{WalkEntry, WalkOptions, WalkVisitor};
 use super::replace::{WriteConflict, WriteOutcome, write_file, write_file_if_unchanged};
+use super::walk::{WalkEntry, WalkOptions, WalkVisitor};
 
 /// What the tools need to know about a path (symlinks followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +26,6 @@ pub struct DirEntryInfo {
     /// stat'ed (e.g. a dangling symlink).
     pub is_dir: Option<bool>,
 }
-
 
 /// File-system calls, blocking. Tools call them from a blocking thread.
 ///

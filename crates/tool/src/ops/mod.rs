@@ -22,8 +22,8 @@ pub use process::{
     CALL_MARKER_VAR, ExecEnd, ExecRequest, LocalProcessOps, OutputSink, ProcessOps, resolve_shell,
     run_local_with,
 };
-pub use walk::{WalkEntry, WalkOptions, WalkVisitor};
 pub use replace::{WriteConflict, WriteMethod, WriteOutcome, write_file, write_file_if_unchanged};
+pub use walk::{WalkEntry, WalkOptions, WalkVisitor};
 
 /// The shared operations of a tool set.
 #[derive(Clone)]

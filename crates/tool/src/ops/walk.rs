@@ -159,10 +159,7 @@ impl GlobFilter {
 /// [`FileOps::walk`](crate::ops::FileOps::walk) on the local disk: the
 /// `ignore` crate with the rules of the module docs; a glob becomes an
 /// override (files not matching are skipped, directories still walked).
-pub(crate) fn walk_local(
-    options: &WalkOptions<'_>,
-    visit: WalkVisitor<'_>,
-) -> std::io::Result<()> {
+pub(crate) fn walk_local(options: &WalkOptions<'_>, visit: WalkVisitor<'_>) -> std::io::Result<()> {
     let mut builder = walk_builder(options.root);
     if let Some(glob) = options.glob.filter(|g| !g.is_empty()) {
         let invalid = |e: ignore::Error| {
