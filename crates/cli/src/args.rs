@@ -42,7 +42,7 @@ pub struct TrustArgs {
 }
 
 /// What `--sandbox` confines, word for word the guarantees of
-/// `tools_builtin::ops::sandbox`.
+/// `agent_sandbox`.
 pub const SANDBOX_HELP: &str = "Confine the tools: off, read-only or workspace-write.
 
 Commands (bash) run in bubblewrap namespaces under a seccomp filter; where that cannot be built, bash refuses to run.

@@ -408,7 +408,7 @@ impl SandboxPolicy {
     /// for secret in ["AWS_SECRET_ACCESS_KEY", "STRIPE_SECRET_KEY", "openai_api_key", "GH_TOKEN"] {
     ///     assert!(p.hides_env(secret), "{secret}");
     /// }
-    /// for secret in ["MYSQL_PWD", "OPENAITOKEN", "githubSecret", "DB_PASS", "AWS_CREDS", "SESSION_JWT"] {
+    /// for secret in ["MYSQL_PWD", "OPENAITOKEN", "githubSecret", "DB_PASS", "AWS_CREDS", "SESSION_JWT", "SSHPASS", "PGPASS"] {
     ///     assert!(p.hides_env(secret), "{secret}");
     /// }
     /// for plain in ["PATH", "HOME", "PWD", "OLDPWD", "TOKENIZERS_PARALLELISM", "KEYMAP"] {
@@ -615,8 +615,9 @@ fn flag_of_key(
 /// The words of a variable name, lower-cased: split at non-alphanumerics
 /// and at lower-to-upper case changes.
 /// Endings that mark a glued-together name as a credential
-/// (`OPENAITOKEN`); `key` is left out (`HOTKEY`, `MONKEY`).
-const GLUED_CREDENTIAL_ENDINGS: [&str; 5] = ["token", "secret", "password", "passwd", "apikey"];
+/// (`OPENAITOKEN`, `SSHPASS`); `key` is left out (`HOTKEY`, `MONKEY`).
+const GLUED_CREDENTIAL_ENDINGS: [&str; 6] =
+    ["token", "secret", "password", "passwd", "apikey", "pass"];
 
 /// Whether `value` holds a URL with a password in it (`scheme://user:pw@`).
 fn url_with_password(value: &str) -> bool {

@@ -182,6 +182,38 @@ impl PermissionRule {
         }
     }
 
+    /// Whether the words the rule spells out are whole words of the command
+    /// (each of the rule's literal words equal to one word, in order), so a
+    /// single word holding a blank cannot pass for two.
+    fn matches_words(&self, words: &[String]) -> bool {
+        let literal = match &self.specifier {
+            None | Some(Specifier::Path(_)) => return true,
+            Some(Specifier::Prefix(p)) => p.as_str(),
+            Some(Specifier::Pattern(p)) => p.split('*').next().unwrap_or(""),
+        };
+        let complete =
+            matches!(self.specifier, Some(Specifier::Prefix(_))) || literal.ends_with(' ');
+        let tokens: Vec<&str> = literal.split(' ').filter(|t| !t.is_empty()).collect();
+        for (i, token) in tokens.iter().enumerate() {
+            let Some(word) = words.get(i) else {
+                return false;
+            };
+            if word.contains(char::is_whitespace) {
+                return false;
+            }
+            let last = i + 1 == tokens.len();
+            let fits = if last && !complete {
+                word.starts_with(token)
+            } else {
+                word == token
+            };
+            if !fits {
+                return false;
+            }
+        }
+        true
+    }
+
     fn matches_command(&self, line: &str) -> bool {
         match &self.specifier {
             None => true,
@@ -423,7 +455,7 @@ impl PermissionRules {
 
     fn decide_command(&self, command: &str, default: PermissionDecision) -> PermissionDecision {
         let parts = split_commands(command);
-        let mut lines: Vec<String> = parts.lines();
+        let lines: Vec<String> = parts.lines();
         // The command name as a bare word too, so `/bin/rm` meets `Bash(rm:*)`.
         let mut by_name: Vec<String> = parts
             .commands
@@ -565,9 +597,14 @@ impl PermissionRules {
             };
         }
         let mut first_rule = None;
-        lines.dedup();
-        for line in &lines {
-            match allow.iter().find(|r| r.matches_command(line)) {
+        for words in &parts.commands {
+            let line = words.join(" ");
+            // Judged on the words too: `'ls /evil'` (one word, a program
+            // path holding a blank) joins to the same line as `ls /evil`.
+            match allow
+                .iter()
+                .find(|r| r.matches_command(&line) && r.matches_words(words))
+            {
                 Some(rule) => {
                     first_rule.get_or_insert(rule);
                 }
@@ -575,7 +612,7 @@ impl PermissionRules {
                     return PermissionDecision {
                         permission: Permission::Ask,
                         rule: None,
-                        subject: Some(line.clone()),
+                        subject: Some(line),
                     };
                 }
             }
@@ -853,6 +890,43 @@ mod tests {
     fn bash(r: &PermissionRules, command: &str) -> Permission {
         r.decide("bash", &json!({"command": command}), Path::new("/w"))
             .permission
+    }
+
+    /// A word holding a blank cannot pass for two words of a rule: the
+    /// eighth review ran a repository's `ls /evil` under `Bash(ls:*)`.
+    #[test]
+    fn a_program_name_holding_a_blank_is_never_allowed() {
+        let r = rules(
+            &[
+                "Bash(ls:*)",
+                "Bash(cat:*)",
+                "Bash(git status)",
+                "Bash(npm run *)",
+            ],
+            &[],
+            &["Bash(rm:*)"],
+        );
+        for command in [
+            "'ls /evil'",
+            "ls\\ /evil",
+            "\"cat /touch\" touched",
+            "'cat /cp' .env leaked.txt",
+            "'git status'",
+            "git 'status'x",
+            "'npm run' test",
+            "npm 'run test'",
+        ] {
+            assert_eq!(bash(&r, command), Permission::Ask, "{command}");
+        }
+        // Blanks inside arguments stay fine.
+        for command in [
+            "ls 'my dir'",
+            "cat \"a b.txt\"",
+            "git status",
+            "npm run test",
+        ] {
+            assert_eq!(bash(&r, command), Permission::Allow, "{command}");
+        }
     }
 
     #[test]

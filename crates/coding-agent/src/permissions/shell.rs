@@ -582,6 +582,11 @@ fn finish(words: Vec<Word>, out: &mut ShellCommands, depth: usize) {
         // until run.
         out.opaque = true;
     }
+    if first.text.contains(char::is_whitespace) {
+        // A program name holding a blank (`'ls /evil'`, a file the
+        // repository made) reads, joined, like a command and its arguments.
+        out.opaque = true;
+    }
     for w in words {
         if !w.plain {
             out.plain = false;
@@ -1151,7 +1156,12 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
                 in_word = true;
                 match chars.get(i + 1) {
                     Some('\n') => {}
-                    Some(&next) => word.push(next),
+                    Some(&next) => {
+                        word.push(next);
+                        // An escaped character is quoted: `\2<x` is the
+                        // argument `2`, not descriptor 2.
+                        quoted = true;
+                    }
                     None => {}
                 }
                 i += 2;
@@ -1842,6 +1852,15 @@ mod unknown_words {
 
     /// Options between a program and its subcommand do not hide it.
     /// git's own programs and its configuration from the environment.
+    #[test]
+    fn an_escaped_digit_is_an_argument_not_a_descriptor() {
+        // Bash reads `ls \2<x` as `ls 2` with input from x.
+        let parts = split_commands("ls \\2<x");
+        assert_eq!(parts.lines(), ["ls 2"]);
+        let parts = split_commands("ls 2<x");
+        assert_eq!(parts.lines(), ["ls"]);
+    }
+
     #[test]
     fn git_push_by_other_names_is_asked() {
         let r =

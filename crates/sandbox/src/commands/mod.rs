@@ -346,7 +346,7 @@ static RESIDENT_UNUSABLE: AtomicBool = AtomicBool::new(false);
 ///
 /// ```no_run
 /// use agent_sandbox::{SandboxMode, SandboxPolicy};
-/// use tools_builtin::ops::sandbox::SandboxedPrograms;
+/// use agent_sandbox::SandboxedPrograms;
 /// let policy = SandboxPolicy::new(SandboxMode::WorkspaceWrite, "/work/project");
 /// let programs = SandboxedPrograms::new(policy)?;
 /// let mut server = programs.command("/work/project".as_ref(), "node".as_ref())?;

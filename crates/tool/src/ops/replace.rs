@@ -137,7 +137,7 @@ const LOCK_WAIT: Duration = Duration::from_secs(30);
 ///
 /// ```
 /// # let dir = tempfile::tempdir().unwrap();
-/// use tools_builtin::ops::{WriteMethod, write_file};
+/// use agent_tool::ops::{WriteMethod, write_file};
 /// let path = dir.path().join("notes.txt");
 /// assert_eq!(write_file(&path, b"one\n").unwrap().method, WriteMethod::Created);
 /// assert_eq!(write_file(&path, b"two\n").unwrap().method, WriteMethod::Replaced);
@@ -156,7 +156,7 @@ pub fn write_file(path: &Path, data: &[u8]) -> io::Result<WriteOutcome> {
 ///
 /// ```
 /// # let dir = tempfile::tempdir().unwrap();
-/// use tools_builtin::ops::{WriteConflict, write_file, write_file_if_unchanged};
+/// use agent_tool::ops::{WriteConflict, write_file, write_file_if_unchanged};
 /// let path = dir.path().join("n.txt");
 /// write_file(&path, b"one\n").unwrap();
 /// write_file_if_unchanged(&path, b"one\n", b"two\n").unwrap();
