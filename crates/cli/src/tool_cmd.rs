@@ -47,7 +47,11 @@ pub async fn run_one(
     }
     let rules = coding_agent::permissions::PermissionRules::from_settings(&settings, cwd)
         .map_err(|e| UsageError(format!("cannot use the settings: {e}")))?;
-    let gate = coding_agent::permissions::PermissionGate::new(rules, None, cwd, "the tool command");
+    let declared = definition.clone();
+    let gate = coding_agent::permissions::PermissionGate::new(rules, None, cwd, "the tool command")
+        .with_tools(Arc::new(move |n: &str| {
+            (n == declared.name()).then(|| declared.clone())
+        }));
     let extensions = coding_agent::tool_extensions(cwd, &settings);
     let hook = (!gate.is_empty()).then(|| gate.hook());
     let call = ToolCall::new("call_1", name, args);

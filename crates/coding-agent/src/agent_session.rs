@@ -317,16 +317,27 @@ impl AgentSessionBuilder {
                 )
             }
         };
-        options.before_tool_call = chain_hooks(
-            (!gate.is_empty()).then(|| gate.hook()),
-            api.before_tool_call_hook(),
-        );
-        options.after_tool_call = api.after_tool_call_hook();
         let inner = Arc::new(Mutex::new(SessionInner {
             registry,
             prompt_base,
             system_prompt: String::new(),
         }));
+        // The rules and compaction learn what each tool declares from the
+        // registry as it is at the time of the call.
+        let tools: agent_tool::ToolLookup = {
+            let registry_of = Arc::downgrade(&inner);
+            Arc::new(move |name: &str| {
+                let inner = registry_of.upgrade()?;
+                let inner = inner.lock().unwrap_or_else(|p| p.into_inner());
+                inner.registry.get(name)
+            })
+        };
+        let gate = gate.with_tools(tools.clone());
+        options.before_tool_call = chain_hooks(
+            (!gate.is_empty()).then(|| gate.hook()),
+            api.before_tool_call_hook(),
+        );
+        options.after_tool_call = api.after_tool_call_hook();
         // A call to a registered but inactive (or disallowed) tool says so.
         let registry_of = Arc::downgrade(&inner);
         options.unknown_tool_message = Some(Arc::new(move |name: &str| {
@@ -345,6 +356,7 @@ impl AgentSessionBuilder {
             CompactionSettings::from_settings(&settings),
             self.context_window.unwrap_or(options.model.context_window),
             store.clone(),
+            tools,
         ));
         options.compactor = Some(compactor.clone());
         let session = AgentSession {

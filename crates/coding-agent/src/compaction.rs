@@ -14,6 +14,7 @@ use agent_ai::{
     ContentBlock, Context, Message, Model, ModelClient, StopReason, StreamOptions, UserContent,
 };
 use agent_core::{CancellationToken, CompactedContext, CompactionReason, ContextCompactor};
+use agent_tool::{PathAccess, ToolLookup};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
@@ -124,8 +125,11 @@ pub fn cut_point(messages: &[Message], keep_recent: u64) -> Option<usize> {
 }
 
 /// Files the older part read and changed (from tool calls), for the
-/// summary and the compaction entry's `details`.
-fn file_activity(messages: &[Message]) -> (Vec<String>, Vec<String>) {
+/// summary and the compaction entry's `details`: the path arguments each
+/// tool declares (see [`agent_tool::PathArgument`]), as the model wrote
+/// them. An argument left out (a search of the working directory) names
+/// no file.
+fn file_activity(messages: &[Message], tools: &ToolLookup) -> (Vec<String>, Vec<String>) {
     let mut read = Vec::new();
     let mut modified = Vec::new();
     for message in messages {
@@ -133,16 +137,20 @@ fn file_activity(messages: &[Message]) -> (Vec<String>, Vec<String>) {
             continue;
         };
         for call in a.tool_calls() {
-            let Some(path) = call.arguments.get("path").and_then(Value::as_str) else {
+            let Some(definition) = tools(&call.name) else {
                 continue;
             };
-            let list = match call.name.as_str() {
-                "read" => &mut read,
-                "edit" | "write" => &mut modified,
-                _ => continue,
-            };
-            if !list.iter().any(|p| p == path) {
-                list.push(path.to_string());
+            for argument in definition.path_arguments() {
+                let Some(path) = call.arguments.get(&argument.name).and_then(Value::as_str) else {
+                    continue;
+                };
+                let list = match argument.access {
+                    PathAccess::Write => &mut modified,
+                    _ => &mut read,
+                };
+                if !list.iter().any(|p| p == path) {
+                    list.push(path.to_string());
+                }
             }
         }
     }
@@ -288,6 +296,7 @@ pub struct SessionCompactor {
     auto: AtomicBool,
     running: AtomicBool,
     store: Arc<Mutex<Option<Arc<Mutex<SessionManager>>>>>,
+    tools: ToolLookup,
 }
 
 impl std::fmt::Debug for SessionCompactor {
@@ -306,8 +315,10 @@ impl SessionCompactor {
         settings: CompactionSettings,
         context_window: u64,
         store: Arc<Mutex<Option<Arc<Mutex<SessionManager>>>>>,
+        tools: ToolLookup,
     ) -> Self {
         SessionCompactor {
+            tools,
             client,
             model: Mutex::new(model),
             auto: AtomicBool::new(settings.enabled),
@@ -368,7 +379,7 @@ impl SessionCompactor {
         .await;
         self.running.store(false, Ordering::Relaxed);
         let mut summary = summary?;
-        let (read, modified) = file_activity(&messages[..cut]);
+        let (read, modified) = file_activity(&messages[..cut], &self.tools);
         if !read.is_empty() {
             summary.push_str(&format!(
                 "\n\n<read-files>\n{}\n</read-files>",
@@ -458,6 +469,7 @@ impl ContextCompactor for SessionCompactor {
             auto: AtomicBool::new(true),
             running: AtomicBool::new(false),
             store: self.store.clone(),
+            tools: self.tools.clone(),
         };
         async move {
             let result = this.run(messages, None, cancel).await?;
@@ -511,7 +523,18 @@ mod tests {
         // Keeping ~1000 tokens would start at the last result: moved back to its call.
         assert_eq!(cut_point(&messages, 1000), Some(3));
         assert!(cut_point(&messages, 1_000_000).is_none());
-        let (read, modified) = file_activity(&messages[..3]);
+        // What counts as read comes from the tool's declaration, not its name.
+        let tools: ToolLookup = Arc::new(|name: &str| {
+            (name == "read").then(|| {
+                agent_tool::tool("read")
+                    .path_argument(agent_tool::PathArgument::read("path"))
+                    .execute(|_: Value, _| async { Ok(agent_core::AgentToolResult::text("")) })
+            })
+        });
+        let (read, modified) = file_activity(&messages[..3], &tools);
         assert_eq!((read, modified), (vec!["a.rs".to_string()], vec![]));
+        let nothing: ToolLookup = Arc::new(|_: &str| None);
+        let (read, _) = file_activity(&messages[..3], &nothing);
+        assert!(read.is_empty());
     }
 }

@@ -141,7 +141,13 @@ impl McpToolServer {
     /// Checks every call against permission rules first; there is no one to
     /// ask over MCP, so calls that need approval are refused with the rule
     /// in the result's text (build the gate without a prompt).
+    /// The gate learns what each served tool declares (path and command
+    /// arguments) from the served definitions.
     pub fn with_permissions(mut self, gate: coding_agent::permissions::PermissionGate) -> Self {
+        let served = self.definitions.clone();
+        let gate = gate.with_tools(Arc::new(move |name: &str| {
+            served.iter().find(|d| d.name() == name).cloned()
+        }));
         self.before = (!gate.is_empty()).then(|| gate.hook());
         self
     }

@@ -42,6 +42,7 @@ pub fn tool(name: impl Into<String>) -> ToolBuilder {
         prompt_snippet: None,
         prompt_guidelines: Vec::new(),
         path_arguments: Vec::new(),
+        command_argument: None,
         hints: ToolHints::default(),
     }
 }
@@ -54,6 +55,7 @@ pub struct ToolBuilder {
     prompt_snippet: Option<String>,
     prompt_guidelines: Vec<String>,
     path_arguments: Vec<PathArgument>,
+    command_argument: Option<String>,
     hints: ToolHints,
 }
 
@@ -104,6 +106,13 @@ impl ToolBuilder {
         self
     }
 
+    /// Declares that argument `name` is a shell command line the tool runs,
+    /// so `Bash(...)` permission rules judge it.
+    pub fn command_argument(mut self, name: impl Into<String>) -> Self {
+        self.command_argument = Some(name.into());
+        self
+    }
+
     /// Behaviour hints (read-only, destructive, open world).
     pub fn hints(mut self, hints: ToolHints) -> Self {
         self.hints = hints;
@@ -135,6 +144,9 @@ impl ToolBuilder {
         }
         for argument in self.path_arguments {
             definition = definition.with_path_argument(argument);
+        }
+        if let Some(argument) = self.command_argument {
+            definition = definition.with_command_argument(argument);
         }
         definition
     }

@@ -155,8 +155,13 @@ pub struct ToolDefinition {
     render_call: Option<RenderCallFn>,
     render_result: Option<RenderResultFn>,
     path_arguments: Vec<PathArgument>,
+    command_argument: Option<String>,
     hints: ToolHints,
 }
+
+/// Looks a tool up by name: how permission rules and compaction learn what
+/// the tools of a session declare. `None` for a name that is no tool.
+pub type ToolLookup = Arc<dyn Fn(&str) -> Option<ToolDefinition> + Send + Sync>;
 
 impl ToolDefinition {
     /// A definition of `tool` with no prompt metadata, renderers or declarations.
@@ -169,6 +174,7 @@ impl ToolDefinition {
             render_call: None,
             render_result: None,
             path_arguments: Vec::new(),
+            command_argument: None,
             hints: ToolHints::default(),
         }
     }
@@ -254,6 +260,13 @@ impl ToolDefinition {
     /// tool reads or writes (see [`PathArgument`]).
     pub fn with_path_argument(mut self, argument: PathArgument) -> Self {
         self.path_arguments.push(argument);
+        self
+    }
+
+    /// The same definition declaring that argument `argument` is a shell
+    /// command line the tool runs, so `Bash(...)` permission rules judge it.
+    pub fn with_command_argument(mut self, argument: impl Into<String>) -> Self {
+        self.command_argument = Some(argument.into());
         self
     }
 
@@ -354,6 +367,11 @@ impl ToolDefinition {
         &self.path_arguments
     }
 
+    /// The argument this tool declares as a shell command line, if any.
+    pub fn command_argument(&self) -> Option<&str> {
+        self.command_argument.as_deref()
+    }
+
     /// The tool's behaviour hints.
     pub fn hints(&self) -> ToolHints {
         self.hints
@@ -395,6 +413,7 @@ impl std::fmt::Debug for ToolDefinition {
             .field("name", &self.name())
             .field("prompt_snippet", &self.prompt_snippet)
             .field("path_arguments", &self.path_arguments)
+            .field("command_argument", &self.command_argument)
             .finish_non_exhaustive()
     }
 }

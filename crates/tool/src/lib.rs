@@ -64,7 +64,7 @@ pub use context::{
 };
 pub use decorate::{Decorated, decorate};
 pub use definition::{
-    PathAccess, PathArgument, RenderCallFn, RenderResultFn, ToolDefinition, ToolHints,
+    PathAccess, PathArgument, RenderCallFn, RenderResultFn, ToolDefinition, ToolHints, ToolLookup,
 };
 pub use mutation_queue::{FileMutationQueue, queue_key};
 pub use ops::{FileOps, LocalFileOps, LocalProcessOps, Operations, ProcessOps};

@@ -246,6 +246,7 @@ impl BashTool {
     /// declarations, as a session registers it.
     pub fn definition(self) -> ToolDefinition {
         ToolDefinition::typed(self)
+            .with_command_argument("command")
             .with_prompt_snippet(
                 "Run shell commands (tests, builds, git, and anything else the shell can do)",
             )

@@ -15,10 +15,19 @@
 //!   command that is `prefix` or starts with `prefix `; `Bash(text)` exactly
 //!   that command (`*` matches any run); `Read(glob)`, `Edit(glob)`,
 //!   `Write(glob)` a path (relative globs are relative to the working
-//!   directory, `~/` is the home directory). `Read` rules cover read, grep,
-//!   find and ls; `Edit` rules cover edit and write. Other names (custom and
-//!   `mcp__server__tool` tools, or `mcp__server` for all of a server's
-//!   tools) match by name.
+//!   directory, `~/` is the home directory).
+//! - Which tools a rule covers comes from what the tools declare
+//!   ([`ToolShape`], from a tool definition's
+//!   [`PathArgument`](agent_tool::PathArgument)s and
+//!   command argument), never from tool names: `Read` rules cover every
+//!   argument a tool declares it reads (read, grep, find, ls, and any custom
+//!   tool that says so); their deny and ask forms also cover arguments a
+//!   tool writes. `Edit` rules cover arguments a tool writes; `Bash` rules
+//!   cover tools that declare a shell command argument. Any other name (or
+//!   the same names) also matches a tool of that name, ignoring case;
+//!   `mcp__server` matches all of a server's tools.
+//! - A deny or ask rule with a specifier that names a tool by name, where
+//!   the tool declares nothing the specifier could be judged on, asks.
 //! - Precedence: deny, then ask, then allow, then the default.
 //! - A bash command is judged by its simple commands
 //!   ([`split_commands`]): denied if any part is denied, asked if any part
@@ -95,25 +104,85 @@ enum Specifier {
 #[error("permissions: {0}")]
 pub struct PermissionConfigError(pub String);
 
-/// Our tool names a rule's tool name covers.
-fn covered_tools(rule_tool: &str) -> Vec<String> {
-    match rule_tool.to_ascii_lowercase().as_str() {
-        "bash" => vec!["bash".into()],
-        "read" => ["read", "grep", "find", "ls"].map(String::from).to_vec(),
-        "edit" => ["edit", "write"].map(String::from).to_vec(),
-        "write" => vec!["write".into()],
-        "grep" => vec!["grep".into()],
-        "glob" | "find" => vec!["find".into()],
-        "ls" => vec!["ls".into()],
-        _ => vec![rule_tool.to_string()],
+/// What the rules know about a tool: its name and what its arguments
+/// mean, as the tool declares them.
+///
+/// ```
+/// use coding_agent::permissions::{Permission, PermissionRules, ToolShape};
+/// use coding_agent::PathArgument;
+/// use serde_json::json;
+/// let rules = PermissionRules::from_lists(&[], &[], &["Read(./.env)"], "/w".as_ref()).unwrap();
+/// // A custom tool that declares its `file` argument a path it reads is covered.
+/// let viewer = ToolShape::named("viewer").with_path(PathArgument::read("file"));
+/// let decision = rules.decide(&viewer, &json!({"file": ".env"}), "/w".as_ref());
+/// assert_eq!(decision.permission, Permission::Deny);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolShape {
+    /// The tool's name.
+    pub name: String,
+    /// The arguments it declares as paths.
+    pub paths: Vec<agent_tool::PathArgument>,
+    /// The argument it declares as a shell command line.
+    pub command: Option<String>,
+}
+
+impl ToolShape {
+    /// A tool that declares nothing.
+    pub fn named(name: impl Into<String>) -> Self {
+        ToolShape {
+            name: name.into(),
+            ..Default::default()
+        }
+    }
+
+    /// What `definition` declares.
+    pub fn of(definition: &agent_tool::ToolDefinition) -> Self {
+        ToolShape {
+            name: definition.name().to_string(),
+            paths: definition.path_arguments().to_vec(),
+            command: definition.command_argument().map(str::to_string),
+        }
+    }
+
+    /// The same shape with one more path argument.
+    pub fn with_path(mut self, argument: agent_tool::PathArgument) -> Self {
+        self.paths.push(argument);
+        self
+    }
+
+    /// The same shape with this command argument.
+    pub fn with_command(mut self, argument: impl Into<String>) -> Self {
+        self.command = Some(argument.into());
+        self
+    }
+
+    /// Whether the tool declares an argument of this access.
+    fn touches(&self, access: agent_tool::PathAccess) -> bool {
+        self.paths.iter().any(|p| p.access == access)
     }
 }
 
-fn is_path_rule(tool: &str) -> bool {
-    matches!(
-        tool.to_ascii_lowercase().as_str(),
-        "read" | "edit" | "write" | "grep" | "glob" | "find" | "ls"
-    )
+/// What a rule's tool name means, besides naming a tool of that name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RuleKind {
+    /// `Read`: arguments a tool reads.
+    Read,
+    /// `Edit`: arguments a tool writes.
+    Edit,
+    /// `Bash`: a shell command argument.
+    Shell,
+    /// Any other name: only the tool of that name.
+    Named,
+}
+
+fn rule_kind(tool: &str) -> RuleKind {
+    match tool.to_ascii_lowercase().as_str() {
+        "read" => RuleKind::Read,
+        "edit" => RuleKind::Edit,
+        "bash" => RuleKind::Shell,
+        _ => RuleKind::Named,
+    }
 }
 
 impl PermissionRule {
@@ -140,9 +209,13 @@ impl PermissionRule {
         {
             return Err(err("expected a tool name"));
         }
+        // A command rule for `Bash`, or any rule in the command grammar
+        // (`prefix:*`); a path glob otherwise.
+        let command_rule =
+            rule_kind(tool) == RuleKind::Shell || specifier.is_some_and(|s| s.ends_with(":*"));
         let specifier = match specifier {
             None | Some("") | Some("*") | Some("**") => None,
-            Some(s) if is_path_rule(tool) => Some(Specifier::Path(
+            Some(s) if !command_rule => Some(Specifier::Path(
                 agent_tool::path_filter::PathGlob::new(s, cwd).map_err(|e| err(&e))?,
             )),
             Some(s) => match s.strip_suffix(":*") {
@@ -157,13 +230,24 @@ impl PermissionRule {
         })
     }
 
-    /// Whether the rule is about `tool` at all.
-    fn names(&self, tool: &str) -> bool {
-        let covered = covered_tools(&self.tool);
-        covered.iter().any(|t| t == tool)
+    /// Whether the rule names the tool itself (by name, or its MCP server).
+    fn names_by_name(&self, tool: &str) -> bool {
+        self.tool.eq_ignore_ascii_case(tool)
             || (self.tool.starts_with("mcp__")
                 && self.tool.matches("__").count() == 1
                 && tool.starts_with(&format!("{}__", self.tool)))
+    }
+
+    /// Whether the rule is about `tool` at all: by name, or by what the
+    /// tool declares (see the module docs).
+    fn names(&self, tool: &ToolShape) -> bool {
+        self.names_by_name(&tool.name)
+            || match rule_kind(&self.tool) {
+                RuleKind::Read => tool.touches(agent_tool::PathAccess::Read),
+                RuleKind::Edit => tool.touches(agent_tool::PathAccess::Write),
+                RuleKind::Shell => tool.command.is_some(),
+                RuleKind::Named => false,
+            }
     }
 
     /// Whether some command starting with `known` (words then a space, or
@@ -423,7 +507,7 @@ impl PermissionRules {
 
     /// The decision for a call of `tool` with validated `args`; paths are
     /// resolved against `cwd`.
-    pub fn decide(&self, tool: &str, args: &Value, cwd: &Path) -> PermissionDecision {
+    pub fn decide(&self, tool: &ToolShape, args: &Value, cwd: &Path) -> PermissionDecision {
         let has_allow = self.allow.iter().any(|r| r.names(tool));
         let default = PermissionDecision {
             permission: if has_allow {
@@ -434,9 +518,9 @@ impl PermissionRules {
             rule: None,
             subject: None,
         };
-        if tool == "bash" {
-            let command = args.get("command").and_then(Value::as_str).unwrap_or("");
-            return self.decide_command(command, default);
+        if let Some(argument) = &tool.command {
+            let command = args.get(argument).and_then(Value::as_str).unwrap_or("");
+            return self.decide_command(tool, command, default);
         }
         if let Some(decision) = paths::decide(self, tool, args, cwd, &default) {
             return decision;
@@ -450,10 +534,33 @@ impl PermissionRules {
                 return PermissionDecision::by(permission, rule, None);
             }
         }
+        // A rule naming this tool with a specifier the tool gives nothing
+        // to judge by (it declares no path or command): it cannot be shown
+        // not to apply, so a deny or ask rule asks.
+        if let Some(rule) = self
+            .deny
+            .iter()
+            .chain(self.ask.iter())
+            .find(|r| r.names(tool) && r.specifier.is_some())
+        {
+            return PermissionDecision {
+                permission: Permission::Ask,
+                rule: None,
+                subject: Some(format!(
+                    "{} (rule {} names it, and it declares no argument to judge)",
+                    tool.name, rule.text
+                )),
+            };
+        }
         default
     }
 
-    fn decide_command(&self, command: &str, default: PermissionDecision) -> PermissionDecision {
+    fn decide_command(
+        &self,
+        tool: &ToolShape,
+        command: &str,
+        default: PermissionDecision,
+    ) -> PermissionDecision {
         let parts = split_commands(command);
         let lines: Vec<String> = parts.lines();
         // The command name as a bare word too, so `/bin/rm` meets `Bash(rm:*)`.
@@ -480,7 +587,7 @@ impl PermissionRules {
             }
         }
         let bash_rules = |list: &[PermissionRule]| -> Vec<PermissionRule> {
-            list.iter().filter(|r| r.names("bash")).cloned().collect()
+            list.iter().filter(|r| r.names(tool)).cloned().collect()
         };
         let (deny, ask, allow) = (
             bash_rules(&self.deny),
@@ -629,6 +736,8 @@ impl PermissionRules {
 pub struct PermissionRequest {
     /// The tool.
     pub tool: String,
+    /// What the tool declares about its arguments.
+    pub shape: ToolShape,
     /// Its validated arguments.
     pub args: Value,
     /// Why it asks.
@@ -638,12 +747,15 @@ pub struct PermissionRequest {
 impl PermissionRequest {
     /// The question in one line: `Allow bash git push? (rule Bash(git push:*))`.
     pub fn question(&self) -> String {
-        let what = match self.tool.as_str() {
-            "bash" => self.args["command"].as_str().unwrap_or("").to_string(),
-            _ => match self.args.get("path").and_then(Value::as_str) {
-                Some(path) => path.to_string(),
-                None => self.args.to_string(),
-            },
+        let declared = self
+            .shape
+            .command
+            .iter()
+            .chain(self.shape.paths.iter().map(|p| &p.name))
+            .find_map(|name| self.args.get(name).and_then(Value::as_str));
+        let what = match declared {
+            Some(text) => text.to_string(),
+            None => self.args.to_string(),
         };
         let why = match (&self.decision.rule, &self.decision.subject) {
             (Some(rule), _) => format!("rule {rule}"),
@@ -694,6 +806,9 @@ pub struct PermissionGate {
     cwd: PathBuf,
     /// Words used when refusing an ask for want of a prompt.
     no_prompt_reason: String,
+    /// What the tools declare; without it every tool declares nothing,
+    /// so rules with specifiers ask instead of allowing.
+    tools: Option<agent_tool::ToolLookup>,
 }
 
 impl std::fmt::Debug for PermissionGate {
@@ -732,7 +847,17 @@ impl PermissionGate {
             approved: Arc::default(),
             cwd: cwd.into(),
             no_prompt_reason: format!("no one can approve it in {mode}"),
+            tools: None,
         }
+    }
+
+    /// The same gate learning what each tool declares (its path and
+    /// command arguments) from `tools`, so `Read`, `Edit` and `Bash` rules
+    /// cover every tool that declares such arguments. A session hands its
+    /// registry here.
+    pub fn with_tools(mut self, tools: agent_tool::ToolLookup) -> Self {
+        self.tools = Some(tools);
+        self
     }
 
     /// Whether there is any rule.
@@ -749,7 +874,13 @@ impl PermissionGate {
                 record: None,
             };
         }
-        let decision = self.rules.decide(tool, args, &self.cwd);
+        let shape = match &self.tools {
+            Some(lookup) => {
+                lookup(tool).map_or_else(|| ToolShape::named(tool), |d| ToolShape::of(&d))
+            }
+            None => ToolShape::named(tool),
+        };
+        let decision = self.rules.decide(&shape, args, &self.cwd);
         let rule_text = decision
             .rule
             .clone()
@@ -808,6 +939,7 @@ impl PermissionGate {
                 let answer = prompt
                     .ask(PermissionRequest {
                         tool: tool.to_string(),
+                        shape: shape.clone(),
                         args: args.clone(),
                         decision: decision.clone(),
                     })
@@ -879,6 +1011,19 @@ impl PermissionGate {
     }
 }
 
+/// The shapes the built-in tools declare, for tests of the rules.
+#[cfg(test)]
+pub(crate) fn shape(name: &str) -> ToolShape {
+    use agent_tool::PathArgument;
+    let shape = ToolShape::named(name);
+    match name {
+        "bash" => shape.with_command("command"),
+        "read" | "grep" | "find" | "ls" => shape.with_path(PathArgument::read("path")),
+        "edit" | "write" => shape.with_path(PathArgument::write("path")),
+        _ => shape,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -888,8 +1033,12 @@ mod tests {
     }
 
     fn bash(r: &PermissionRules, command: &str) -> Permission {
-        r.decide("bash", &json!({"command": command}), Path::new("/w"))
-            .permission
+        r.decide(
+            &shape("bash"),
+            &json!({"command": command}),
+            Path::new("/w"),
+        )
+        .permission
     }
 
     /// A word holding a blank cannot pass for two words of a rule: the
@@ -1029,7 +1178,7 @@ mod tests {
             &[],
             &["Read(./secrets/**)", "Grep", "mcp__tracker__delete"],
         );
-        let d = |tool: &str, args: Value| r.decide(tool, &args, Path::new("/w")).permission;
+        let d = |tool: &str, args: Value| r.decide(&shape(tool), &args, Path::new("/w")).permission;
         assert_eq!(
             d("read", json!({"path": "secrets/key.txt"})),
             Permission::Deny
@@ -1051,7 +1200,7 @@ mod tests {
         assert_eq!(d("mcp__tracker__list", json!({})), Permission::Allow);
         let r = rules(&[], &["mcp__tracker"], &[]);
         assert_eq!(
-            r.decide("mcp__tracker__list", &json!({}), Path::new("/w"))
+            r.decide(&shape("mcp__tracker__list"), &json!({}), Path::new("/w"))
                 .permission,
             Permission::Ask
         );

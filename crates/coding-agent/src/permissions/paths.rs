@@ -1,8 +1,8 @@
 //! Path rules judged on the file a tool opens, not on the text of its
 //! argument.
 //!
-//! A file tool's `path` argument goes through the resolver the tools use
-//! ([`crate::path`]): `@`, `~`, odd spaces, `file://` URLs with `%XX`
+//! A path argument a tool declares ([`PathArgument`]) goes through the
+//! resolver the tools use ([`agent_tool::path`]): `@`, `~`, odd spaces, `file://` URLs with `%XX`
 //! escapes, the spelling variants `read` falls back to. Each of those paths
 //! and the file it leads to ([`real_path`]: symlinks followed, dangling ones
 //! too) is matched; deny and ask rules hold if any of them matches, allow
@@ -19,18 +19,12 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{Permission, PermissionDecision, PermissionRule, PermissionRules, Specifier};
+use super::{
+    Permission, PermissionDecision, PermissionRule, PermissionRules, Specifier, ToolShape,
+};
 use agent_tool::path::candidate_paths;
 use agent_tool::path_filter::PathRuleFilter;
-
-/// The tools whose `path` argument path rules judge: those a `Read` or
-/// `Edit` rule covers.
-fn is_file_tool(tool: &str) -> bool {
-    super::covered_tools("read")
-        .into_iter()
-        .chain(super::covered_tools("edit"))
-        .any(|t| t == tool)
-}
+use agent_tool::{PathAccess, PathArgument};
 
 /// Whether `rule` is a Read rule: its deny and ask forms also keep edit
 /// and write away from the file (edit shows the file's lines, and a file
@@ -50,27 +44,59 @@ impl PermissionRule {
     }
 }
 
-/// The decision for a file tool's call, or `None` for other tools.
+/// Whether `rule` judges `argument` of `tool` in a list of `permission`:
+/// a rule naming the tool judges every path argument; a `Read` rule the
+/// arguments read (and, denying or asking, those written too); an `Edit`
+/// rule the arguments written.
+fn judges(
+    rule: &PermissionRule,
+    tool: &ToolShape,
+    argument: &PathArgument,
+    permission: Permission,
+) -> bool {
+    if rule.names_by_name(&tool.name) {
+        return true;
+    }
+    match super::rule_kind(&rule.tool) {
+        super::RuleKind::Read => {
+            argument.access == PathAccess::Read || permission != Permission::Allow
+        }
+        super::RuleKind::Edit => argument.access == PathAccess::Write,
+        _ => false,
+    }
+}
+
+/// The decision for a call of a tool that declares path arguments, or
+/// `None` for a tool that declares none.
 pub(super) fn decide(
     rules: &PermissionRules,
-    tool: &str,
+    tool: &ToolShape,
     args: &Value,
     cwd: &Path,
     default: &PermissionDecision,
 ) -> Option<PermissionDecision> {
-    if !is_file_tool(tool) {
+    if tool.paths.is_empty() {
         return None;
     }
-    let raw = args.get("path").and_then(Value::as_str).unwrap_or(".");
-    let candidates = candidate_paths(raw, cwd);
-    let writes = super::covered_tools("edit").iter().any(|t| t == tool);
-    let applies = |r: &PermissionRule| r.names(tool) || (writes && is_read_rule(r));
+    // Every path each declared argument may open, with its argument.
+    let candidates: Vec<(&PathArgument, std::path::PathBuf)> = tool
+        .paths
+        .iter()
+        .flat_map(|a| {
+            candidate_paths(a.value(args), cwd)
+                .into_iter()
+                .map(move |p| (a, p))
+        })
+        .collect();
     for (list, permission) in [
         (&rules.deny, Permission::Deny),
         (&rules.ask, Permission::Ask),
     ] {
-        for rule in list.iter().filter(|r| applies(r)) {
-            if let Some(hit) = candidates.iter().find(|c| rule.covers_path(c, true)) {
+        for rule in list.iter() {
+            if let Some((_, hit)) = candidates
+                .iter()
+                .find(|(a, c)| judges(rule, tool, a, permission) && rule.covers_path(c, true))
+            {
                 return Some(PermissionDecision::by(
                     permission,
                     rule,
@@ -79,13 +105,14 @@ pub(super) fn decide(
             }
         }
     }
-    // Allowed only if every path the argument may open is allowed.
-    let allow: Vec<&PermissionRule> = rules.allow.iter().filter(|r| r.names(tool)).collect();
+    // Allowed only if every path the arguments may open is allowed.
     let mut first = None;
-    for candidate in &candidates {
-        match allow.iter().find(|r| r.covers_path(candidate, false)) {
+    for (argument, candidate) in &candidates {
+        match rules.allow.iter().find(|r| {
+            judges(r, tool, argument, Permission::Allow) && r.covers_path(candidate, false)
+        }) {
             Some(rule) => {
-                first.get_or_insert(*rule);
+                first.get_or_insert(rule);
             }
             None => return Some(default.clone()),
         }
@@ -94,7 +121,7 @@ pub(super) fn decide(
         Some(rule) => PermissionDecision::by(
             Permission::Allow,
             rule,
-            candidates.first().map(|c| c.display().to_string()),
+            candidates.first().map(|(_, c)| c.display().to_string()),
         ),
         None => default.clone(),
     })
@@ -125,7 +152,13 @@ mod tests {
 
     fn decide_in(dir: &Path, allow: &[&str], deny: &[&str], tool: &str, path: &str) -> Permission {
         let rules = PermissionRules::from_lists(allow, &[], deny, dir).unwrap();
-        rules.decide(tool, &json!({"path": path}), dir).permission
+        rules
+            .decide(
+                &crate::permissions::shape(tool),
+                &json!({"path": path}),
+                dir,
+            )
+            .permission
     }
 
     #[test]

@@ -1520,7 +1520,11 @@ mod differential {
     fn judge(allow: &[&str], deny: &[&str], command: &str) -> Permission {
         PermissionRules::from_lists(allow, &[], deny, Path::new("/w"))
             .unwrap()
-            .decide("bash", &json!({ "command": command }), Path::new("/w"))
+            .decide(
+                &crate::permissions::shape("bash"),
+                &json!({ "command": command }),
+                Path::new("/w"),
+            )
             .permission
     }
 
@@ -1855,9 +1859,9 @@ mod unknown_words {
     #[test]
     fn an_escaped_digit_is_an_argument_not_a_descriptor() {
         // Bash reads `ls \2<x` as `ls 2` with input from x.
-        let parts = split_commands("ls \\2<x");
+        let parts = crate::permissions::split_commands("ls \\2<x");
         assert_eq!(parts.lines(), ["ls 2"]);
-        let parts = split_commands("ls 2<x");
+        let parts = crate::permissions::split_commands("ls 2<x");
         assert_eq!(parts.lines(), ["ls"]);
     }
 
@@ -1866,8 +1870,12 @@ mod unknown_words {
         let r =
             PermissionRules::from_lists(&[], &[], &["Bash(git push:*)"], Path::new("/w")).unwrap();
         let judge = |c: &str| {
-            r.decide("bash", &json!({ "command": c }), Path::new("/w"))
-                .permission
+            r.decide(
+                &crate::permissions::shape("bash"),
+                &json!({ "command": c }),
+                Path::new("/w"),
+            )
+            .permission
         };
         for command in [
             "/usr/lib/git-core/git-push origin HEAD:b1",
@@ -1898,8 +1906,12 @@ mod unknown_words {
         )
         .unwrap();
         let judge = |c: &str| {
-            r.decide("bash", &json!({ "command": c }), Path::new("/w"))
-                .permission
+            r.decide(
+                &crate::permissions::shape("bash"),
+                &json!({ "command": c }),
+                Path::new("/w"),
+            )
+            .permission
         };
         for command in [
             "git -C . push",
@@ -1922,8 +1934,12 @@ mod unknown_words {
         let r =
             PermissionRules::from_lists(&[], &[], &["Bash(git push:*)"], Path::new("/w")).unwrap();
         let judge = |c: &str| {
-            r.decide("bash", &json!({ "command": c }), Path::new("/w"))
-                .permission
+            r.decide(
+                &crate::permissions::shape("bash"),
+                &json!({ "command": c }),
+                Path::new("/w"),
+            )
+            .permission
         };
         assert_eq!(judge("git push origin"), Permission::Deny);
         assert_eq!(judge("sub=push; git $sub origin"), Permission::Ask);
