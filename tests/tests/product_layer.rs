@@ -107,7 +107,11 @@ impl AgentTool for Def {
 fn builtins() -> Vec<ToolDefinition> {
     ["read", "bash", "edit", "write", "grep", "find", "ls"]
         .into_iter()
-        .map(|n| def(n).arc())
+        .map(|n| {
+            def(n)
+                .arc()
+                .with_active_by_default(["read", "bash", "edit", "write"].contains(&n))
+        })
         .collect()
 }
 

@@ -5,59 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{Context, Result, bail};
-
-/// The workspace members' manifests.
-fn member_manifests(root: &Path) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for dir in ["crates", "."] {
-        let base = root.join(dir);
-        if dir == "." {
-            out.push(root.join("tests/Cargo.toml"));
-            out.push(root.join("xtask/Cargo.toml"));
-            continue;
-        }
-        for entry in
-            std::fs::read_dir(&base).with_context(|| format!("reading {}", base.display()))?
-        {
-            let manifest = entry?.path().join("Cargo.toml");
-            if manifest.is_file() {
-                out.push(manifest);
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// Dependency names per section of a manifest (a small reader for our own,
-/// simply formatted manifests).
-fn dependencies(manifest: &str) -> Vec<(String, String)> {
-    let mut section = String::new();
-    let mut out = Vec::new();
-    for line in manifest.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            section = line.trim_matches(|c| c == '[' || c == ']').to_string();
-            continue;
-        }
-        if !matches!(
-            section.as_str(),
-            "dependencies" | "dev-dependencies" | "build-dependencies"
-        ) || line.starts_with('#')
-            || line.is_empty()
-        {
-            continue;
-        }
-        let name: String = line
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-            .collect();
-        if !name.is_empty() {
-            out.push((section.clone(), name));
-        }
-    }
-    out
-}
+use anyhow::{Result, bail};
 
 fn mentions(dirs: &[PathBuf], ident: &str) -> bool {
     dirs.iter().any(|dir| {
@@ -88,20 +36,19 @@ fn mentions(dirs: &[PathBuf], ident: &str) -> bool {
 /// `cargo machete` checks, without installing it).
 pub fn unused_dependencies(root: &Path) -> Result<()> {
     let mut unused = Vec::new();
-    for manifest in member_manifests(root)? {
-        let dir = manifest.parent().context("manifest without a directory")?;
-        let text = std::fs::read_to_string(&manifest)?;
-        for (section, name) in dependencies(&text) {
-            let dirs: Vec<PathBuf> = match section.as_str() {
-                "dependencies" => vec!["src", "examples", "benches"],
-                "dev-dependencies" => vec!["src", "tests", "examples", "benches"],
-                _ => vec!["build.rs"],
-            }
-            .into_iter()
-            .map(|d| dir.join(d))
-            .collect();
+    for (package, dir, deps) in crate::tidy::workspace_packages(root)? {
+        for (name, kind) in deps {
+            let (section, dirs) = match kind.as_str() {
+                "normal" => ("dependencies", vec!["src", "examples", "benches"]),
+                "dev" => (
+                    "dev-dependencies",
+                    vec!["src", "tests", "examples", "benches"],
+                ),
+                _ => ("build-dependencies", vec!["build.rs"]),
+            };
+            let dirs: Vec<PathBuf> = dirs.into_iter().map(|d| dir.join(d)).collect();
             if !mentions(&dirs, &name.replace('-', "_")) {
-                unused.push(format!("{} [{section}] {name}", manifest.display()));
+                unused.push(format!("{package} [{section}] {name}"));
             }
         }
     }

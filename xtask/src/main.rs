@@ -2,6 +2,8 @@
 //!
 //! - `test-all [--slow]`: formatting, clippy, tests (nextest when installed, plus
 //!   doc tests), rustdoc with warnings denied. Stops at the first failure.
+//! - `tidy`: the invariants ARCHITECTURE.md names (crate graph, no tool
+//!   names in the loop or the product layer, tools on the operations).
 //! - `bench [--quick] [--runs N] [--only TEXT]`: speed and memory against ripgrep, fd and
 //!   coreutils; a table and `target/bench/report.json`.
 
@@ -10,6 +12,7 @@ mod checks;
 mod corpus;
 mod mcp_bench;
 mod stream_server;
+mod tidy;
 
 use std::process::Command;
 use std::time::Instant;
@@ -22,11 +25,12 @@ fn main() -> Result<()> {
         Some("test-all") => test_all(args.iter().any(|a| a == "--slow")),
         Some("bench") => bench::run(&args[1..]),
         Some("stream-server") => stream_server::serve_forever(&args[1..]),
+        Some("tidy") => tidy::tidy(&workspace_root()?),
         Some("unused-deps") => checks::unused_dependencies(&workspace_root()?),
         Some("external-project") => checks::external_project(&workspace_root()?),
         Some("help") | Some("--help") | Some("-h") | None => {
             println!(
-                "usage: cargo xtask <command>\n\ncommands:\n  test-all [--slow]   fmt, unused deps, clippy, tests, docs, external project (--slow adds the slow hardening tests)\n  bench [--quick] [--only TEXT]  speed and memory against rg, fd and coreutils (rows whose name contains TEXT)\n  unused-deps         dependencies a crate declares but never names\n  external-project    the crates used by path from a fresh project"
+                "usage: cargo xtask <command>\n\ncommands:\n  test-all [--slow]   fmt, unused deps, clippy, tests, docs, external project (--slow adds the slow hardening tests)\n  bench [--quick] [--only TEXT]  speed and memory against rg, fd and coreutils (rows whose name contains TEXT)\n  tidy                the architecture's invariants (crate graph, tool names, operations)\n  unused-deps         dependencies a crate declares but never names\n  external-project    the crates used by path from a fresh project"
             );
             Ok(())
         }
@@ -126,6 +130,7 @@ fn test_all(slow: bool) -> Result<()> {
     let mut steps = vec![
         step("fmt", &["fmt", "--all", "--", "--check"]),
         check("unused dependencies", checks::unused_dependencies),
+        check("tidy (architecture invariants)", tidy::tidy),
         step(
             "clippy",
             &[

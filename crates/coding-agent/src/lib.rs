@@ -33,7 +33,7 @@ pub use extension::{
     ToolResultHandler, ToolResultPatch,
 };
 pub use project_file::MAX_PROJECT_FILE_BYTES;
-pub use registry::{DEFAULT_ACTIVE_TOOLS, ToolRegistry, ToolSelection, ToolSource};
+pub use registry::{ToolRegistry, ToolSelection, ToolSource};
 pub use settings::{
     DEFAULT_BASH_TIMEOUT_SECONDS, DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS,
     Settings, SettingsError, agent_dir,

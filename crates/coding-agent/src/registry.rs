@@ -10,9 +10,6 @@ use agent_tool::{
     default_render_result,
 };
 
-/// Built-ins active when nothing else is chosen.
-pub const DEFAULT_ACTIVE_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
-
 /// Lines of a result the generic renderer shows before "... (N more lines)".
 const DEFAULT_PREVIEW_LINES: usize = 10;
 
@@ -70,9 +67,10 @@ pub enum ToolSource {
 ///   activated, offered to the model or executed;
 /// - **active**: the allowed tools offered to the model right now. Without an
 ///   explicit list ([`ToolRegistry::set_active_tools`],
-///   `AgentSessionBuilder::active_tools`) that is Pi's default: `read`,
-///   `bash`, `edit`, `write` plus every extension and SDK tool (or every
-///   allowed tool when an allowlist is set). A call to a registered tool that
+///   `AgentSessionBuilder::active_tools`) that is Pi's default: the
+///   built-ins that are [active by default](ToolDefinition::active_by_default)
+///   (of the seven: `read`, `bash`, `edit`, `write`) plus every extension and
+///   SDK tool (or every allowed tool when an allowlist is set). A call to a registered tool that
 ///   is not active gets an error saying so ([`ToolRegistry::inactive_reason`]).
 ///
 /// ```
@@ -255,7 +253,14 @@ impl ToolRegistry {
         let initial: Vec<String> = match &self.selection.tools {
             Some(list) => list.clone(),
             None if self.selection.no_tools || self.selection.no_builtin_tools => Vec::new(),
-            None => DEFAULT_ACTIVE_TOOLS.iter().map(|s| s.to_string()).collect(),
+            // The built-ins that ask to be active by default (Pi's read,
+            // bash, edit, write), in registry order.
+            None => self
+                .builtins
+                .iter()
+                .filter(|d| d.active_by_default())
+                .map(|d| d.name().to_string())
+                .collect(),
         };
         for name in &initial {
             add(name, &mut active);

@@ -651,13 +651,21 @@ impl Server {
     /// joins the conversation (and the session file) for the next prompt.
     async fn bash(&self, command: &str) -> Result<Value, String> {
         let registry = self.session.registry();
-        let bash = registry.get("bash").ok_or("no bash tool is registered")?;
+        // The session's shell: the tool that declares a command argument.
+        let bash = registry
+            .definitions()
+            .into_iter()
+            .find(|d| d.command_argument().is_some())
+            .ok_or("no tool that runs shell commands is registered")?;
+        let argument = bash.command_argument().unwrap_or("command").to_string();
         let cancel = CancellationToken::new();
         *self.bash_cancel.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel.clone());
         let mut call =
             ToolCallContext::new("rpc_bash").with_extensions(self.session.tool_extensions());
         call.cancel = cancel.clone();
-        let outcome = bash.execute(json!({"command": command}), call).await;
+        let mut args = serde_json::Map::new();
+        args.insert(argument, Value::from(command));
+        let outcome = bash.execute(Value::Object(args), call).await;
         *self.bash_cancel.lock().unwrap_or_else(|p| p.into_inner()) = None;
         let cancelled = cancel.is_cancelled();
         let (output, details) = match &outcome {

@@ -439,6 +439,10 @@ const fn libc_s_ifreg() -> u32 {
 }
 
 impl FileOps for ConfinedFileOps {
+    fn real_path(&self, path: &Path) -> PathBuf {
+        agent_tool::path::real_path(path)
+    }
+
     fn metadata(&self, path: &Path) -> io::Result<FileInfo> {
         let (fd, _, _) = self.open_beneath(path, OFlags::PATH)?;
         let m = std::fs::File::from(fd).metadata()?;

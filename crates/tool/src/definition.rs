@@ -157,6 +157,7 @@ pub struct ToolDefinition {
     path_arguments: Vec<PathArgument>,
     command_argument: Option<String>,
     hints: ToolHints,
+    active_by_default: bool,
 }
 
 /// Looks a tool up by name: how permission rules and compaction learn what
@@ -176,6 +177,7 @@ impl ToolDefinition {
             path_arguments: Vec::new(),
             command_argument: None,
             hints: ToolHints::default(),
+            active_by_default: true,
         }
     }
 
@@ -267,6 +269,15 @@ impl ToolDefinition {
     /// command line the tool runs, so `Bash(...)` permission rules judge it.
     pub fn with_command_argument(mut self, argument: impl Into<String>) -> Self {
         self.command_argument = Some(argument.into());
+        self
+    }
+
+    /// The same definition, offered to the model only when asked for
+    /// (`false`) or whenever it is allowed (`true`, the default). Pi keeps
+    /// its search tools (grep, find, ls) registered but inactive until a
+    /// selection names them; built-in tool sets say so here.
+    pub fn with_active_by_default(mut self, active: bool) -> Self {
+        self.active_by_default = active;
         self
     }
 
@@ -370,6 +381,11 @@ impl ToolDefinition {
     /// The argument this tool declares as a shell command line, if any.
     pub fn command_argument(&self) -> Option<&str> {
         self.command_argument.as_deref()
+    }
+
+    /// Whether the tool is active when no selection names the active tools.
+    pub fn active_by_default(&self) -> bool {
+        self.active_by_default
     }
 
     /// The tool's behaviour hints.

@@ -191,6 +191,7 @@ impl FindTool {
     /// declarations, as a session registers it.
     pub fn definition(self) -> ToolDefinition {
         ToolDefinition::typed(self)
+            .with_active_by_default(false)
             .with_prompt_snippet("Find files by glob pattern (honours .gitignore)")
             .with_render_call(render_call)
             .with_render_result(render_result)

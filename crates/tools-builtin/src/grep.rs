@@ -551,6 +551,7 @@ impl GrepTool {
     /// declarations, as a session registers it.
     pub fn definition(self) -> ToolDefinition {
         ToolDefinition::typed(self)
+            .with_active_by_default(false)
             .with_prompt_snippet("Search file contents by pattern (honours .gitignore)")
             .with_render_call(render_call)
             .with_render_result(render_result)

@@ -61,6 +61,10 @@ pub use ls::LsTool;
 pub use read::ReadTool;
 pub use write::WriteTool;
 
+/// The built-ins active when no selection names the active tools (the
+/// others are registered but wait to be asked for).
+pub const DEFAULT_ACTIVE_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
+
 /// Names of the built-in tools, in registry order.
 pub const BUILTIN_TOOL_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 
@@ -186,4 +190,19 @@ pub fn read_only_tools(cwd: impl Into<PathBuf>) -> Vec<ToolDefinition> {
 /// One built-in tool by name.
 pub fn tool_by_name(name: &str, cwd: impl Into<PathBuf>) -> Result<ToolDefinition, UnknownTool> {
     ToolSet::new(cwd).tool(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_active_tools_are_the_ones_that_say_so() {
+        let active: Vec<String> = all_tools(std::env::temp_dir())
+            .iter()
+            .filter(|d| d.active_by_default())
+            .map(|d| d.name().to_string())
+            .collect();
+        assert_eq!(active, DEFAULT_ACTIVE_TOOLS);
+    }
 }

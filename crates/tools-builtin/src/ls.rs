@@ -171,6 +171,7 @@ impl LsTool {
     /// declarations, as a session registers it.
     pub fn definition(self) -> ToolDefinition {
         ToolDefinition::typed(self)
+            .with_active_by_default(false)
             .with_prompt_snippet("List the entries of a directory")
             .with_render_call(render_call)
             .with_render_result(render_result)

@@ -14,7 +14,6 @@ use std::io::{self, Read};
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_tool::path::real_path;
 use agent_tool::path_filter::PathRuleFilter;
 
 use agent_tool::ops::{
@@ -37,11 +36,6 @@ impl std::fmt::Debug for RuleFilteredFileOps {
     }
 }
 
-/// Whether `path` is a symlink (not followed).
-fn is_symlink(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
-}
-
 impl RuleFilteredFileOps {
     /// `inner`, filtered by `filter`.
     pub fn new(inner: Arc<dyn FileOps>, filter: PathRuleFilter) -> Self {
@@ -61,8 +55,9 @@ impl RuleFilteredFileOps {
     /// covers it or the file it leads to.
     fn refusal(&self, path: &Path, always_resolve: bool) -> Option<io::Error> {
         let rule = self.filter.denying_rule(path).or_else(|| {
-            (always_resolve || is_symlink(path))
-                .then(|| real_path(path))
+            let real = self.inner.real_path(path);
+            (always_resolve || real != path)
+                .then_some(real)
                 .and_then(|real| self.filter.denying_rule(&real))
         })?;
         Some(io::Error::new(
@@ -93,18 +88,25 @@ impl RuleFilteredFileOps {
         {
             return true;
         }
-        maybe_link && is_symlink(path) && self.filter.hides(&real_path(path))
+        maybe_link && {
+            let real = self.inner.real_path(path);
+            real != path && self.filter.hides(&real)
+        }
     }
-}
 
-/// `dir` with its symlinks resolved, when that differs from `dir`.
-fn real_dir(dir: &Path) -> Option<std::path::PathBuf> {
-    std::fs::canonicalize(dir).ok().filter(|real| real != dir)
+    /// `dir` with its symlinks resolved, when that differs from `dir`.
+    fn real_dir(&self, dir: &Path) -> Option<std::path::PathBuf> {
+        Some(self.inner.real_path(dir)).filter(|real| real != dir)
+    }
 }
 
 impl FileOps for RuleFilteredFileOps {
     fn metadata(&self, path: &Path) -> io::Result<FileInfo> {
         self.inner.metadata(path)
+    }
+
+    fn real_path(&self, path: &Path) -> std::path::PathBuf {
+        self.inner.real_path(path)
     }
 
     fn open_read(&self, path: &Path) -> io::Result<Box<dyn Read + Send>> {
@@ -138,7 +140,7 @@ impl FileOps for RuleFilteredFileOps {
 
     fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntryInfo>> {
         let entries = self.inner.read_dir(path)?;
-        let real = real_dir(path);
+        let real = self.real_dir(path);
         Ok(entries
             .into_iter()
             .filter(|e| !self.hides_entry(&path.join(&e.name), path, real.as_deref(), true))
@@ -151,7 +153,7 @@ impl FileOps for RuleFilteredFileOps {
 
     fn walk(&self, options: &WalkOptions<'_>, visit: WalkVisitor<'_>) -> io::Result<()> {
         let root = options.root;
-        let real = real_dir(root);
+        let real = self.real_dir(root);
         let filter = |entry: WalkEntry| {
             // The walk follows no symlinks: only an entry that is neither a
             // file nor a directory may be one.

@@ -53,6 +53,16 @@ impl FileOps for Remap {
     fn check_access(&self, path: &Path, write: bool) -> io::Result<()> {
         LocalFileOps.check_access(&self.to_real(path)?, write)
     }
+    fn real_path(&self, path: &Path) -> PathBuf {
+        let Ok(real) = self.to_real(path) else {
+            return path.to_path_buf();
+        };
+        let resolved = LocalFileOps.real_path(&real);
+        match resolved.strip_prefix(LocalFileOps.real_path(&self.real)) {
+            Ok(rel) => Path::new(VIRTUAL).join(rel),
+            Err(_) => resolved,
+        }
+    }
     fn write_file(&self, path: &Path, data: &[u8]) -> io::Result<WriteOutcome> {
         LocalFileOps.write_file(&self.to_real(path)?, data)
     }

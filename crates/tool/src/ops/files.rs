@@ -46,6 +46,11 @@ pub trait FileOps: Send + Sync {
     }
     /// Checks that the file can be read (and written, when `write`).
     fn check_access(&self, path: &Path, write: bool) -> io::Result<()>;
+    /// `path` with its symlinks resolved as the file system resolves them,
+    /// dangling ones followed too and a missing rest appended (see
+    /// [`real_path`](crate::path::real_path)): what path rules judge a
+    /// file by.
+    fn real_path(&self, path: &Path) -> std::path::PathBuf;
     /// Gives the file the content `data`, creating it if missing and writing
     /// through symlinks (dangling ones included) to their target, as the
     /// kernel resolves them. Never leaves a half-written file behind: see
@@ -150,6 +155,10 @@ impl FileOps for LocalFileOps {
 
     fn open_read(&self, path: &Path) -> io::Result<Box<dyn Read + Send>> {
         Ok(Box::new(std::fs::File::open(path)?))
+    }
+
+    fn real_path(&self, path: &Path) -> std::path::PathBuf {
+        crate::path::real_path(path)
     }
 
     fn check_access(&self, path: &Path, write: bool) -> io::Result<()> {
