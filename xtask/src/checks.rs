@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 
 fn mentions(dirs: &[PathBuf], ident: &str) -> bool {
     dirs.iter().any(|dir| {
@@ -70,7 +70,9 @@ pub fn external_project(root: &Path) -> Result<()> {
     let lock = std::fs::read(root.join("Cargo.lock"))?;
     let fixtures = root.join("xtask").join("external");
 
+    let (readme_deps, readme_main) = readme_example(root)?;
     for (name, deps) in [
+        ("readme-example", readme_deps),
         (
             "loop-only",
             format!(
@@ -108,10 +110,14 @@ tokio = {{ version = "1", features = ["rt-multi-thread", "macros"] }}
         )?;
         // The workspace's lock pins the same versions, so built artifacts are reused.
         std::fs::write(dir.join("Cargo.lock"), &lock)?;
-        std::fs::copy(
-            fixtures.join(format!("{name}.rs")),
-            dir.join("src").join("main.rs"),
-        )?;
+        if name == "readme-example" {
+            std::fs::write(dir.join("src").join("main.rs"), &readme_main)?;
+        } else {
+            std::fs::copy(
+                fixtures.join(format!("{name}.rs")),
+                dir.join("src").join("main.rs"),
+            )?;
+        }
         let manifest = dir.join("Cargo.toml");
         if name == "loop-only" {
             let tree = Command::new("cargo")
@@ -148,4 +154,53 @@ tokio = {{ version = "1", features = ["rt-multi-thread", "macros"] }}
         }
     }
     Ok(())
+}
+
+/// The README's "Writing a tool" example as a user pastes it: the
+/// `[dependencies]` it shows (our crates pointed at the workspace by path,
+/// the rest as written) and its Rust block.
+fn readme_example(root: &Path) -> Result<(String, String)> {
+    let readme = std::fs::read_to_string(root.join("README.md"))?;
+    let section = readme
+        .split("## Writing a tool")
+        .nth(1)
+        .context("README has no `## Writing a tool` section")?;
+    let block = |fence: &str| -> Result<String> {
+        let start = section
+            .find(fence)
+            .with_context(|| format!("no {fence} block under `## Writing a tool`"))?;
+        let rest = &section[start + fence.len()..];
+        let end = rest.find("\n```").context("unclosed code block")?;
+        Ok(rest[..end].trim_start_matches('\n').to_string())
+    };
+    let toml = block("```toml")?;
+    let main = block("```rust")?;
+    let crates = root.join("crates");
+    let ours = [
+        ("agent-ai", "ai"),
+        ("agent-core", "agent-core"),
+        ("agent-tool", "tool"),
+        ("agent-sandbox", "sandbox"),
+        ("coding-agent", "coding-agent"),
+        ("tools-builtin", "tools-builtin"),
+        ("agent-mcp", "mcp"),
+    ];
+    let mut deps = String::new();
+    for line in toml
+        .lines()
+        .filter(|l| !l.starts_with('[') && !l.trim().is_empty())
+    {
+        let name = line.split('=').next().unwrap_or_default().trim();
+        match ours.iter().find(|(crate_name, _)| *crate_name == name) {
+            Some((crate_name, dir)) => deps.push_str(&format!(
+                "{crate_name} = {{ path = \"{}\" }}\n",
+                crates.join(dir).display()
+            )),
+            None => {
+                deps.push_str(line);
+                deps.push('\n');
+            }
+        }
+    }
+    Ok((deps, main))
 }

@@ -25,7 +25,16 @@ pub enum QueueMode {
 }
 
 /// Why an [`Agent`] call was refused or its run failed.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+///
+/// Its `Debug` form (what `?` in `main` prints) is one short line, not the
+/// run's transcript: the outcome is there for code through
+/// [`AgentError::outcome`].
+///
+/// ```
+/// let e = agent_core::AgentError::CannotContinue("the transcript is empty");
+/// assert_eq!(format!("{e:?}"), "CannotContinue: nothing to continue: the transcript is empty");
+/// ```
+#[derive(Clone, PartialEq, thiserror::Error)]
 pub enum AgentError {
     /// A run is already in progress; use `steer` or `follow_up` instead.
     #[error("the agent is already running; queue the message with steer() or follow_up()")]
@@ -40,6 +49,22 @@ pub enum AgentError {
     /// The run was cancelled with [`Agent::abort`].
     #[error("the run was aborted")]
     Aborted(Box<RunOutcome>),
+}
+
+impl std::fmt::Debug for AgentError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self {
+            AgentError::AlreadyRunning => "AlreadyRunning",
+            AgentError::CannotContinue(_) => "CannotContinue",
+            AgentError::RunFailed(_) => "RunFailed",
+            AgentError::Aborted(_) => "Aborted",
+        };
+        write!(f, "{kind}: {self}")?;
+        if let Some(outcome) = self.outcome() {
+            write!(f, " ({} messages in the run)", outcome.messages.len())?;
+        }
+        Ok(())
+    }
 }
 
 impl AgentError {

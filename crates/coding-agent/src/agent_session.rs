@@ -49,6 +49,24 @@ fn tool_extensions_into(
     extensions
 }
 
+/// Why [`AgentSessionBuilder::build`] failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionBuildError {
+    /// A settings file could not be used.
+    #[error(transparent)]
+    Settings(#[from] crate::SettingsError),
+    /// [`AgentSessionBuilder::active_tools`] names a tool that is not
+    /// registered (a typo would otherwise leave the tool out in silence).
+    #[error("active_tools names {name:?}, which is not a registered tool (registered: {})", registered.join(", "))]
+    UnknownTool {
+        /// The name.
+        name: String,
+        /// The registered tools.
+        registered: Vec<String>,
+    },
+}
+
 /// Builds an [`AgentSession`].
 ///
 /// ```
@@ -243,7 +261,7 @@ impl AgentSessionBuilder {
     /// # Errors
     /// When no settings were given and the settings files of `cwd` cannot be
     /// used (see [`Settings::load`]): a broken file never means "no limits".
-    pub fn build(self) -> Result<AgentSession, crate::SettingsError> {
+    pub fn build(self) -> Result<AgentSession, SessionBuildError> {
         let settings = Arc::new(match self.settings {
             Some(s) => s,
             None => Settings::load(&self.cwd)?,
@@ -259,6 +277,13 @@ impl AgentSessionBuilder {
         registry.set_settings_allowed_tools(settings.allowed_tools());
         registry.apply_selection(self.selection);
         if let Some(active) = &self.active_tools {
+            let registered = registry.names();
+            if let Some(unknown) = active.iter().find(|n| !registered.contains(n)) {
+                return Err(SessionBuildError::UnknownTool {
+                    name: unknown.clone(),
+                    registered,
+                });
+            }
             registry.set_active_tools(active);
         }
 

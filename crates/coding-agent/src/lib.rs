@@ -27,7 +27,9 @@ mod settings;
 mod system_prompt;
 pub mod trust;
 
-pub use agent_session::{AgentSession, AgentSessionBuilder, IMAGES_BLOCKED_TEXT, tool_extensions};
+pub use agent_session::{
+    AgentSession, AgentSessionBuilder, IMAGES_BLOCKED_TEXT, SessionBuildError, tool_extensions,
+};
 pub use extension::{
     Extension, ExtensionApi, ToolCallDecision, ToolCallEvent, ToolCallHandler, ToolResultEvent,
     ToolResultHandler, ToolResultPatch,

@@ -135,9 +135,32 @@ impl<T: TypedTool> AgentTool for Typed<T> {
 /// `null` alternatives of `Option` fields (an optional field is simply not
 /// `required`), and `default: null`.
 ///
-/// To get a plain `{"type":"string","enum":[...]}` for a unit enum, keep its
-/// variant docs as `//` comments: a `///` doc on a variant makes schemars emit
-/// `oneOf` of `const`s instead.
+/// A unit enum is a plain `{"type":"string","enum":[...]}` whether or not its
+/// variants carry `///` docs (schemars would emit `oneOf` of `const`s for
+/// documented variants, a shape some providers refuse); the variants' docs
+/// are appended to the field's description.
+///
+/// ```
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// #[serde(rename_all = "lowercase")]
+/// enum Unit {
+///     /// Celsius and km/h.
+///     Metric,
+///     /// Fahrenheit and mph.
+///     Imperial,
+/// }
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Params {
+///     /// Unit system.
+///     unit: Unit,
+/// }
+///
+/// let schema = agent_tool::params_schema::<Params>();
+/// assert_eq!(schema["properties"]["unit"]["type"], "string");
+/// assert_eq!(schema["properties"]["unit"]["enum"], serde_json::json!(["metric", "imperial"]));
+/// assert!(schema["properties"]["unit"].get("oneOf").is_none());
+/// ```
 pub fn params_schema<P: JsonSchema>() -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12()
         .with(|s| {
@@ -204,6 +227,45 @@ fn clean_schema(node: &mut Value) {
             for (k, v) in inner {
                 obj.entry(k).or_insert(v);
             }
+        }
+    }
+    // Documented unit-enum variants: `oneOf` of `{const, description}` ->
+    // one plain `enum`.
+    let consts = match obj.get("oneOf") {
+        Some(Value::Array(branches)) if !branches.is_empty() => branches
+            .iter()
+            .map(|b| {
+                let c = b.get("const")?;
+                let only_docs = b
+                    .as_object()?
+                    .keys()
+                    .all(|k| matches!(k.as_str(), "const" | "description" | "type"));
+                only_docs.then(|| (c.clone(), b.get("description").cloned()))
+            })
+            .collect::<Option<Vec<_>>>(),
+        _ => None,
+    };
+    if let Some(consts) = consts {
+        obj.remove("oneOf");
+        let all_strings = consts.iter().all(|(c, _)| c.is_string());
+        if all_strings {
+            obj.insert("type".into(), Value::from("string"));
+        }
+        let notes: Vec<String> = consts
+            .iter()
+            .filter_map(|(c, d)| Some(format!("{}: {}", c.as_str()?, d.as_ref()?.as_str()?)))
+            .collect();
+        obj.insert(
+            "enum".into(),
+            Value::Array(consts.into_iter().map(|(c, _)| c).collect()),
+        );
+        if !notes.is_empty() {
+            let joined = notes.join("; ");
+            let description = match obj.get("description").and_then(Value::as_str) {
+                Some(d) => format!("{d} ({joined})"),
+                None => joined,
+            };
+            obj.insert("description".into(), Value::from(description));
         }
     }
     for key in ["properties", "patternProperties", "$defs"] {

@@ -31,6 +31,11 @@
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
+// So are the blocks of the tool author's guide.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/writing-tools.md")]
+struct WritingToolsDoctests;
+
 pub mod bash;
 mod bash_output;
 mod blocking;
