@@ -19,9 +19,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{
-    Permission, PermissionDecision, PermissionRule, PermissionRules, Specifier, ToolShape,
-};
+use super::rule::{PermissionRule, Specifier};
+use super::{Permission, PermissionDecision, PermissionRules, ToolShape};
 use agent_tool::path::candidate_paths;
 use agent_tool::path_filter::PathRuleFilter;
 use agent_tool::{PathAccess, PathArgument};
@@ -57,11 +56,11 @@ fn judges(
     if rule.names_by_name(&tool.name) {
         return true;
     }
-    match super::rule_kind(&rule.tool) {
-        super::RuleKind::Read => {
+    match super::rule::rule_kind(&rule.tool) {
+        super::rule::RuleKind::Read => {
             argument.access == PathAccess::Read || permission != Permission::Allow
         }
-        super::RuleKind::Edit => argument.access == PathAccess::Write,
+        super::rule::RuleKind::Edit => argument.access == PathAccess::Write,
         _ => false,
     }
 }

@@ -1,0 +1,323 @@
+//! [`PermissionRules`]: the allow, ask and deny lists, and the decision for
+//! one call.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::rule::{PermissionRule, Specifier, basename_of, is_subsequence, runnable_suffix_match};
+use super::shell::split_commands;
+use super::{Permission, PermissionConfigError, PermissionDecision, ToolShape};
+use crate::Settings;
+
+/// Allow, ask and deny rules for one working directory.
+#[derive(Debug, Clone, Default)]
+pub struct PermissionRules {
+    pub(super) allow: Vec<PermissionRule>,
+    pub(super) ask: Vec<PermissionRule>,
+    pub(super) deny: Vec<PermissionRule>,
+}
+
+impl PermissionRules {
+    /// No rules: every call runs.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// Whether there is any rule.
+    pub fn is_empty(&self) -> bool {
+        self.allow.is_empty() && self.ask.is_empty() && self.deny.is_empty()
+    }
+
+    /// Rules from lists of rule texts.
+    ///
+    /// # Errors
+    /// The first rule that does not parse.
+    pub fn from_lists(
+        allow: &[&str],
+        ask: &[&str],
+        deny: &[&str],
+        cwd: &Path,
+    ) -> Result<Self, PermissionConfigError> {
+        let parse = |list: &[&str]| {
+            list.iter()
+                .map(|r| PermissionRule::parse(r, cwd))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        Ok(PermissionRules {
+            allow: parse(allow)?,
+            ask: parse(ask)?,
+            deny: parse(deny)?,
+        })
+    }
+
+    /// The user's `permissions` plus the project's deny and ask rules (its
+    /// allow rules are ignored).
+    ///
+    /// # Errors
+    /// A list of the wrong shape or a rule that does not parse.
+    pub fn from_settings(settings: &Settings, cwd: &Path) -> Result<Self, PermissionConfigError> {
+        let list = |source: Option<&Value>,
+                    key: &str|
+         -> Result<Vec<PermissionRule>, PermissionConfigError> {
+            match source.and_then(|s| s.get(key)) {
+                None | Some(Value::Null) => Ok(Vec::new()),
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|v| match v.as_str() {
+                        Some(text) => PermissionRule::parse(text, cwd),
+                        None => Err(PermissionConfigError(format!("{key} must list strings"))),
+                    })
+                    .collect(),
+                Some(_) => Err(PermissionConfigError(format!(
+                    "{key} must be a list of rules"
+                ))),
+            }
+        };
+        let user = settings.get("permissions");
+        let project = settings.project_value("permissions");
+        if user.is_some_and(|u| !u.is_object()) || project.is_some_and(|p| !p.is_object()) {
+            return Err(PermissionConfigError(
+                "must be an object with allow, ask and deny lists".into(),
+            ));
+        }
+        if list(project, "allow").is_ok_and(|l| !l.is_empty()) {
+            tracing::warn!(
+                "the project's permissions.allow rules are ignored: a project may only add ask and deny rules"
+            );
+        }
+        let mut rules = PermissionRules {
+            allow: list(user, "allow")?,
+            ask: list(user, "ask")?,
+            deny: list(user, "deny")?,
+        };
+        rules.ask.extend(list(project, "ask")?);
+        rules.deny.extend(list(project, "deny")?);
+        Ok(rules)
+    }
+
+    /// The decision for a call of `tool` with validated `args`; paths are
+    /// resolved against `cwd`.
+    pub fn decide(&self, tool: &ToolShape, args: &Value, cwd: &Path) -> PermissionDecision {
+        let has_allow = self.allow.iter().any(|r| r.names(tool));
+        let default = PermissionDecision {
+            permission: if has_allow {
+                Permission::Ask
+            } else {
+                Permission::Allow
+            },
+            rule: None,
+            subject: None,
+        };
+        if let Some(argument) = &tool.command {
+            let command = args.get(argument).and_then(Value::as_str).unwrap_or("");
+            return self.decide_command(tool, command, default);
+        }
+        if let Some(decision) = super::paths::decide(self, tool, args, cwd, &default) {
+            return decision;
+        }
+        for (list, permission) in [
+            (&self.deny, Permission::Deny),
+            (&self.ask, Permission::Ask),
+            (&self.allow, Permission::Allow),
+        ] {
+            if let Some(rule) = list.iter().find(|r| r.names(tool) && r.specifier.is_none()) {
+                return PermissionDecision::by(permission, rule, None);
+            }
+        }
+        // A rule naming this tool with a specifier the tool gives nothing
+        // to judge by (it declares no path or command): it cannot be shown
+        // not to apply, so a deny or ask rule asks.
+        if let Some(rule) = self
+            .deny
+            .iter()
+            .chain(self.ask.iter())
+            .find(|r| r.names(tool) && r.specifier.is_some())
+        {
+            return PermissionDecision {
+                permission: Permission::Ask,
+                rule: None,
+                subject: Some(format!(
+                    "{} (rule {} names it, and it declares no argument to judge)",
+                    tool.name, rule.text
+                )),
+            };
+        }
+        default
+    }
+
+    fn decide_command(
+        &self,
+        tool: &ToolShape,
+        command: &str,
+        default: PermissionDecision,
+    ) -> PermissionDecision {
+        let parts = split_commands(command);
+        let lines: Vec<String> = parts.lines();
+        // The command name as a bare word too, so `/bin/rm` meets `Bash(rm:*)`.
+        let mut by_name: Vec<String> = parts
+            .commands
+            .iter()
+            .filter(|c| c.first().is_some_and(|w| w.contains('/')))
+            .map(|c| {
+                let mut c = c.clone();
+                c[0] = c[0].rsplit('/').next().unwrap_or("").to_string();
+                c.join(" ")
+            })
+            .collect();
+        // git's own programs (`git-push`, in git's exec path) are its
+        // subcommands: `git push`.
+        for c in &parts.commands {
+            if let Some(sub) = c.first().and_then(|w| basename_of(w).strip_prefix("git-")) {
+                let mut line = format!("git {sub}");
+                for w in &c[1..] {
+                    line.push(' ');
+                    line.push_str(w);
+                }
+                by_name.push(line);
+            }
+        }
+        let bash_rules = |list: &[PermissionRule]| -> Vec<PermissionRule> {
+            list.iter().filter(|r| r.names(tool)).cloned().collect()
+        };
+        let (deny, ask, allow) = (
+            bash_rules(&self.deny),
+            bash_rules(&self.ask),
+            bash_rules(&self.allow),
+        );
+        let all_lines: Vec<&String> = lines.iter().chain(by_name.iter()).collect();
+        for (list, permission) in [(&deny, Permission::Deny), (&ask, Permission::Ask)] {
+            for line in &all_lines {
+                if let Some(rule) = list.iter().find(|r| r.matches_command(line)) {
+                    return PermissionDecision::by(permission, rule, Some((*line).clone()));
+                }
+            }
+            // A bare `Bash` rule names every command, even an empty one.
+            if let Some(rule) = list.iter().find(|r| r.specifier.is_none()) {
+                return PermissionDecision::by(permission, rule, None);
+            }
+        }
+        // A word known only when it runs (`git $sub`) might make a deny or
+        // ask rule match: ask.
+        for (words, unknown) in parts.commands.iter().zip(&parts.unknown_from) {
+            let Some(k) = *unknown else { continue };
+            let mut known = words[..k].join(" ");
+            if let Some(name) = known.split(' ').next().filter(|n| n.contains('/')) {
+                known = format!("{}{}", basename_of(name), &known[name.len()..]);
+            }
+            if k > 0 {
+                known.push(' ');
+            }
+            if let Some(rule) = deny
+                .iter()
+                .chain(ask.iter())
+                .find(|r| r.might_match_from(&known))
+            {
+                return PermissionDecision {
+                    permission: Permission::Ask,
+                    rule: None,
+                    subject: Some(format!(
+                        "{} (a word known only when it runs might match {})",
+                        words.join(" "),
+                        rule.text
+                    )),
+                };
+            }
+        }
+        // A rule naming a program and its subcommand (`git push`) also
+        // meets the program with options in between (`git -C . push`,
+        // `kubectl -n prod delete`, `docker container run`): when the
+        // rule's later words appear in order after the program, ask.
+        for words in &parts.commands {
+            let Some(program) = words.first().map(|w| basename_of(w)) else {
+                continue;
+            };
+            let rest = &words[1..];
+            if let Some(rule) = deny.iter().chain(ask.iter()).find(|r| {
+                let Some(Specifier::Prefix(p)) = &r.specifier else {
+                    return false;
+                };
+                let mut rule_words = p.split(' ');
+                if rule_words.next() != Some(program) {
+                    return false;
+                }
+                let wanted: Vec<&str> = rule_words.collect();
+                !wanted.is_empty() && is_subsequence(&wanted, rest)
+            }) {
+                return PermissionDecision {
+                    permission: Permission::Ask,
+                    rule: None,
+                    subject: Some(format!(
+                        "{} (its options may hide what {} names)",
+                        words.join(" "),
+                        rule.text
+                    )),
+                };
+            }
+        }
+        // A program we do not know may run a later word as a command
+        // (`setpriv rm v`, `npx rm v`, `gdb -ex 'shell rm v'`): when such a
+        // word starts something a deny or ask rule names, ask.
+        let guarded: Vec<&PermissionRule> = deny.iter().chain(ask.iter()).collect();
+        if !guarded.is_empty() {
+            for words in &parts.commands {
+                if let Some((rule, line)) = runnable_suffix_match(words, &guarded, 0) {
+                    return PermissionDecision {
+                        permission: Permission::Ask,
+                        rule: None,
+                        subject: Some(format!(
+                            "{} (it may run `{line}`, which {} names)",
+                            words.join(" "),
+                            rule.text
+                        )),
+                    };
+                }
+            }
+        }
+        if (!deny.is_empty() || !ask.is_empty()) && parts.opaque {
+            // A part we cannot see might be a denied one.
+            return PermissionDecision {
+                permission: Permission::Ask,
+                rule: None,
+                subject: Some("a part of the command that cannot be read before it runs".into()),
+            };
+        }
+        if allow.is_empty() {
+            return default;
+        }
+        // Only a plain command (literal words, simple quoting, no expansion,
+        // no assignment) can be allowed by a rule.
+        if parts.opaque || !parts.plain || lines.is_empty() {
+            return PermissionDecision {
+                permission: Permission::Ask,
+                rule: None,
+                subject: Some(command.to_string()),
+            };
+        }
+        let mut first_rule = None;
+        for words in &parts.commands {
+            let line = words.join(" ");
+            // Judged on the words too: `'ls /evil'` (one word, a program
+            // path holding a blank) joins to the same line as `ls /evil`.
+            match allow
+                .iter()
+                .find(|r| r.matches_command(&line) && r.matches_words(words))
+            {
+                Some(rule) => {
+                    first_rule.get_or_insert(rule);
+                }
+                None => {
+                    return PermissionDecision {
+                        permission: Permission::Ask,
+                        rule: None,
+                        subject: Some(line),
+                    };
+                }
+            }
+        }
+        match first_rule {
+            Some(rule) => PermissionDecision::by(Permission::Allow, rule, None),
+            None => default,
+        }
+    }
+}
