@@ -708,3 +708,49 @@ async fn block_images_setting_replaces_images_sent_to_the_model() {
             .any(|b| matches!(b, agent_ai::ContentBlock::Image(_)))
     );
 }
+
+/// A result naming tools in `addedToolNames` makes them active for the next
+/// request (Pi's tool discovery); names that are not registered tools are
+/// ignored.
+#[tokio::test]
+async fn added_tool_names_become_active_for_the_next_request() {
+    let discover = coding_agent::tool("discover")
+        .description("Finds more tools.")
+        .execute(|_: Value, _cx| async move {
+            Ok(AgentToolResult {
+                added_tool_names: vec!["hidden".into(), "no_such_tool".into()],
+                ..AgentToolResult::text("found hidden")
+            })
+        });
+    let hidden = coding_agent::tool("hidden")
+        .description("Only active once discovered.")
+        .execute(|_: Value, _cx| async move { Ok(AgentToolResult::text("hidden ran")) });
+    let client = scripted(vec![
+        calls(&[("c1", "discover", json!({}))]),
+        calls(&[("c2", "hidden", json!({}))]),
+        text("done"),
+    ]);
+    let session = AgentSessionBuilder::new(model(), client)
+        .cwd("/tmp")
+        .settings(Settings::default())
+        .context_files(false)
+        .tool(discover)
+        .tool(hidden)
+        .active_tools(["discover"])
+        .build()
+        .unwrap();
+    assert_eq!(session.active_tool_names(), ["discover"]);
+    session.prompt("go").await.unwrap();
+    let results: Vec<(String, bool)> = session
+        .agent()
+        .messages()
+        .iter()
+        .filter_map(|m| m.as_tool_result())
+        .map(|r| (r.text(), r.is_error))
+        .collect();
+    assert_eq!(
+        results,
+        [("found hidden".to_string(), false), ("hidden ran".to_string(), false)]
+    );
+    assert_eq!(session.active_tool_names(), ["discover", "hidden"]);
+}

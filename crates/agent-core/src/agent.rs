@@ -299,6 +299,27 @@ pub struct Agent {
     shared: Arc<Shared>,
 }
 
+/// A handle to an [`Agent`] that does not keep it alive: for a listener
+/// that acts on the agent it listens to (a strong clone there would keep
+/// the agent alive forever).
+#[derive(Clone)]
+pub struct WeakAgent {
+    shared: std::sync::Weak<Shared>,
+}
+
+impl WeakAgent {
+    /// The agent, if it still exists.
+    pub fn upgrade(&self) -> Option<Agent> {
+        self.shared.upgrade().map(|shared| Agent { shared })
+    }
+}
+
+impl std::fmt::Debug for WeakAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WeakAgent")
+    }
+}
+
 impl std::fmt::Debug for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Agent")
@@ -629,6 +650,13 @@ impl Agent {
     /// Whether a run is in progress.
     pub fn is_running(&self) -> bool {
         *self.shared.running.borrow()
+    }
+
+    /// A handle that does not keep the agent alive (see [`WeakAgent`]).
+    pub fn downgrade(&self) -> WeakAgent {
+        WeakAgent {
+            shared: Arc::downgrade(&self.shared),
+        }
     }
 
     /// Replaces the active tools (takes effect from the next model request,

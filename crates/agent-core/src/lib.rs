@@ -40,6 +40,7 @@ pub use tool_execution::{execute_tool_call, execute_tool_call_with};
 
 pub use agent::{
     Agent, AgentError, AgentOptions, AgentState, IntoPrompt, QueueMode, RunOutcome, SubscriptionId,
+    WeakAgent,
 };
 pub use agent_loop::{agent_loop, run_agent_loop, run_agent_loop_continue};
 mod compaction;

@@ -394,6 +394,7 @@ impl AgentSessionBuilder {
             compactor,
         };
         session.record_messages();
+        session.activate_added_tools();
         session.refresh();
         Ok(session)
     }
@@ -506,7 +507,55 @@ impl AgentSession {
 
     /// Pushes the active tools and a freshly built system prompt into the agent.
     fn refresh(&self) {
-        let mut inner = self.lock();
+        refresh_agent(&self.inner, &self.agent);
+    }
+
+    /// Tools a result names in `addedToolNames` become active for the next
+    /// request (registered and allowed ones; others are ignored), as in Pi.
+    fn activate_added_tools(&self) {
+        let inner = Arc::downgrade(&self.inner);
+        let agent = self.agent.downgrade();
+        self.agent.subscribe(move |event| {
+            let agent_core::AgentEvent::MessageEnd {
+                message: Message::ToolResult(result),
+            } = event
+            else {
+                return;
+            };
+            if result.added_tool_names.is_empty() {
+                return;
+            }
+            let (Some(inner), Some(agent)) = (inner.upgrade(), agent.upgrade()) else {
+                return;
+            };
+            {
+                let mut state = inner.lock().unwrap_or_else(|p| p.into_inner());
+                let mut active = state.registry.active_names();
+                let mut changed = false;
+                for name in &result.added_tool_names {
+                    if state.registry.is_allowed(name)
+                        && state.registry.get(name).is_some()
+                        && !active.contains(name)
+                    {
+                        active.push(name.clone());
+                        changed = true;
+                    }
+                }
+                if !changed {
+                    return;
+                }
+                state.registry.set_active_tools(&active);
+            }
+            refresh_agent(&inner, &agent);
+        });
+    }
+}
+
+/// Pushes the registry's active tools and a freshly built system prompt
+/// into `agent`.
+fn refresh_agent(inner: &Mutex<SessionInner>, agent: &Agent) {
+    let (tools, prompt) = {
+        let mut inner = inner.lock().unwrap_or_else(|p| p.into_inner());
         let active = inner.registry.active_definitions();
         let mut options = inner.prompt_base.clone();
         options.selected_tools = active.iter().map(|d| d.name().to_string()).collect();
@@ -523,12 +572,13 @@ impl AgentSession {
             .collect();
         let prompt = build_system_prompt(&options);
         inner.system_prompt = prompt.clone();
-        let tools = inner.registry.active_agent_tools();
-        drop(inner);
-        self.agent.set_tools(tools);
-        self.agent.set_system_prompt(prompt);
-    }
+        (inner.registry.active_agent_tools(), prompt)
+    };
+    agent.set_tools(tools);
+    agent.set_system_prompt(prompt);
+}
 
+impl AgentSession {
     /// Appends every finished message to the session file (whichever file
     /// is current when the message ends).
     fn record_messages(&self) {
