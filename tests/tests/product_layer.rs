@@ -750,7 +750,10 @@ async fn added_tool_names_become_active_for_the_next_request() {
         .collect();
     assert_eq!(
         results,
-        [("found hidden".to_string(), false), ("hidden ran".to_string(), false)]
+        [
+            ("found hidden".to_string(), false),
+            ("hidden ran".to_string(), false)
+        ]
     );
     assert_eq!(session.active_tool_names(), ["discover", "hidden"]);
 }

@@ -530,3 +530,39 @@ async fn servers_that_ignore_stream_true_still_work() {
     );
     assert_eq!((msg.usage.input, msg.usage.output), (11, 5));
 }
+
+/// A refused connection names the cause and says it was retried, without
+/// reqwest's "error sending request" wrapper.
+#[tokio::test]
+async fn a_refused_connection_names_the_cause_and_the_retries() {
+    // A port that was just free: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let client = OpenAiClient::new(
+        format!("http://127.0.0.1:{port}/v1"),
+        Some("sk-test".into()),
+    )
+    .with_retry(fast_retry());
+    let msg = complete(
+        &client,
+        &Model::new("openai", "gpt-test"),
+        &ctx(),
+        StreamOptions::default(),
+    )
+    .await;
+    assert_eq!(msg.stop_reason, StopReason::Error);
+    let error = msg.error_message.unwrap_or_default();
+    assert!(
+        error.starts_with("cannot connect to http://127.0.0.1:"),
+        "{error}"
+    );
+    assert!(
+        error.to_lowercase().contains("connection refused"),
+        "{error}"
+    );
+    assert!(error.ends_with("(tried 3 times)"), "{error}");
+    assert!(!error.contains("error sending request"), "{error}");
+}

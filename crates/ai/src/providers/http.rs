@@ -78,6 +78,29 @@ fn error_message(status: reqwest::StatusCode, body: &str) -> String {
     }
 }
 
+/// What went wrong sending a request, in one line: what we tried and the
+/// innermost cause (`Connection refused (os error 111)`), which reqwest's
+/// own text ("error sending request for url") leaves out.
+fn transport_message(error: &reqwest::Error, url: &str) -> String {
+    let mut cause: Option<&dyn std::error::Error> = None;
+    let mut next = std::error::Error::source(error);
+    while let Some(inner) = next {
+        cause = Some(inner);
+        next = inner.source();
+    }
+    let what = if error.is_connect() {
+        "cannot connect to"
+    } else if error.is_timeout() {
+        "timed out talking to"
+    } else {
+        "request failed for"
+    };
+    match cause {
+        Some(cause) => format!("{what} {url}: {cause}"),
+        None => format!("{what} {url}: {error}"),
+    }
+}
+
 /// POSTs `body` as JSON, retrying per `retry`. Returns the successful response.
 pub(crate) async fn post_json(
     http: &reqwest::Client,
@@ -124,13 +147,17 @@ pub(crate) async fn post_json(
                 }
                 Err(e) => (
                     e.is_connect() || e.is_timeout(),
-                    format!("Request failed: {e}"),
+                    transport_message(&e, url),
                     None,
                 ),
             },
         };
         if !retryable || attempt >= retry.max_retries {
-            return Err(RequestFailure::Failed(message));
+            return Err(RequestFailure::Failed(if attempt > 0 {
+                format!("{message} (tried {} times)", attempt + 1)
+            } else {
+                message
+            }));
         }
         let backoff = retry.initial_delay.saturating_mul(1 << attempt.min(16));
         let delay = retry_after.unwrap_or(backoff).min(retry.max_delay);
