@@ -263,6 +263,50 @@ async fn blocked_call_never_executes() {
     assert!(ends.iter().all(|(_, _, e)| *e));
 }
 
+/// Hooks see the run as the batch began, as Pi's hooks do: the system
+/// prompt, the transcript up to the assistant message, the active tools.
+#[tokio::test]
+async fn hooks_see_the_transcript_tools_and_system_prompt() {
+    let (tool, _) = sleeper("sleep").arc();
+    let client = scripted(vec![
+        calls(&[("c1", "sleep", json!({"ms": 1}))]),
+        text("ok"),
+    ]);
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (before_seen, after_seen) = (seen.clone(), seen.clone());
+    run(client, vec![tool], move |c| {
+        c.before_tool_call = Some(Arc::new(move |ctx, _| {
+            let cx = &ctx.context;
+            before_seen.lock().unwrap().push(format!(
+                "before: {} | {} messages, last from {} | tools {:?}",
+                cx.system_prompt,
+                cx.messages.len(),
+                cx.messages.last().map(|m| m.role()).unwrap_or("-"),
+                cx.tools
+                    .iter()
+                    .map(|t| t.name().to_string())
+                    .collect::<Vec<_>>()
+            ));
+            async { Ok(None) }.boxed()
+        }));
+        c.after_tool_call = Some(Arc::new(move |ctx, _| {
+            after_seen
+                .lock()
+                .unwrap()
+                .push(format!("after: {} messages", ctx.context.messages.len()));
+            async { Ok(None) }.boxed()
+        }));
+    })
+    .await;
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "before: test | 2 messages, last from assistant | tools [\"sleep\"]",
+            "after: 2 messages"
+        ]
+    );
+}
+
 #[tokio::test]
 async fn rewritten_args_reach_execute_without_revalidation() {
     let (tool, log) = FnTool::new("t", |_, _, _| async { Ok(AgentToolResult::text("ok")) })

@@ -7,6 +7,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::config::AgentContext;
 use crate::tool::AgentToolResult;
 
 /// What a `before_tool_call` hook sees.
@@ -18,6 +19,10 @@ pub struct BeforeToolCallContext {
     pub tool_call: ToolCall,
     /// Arguments after preparation, coercion and validation.
     pub args: Value,
+    /// The run as the batch began: system prompt, transcript (up to and
+    /// including the assistant message) and active tools. Shared by every
+    /// call of the batch.
+    pub context: Arc<AgentContext>,
 }
 
 /// A `before_tool_call` decision. The default lets the call run unchanged.
@@ -69,6 +74,8 @@ pub struct AfterToolCallContext {
     pub result: AgentToolResult,
     /// Whether the call failed.
     pub is_error: bool,
+    /// The run as the batch began (see [`BeforeToolCallContext::context`]).
+    pub context: Arc<AgentContext>,
 }
 
 /// Replacements an `after_tool_call` hook asks for; each `Some` field replaces the

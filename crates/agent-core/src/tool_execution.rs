@@ -83,6 +83,14 @@ pub(crate) async fn execute_tool_calls(
         return outcome(finished, true);
     }
 
+    let snapshot = snapshot_for_hooks(
+        context,
+        assistant,
+        config.before_tool_call.is_some(),
+        config.after_tool_call.is_some(),
+    );
+    let preparation = Preparation::of(context, config, snapshot.as_ref());
+    let execution = Execution::of(config, snapshot.as_ref());
     let sequential = config.tool_execution == ExecutionMode::Sequential
         || calls.iter().any(|call| {
             find_tool(&context.tools, &call.name)
@@ -98,30 +106,12 @@ pub(crate) async fn execute_tool_calls(
             let prepared = if cancel.is_cancelled() {
                 Prepared::Done(failed(call, ABORTED_MESSAGE, false))
             } else {
-                prepare(
-                    assistant,
-                    call,
-                    &context.tools,
-                    config.before_tool_call.as_ref(),
-                    config.unknown_tool_message.as_ref(),
-                    cancel,
-                    emit,
-                )
-                .await
+                prepare(assistant, call, preparation, cancel, emit).await
             };
             let done = match prepared {
                 Prepared::Done(done) => done,
                 Prepared::Ready { tool, call, args } => {
-                    run_prepared(
-                        assistant,
-                        tool,
-                        call,
-                        args,
-                        Execution::of(config),
-                        cancel,
-                        emit,
-                    )
-                    .await
+                    run_prepared(assistant, tool, call, args, execution, cancel, emit).await
                 }
             };
             emit_end(emit, &done);
@@ -139,16 +129,7 @@ pub(crate) async fn execute_tool_calls(
         let prepared = if cancel.is_cancelled() {
             Prepared::Done(failed(call, ABORTED_MESSAGE, false))
         } else {
-            prepare(
-                assistant,
-                call,
-                &context.tools,
-                config.before_tool_call.as_ref(),
-                config.unknown_tool_message.as_ref(),
-                cancel,
-                emit,
-            )
-            .await
+            prepare(assistant, call, preparation, cancel, emit).await
         };
         match prepared {
             Prepared::Done(done) => {
@@ -166,16 +147,8 @@ pub(crate) async fn execute_tool_calls(
     let futures: Vec<_> = ready
         .into_iter()
         .map(|(index, tool, call, args)| {
-            run_prepared(
-                assistant,
-                tool,
-                call,
-                args,
-                Execution::of(config),
-                cancel,
-                emit,
-            )
-            .map(move |done| (index, done))
+            run_prepared(assistant, tool, call, args, execution, cancel, emit)
+                .map(move |done| (index, done))
         })
         .collect();
     let mut running =
@@ -229,15 +202,67 @@ fn find_tool(tools: &[Arc<dyn AgentTool>], name: &str) -> Option<Arc<dyn AgentTo
     tools.iter().find(|t| t.name() == name).cloned()
 }
 
+/// What preparing the calls of a batch needs besides the call itself.
+#[derive(Clone, Copy)]
+struct Preparation<'a> {
+    tools: &'a [Arc<dyn AgentTool>],
+    before: Option<&'a BeforeToolCallHook>,
+    unknown: Option<&'a UnknownToolMessage>,
+    /// The run as the batch began, for the hooks (built only when a hook is set).
+    snapshot: Option<&'a Arc<AgentContext>>,
+}
+
+impl<'a> Preparation<'a> {
+    fn of(
+        context: &'a AgentContext,
+        config: &'a AgentLoopConfig,
+        snapshot: Option<&'a Arc<AgentContext>>,
+    ) -> Self {
+        Preparation {
+            tools: &context.tools,
+            before: config.before_tool_call.as_ref(),
+            unknown: config.unknown_tool_message.as_ref(),
+            snapshot,
+        }
+    }
+}
+
+/// The run as the batch began, shared by the hooks of its calls; `None`
+/// when no hook would look at it.
+fn snapshot_for_hooks(
+    context: &AgentContext,
+    assistant: &AssistantMessage,
+    before: bool,
+    after: bool,
+) -> Option<Arc<AgentContext>> {
+    (before || after).then(|| {
+        let mut snapshot = context.clone();
+        let last_is_assistant = matches!(
+            snapshot.messages.last(),
+            Some(Message::Assistant(a)) if a.timestamp == assistant.timestamp
+        );
+        if !last_is_assistant {
+            snapshot
+                .messages
+                .push(Message::Assistant(assistant.clone()));
+        }
+        Arc::new(snapshot)
+    })
+}
+
 async fn prepare(
     assistant: &AssistantMessage,
     call: &ToolCall,
-    tools: &[Arc<dyn AgentTool>],
-    before: Option<&BeforeToolCallHook>,
-    unknown: Option<&UnknownToolMessage>,
+    preparation: Preparation<'_>,
     cancel: &CancellationToken,
     emit: &EventSink,
 ) -> Prepared {
+    let Preparation {
+        tools,
+        before,
+        unknown,
+        snapshot,
+    } = preparation;
     let Some(tool) = find_tool(tools, &call.name) else {
         let message = unknown
             .and_then(|explain| explain(&call.name))
@@ -257,6 +282,7 @@ async fn prepare(
             assistant_message: assistant.clone(),
             tool_call: call.clone(),
             args: args.clone(),
+            context: snapshot.cloned().unwrap_or_default(),
         };
         let decision = AssertUnwindSafe(hook(ctx, cancel.clone()))
             .catch_unwind()
@@ -309,13 +335,15 @@ async fn prepare(
 struct Execution<'a> {
     after: Option<&'a AfterToolCallHook>,
     extensions: &'a Extensions,
+    snapshot: Option<&'a Arc<AgentContext>>,
 }
 
 impl<'a> Execution<'a> {
-    fn of(config: &'a AgentLoopConfig) -> Self {
+    fn of(config: &'a AgentLoopConfig, snapshot: Option<&'a Arc<AgentContext>>) -> Self {
         Execution {
             after: config.after_tool_call.as_ref(),
             extensions: &config.tool_extensions,
+            snapshot,
         }
     }
 }
@@ -330,7 +358,11 @@ async fn run_prepared(
     cancel: &CancellationToken,
     emit: &EventSink,
 ) -> Finished {
-    let Execution { after, extensions } = execution;
+    let Execution {
+        after,
+        extensions,
+        snapshot,
+    } = execution;
     // A call that had not started when the run was aborted never starts.
     if cancel.is_cancelled() {
         return failed(&call, ABORTED_MESSAGE, false);
@@ -392,6 +424,7 @@ async fn run_prepared(
             args,
             result: done.result.clone(),
             is_error: done.is_error,
+            context: snapshot.cloned().unwrap_or_default(),
         };
         match AssertUnwindSafe(hook(ctx, cancel.clone()))
             .catch_unwind()
@@ -507,7 +540,20 @@ pub async fn execute_tool_call_with(
             on_update(partial_result.clone());
         }
     });
-    let done = match prepare(&assistant, call, tools, before, None, cancel, &emit).await {
+    // Outside a run the hooks see the tools and no transcript.
+    let snapshot = before.map(|_| {
+        Arc::new(AgentContext {
+            tools: tools.to_vec(),
+            ..Default::default()
+        })
+    });
+    let preparation = Preparation {
+        tools,
+        before,
+        unknown: None,
+        snapshot: snapshot.as_ref(),
+    };
+    let done = match prepare(&assistant, call, preparation, cancel, &emit).await {
         Prepared::Done(done) => done,
         Prepared::Ready { tool, call, args } => {
             run_prepared(
@@ -518,6 +564,7 @@ pub async fn execute_tool_call_with(
                 Execution {
                     after: None,
                     extensions,
+                    snapshot: None,
                 },
                 cancel,
                 &emit,
