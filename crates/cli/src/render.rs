@@ -148,11 +148,28 @@ impl TextRenderer {
                 self.last_header = Some(tool_call_id.clone());
                 self.calls.insert(tool_call_id.clone(), call);
             }
-            AgentEvent::ToolExecutionUpdate { partial_result, .. } => {
+            AgentEvent::ToolExecutionUpdate {
+                tool_name,
+                partial_result,
+                ..
+            } => {
                 if !self.tty {
                     return;
                 }
-                let text = partial_result.text_content();
+                // The tool's own drawing of the partial result, its last
+                // non-empty line as the progress line.
+                let options = RenderResultOptions {
+                    is_partial: true,
+                    ..Default::default()
+                };
+                let view = self.registry.render_result(
+                    tool_name,
+                    partial_result,
+                    &options,
+                    &self.theme,
+                    &self.ctx,
+                );
+                let text = view.to_plain();
                 let Some(last) = text.lines().rev().find(|l| !l.trim().is_empty()) else {
                     return;
                 };
@@ -194,7 +211,12 @@ impl TextRenderer {
                     &self.theme,
                     &self.ctx,
                 );
-                self.block(&view, "  ");
+                // A tool that draws itself gets no indented frame.
+                let indent = match self.registry.render_shell(tool_name) {
+                    coding_agent::RenderShell::SelfDrawn => "",
+                    _ => "  ",
+                };
+                self.block(&view, indent);
             }
             _ => {}
         }

@@ -334,7 +334,8 @@ impl ToolRegistry {
             .collect()
     }
 
-    /// Draws a call: the tool's renderer, else the overridden built-in's, else generic.
+    /// Draws a call: the tool's renderer, else the overridden built-in's,
+    /// else the generic one headed by the tool's label.
     pub fn render_call(
         &self,
         name: &str,
@@ -342,15 +343,24 @@ impl ToolRegistry {
         theme: &Theme,
         ctx: &RenderContext,
     ) -> StyledText {
-        self.entries()
-            .iter()
-            .find(|(d, _)| d.name() == name)
+        let entries = self.entries();
+        let definition = entries.iter().find(|(d, _)| d.name() == name);
+        definition
             .and_then(|(d, _)| d.render_call(args, theme, ctx))
             .or_else(|| {
                 self.builtin(name)
                     .and_then(|b| b.render_call(args, theme, ctx))
             })
-            .unwrap_or_else(|| default_render_call(name, args, theme))
+            .unwrap_or_else(|| {
+                let label = definition.map_or(name, |(d, _)| d.label());
+                default_render_call(label, args, theme)
+            })
+    }
+
+    /// Who draws the frame around `name`'s output (the host unless the
+    /// tool says it draws everything itself).
+    pub fn render_shell(&self, name: &str) -> agent_tool::RenderShell {
+        self.get(name).map(|d| d.render_shell()).unwrap_or_default()
     }
 
     /// Draws a result: the tool's renderer, else the overridden built-in's, else generic.

@@ -263,7 +263,8 @@ pub fn default_render_call(name: &str, args: &serde_json::Value, theme: &Theme) 
     text
 }
 
-/// The generic result view: the text content, at most `max_lines` lines unless expanded.
+/// The generic result view: the text content, at most `max_lines` lines
+/// unless expanded (the first ones, or the latest ones of a partial result).
 pub fn default_render_result(
     result: &agent_core::AgentToolResult,
     options: &RenderResultOptions,
@@ -278,6 +279,18 @@ pub fn default_render_result(
     let body = result.text_content();
     let lines: Vec<&str> = body.lines().collect();
     let mut text = StyledText::new();
+    if options.is_partial && !options.expanded && lines.len() > max_lines {
+        // Progress: the latest lines.
+        let start = lines.len() - max_lines;
+        text.push(StyledLine::styled(
+            format!("... ({start} earlier lines)"),
+            theme.muted,
+        ));
+        for line in &lines[start..] {
+            text.push(StyledLine::styled(*line, style));
+        }
+        return text;
+    }
     let shown = if options.expanded {
         lines.len()
     } else {
