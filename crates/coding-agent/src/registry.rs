@@ -383,3 +383,52 @@ impl ToolRegistry {
             .unwrap_or_else(|| default_render_result(result, options, theme, DEFAULT_PREVIEW_LINES))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_generic_call_line_is_headed_by_the_label() {
+        let tool = agent_tool::tool("word_count")
+            .label("Word Count")
+            .execute(|_: Value, _| async { Ok(AgentToolResult::text("")) });
+        let registry = ToolRegistry::new(vec![tool]);
+        let line = registry
+            .render_call(
+                "word_count",
+                &serde_json::json!({"text": "a"}),
+                &Theme::plain(),
+                &RenderContext::default(),
+            )
+            .to_plain();
+        assert!(line.starts_with("Word Count "), "{line}");
+        // A name no tool has is shown as it is.
+        let line = registry
+            .render_call(
+                "nope",
+                &serde_json::json!({}),
+                &Theme::plain(),
+                &RenderContext::default(),
+            )
+            .to_plain();
+        assert!(line.starts_with("nope"), "{line}");
+    }
+
+    #[test]
+    fn a_partial_result_shows_its_latest_lines() {
+        let text = (1..=30)
+            .map(|n| format!("line {n}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let options = RenderResultOptions {
+            is_partial: true,
+            ..Default::default()
+        };
+        let view =
+            default_render_result(&AgentToolResult::text(text), &options, &Theme::plain(), 10)
+                .to_plain();
+        assert!(view.starts_with("... (20 earlier lines)"), "{view}");
+        assert!(view.trim_end().ends_with("line 30"), "{view}");
+    }
+}
