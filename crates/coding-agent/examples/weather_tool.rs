@@ -75,6 +75,7 @@ impl WeatherTool {
 
     /// Uses separate servers for geocoding and forecasts.
     pub fn with_urls(geocoding: &str, forecast: &str, timeout: Duration) -> Self {
+        agent_ai::providers::install_tls_provider();
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .build()

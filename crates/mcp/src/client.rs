@@ -416,6 +416,7 @@ impl Connection {
             }
             #[cfg(feature = "http")]
             McpTransport::Http { url, headers } => {
+                agent_ai::providers::install_tls_provider();
                 let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
                     http_config(url, headers)?,
                 );

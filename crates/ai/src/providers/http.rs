@@ -339,6 +339,7 @@ pub(crate) async fn read_sse(
 
 /// A shared HTTP client (rustls; connection timeout only, streams may be long).
 pub(crate) fn http_client() -> reqwest::Client {
+    super::install_tls_provider();
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(30))
         .build()

@@ -23,3 +23,32 @@ pub mod sse;
 
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 pub use http::{DEFAULT_IDLE_TIMEOUT, RetryPolicy};
+
+/// Makes the TLS crypto provider of this crate's features (`tls-ring`, the
+/// default, or `tls-aws-lc`) the process's rustls default, unless the
+/// program installed one already. The HTTP providers call it before
+/// building a client; other code that builds a `reqwest` client (an MCP
+/// HTTP client) calls it too. Without either feature it does nothing, and
+/// the program must install a provider itself.
+///
+/// ```
+/// agent_ai::providers::install_tls_provider();
+/// agent_ai::providers::install_tls_provider(); // once is enough; twice is harmless
+/// ```
+pub fn install_tls_provider() {
+    #[cfg(feature = "tls-ring")]
+    let provider = Some(rustls::crypto::ring::default_provider());
+    #[cfg(all(feature = "tls-aws-lc", not(feature = "tls-ring")))]
+    let provider = Some(rustls::crypto::aws_lc_rs::default_provider());
+    #[cfg(not(any(feature = "tls-ring", feature = "tls-aws-lc")))]
+    let provider: Option<()> = None;
+    #[cfg(any(feature = "tls-ring", feature = "tls-aws-lc"))]
+    if let Some(provider) = provider
+        && rustls::crypto::CryptoProvider::get_default().is_none()
+    {
+        // Another thread may win the race: its provider is as good.
+        let _ = provider.install_default();
+    }
+    #[cfg(not(any(feature = "tls-ring", feature = "tls-aws-lc")))]
+    let _ = provider;
+}

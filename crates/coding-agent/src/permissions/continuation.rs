@@ -10,6 +10,8 @@
 enum Context {
     /// Inside `$(...)`, with the number of plain `(` still open in it.
     Substitution(usize),
+    /// Inside `${...}`, where `#` starts no comment.
+    Parameter,
     Backticks,
     Double,
     Single,
@@ -27,6 +29,8 @@ enum Context {
 /// assert_eq!(join_continued_lines("echo # c\\\ntouch x"), "echo # c\\\ntouch x");
 /// // A continuation can make a comment where the text shows a quote.
 /// assert_eq!(join_continued_lines("echo \\\n#'\ntouch x\n#'"), "echo #'\ntouch x\n#'");
+/// // Inside `${...}` a `#` starts no comment.
+/// assert_eq!(join_continued_lines("echo ${x:- #\\\n}"), "echo ${x:- #}");
 /// ```
 pub fn join_continued_lines(text: &str) -> String {
     if !text.contains("\\\n") {
@@ -108,6 +112,10 @@ pub fn join_continued_lines(text: &str) -> String {
                         word_start = true;
                     }
                     '(' if after_dollar => stack.push(Context::Substitution(0)),
+                    '{' if after_dollar => stack.push(Context::Parameter),
+                    '}' if top == Some(Context::Parameter) => {
+                        stack.pop();
+                    }
                     '(' if !double => {
                         if let Some(Context::Substitution(open)) = stack.last_mut() {
                             *open += 1;
@@ -124,7 +132,9 @@ pub fn join_continued_lines(text: &str) -> String {
                             }
                         }
                     }
-                    '#' if !double && at_word_start => stack.push(Context::Comment),
+                    '#' if !double && at_word_start && top != Some(Context::Parameter) => {
+                        stack.push(Context::Comment)
+                    }
                     _ => {}
                 }
             }

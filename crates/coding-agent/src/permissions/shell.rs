@@ -202,11 +202,18 @@ const SPECIAL_VARIABLES: [&str; 16] = [
     "BASH_LOADABLES_PATH",
 ];
 
+/// Variables whose assigned value bash evaluates as arithmetic, where
+/// `a[$(cmd)]` runs `cmd`.
+const ARITHMETIC_VARIABLES: [&str; 6] = [
+    "RANDOM", "SRANDOM", "HISTCMD", "OPTIND", "SECONDS", "LINENO",
+];
+
 /// An assignment bash would turn into running something we cannot see.
 fn dangerous_assignment(word: &str) -> bool {
     let name = word.split_once('=').map(|(n, _)| n).unwrap_or(word);
     let name = name.strip_suffix('+').unwrap_or(name);
-    subscripted_name(name)
+    ARITHMETIC_VARIABLES.contains(&name)
+        || subscripted_name(name)
         || SPECIAL_VARIABLES.contains(&name)
         || name.starts_with("BASH_FUNC_")
         || name.starts_with("BASH_CMDS")
@@ -565,7 +572,11 @@ fn finish(words: Vec<Word>, out: &mut ShellCommands, depth: usize) {
         if is_assignment(&w.text) {
             // An assignment is never plain; some change what bash runs.
             out.plain = false;
-            if dangerous_assignment(&w.text) {
+            // A quoted substitution's text in the value is harmless until
+            // something evaluates the value as arithmetic; not judged here.
+            let value = w.text.split_once('=').map_or("", |(_, v)| v);
+            let literal_substitution = !w.expanded && (value.contains("$(") || value.contains('`'));
+            if dangerous_assignment(&w.text) || literal_substitution {
                 out.opaque = true;
             }
             start += 1;
@@ -819,8 +830,14 @@ fn matching(chars: &[char], open: usize, left: char, right: char) -> Option<usiz
     while i < chars.len() {
         match chars[i] {
             '\\' => i += 1,
-            // A comment runs to the end of the line, quotes and all.
-            '#' if i > open
+            // A nested `${...}`: no comments inside it, whatever encloses it.
+            '$' if chars.get(i + 1) == Some(&'{') && i > open => {
+                i = matching(chars, i + 1, '{', '}')?;
+            }
+            // A comment runs to the end of the line, quotes and all; only
+            // where bash reads commands (`$(...)`), never inside `${...}`.
+            '#' if left == '('
+                && i > open
                 && (chars[i - 1].is_whitespace()
                     || matches!(chars[i - 1], ';' | '&' | '|' | '(' | ')' | '<' | '>'))
                 && chars[..i - 1]
@@ -861,6 +878,8 @@ fn matching(chars: &[char], open: usize, left: char, right: char) -> Option<usiz
                         // A substitution inside the quotes has quotes of
                         // its own.
                         i = matching(chars, i + 1, '(', ')')?;
+                    } else if chars[i] == '$' && chars.get(i + 1) == Some(&'{') {
+                        i = matching(chars, i + 1, '{', '}')?;
                     }
                     i += 1;
                 }
@@ -1082,17 +1101,25 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
                     }
                     continue;
                 }
-                // A file-descriptor number (or `{name}`) before the operator
-                // belongs to it.
-                let fd_name = word
-                    .strip_prefix('{')
-                    .and_then(|w| w.strip_suffix('}'))
-                    .is_some_and(is_name);
-                if in_word
-                    && !quoted
-                    && !expanded
-                    && (word.chars().all(|d| d.is_ascii_digit()) || fd_name)
-                {
+                // A file-descriptor number before the operator belongs to it.
+                if in_word && !quoted && !expanded && word.chars().all(|d| d.is_ascii_digit()) {
+                    word.clear();
+                    in_word = false;
+                }
+                // `{name}<file` opens a descriptor and assigns its number to
+                // `name` (`{PATH}>x` changes what later commands run);
+                // `{a[sub]}<file` evaluates the subscript as arithmetic,
+                // which runs any `$(...)` in it, quotes or not.
+                if in_word && word.starts_with('{') && word.ends_with('}') && word.len() > 2 {
+                    let name = &word[1..word.len() - 1];
+                    if is_name(name) && !quoted && !expanded {
+                        out.plain = false;
+                        if dangerous_assignment(name) {
+                            out.opaque = true;
+                        }
+                    } else {
+                        out.opaque = true;
+                    }
                     word.clear();
                     in_word = false;
                 }
@@ -1863,6 +1890,60 @@ mod unknown_words {
         assert_eq!(parts.lines(), ["ls 2"]);
         let parts = crate::permissions::split_commands("ls 2<x");
         assert_eq!(parts.lines(), ["ls"]);
+    }
+
+    /// The ninth review: `{var}` before a redirection assigns to `var`
+    /// (a subscript runs `$(...)`), `#` inside `${...}` starts no comment,
+    /// and values of arithmetic variables run substitutions.
+    #[test]
+    fn ninth_review_bypasses_are_asked_or_denied() {
+        let allow = PermissionRules::from_lists(
+            &["Bash(ls:*)", "Bash(cat:*)"],
+            &[],
+            &["Bash(rm:*)", "Bash(git push:*)"],
+            Path::new("/w"),
+        )
+        .unwrap();
+        let deny_only = PermissionRules::from_lists(
+            &[],
+            &[],
+            &["Bash(rm:*)", "Bash(git push:*)"],
+            Path::new("/w"),
+        )
+        .unwrap();
+        let judge = |r: &PermissionRules, c: &str| {
+            r.decide(
+                &crate::permissions::shape("bash"),
+                &json!({ "command": c }),
+                Path::new("/w"),
+            )
+            .permission
+        };
+        for command in [
+            "ls {a['$(touch pwned)']}<a.txt",
+            "ls {a['$(rm -f victim)']}<a.txt",
+            "cat {a['$(touch pwned)']}>&2",
+            "ls 'b[$(git push)]'; ls {a[_]}<a.txt",
+            "{ ls; } {PATH}>/dev/null; ls",
+            "{ ls; } {PATH}<a.txt",
+            "if ls; then ls; fi {PATH}<a.txt",
+            "echo ${x:- #}; rm -f victim\n}",
+            "ls ${x:- #}; rm -f victim\n}",
+            "RANDOM='a[$(rm -f victim)]'",
+            "OPTIND='a[$(rm -f v)]' ls",
+            "x='$(rm -f v)' ls",
+        ] {
+            assert_ne!(judge(&allow, command), Permission::Allow, "{command}");
+            assert_ne!(judge(&deny_only, command), Permission::Allow, "{command}");
+        }
+        // An assignment is never allowed by an allow rule; a harmless one
+        // runs where no rule names anything.
+        assert_eq!(judge(&allow, "ls {fd}>/dev/null"), Permission::Ask);
+        assert_eq!(judge(&deny_only, "ls {fd}>/dev/null"), Permission::Allow);
+        // What stays fine.
+        assert_eq!(judge(&allow, "ls 2>/dev/null"), Permission::Allow);
+        assert_eq!(judge(&deny_only, "echo ${x:-a}; ls"), Permission::Allow);
+        assert_eq!(judge(&deny_only, "x=1 ls"), Permission::Allow);
     }
 
     #[test]
