@@ -1,7 +1,7 @@
 //! Landlock: kernel-enforced limits on what a thread may write. The
 //! confined file operations write from a fresh thread that restricts
 //! itself first, a second line of defence behind beneath-resolution.
-//! (Commands are confined by [`sandbox`](super::sandbox) instead.)
+//! (Commands are confined by [`commands`](crate::commands) instead.)
 
 use std::io;
 use std::path::PathBuf;

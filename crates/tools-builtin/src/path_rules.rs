@@ -8,7 +8,7 @@
 //! rule covers are left out of grep's, find's and ls's walks and listings,
 //! and a file a Read deny rule covers is neither opened nor written.
 //! Matching is on the path and on the file it leads to (symlinks followed),
-//! through [`agent_tool::permissions::PathRuleFilter`].
+//! through [`agent_tool::path_filter::PathRuleFilter`].
 
 use std::io::{self, Read};
 use std::path::Path;
