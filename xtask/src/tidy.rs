@@ -47,7 +47,7 @@ const PRODUCT_EXCEPTIONS: &[(&str, &str, &str)] = &[
         "shell programs and builtins (`ls`, `grep`, `find`, `read`, `bash`) in the model of the bash language, not tools",
     ),
     (
-        "permissions/mod.rs",
+        "permissions/rule.rs",
         "=> RuleKind::",
         "the words of the rule grammar (`Read(...)`, `Edit(...)`, `Bash(...)`)",
     ),
