@@ -292,13 +292,13 @@ fn override_inherits_renderers_per_slot_but_never_prompt_metadata() {
         .to_plain(),
         "read result"
     );
-    // A tool without any renderer gets the generic ones.
+    // A tool without any renderer gets the generic ones, headed by its label.
     let mut r2 = ToolRegistry::new(vec![]);
     r2.register_tool(def("plain").bare().arc());
     assert_eq!(
         r2.render_call("plain", &json!({"a": 1}), &theme, &ctx)
             .to_plain(),
-        "plain {\"a\":1}"
+        "Label {\"a\":1}"
     );
 }
 

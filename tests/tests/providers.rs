@@ -196,7 +196,10 @@ async fn openai_http_error_and_exhausted_retries() {
         Reply::status(503, "overloaded"),
     ])
     .await;
-    assert_eq!(msg.error_message.as_deref(), Some("HTTP 503: overloaded"));
+    assert_eq!(
+        msg.error_message.as_deref(),
+        Some("HTTP 503: overloaded (tried 3 times)")
+    );
     assert_eq!(server.requests().len(), 3);
 }
 

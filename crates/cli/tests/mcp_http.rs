@@ -36,6 +36,8 @@ impl Drop for Server {
 impl Server {
     /// rmcp's client, sending the token.
     async fn client(&self) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+        // rmcp's reqwest client needs a TLS provider installed, as in the agent.
+        agent_ai::providers::install_tls_provider();
         let config = StreamableHttpClientTransportConfig::with_uri(self.url.clone())
             .auth_header(self.token.clone());
         ().serve(StreamableHttpClientTransport::from_config(config))

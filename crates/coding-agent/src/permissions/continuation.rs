@@ -67,6 +67,24 @@ pub fn join_continued_lines(text: &str) -> String {
                 }
                 (dollar, word_start) = (false, false);
             }
+            Some(Context::Backticks) => {
+                // The body is raw text up to the next unescaped backtick:
+                // no comments or quotes of its own here.
+                if c == '\\' {
+                    if next != Some('\n') {
+                        out.push(c);
+                        out.extend(next);
+                    }
+                    i += 2;
+                    continue;
+                }
+                out.push(c);
+                if c == '`' {
+                    stack.pop();
+                    word_start = false;
+                }
+                dollar = false;
+            }
             Some(Context::Comment) => {
                 out.push(c);
                 if c == '\n' {
@@ -93,7 +111,8 @@ pub fn join_continued_lines(text: &str) -> String {
                 let at_word_start = word_start;
                 dollar = c == '$';
                 word_start = !double
-                    && (c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>'));
+                    && (matches!(c, ' ' | '\t' | '\n')
+                        || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>'));
                 match c {
                     '"' if double => {
                         stack.pop();

@@ -208,6 +208,12 @@ const ARITHMETIC_VARIABLES: [&str; 6] = [
     "RANDOM", "SRANDOM", "HISTCMD", "OPTIND", "SECONDS", "LINENO",
 ];
 
+/// A blank as bash splits words: space, tab, newline (a carriage return or
+/// a no-break space is part of a word).
+fn is_blank(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n')
+}
+
 /// An assignment bash would turn into running something we cannot see.
 fn dangerous_assignment(word: &str) -> bool {
     let name = word.split_once('=').map(|(n, _)| n).unwrap_or(word);
@@ -615,6 +621,14 @@ fn finish(words: Vec<Word>, out: &mut ShellCommands, depth: usize) {
     match name.as_str() {
         "for" | "select" => {
             out.plain = false;
+            // The loop variable is assigned each item: an arithmetic or
+            // special variable runs what the items hold.
+            if words
+                .get(1)
+                .is_some_and(|v| v.expanded || dangerous_assignment(&v.text))
+            {
+                out.opaque = true;
+            }
             return;
         }
         "case" | "function" | "((" => out.opaque = true,
@@ -627,6 +641,23 @@ fn finish(words: Vec<Word>, out: &mut ShellCommands, depth: usize) {
         && words[1..]
             .iter()
             .any(|w| w.text.contains('[') && w.text != "[" && w.text != "[[")
+    {
+        out.opaque = true;
+    }
+    // A variable name known only when the line runs (`read "$y"`,
+    // `declare "$y=1"`, `[ -v "$y" ]`) may carry a subscript bash
+    // evaluates; a name these builtins assign may be a special one.
+    let tests_a_name = matches!(name.as_str(), "test" | "[" | "[[")
+        && words[1..]
+            .iter()
+            .any(|w| matches!(w.text.as_str(), "-v" | "-R"));
+    if SUBSCRIPT_BUILTINS.contains(&name.as_str())
+        && (!matches!(name.as_str(), "test" | "[" | "[[") || tests_a_name)
+        && words[1..].iter().any(|w| {
+            let named = w.text.split_once('=').map_or(w.text.as_str(), |(n, _)| n);
+            (w.expanded && named.contains('$'))
+                || (!w.text.starts_with('-') && dangerous_assignment(&w.text))
+        })
     {
         out.opaque = true;
     }
@@ -838,7 +869,7 @@ fn matching(chars: &[char], open: usize, left: char, right: char) -> Option<usiz
             // where bash reads commands (`$(...)`), never inside `${...}`.
             '#' if left == '('
                 && i > open
-                && (chars[i - 1].is_whitespace()
+                && (is_blank(chars[i - 1])
                     || matches!(chars[i - 1], ';' | '&' | '|' | '(' | ')' | '<' | '>'))
                 && chars[..i - 1]
                     .iter()
@@ -884,7 +915,9 @@ fn matching(chars: &[char], open: usize, left: char, right: char) -> Option<usiz
                     i += 1;
                 }
             }
-            c if c == left => depth += 1,
+            // Inside `${...}` only a nested `${` (above) nests: bash ends
+            // the expansion at the first `}`.
+            c if c == left && (left != '{' || i == open) => depth += 1,
             c if c == right => {
                 depth -= 1;
                 if depth == 0 {
@@ -1160,7 +1193,7 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
                     end += 1;
                 }
                 let ends_word = chars.get(end).is_none_or(|d| {
-                    d.is_whitespace() || matches!(d, ';' | '&' | '|' | '(' | ')' | '<' | '>')
+                    is_blank(*d) || matches!(d, ';' | '&' | '|' | '(' | ')' | '<' | '>')
                 });
                 let fd_target = op.ends_with('&') && end > j && ends_word;
                 if fd_target {
@@ -1180,7 +1213,10 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
                 continue;
             }
             '\\' => {
-                in_word = true;
+                // A line continuation vanishes: it starts no word.
+                if chars.get(i + 1) != Some(&'\n') {
+                    in_word = true;
+                }
                 match chars.get(i + 1) {
                     Some('\n') => {}
                     Some(&next) => {
@@ -1944,6 +1980,66 @@ mod unknown_words {
         assert_eq!(judge(&allow, "ls 2>/dev/null"), Permission::Allow);
         assert_eq!(judge(&deny_only, "echo ${x:-a}; ls"), Permission::Allow);
         assert_eq!(judge(&deny_only, "x=1 ls"), Permission::Allow);
+    }
+
+    /// The tenth review: a carriage return or no-break space is no blank
+    /// to bash, a `{` inside `${...}` does not nest, backtick bodies are
+    /// raw, `for`/`read` assign special variables, and a variable name
+    /// known only when the line runs can carry a subscript.
+    #[test]
+    fn tenth_review_bypasses_are_asked_or_denied() {
+        let allow = PermissionRules::from_lists(
+            &["Bash(ls:*)", "Bash(cat:*)", "Bash(echo:*)"],
+            &[],
+            &["Bash(rm:*)", "Bash(git push:*)"],
+            Path::new("/w"),
+        )
+        .unwrap();
+        let deny_only =
+            PermissionRules::from_lists(&[], &[], &["Bash(rm:*)"], Path::new("/w")).unwrap();
+        let judge = |r: &PermissionRules, c: &str| {
+            r.decide(
+                &crate::permissions::shape("bash"),
+                &json!({ "command": c }),
+                Path::new("/w"),
+            )
+            .permission
+        };
+        for command in [
+            "echo a\r#; echo \\\n#'\nrm -f victim\n#'",
+            "echo a\u{a0}#; echo \\\n#'\nrm -f victim\n#'",
+            "echo '$(rm -f victim)'; echo a\r# $\\\n{_@P}",
+            "echo ${x:-{}; rm -f victim; echo }",
+            "echo `#`; echo \\\n#'\nrm -f victim\n#'",
+            "echo \"`#`\"; echo \\\n#'\nrm -f victim\n#'",
+            "read RANDOM <<< 'a[$(rm -f victim)]'",
+            "for RANDOM in 'a[$(rm -f victim)]'; do :; done",
+            "for OPTIND in 'a[$(rm -f victim)]'; do :; done",
+            "read PS4 <<< '$(rm -f victim)'; set -x; ls",
+            "for PS4 in '$(rm -f victim)'; do set -x; true; done",
+            "set -a; for BASH_ENV in /dev/stdin; do echo 'rm -f victim' | bash -c true; done",
+            "set -a; read BASH_ENV <<< /dev/stdin; echo 'rm -f victim' | bash -c true",
+            "read y <<< 'a[$(rm -f victim)]'; [ -v \"$y\" ]",
+            "read y <<< 'a[$(rm -f victim)]'; read \"$y\" <<< 1",
+            "read y <<< 'a[$(rm -f victim)]'; declare \"$y=1\"",
+            "for y in 'a[$(rm -f victim)]'; do test -v \"$y\"; done",
+        ] {
+            assert_ne!(judge(&deny_only, command), Permission::Allow, "{command:?}");
+            assert_ne!(judge(&allow, command), Permission::Allow, "{command:?}");
+        }
+        // `>&2` followed by a carriage return writes a file named `2\r`.
+        for command in ["echo x >&2\r", "echo x >&1\u{a0}", "cat a.txt >&2\r"] {
+            assert_eq!(judge(&allow, command), Permission::Ask, "{command:?}");
+        }
+        // What stays fine.
+        for command in ["echo x >&2", "ls 2>/dev/null", "cat a.txt"] {
+            assert_eq!(judge(&allow, command), Permission::Allow, "{command:?}");
+        }
+        assert_eq!(
+            judge(&deny_only, "for f in a b; do echo $f; done"),
+            Permission::Allow
+        );
+        assert_eq!(judge(&deny_only, "read -r line < a.txt"), Permission::Allow);
     }
 
     #[test]
