@@ -286,7 +286,24 @@ impl PermissionRules {
             return default;
         }
         // Only a plain command (literal words, simple quoting, no expansion,
-        // no assignment) can be allowed by a rule.
+        // no assignment) can be allowed by a rule, and only one written in
+        // characters whose meaning to bash the splitter cannot get wrong:
+        // a second line of defence should the model of bash miss a case.
+        let chars: Vec<char> = command.chars().collect();
+        let refused = chars.iter().enumerate().find(|&(i, &c)| {
+            // `$'...'` (ANSI-C quoting, decoded by the splitter) is the one
+            // `$` an allow rule passes.
+            !(allowable_char(c) || (c == '$' && chars.get(i + 1) == Some(&'\'')))
+        });
+        if let Some((_, c)) = refused {
+            return PermissionDecision {
+                permission: Permission::Ask,
+                rule: None,
+                subject: Some(format!(
+                    "{command} (an allow rule never passes the character {c:?})"
+                )),
+            };
+        }
         if parts.opaque || !parts.plain || lines.is_empty() {
             return PermissionDecision {
                 permission: Permission::Ask,
@@ -320,4 +337,53 @@ impl PermissionRules {
             None => default,
         }
     }
+}
+
+/// Characters a command may hold and still be allowed by an allow rule:
+/// letters and digits (any script), space, tab and newline, the quotes,
+/// the separators `;`, `|`, `&`, redirection arrows, and punctuation bash
+/// gives no meaning in a word (`-_./=:,@+%`), plus `~` and the glob
+/// characters `*` and `?` (judged by the splitter). Everything with a
+/// meaning the splitter would have to model (`$` other than in `$'...'`,
+/// backticks, braces, brackets, parentheses, `#`, `!`, a backslash, `^`)
+/// or that bash does not take for
+/// a blank although it looks like one (`\r`, a no-break space) asks.
+///
+/// ```
+/// # use coding_agent::permissions::{Permission, PermissionRules, ToolShape};
+/// # use serde_json::json;
+/// let rules = PermissionRules::from_lists(&["Bash(echo:*)"], &[], &[], "/w".as_ref()).unwrap();
+/// let bash = ToolShape::named("bash").with_command("command");
+/// let decide = |c: &str| rules.decide(&bash, &json!({ "command": c }), "/w".as_ref()).permission;
+/// assert_eq!(decide("echo hello, world: 1+1=2 > /dev/null"), Permission::Allow);
+/// assert_eq!(decide("echo {a,b}"), Permission::Ask);
+/// assert_eq!(decide("echo a\rb"), Permission::Ask);
+/// ```
+fn allowable_char(c: char) -> bool {
+    c.is_alphanumeric()
+        || matches!(
+            c,
+            ' ' | '\t'
+                | '\n'
+                | '\''
+                | '"'
+                | ';'
+                | '|'
+                | '&'
+                | '<'
+                | '>'
+                | '-'
+                | '_'
+                | '.'
+                | '/'
+                | '='
+                | ':'
+                | ','
+                | '@'
+                | '+'
+                | '%'
+                | '*'
+                | '?'
+                | '~'
+        )
 }
