@@ -637,6 +637,22 @@ fn finish(words: Vec<Word>, out: &mut ShellCommands, depth: usize) {
     if CODE_BUILTINS.contains(&name.as_str()) || UNMODELLED_RUNNERS.contains(&name.as_str()) {
         out.opaque = true;
     }
+    // `set` options that change how the rest of the line is read:
+    // history expansion (`!!`, `^a^b`), assignments anywhere in a command
+    // (`-k`), and exporting every assignment (`-a`, so a special variable
+    // set by `${X:=..}` reaches a child shell).
+    if name == "set"
+        && words[1..].iter().any(|w| {
+            let t = w.text.as_str();
+            ((t.starts_with('-') || t.starts_with('+'))
+                && !t.starts_with("--")
+                && t[1..].contains(['H', 'k', 'a']))
+                || matches!(t, "history" | "histexpand" | "keyword" | "allexport")
+                || w.expanded
+        })
+    {
+        out.opaque = true;
+    }
     if SUBSCRIPT_BUILTINS.contains(&name.as_str())
         && words[1..]
             .iter()
@@ -761,7 +777,28 @@ fn finish(words: Vec<Word>, out: &mut ShellCommands, depth: usize) {
                 out.opaque = true;
             }
             match wrapped_command(&name, &g, &texts) {
-                Some(i) if i < texts.len() => finish(words[i..].to_vec(), out, depth),
+                Some(i) if i < texts.len() => {
+                    // xargs appends words from its input to the command:
+                    // a wrapper or shell there runs whatever comes in
+                    // (`echo rm v | xargs env`), and a replace string
+                    // (`-I{}`) can become the program or a script.
+                    if name == "xargs" {
+                        let program = basename(&texts[i]);
+                        let replaces = texts[1..i].iter().any(|t| {
+                            t.starts_with("-I") || t.starts_with("-i") || t.starts_with("--replace")
+                        });
+                        if wrapper_grammar(program).is_some()
+                            || SHELLS.contains(&program)
+                            || UNMODELLED_RUNNERS.contains(&program)
+                            || CODE_BUILTINS.contains(&program)
+                            || program == "find"
+                            || (replaces && texts[i].contains('{'))
+                        {
+                            out.opaque = true;
+                        }
+                    }
+                    finish(words[i..].to_vec(), out, depth)
+                }
                 Some(_) => {}
                 None => out.opaque = true,
             }
@@ -780,6 +817,10 @@ fn finish(words: Vec<Word>, out: &mut ShellCommands, depth: usize) {
                     .find(|&j| texts[j] == ";" || texts[j] == "+")
                     .unwrap_or(texts.len());
                 if end > i + 1 {
+                    // `-exec {} v ;` runs each file found as the program.
+                    if words[i + 1].text.contains("{}") {
+                        out.opaque = true;
+                    }
                     finish(words[i + 1..end].to_vec(), out, depth);
                 }
                 i = end;
@@ -793,6 +834,12 @@ fn finish(words: Vec<Word>, out: &mut ShellCommands, depth: usize) {
 /// shell reading a file or its input, or an option that changes how it
 /// reads (`--rcfile`, `-O expand_aliases`), is opaque.
 fn shell_command(words: &[Word], out: &mut ShellCommands, depth: usize) {
+    // Only bash's grammar is modelled: `sh` (dash here), zsh, ksh and the
+    // rest read the same text otherwise (`echo x &>/dev/null rm v`).
+    if basename(&words[0].text) != "bash" {
+        out.opaque = true;
+        return;
+    }
     let mut command_mode = false;
     let mut i = 1;
     while i < words.len() {
@@ -803,7 +850,9 @@ fn shell_command(words: &[Word], out: &mut ShellCommands, depth: usize) {
         }
         if w.starts_with("--") {
             match w {
-                "--login" | "--noprofile" | "--norc" | "--posix" | "--verbose" | "--noediting"
+                // (`--login` reads profile files from a home the line may
+                // have chosen: opaque below.)
+                "--noprofile" | "--norc" | "--posix" | "--verbose" | "--noediting"
                 | "--restricted" => {
                     i += 1;
                     continue;
@@ -828,8 +877,10 @@ fn shell_command(words: &[Word], out: &mut ShellCommands, depth: usize) {
                             return;
                         }
                     }
-                    'e' | 'u' | 'x' | 'v' | 'l' | 'f' | 'h' | 'B' | 'C' | 'E' | 'H' | 'P' | 'T'
-                    | 'p' | 'r' | 'a' | 'b' | 'm' => {}
+                    // Not `-l` (profile files), `-H` (history expansion) or
+                    // `-k` (assignments anywhere in a command).
+                    'e' | 'u' | 'x' | 'v' | 'f' | 'h' | 'B' | 'C' | 'E' | 'P' | 'T' | 'p' | 'r'
+                    | 'a' | 'b' | 'm' => {}
                     // `-s`, `-i` read commands from the input; others unknown.
                     _ => {
                         out.opaque = true;
@@ -1301,7 +1352,10 @@ fn tokenize(text: &str, out: &mut ShellCommands, depth: usize) -> Vec<Token> {
                 continue;
             }
             '$' if chars.get(i + 1) == Some(&'"') => {
-                // `$"..."`: a translated string, the same words as `"..."`.
+                // `$"..."`: a translated string; the translation, from a
+                // message catalogue the repository may ship, is expanded
+                // like a double-quoted string (`$(...)` in it runs).
+                out.opaque = true;
                 i += 1;
                 continue;
             }
@@ -1444,6 +1498,11 @@ fn simple_parameter(body: &str) -> bool {
         return false;
     }
     let rest = &body[name_len..];
+    // `${PATH:=x}` assigns: only to a variable whose value runs nothing.
+    if (rest.starts_with(":=") || rest.starts_with('=')) && dangerous_assignment(&body[..name_len])
+    {
+        return false;
+    }
     let rest = rest
         .strip_prefix("[@]")
         .or_else(|| rest.strip_prefix("[*]"))
@@ -2040,6 +2099,61 @@ mod unknown_words {
             Permission::Allow
         );
         assert_eq!(judge(&deny_only, "read -r line < a.txt"), Permission::Allow);
+    }
+
+    /// The eleventh review (deny side; the allow side held): commands from
+    /// xargs' input, `find -exec {}`, non-bash shells, login shells,
+    /// history expansion, `set -k`/`-a`, `${X:=..}` on a special variable,
+    /// and `$"..."` translations.
+    #[test]
+    fn eleventh_review_bypasses_are_asked() {
+        let deny_only = PermissionRules::from_lists(
+            &[],
+            &[],
+            &["Bash(rm:*)", "Bash(git push:*)"],
+            Path::new("/w"),
+        )
+        .unwrap();
+        let judge = |c: &str| {
+            deny_only
+                .decide(
+                    &crate::permissions::shape("bash"),
+                    &json!({ "command": c }),
+                    Path::new("/w"),
+                )
+                .permission
+        };
+        for command in [
+            "echo rm v | xargs env",
+            "echo rm v | xargs xargs",
+            "echo rm v | xargs nohup",
+            "echo rm v | xargs timeout 5",
+            "echo git push --dry-run | xargs env",
+            "find /usr/bin -name 'r[m]' -exec {} v \\;",
+            "printf 'rm v' | xargs -I{} sh -c {}",
+            "sh -c 'echo x &>/dev/null rm v'",
+            "dash -c 'echo x &>/dev/null rm v'",
+            "set -o history -H\necho rm v\n!!:1-2",
+            "set -o history -H\necho rm v\n^echo ^",
+            "set -k; echo 'rm v' > e; bash -c : BASH_ENV=./e",
+            "echo 'rm v' > e; set -a; : ${BASH_ENV:=./e}; bash -c :",
+            "echo 'rm v' > e; : \"${BASH_ENV:=./e}\"; bash -c :",
+            "bash -c 'echo $\"hi\"'",
+            "echo 'rm v' > .profile; HOME=. bash -lc :",
+            "echo 'rm v' > .bash_profile; HOME=. bash --login -c :",
+        ] {
+            assert_ne!(judge(command), Permission::Allow, "{command:?}");
+        }
+        // What stays fine.
+        for command in [
+            "set -euo pipefail; ls",
+            "echo a b | xargs echo",
+            "find . -name '*.rs' -exec grep -n x {} +",
+            "bash -c 'ls -la'",
+            "echo ${x:=1}",
+        ] {
+            assert_eq!(judge(command), Permission::Allow, "{command:?}");
+        }
     }
 
     #[test]
