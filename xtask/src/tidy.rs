@@ -57,7 +57,7 @@ const PRODUCT_EXCEPTIONS: &[(&str, &str, &str)] = &[
         "the `Read` rule kind of the rule grammar",
     ),
     (
-        "rpc.rs",
+        "rpc/mod.rs",
         "\"bash\"",
         "the names of Pi's RPC commands (`bash`), not of tools",
     ),

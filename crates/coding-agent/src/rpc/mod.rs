@@ -23,6 +23,8 @@
 //! - `abort` answers once the agent is idle, so a `prompt` sent after its
 //!   response is accepted.
 
+mod command;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -39,6 +41,8 @@ use crate::AgentSession;
 use crate::permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
 use crate::sessions::{EntryKind, SessionManager, bash_execution_text};
 use agent_tool::ToolCallContext;
+
+pub use command::{QueueModeName, RpcCommand, StreamingBehavior};
 
 /// Streaming lines beyond this many waiting for the client are dropped.
 const DELTA_BACKLOG: usize = 1024;
@@ -294,37 +298,25 @@ fn queue_mode_name(mode: QueueMode) -> &'static str {
     }
 }
 
-fn text_field(command: &Value, key: &str) -> Result<String, String> {
-    command
-        .get(key)
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .ok_or_else(|| format!("\"{key}\" must be a string"))
+fn queue_mode(mode: QueueModeName) -> QueueMode {
+    match mode {
+        QueueModeName::All => QueueMode::All,
+        QueueModeName::OneAtATime => QueueMode::OneAtATime,
+    }
 }
 
-/// A user message from `message` and optional `images`.
-fn user_message(command: &Value) -> Result<Message, String> {
-    let text = text_field(command, "message")?;
-    let images = match command.get("images") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|i| {
-                serde_json::from_value::<ImageContent>(i.clone())
-                    .map_err(|e| format!("images: {e}"))
-            })
-            .collect::<Result<Vec<_>, _>>()?,
-        Some(_) => return Err("\"images\" must be a list of image blocks".into()),
-    };
+/// A user message from the command's text and images.
+fn user_message(text: String, images: Option<Vec<ImageContent>>) -> Message {
+    let images = images.unwrap_or_default();
     if images.is_empty() {
-        return Ok(Message::user(text));
+        return Message::user(text);
     }
     let mut blocks = vec![ContentBlock::text(text)];
     blocks.extend(images.into_iter().map(ContentBlock::Image));
-    Ok(Message::User(UserMessage {
+    Message::User(UserMessage {
         content: UserContent::Blocks(blocks),
         timestamp: agent_ai::now_millis(),
-    }))
+    })
 }
 
 impl Server {
@@ -419,22 +411,26 @@ impl Server {
     }
 
     async fn handle(self: &Arc<Self>, command: Value) -> Result<Value, String> {
-        let kind = command.get("type").and_then(Value::as_str).unwrap_or("");
+        let command = RpcCommand::parse(&command)?;
         let agent = self.session.agent().clone();
-        match kind {
-            "prompt" => {
-                let message = user_message(&command)?;
+        match command {
+            RpcCommand::Prompt {
+                message,
+                images,
+                streaming_behavior,
+            } => {
+                let message = user_message(message, images);
                 if agent.is_running() {
-                    return match command.get("streamingBehavior").and_then(Value::as_str) {
-                        Some("steer") => {
+                    return match streaming_behavior {
+                        Some(StreamingBehavior::Steer) => {
                             agent.steer(message);
                             Ok(Value::Null)
                         }
-                        Some("followUp") => {
+                        Some(StreamingBehavior::FollowUp) => {
                             agent.follow_up(message);
                             Ok(Value::Null)
                         }
-                        _ => Err("the agent is running: give streamingBehavior \"steer\" or \"followUp\"".into()),
+                        None => Err("the agent is running: give streamingBehavior \"steer\" or \"followUp\"".into()),
                     };
                 }
                 let session = self.session.clone();
@@ -449,15 +445,15 @@ impl Server {
                 }
                 Ok(Value::Null)
             }
-            "steer" => {
-                agent.steer(user_message(&command)?);
+            RpcCommand::Steer { message, images } => {
+                agent.steer(user_message(message, images));
                 Ok(Value::Null)
             }
-            "follow_up" => {
-                agent.follow_up(user_message(&command)?);
+            RpcCommand::FollowUp { message, images } => {
+                agent.follow_up(user_message(message, images));
                 Ok(Value::Null)
             }
-            "abort" => {
+            RpcCommand::Abort => {
                 // As Pi: answered once the agent is idle.
                 self.stop_run().await;
                 if agent.is_running() {
@@ -468,7 +464,7 @@ impl Server {
                 }
                 Ok(Value::Null)
             }
-            "new_session" => {
+            RpcCommand::NewSession { parent_session } => {
                 self.stop_run().await;
                 let (dir, recorded) = match self.manager() {
                     Some(m) => (
@@ -489,9 +485,9 @@ impl Server {
                 } else {
                     SessionManager::in_memory(self.session.cwd())
                 };
-                if let Some(parent) = command.get("parentSession").and_then(Value::as_str) {
+                if let Some(parent) = parent_session {
                     manager
-                        .new_session(Some(parent.to_string()))
+                        .new_session(Some(parent))
                         .map_err(|e| e.to_string())?;
                 }
                 self.session
@@ -499,11 +495,9 @@ impl Server {
                     .map_err(|e| e.to_string())?;
                 Ok(json!({"cancelled": false}))
             }
-            "get_state" => Ok(self.state()),
-            "get_messages" => Ok(json!({"messages": agent.messages()})),
-            "set_model" => {
-                let provider = text_field(&command, "provider")?;
-                let model_id = text_field(&command, "modelId")?;
+            RpcCommand::GetState => Ok(self.state()),
+            RpcCommand::GetMessages => Ok(json!({"messages": agent.messages()})),
+            RpcCommand::SetModel { provider, model_id } => {
                 let current = agent.state().model;
                 let model = if self.options.models.is_empty() {
                     (provider == current.provider).then(|| {
@@ -524,26 +518,23 @@ impl Server {
                 self.session.set_model(model.clone());
                 Ok(serde_json::to_value(model).unwrap_or(Value::Null))
             }
-            "compact" => {
+            RpcCommand::Compact {
+                custom_instructions,
+            } => {
                 if agent.is_running() {
                     return Err("the agent is running; abort it or wait before compacting".into());
                 }
-                let instructions = command.get("customInstructions").and_then(Value::as_str);
                 self.session
-                    .compact(instructions)
+                    .compact(custom_instructions.as_deref())
                     .await
                     .map(|r| r.to_json())
             }
-            "set_auto_compaction" => {
-                let on = command
-                    .get("enabled")
-                    .and_then(Value::as_bool)
-                    .ok_or("\"enabled\" must be true or false")?;
-                self.session.compactor().set_auto(on);
+            RpcCommand::SetAutoCompaction { enabled } => {
+                self.session.compactor().set_auto(enabled);
                 Ok(Value::Null)
             }
-            "bash" => self.bash(&text_field(&command, "command")?).await,
-            "abort_bash" => {
+            RpcCommand::Bash { command } => self.bash(&command).await,
+            RpcCommand::AbortBash => {
                 if let Some(cancel) = self
                     .bash_cancel
                     .lock()
@@ -554,19 +545,17 @@ impl Server {
                 }
                 Ok(Value::Null)
             }
-            "get_session_stats" => Ok(self.stats()),
-            "switch_session" => {
-                let path = text_field(&command, "sessionPath")?;
+            RpcCommand::GetSessionStats => Ok(self.stats()),
+            RpcCommand::SwitchSession { session_path } => {
                 self.stop_run().await;
-                let manager =
-                    SessionManager::open(std::path::Path::new(&path)).map_err(|e| e.to_string())?;
+                let manager = SessionManager::open(std::path::Path::new(&session_path))
+                    .map_err(|e| e.to_string())?;
                 self.session
                     .switch_session(manager)
                     .map_err(|e| e.to_string())?;
                 Ok(json!({"cancelled": false}))
             }
-            "fork" => {
-                let entry_id = text_field(&command, "entryId")?;
+            RpcCommand::Fork { entry_id } => {
                 self.stop_run().await;
                 let store = self.manager().ok_or("this conversation is not recorded")?;
                 let (forked, text) = {
@@ -598,7 +587,7 @@ impl Server {
                     .map_err(|e| e.to_string())?;
                 Ok(json!({"text": text, "cancelled": false}))
             }
-            "get_fork_messages" => {
+            RpcCommand::GetForkMessages => {
                 let store = self.manager().ok_or("this conversation is not recorded")?;
                 let manager = store.lock().unwrap_or_else(|p| p.into_inner());
                 let messages: Vec<Value> = manager
@@ -618,9 +607,10 @@ impl Server {
                     .collect();
                 Ok(json!({"messages": messages}))
             }
-            "get_last_assistant_text" => Ok(json!({"text": self.session.last_assistant_text()})),
-            "set_session_name" => {
-                let name = text_field(&command, "name")?;
+            RpcCommand::GetLastAssistantText => {
+                Ok(json!({"text": self.session.last_assistant_text()}))
+            }
+            RpcCommand::SetSessionName { name } => {
                 let store = self.manager().ok_or("this conversation is not recorded")?;
                 store
                     .lock()
@@ -629,21 +619,15 @@ impl Server {
                     .map_err(|e| e.to_string())?;
                 Ok(Value::Null)
             }
-            "set_steering_mode" | "set_follow_up_mode" => {
-                let mode = match command.get("mode").and_then(Value::as_str) {
-                    Some("all") => QueueMode::All,
-                    Some("one-at-a-time") => QueueMode::OneAtATime,
-                    _ => return Err("\"mode\" must be \"all\" or \"one-at-a-time\"".into()),
-                };
-                if kind == "set_steering_mode" {
-                    agent.set_steering_mode(mode);
-                } else {
-                    agent.set_follow_up_mode(mode);
-                }
+            RpcCommand::SetSteeringMode { mode } => {
+                agent.set_steering_mode(queue_mode(mode));
                 Ok(Value::Null)
             }
-            "get_commands" => Ok(json!({"commands": []})),
-            other => Err(format!("Unknown command: {other}")),
+            RpcCommand::SetFollowUpMode { mode } => {
+                agent.set_follow_up_mode(queue_mode(mode));
+                Ok(Value::Null)
+            }
+            RpcCommand::GetCommands => Ok(json!({"commands": []})),
         }
     }
 

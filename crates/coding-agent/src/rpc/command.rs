@@ -1,0 +1,161 @@
+//! [`RpcCommand`]: the commands a client sends, as typed values.
+
+use agent_ai::ImageContent;
+use serde::Deserialize;
+
+/// What to do with a `prompt` that arrives while the agent is running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StreamingBehavior {
+    /// Deliver it after the current batch of tool calls.
+    Steer,
+    /// Deliver it when the agent would stop.
+    FollowUp,
+}
+
+/// How queued steering or follow-up messages are delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueueModeName {
+    /// All queued messages at once.
+    All,
+    /// One per turn.
+    OneAtATime,
+}
+
+/// One command of Pi's RPC protocol, by its `type`. Unknown fields are
+/// ignored, as Pi does; a missing or mistyped field is an error naming it.
+///
+/// ```
+/// use coding_agent::rpc::RpcCommand;
+/// let command = RpcCommand::parse(&serde_json::json!({"type": "bash", "command": "ls"})).unwrap();
+/// assert!(matches!(command, RpcCommand::Bash { ref command } if command == "ls"));
+/// let err = RpcCommand::parse(&serde_json::json!({"type": "fly"})).unwrap_err();
+/// assert_eq!(err, "Unknown command: fly");
+/// ```
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RpcCommand {
+    /// Starts a run with a user message (or queues it while one runs).
+    Prompt {
+        /// The text.
+        message: String,
+        /// Images sent with it (`null` or absent: none).
+        #[serde(default)]
+        images: Option<Vec<ImageContent>>,
+        /// What to do while the agent is running.
+        #[serde(default, rename = "streamingBehavior")]
+        streaming_behavior: Option<StreamingBehavior>,
+    },
+    /// Queues a steering message.
+    Steer {
+        /// The text.
+        message: String,
+        /// Images sent with it (`null` or absent: none).
+        #[serde(default)]
+        images: Option<Vec<ImageContent>>,
+    },
+    /// Queues a follow-up message.
+    FollowUp {
+        /// The text.
+        message: String,
+        /// Images sent with it (`null` or absent: none).
+        #[serde(default)]
+        images: Option<Vec<ImageContent>>,
+    },
+    /// Stops the run; answered once the agent is idle.
+    Abort,
+    /// Starts a new session (file).
+    NewSession {
+        /// The session this one continues from.
+        #[serde(default, rename = "parentSession")]
+        parent_session: Option<String>,
+    },
+    /// The session's state.
+    GetState,
+    /// The transcript.
+    GetMessages,
+    /// Switches the model.
+    SetModel {
+        /// The provider.
+        provider: String,
+        /// The model id.
+        #[serde(rename = "modelId")]
+        model_id: String,
+    },
+    /// Summarises the older conversation now.
+    Compact {
+        /// Steers the summary.
+        #[serde(default, rename = "customInstructions")]
+        custom_instructions: Option<String>,
+    },
+    /// Turns automatic compaction on or off.
+    SetAutoCompaction {
+        /// On or off.
+        enabled: bool,
+    },
+    /// Runs a command for the user with the session's shell tool.
+    Bash {
+        /// The command line.
+        command: String,
+    },
+    /// Cancels the running `bash` command.
+    AbortBash,
+    /// Token and message counts.
+    GetSessionStats,
+    /// Continues in another session file.
+    SwitchSession {
+        /// Its path.
+        #[serde(rename = "sessionPath")]
+        session_path: String,
+    },
+    /// Forks the session at a user message.
+    Fork {
+        /// The entry.
+        #[serde(rename = "entryId")]
+        entry_id: String,
+    },
+    /// The user messages a fork can start from.
+    GetForkMessages,
+    /// The last assistant message's text.
+    GetLastAssistantText,
+    /// Names the session.
+    SetSessionName {
+        /// The name.
+        name: String,
+    },
+    /// How steering messages are delivered.
+    SetSteeringMode {
+        /// The mode.
+        mode: QueueModeName,
+    },
+    /// How follow-up messages are delivered.
+    SetFollowUpMode {
+        /// The mode.
+        mode: QueueModeName,
+    },
+    /// The slash commands the client may offer.
+    GetCommands,
+}
+
+impl RpcCommand {
+    /// Reads a command from its JSON object.
+    ///
+    /// # Errors
+    /// `Unknown command: TYPE`, or `TYPE: what is wrong` for a field that
+    /// is missing or of the wrong type.
+    pub fn parse(value: &serde_json::Value) -> Result<Self, String> {
+        let kind = value
+            .get("type")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("");
+        RpcCommand::deserialize(value).map_err(|e| {
+            if e.to_string().starts_with("unknown variant") {
+                format!("Unknown command: {kind}")
+            } else {
+                format!("{kind}: {e}")
+            }
+        })
+    }
+}
