@@ -1,6 +1,6 @@
 //! A custom typed tool run through the agent loop with the scripted provider.
 //!
-//! Run it with `cargo run -p agent-core --example custom_tool`. It prints every
+//! Run it with `cargo run -p agent-tool --example custom_tool`. It prints every
 //! event of the run as one JSON line, the same stream the CLI's JSON mode emits.
 
 use std::sync::Arc;
