@@ -1976,8 +1976,17 @@ mod unknown_words {
 
     use super::super::{Permission, PermissionRules};
 
-    /// Options between a program and its subcommand do not hide it.
-    /// git's own programs and its configuration from the environment.
+    /// What `rules` decide for the bash command `command`.
+    fn bash_decision(rules: &PermissionRules, command: &str) -> Permission {
+        rules
+            .decide(
+                &crate::permissions::shape("bash"),
+                &json!({ "command": command }),
+                Path::new("/w"),
+            )
+            .permission
+    }
+
     #[test]
     fn an_escaped_digit_is_an_argument_not_a_descriptor() {
         // Bash reads `ls \2<x` as `ls 2` with input from x.
@@ -2006,14 +2015,7 @@ mod unknown_words {
             Path::new("/w"),
         )
         .unwrap();
-        let judge = |r: &PermissionRules, c: &str| {
-            r.decide(
-                &crate::permissions::shape("bash"),
-                &json!({ "command": c }),
-                Path::new("/w"),
-            )
-            .permission
-        };
+        let judge = bash_decision;
         for command in [
             "ls {a['$(touch pwned)']}<a.txt",
             "ls {a['$(rm -f victim)']}<a.txt",
@@ -2056,14 +2058,7 @@ mod unknown_words {
         .unwrap();
         let deny_only =
             PermissionRules::from_lists(&[], &[], &["Bash(rm:*)"], Path::new("/w")).unwrap();
-        let judge = |r: &PermissionRules, c: &str| {
-            r.decide(
-                &crate::permissions::shape("bash"),
-                &json!({ "command": c }),
-                Path::new("/w"),
-            )
-            .permission
-        };
+        let judge = bash_decision;
         for command in [
             "echo a\r#; echo \\\n#'\nrm -f victim\n#'",
             "echo a\u{a0}#; echo \\\n#'\nrm -f victim\n#'",
@@ -2114,15 +2109,7 @@ mod unknown_words {
             Path::new("/w"),
         )
         .unwrap();
-        let judge = |c: &str| {
-            deny_only
-                .decide(
-                    &crate::permissions::shape("bash"),
-                    &json!({ "command": c }),
-                    Path::new("/w"),
-                )
-                .permission
-        };
+        let judge = |c: &str| bash_decision(&deny_only, c);
         for command in [
             "echo rm v | xargs env",
             "echo rm v | xargs xargs",
@@ -2156,18 +2143,12 @@ mod unknown_words {
         }
     }
 
+    /// git's own programs and its configuration from the environment.
     #[test]
     fn git_push_by_other_names_is_asked() {
         let r =
             PermissionRules::from_lists(&[], &[], &["Bash(git push:*)"], Path::new("/w")).unwrap();
-        let judge = |c: &str| {
-            r.decide(
-                &crate::permissions::shape("bash"),
-                &json!({ "command": c }),
-                Path::new("/w"),
-            )
-            .permission
-        };
+        let judge = |c: &str| bash_decision(&r, c);
         for command in [
             "/usr/lib/git-core/git-push origin HEAD:b1",
             "GIT_CONFIG_PARAMETERS=\"'alias.p=push'\" git p origin",
@@ -2180,6 +2161,7 @@ mod unknown_words {
         assert_eq!(judge("git status"), Permission::Allow);
     }
 
+    /// Options between a program and its subcommand do not hide it.
     #[test]
     fn options_before_a_subcommand_do_not_hide_it() {
         let r = PermissionRules::from_lists(
@@ -2196,14 +2178,7 @@ mod unknown_words {
             Path::new("/w"),
         )
         .unwrap();
-        let judge = |c: &str| {
-            r.decide(
-                &crate::permissions::shape("bash"),
-                &json!({ "command": c }),
-                Path::new("/w"),
-            )
-            .permission
-        };
+        let judge = |c: &str| bash_decision(&r, c);
         for command in [
             "git -C . push",
             "git -c k=v push origin",
@@ -2224,14 +2199,7 @@ mod unknown_words {
     fn a_word_known_only_when_it_runs_asks_when_a_rule_might_match() {
         let r =
             PermissionRules::from_lists(&[], &[], &["Bash(git push:*)"], Path::new("/w")).unwrap();
-        let judge = |c: &str| {
-            r.decide(
-                &crate::permissions::shape("bash"),
-                &json!({ "command": c }),
-                Path::new("/w"),
-            )
-            .permission
-        };
+        let judge = |c: &str| bash_decision(&r, c);
         assert_eq!(judge("git push origin"), Permission::Deny);
         assert_eq!(judge("sub=push; git $sub origin"), Permission::Ask);
         assert_eq!(judge("git pu* origin"), Permission::Ask);
