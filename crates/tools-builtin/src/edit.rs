@@ -18,6 +18,19 @@ use agent_tool::ops::{FileOps, WriteConflict};
 /// between its read and its write.
 const MAX_CONFLICT_RETRIES: usize = 20;
 
+/// Waits before re-applying an edit that lost a race: longer after each
+/// loss, and by a varying amount, so two writers retrying in step do not
+/// keep colliding (without it, one of two processes editing a file in a
+/// tight loop could lose every one of its retries). At most 3 ms per
+/// attempt; runs on the blocking thread of the edit.
+fn conflict_backoff(attempt: usize) {
+    let jitter = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::from(d.subsec_nanos() % 1_000));
+    let micros = (100 * (attempt as u64 + 1)).min(2_000) + jitter;
+    std::thread::sleep(std::time::Duration::from_micros(micros));
+}
+
 /// The largest file `edit` takes on (64 MiB): it holds the file and a few
 /// views of it in memory, so a huge (or sparse) file is refused up front.
 pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
@@ -200,6 +213,7 @@ impl TypedTool for EditTool {
                     Ok(outcome) => break (text, bom.len(), applied, outcome),
                     Err(e) if WriteConflict::is(&e) && attempt < MAX_CONFLICT_RETRIES => {
                         tracing::debug!(path = %target.display(), attempt, "file changed while editing; retrying");
+                        conflict_backoff(attempt);
                     }
                     Err(e) if WriteConflict::is(&e) => {
                         return Err(ToolError::new(format!(
