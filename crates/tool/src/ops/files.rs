@@ -4,6 +4,7 @@ use std::io::{self, Read};
 use std::path::Path;
 
 use super::replace::{WriteConflict, WriteOutcome, write_file, write_file_if_unchanged};
+use super::search::{FileMatches, SearchRequest, search_files};
 use super::walk::{WalkEntry, WalkOptions, WalkVisitor};
 
 /// What the tools need to know about a path (symlinks followed).
@@ -86,6 +87,23 @@ pub trait FileOps: Send + Sync {
     /// Whether something exists at `path` (symlinks followed).
     fn exists(&self, path: &Path) -> bool {
         self.metadata(path).is_ok()
+    }
+    /// Runs a content search (grep's): walk, match, context lines.
+    ///
+    /// The default is [`search_files`] over this implementation's own
+    /// [`walk`](FileOps::walk) and [`open_read`](FileOps::open_read), so a
+    /// wrapper that hides or refuses files applies to every file searched.
+    /// A remote backend overrides it to run the whole search on the other
+    /// side as one request.
+    ///
+    /// # Errors
+    /// See [`search_files`].
+    fn search(
+        &self,
+        request: &SearchRequest,
+        cancel: &agent_core::CancellationToken,
+    ) -> io::Result<Vec<FileMatches>> {
+        search_files(self, request, cancel)
     }
     /// Walks a directory tree for grep and find: hidden entries included,
     /// `.git` skipped, symlinks not followed, `visit` called for every entry

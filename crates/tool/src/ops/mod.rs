@@ -12,6 +12,7 @@ mod files;
 mod process;
 pub mod process_tree;
 pub mod replace;
+pub mod search;
 pub mod walk;
 
 use std::sync::Arc;
@@ -22,6 +23,7 @@ pub use process::{
     CALL_MARKER_VAR, ExecEnd, ExecRequest, LocalProcessOps, OutputSink, ProcessOps, resolve_shell,
     run_local_with,
 };
+pub use search::{FileMatches, MAX_SEARCHED_LINE, SearchRequest, search_files};
 pub use replace::{WriteConflict, WriteMethod, WriteOutcome, write_file, write_file_if_unchanged};
 pub use walk::{WalkEntry, WalkOptions, WalkVisitor};
 
