@@ -26,7 +26,27 @@ pub enum Command {
     /// Trust a project: let its .pi/settings.json start programs (MCP
     /// servers, shellPath, shellCommandPrefix) with the values it has now.
     Trust(TrustArgs),
+    /// The remote end of `--remote`: serve file and process operations on
+    /// stdin and stdout (started by the client, not by hand).
+    #[command(hide = true)]
+    Helper(HelperArgs),
 }
+
+/// `coding-agent helper`.
+#[derive(Debug, Args)]
+pub struct HelperArgs {
+    /// Exit 0 if this helper speaks protocol version N, 1 otherwise.
+    #[arg(long, value_name = "N")]
+    pub accepts: Option<u32>,
+    /// Confine the operations served: off, read-only or workspace-write.
+    #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode)]
+    pub sandbox: Option<agent_sandbox::SandboxMode>,
+}
+
+/// What `--remote` accepts.
+pub const REMOTE_HELP: &str = "Run the tools on another machine: ssh://[user@]host[:port]/path, docker://container/path, podman://container/path, kubectl://[namespace/]pod[/container]//path, or exec:COMMAND (a command whose stdin and stdout reach a POSIX shell there).
+
+The tools run through a helper (this program in helper mode): a compatible coding-agent on the remote's PATH, or a copy of this binary uploaded to ~/.cache/coding-agent/helpers (0700, verified by checksum) when the remote's OS and architecture match. --sandbox applies on the remote side.";
 
 /// `coding-agent trust`.
 #[derive(Debug, Args)]
@@ -68,6 +88,10 @@ pub struct McpArgs {
     /// can enforce it): off, read-only or workspace-write.
     #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode, long_help = SANDBOX_HELP)]
     pub sandbox: Option<agent_sandbox::SandboxMode>,
+    /// Run the tools on another machine (ssh://, docker://, podman://,
+    /// kubectl://, exec:).
+    #[arg(long, value_name = "URI", long_help = REMOTE_HELP)]
+    pub remote: Option<String>,
     /// Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
     /// (port 0 picks a free one; the address is printed on stderr).
     #[arg(long, value_name = "HOST:PORT")]
@@ -137,6 +161,10 @@ pub struct ToolArgs {
     /// exactly what is blocked).
     #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode, long_help = SANDBOX_HELP)]
     pub sandbox: Option<agent_sandbox::SandboxMode>,
+    /// Run the tools on another machine (ssh://, docker://, podman://,
+    /// kubectl://, exec:).
+    #[arg(long, value_name = "URI", long_help = REMOTE_HELP)]
+    pub remote: Option<String>,
 }
 
 /// `coding-agent demo`.
@@ -203,6 +231,10 @@ pub struct RunArgs {
     /// exactly what is blocked).
     #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode, long_help = SANDBOX_HELP)]
     pub sandbox: Option<agent_sandbox::SandboxMode>,
+    /// Run the tools on another machine (ssh://, docker://, podman://,
+    /// kubectl://, exec:).
+    #[arg(long, value_name = "URI", long_help = REMOTE_HELP)]
+    pub remote: Option<String>,
     /// Model API.
     #[arg(long, value_enum)]
     pub provider: Option<ProviderKind>,

@@ -15,6 +15,7 @@ mod mcp_cmd;
 mod mcp_servers;
 mod prompt;
 mod provider;
+mod remote;
 mod render;
 mod run;
 mod sandbox;
@@ -78,8 +79,8 @@ fn main() {
         match cli.command {
             Some(Command::Tool(t)) => {
                 let outcome = match (&t.batch, &t.name) {
-                    (Some(source), _) => tool_cmd::batch(source, t.cwd.as_deref(), t.sandbox).await,
-                    (None, Some(name)) => tool_cmd::single(name, t.cwd.as_deref(), t.args.as_deref().unwrap_or("{}"), t.sandbox).await,
+                    (Some(source), _) => tool_cmd::batch(source, t.cwd.as_deref(), t.sandbox, t.remote.as_deref()).await,
+                    (None, Some(name)) => tool_cmd::single(name, t.cwd.as_deref(), t.args.as_deref().unwrap_or("{}"), t.sandbox, t.remote.as_deref()).await,
                     (None, None) => Err(tool_cmd::UsageError(
                         "give a tool name (coding-agent tool read --args '{\"path\":\"x\"}') or --batch FILE".into(),
                     )),
@@ -94,6 +95,7 @@ fn main() {
             }
             Some(Command::Demo(d)) => demo::run(d).await,
             Some(Command::Trust(t)) => trust_cmd::run(t),
+            Some(Command::Helper(h)) => remote::helper(&h).await,
             Some(Command::Mcp(m)) => mcp_cmd::run(m, mcp_logs.unwrap_or_default()).await,
             None => run::run(cli.run).await,
         }

@@ -36,14 +36,39 @@ pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
     };
     // Which tools: the flags and allowedTools, as for the agent; every
     // allowed built-in is served (not only Pi's default active four).
-    let (tools, policy) = match crate::sandbox::tools(&cwd, &settings, args.sandbox, true) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("coding-agent mcp: {e}");
-            return 2;
-        }
+    // With --remote the tools run there, confined by the helper's sandbox.
+    let remote = match &args.remote {
+        Some(uri) => match crate::remote::connect(uri, args.sandbox).await {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("coding-agent mcp: {e}");
+                return 2;
+            }
+        },
+        None => None,
     };
-    tracing::info!(sandbox = %policy.mode, "MCP server tools");
+    let (tools, cwd) = match &remote {
+        Some(remote) => {
+            let cwd = crate::remote::remote_dir(remote, args.cwd.as_deref());
+            match crate::remote::tools(remote, &cwd, &settings) {
+                Ok(t) => (t, cwd),
+                Err(e) => {
+                    eprintln!("coding-agent mcp: {e}");
+                    return 2;
+                }
+            }
+        }
+        None => match crate::sandbox::tools(&cwd, &settings, args.sandbox, true) {
+            Ok((tools, policy)) => {
+                tracing::info!(sandbox = %policy.mode, "MCP server tools");
+                (tools, cwd)
+            }
+            Err(e) => {
+                eprintln!("coding-agent mcp: {e}");
+                return 2;
+            }
+        },
+    };
     let mut registry = ToolRegistry::new(tools.all());
     registry.set_settings_allowed_tools(settings.allowed_tools());
     registry.apply_selection(ToolSelection {
@@ -63,7 +88,11 @@ pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
         }
     };
     let definitions = registry.definitions();
-    let server = McpToolServer::new(definitions, coding_agent::tool_extensions(&cwd, &settings))
+    let mut extensions = coding_agent::tool_extensions(&cwd, &settings);
+    if let Some(remote) = &remote {
+        extensions.insert(remote.mutation_queue());
+    }
+    let server = McpToolServer::new(definitions, extensions)
         .with_log_sink(logs)
         .with_permissions(coding_agent::permissions::PermissionGate::new(
             rules, None, &cwd, "MCP mode",

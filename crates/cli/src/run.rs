@@ -53,6 +53,9 @@ pub struct SessionTools {
     pub permissions: PermissionGate,
     /// Where the conversation is recorded.
     pub session: Option<coding_agent::sessions::SessionManager>,
+    /// The mutation queue of the tools' file system, when it is not this
+    /// machine's (a remote keys files by its own paths).
+    pub queue: Option<coding_agent::FileMutationQueue>,
 }
 
 /// Assembles the session from flags, like any program using the crates would.
@@ -69,8 +72,12 @@ pub fn build_session(
         extra: extra_tools,
         permissions,
         session,
+        queue,
     } = tools;
     let mut builder = AgentSessionBuilder::new(model, client);
+    if let Some(queue) = queue {
+        builder = builder.tool_extension(queue);
+    }
     if let Some(session) = session {
         builder = builder.session_manager(session);
     }
@@ -184,13 +191,60 @@ pub async fn run(args: RunArgs) -> i32 {
     // Only the terminal text mode asks; print, JSON and RPC modes never do.
     let may_ask = !args.print && args.mode == Mode::Text && !args.list_tools;
     crate::trust_cmd::apply(&mut settings, &cwd, may_ask);
-    let (builtins, policy) = match crate::sandbox::tools(&cwd, &settings, args.sandbox, false) {
-        Ok((tools, policy)) => (tools.all(), policy),
+    let listing = args.list_tools || args.print_system_prompt;
+    // The session is opened first: a continued one names its remote.
+    let mut recorded = if listing {
+        None
+    } else {
+        match crate::session_cmd::open(&args, &cwd).await {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("coding-agent: {e}");
+                return 2;
+            }
+        }
+    };
+    let remote_uri = args
+        .remote
+        .clone()
+        .or_else(|| recorded.as_ref().and_then(|s| s.header().remote.clone()));
+    let remote = match &remote_uri {
+        Some(uri) => match crate::remote::connect(uri, args.sandbox).await {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("coding-agent: {e}");
+                return 2;
+            }
+        },
+        None => None,
+    };
+    if let (Some(session), Some(uri)) = (recorded.as_mut(), &remote_uri) {
+        session.set_remote(uri.clone());
+    }
+    // Where the tools run: here, or the remote's directory.
+    let tools_cwd = remote
+        .as_ref()
+        .map(|r| r.cwd().to_path_buf())
+        .unwrap_or_else(|| cwd.clone());
+    let queue = remote.as_ref().map(|r| r.mutation_queue());
+    let (local_tools, policy) = match crate::sandbox::tools(&cwd, &settings, args.sandbox, false) {
+        Ok(x) => x,
         Err(e) => {
             eprintln!("coding-agent: {e}");
             return 2;
         }
     };
+    let builtins = match &remote {
+        Some(r) => match crate::remote::tools(r, &tools_cwd, &settings) {
+            Ok(t) => t.all(),
+            Err(e) => {
+                eprintln!("coding-agent: {e}");
+                return 2;
+            }
+        },
+        None => local_tools.all(),
+    };
+    let cwd = tools_cwd;
     let rules = match PermissionRules::from_settings(&settings, &cwd) {
         Ok(r) => r,
         Err(e) => {
@@ -218,6 +272,7 @@ pub async fn run(args: RunArgs) -> i32 {
                 extra: mcp_tools,
                 permissions: PermissionGate::new(rules, None, &cwd, "this mode"),
                 session: None,
+                queue,
             },
         );
         if args.list_tools {
@@ -231,7 +286,14 @@ pub async fn run(args: RunArgs) -> i32 {
     }
 
     if args.mode == Mode::Rpc {
-        return rpc(args, cwd, settings, rules, builtins, mcp_tools, mcp_updates).await;
+        let tools = SessionTools {
+            builtins,
+            extra: mcp_tools,
+            permissions: PermissionGate::new(rules, None, &cwd, "RPC mode"),
+            session: recorded,
+            queue,
+        };
+        return rpc(args, cwd, settings, tools, mcp_updates).await;
     }
     let mut prompt = args.prompt.join(" ");
     let stdin_tty = std::io::stdin().is_terminal();
@@ -268,18 +330,12 @@ pub async fn run(args: RunArgs) -> i32 {
     } else {
         PermissionGate::new(rules, None, &cwd, "text mode without a terminal")
     };
-    let recorded = match crate::session_cmd::open(&args, &cwd).await {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("coding-agent: {e}");
-            return 2;
-        }
-    };
     let tools = SessionTools {
         builtins,
         extra: mcp_tools,
         permissions,
         session: recorded,
+        queue,
     };
     let session = build_session(&args, &cwd, settings, client, model, tools);
     if let Some(updates) = mcp_updates {
@@ -342,9 +398,7 @@ async fn rpc(
     args: RunArgs,
     cwd: PathBuf,
     settings: Settings,
-    rules: PermissionRules,
-    builtins: Vec<coding_agent::ToolDefinition>,
-    mcp_tools: Vec<coding_agent::ToolDefinition>,
+    tools: SessionTools,
     mcp_updates: Option<agent_mcp::McpToolUpdates>,
 ) -> i32 {
     use coding_agent::rpc::{RpcOptions, RpcPermissionPrompt, run_rpc};
@@ -355,20 +409,9 @@ async fn rpc(
             return 2;
         }
     };
-    let recorded = match crate::session_cmd::open(&args, &cwd).await {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("coding-agent: {e}");
-            return 2;
-        }
-    };
     let prompt = RpcPermissionPrompt::new();
-    let tools = SessionTools {
-        builtins,
-        extra: mcp_tools,
-        permissions: PermissionGate::new(rules, Some(Arc::new(prompt.clone())), &cwd, "RPC mode"),
-        session: recorded,
-    };
+    let mut tools = tools;
+    tools.permissions = tools.permissions.with_prompt(Arc::new(prompt.clone()));
     let session = build_session(&args, &cwd, settings, client, model, tools);
     if let Some(updates) = mcp_updates {
         updates.keep_session_updated(&session);

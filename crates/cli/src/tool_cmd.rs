@@ -30,11 +30,24 @@ pub async fn run_one(
     args: Value,
     cancel: CancellationToken,
     sandbox: Option<agent_sandbox::SandboxMode>,
+    remote: Option<&agent_remote::Remote>,
 ) -> Result<(AgentToolResult, bool), UsageError> {
-    let mut settings = Settings::load(cwd).map_err(|e| UsageError(e.to_string()))?;
-    crate::trust_cmd::apply(&mut settings, cwd, false);
+    // On a remote, `cwd` is there; the settings are this machine's.
+    let settings_dir = match remote {
+        Some(_) => resolve_cwd(None)?,
+        None => cwd.to_path_buf(),
+    };
+    let mut settings = Settings::load(&settings_dir).map_err(|e| UsageError(e.to_string()))?;
+    crate::trust_cmd::apply(&mut settings, &settings_dir, false);
     let settings = Arc::new(settings);
-    let (tools, _) = crate::sandbox::tools(cwd, &settings, sandbox, false).map_err(UsageError)?;
+    let tools = match remote {
+        Some(remote) => crate::remote::tools(remote, cwd, &settings).map_err(UsageError)?,
+        None => {
+            crate::sandbox::tools(cwd, &settings, sandbox, false)
+                .map_err(UsageError)?
+                .0
+        }
+    };
     let definition = tools.tool(name).map_err(|e| UsageError(e.to_string()))?;
     if let Some(allowed) = settings.allowed_tools()
         && !allowed.iter().any(|a| a == name)
@@ -52,7 +65,10 @@ pub async fn run_one(
         .with_tools(Arc::new(move |n: &str| {
             (n == declared.name()).then(|| declared.clone())
         }));
-    let extensions = coding_agent::tool_extensions(cwd, &settings);
+    let mut extensions = coding_agent::tool_extensions(cwd, &settings);
+    if let Some(remote) = remote {
+        extensions.insert(remote.mutation_queue());
+    }
     let hook = (!gate.is_empty()).then(|| gate.hook());
     let call = ToolCall::new("call_1", name, args);
     Ok(execute_tool_call_with(
@@ -91,10 +107,22 @@ pub async fn single(
     cwd: Option<&Path>,
     args: &str,
     sandbox: Option<agent_sandbox::SandboxMode>,
+    remote: Option<&str>,
 ) -> Result<(), UsageError> {
     let args: Value = serde_json::from_str(args)
         .map_err(|e| UsageError(format!("--args is not valid JSON: {e}")))?;
-    let cwd = resolve_cwd(cwd)?;
+    let remote = match remote {
+        Some(uri) => Some(
+            crate::remote::connect(uri, sandbox)
+                .await
+                .map_err(UsageError)?,
+        ),
+        None => None,
+    };
+    let cwd = match &remote {
+        Some(r) => crate::remote::remote_dir(r, cwd),
+        None => resolve_cwd(cwd)?,
+    };
     let cancel = CancellationToken::new();
     let ctrl_c = cancel.clone();
     tokio::spawn(async move {
@@ -115,7 +143,7 @@ pub async fn single(
             async move { finished.notified().await }
         },
     );
-    let (result, is_error) = run_one(name, &cwd, args, cancel, sandbox).await?;
+    let (result, is_error) = run_one(name, &cwd, args, cancel, sandbox, remote.as_ref()).await?;
     crate::print_line(&result_json(&result, is_error).to_string());
     done.notify_one();
     Ok(())
@@ -142,6 +170,7 @@ async fn run_case(
     line: &str,
     default_cwd: &Path,
     sandbox: Option<agent_sandbox::SandboxMode>,
+    remote: Option<agent_remote::Remote>,
 ) -> Value {
     let parsed: Result<Case, _> = serde_json::from_str(line);
     let case = match parsed {
@@ -176,7 +205,10 @@ async fn run_case(
     let args = case.args.clone();
     // A panic anywhere in the case still yields its line.
     let joined =
-        tokio::spawn(async move { run_one(&name, &cwd, args, cancel, sandbox).await }).await;
+        tokio::spawn(
+            async move { run_one(&name, &cwd, args, cancel, sandbox, remote.as_ref()).await },
+        )
+        .await;
     let (result, is_error) = match joined {
         Ok(Ok(r)) => r,
         Ok(Err(usage)) => (AgentToolResult::error(usage.0), true),
@@ -196,8 +228,21 @@ pub async fn batch(
     source: &str,
     cwd: Option<&Path>,
     sandbox: Option<agent_sandbox::SandboxMode>,
+    remote: Option<&str>,
 ) -> Result<(), UsageError> {
-    let default_cwd = resolve_cwd(cwd)?;
+    // One channel for the whole batch.
+    let remote = match remote {
+        Some(uri) => Some(
+            crate::remote::connect(uri, sandbox)
+                .await
+                .map_err(UsageError)?,
+        ),
+        None => None,
+    };
+    let default_cwd = match &remote {
+        Some(r) => crate::remote::remote_dir(r, cwd),
+        None => resolve_cwd(cwd)?,
+    };
     let reader: Box<dyn BufRead + Send> = if source == "-" {
         Box::new(std::io::BufReader::new(std::io::stdin()))
     } else {
@@ -221,7 +266,7 @@ pub async fn batch(
         number += 1;
         let out = match String::from_utf8(line) {
             Ok(line) if line.trim().is_empty() => continue,
-            Ok(line) => run_case(&line, &default_cwd, sandbox).await,
+            Ok(line) => run_case(&line, &default_cwd, sandbox, remote.clone()).await,
             // One bad line is one error result; the rest still run.
             Err(_) => json!({
                 "id": null,

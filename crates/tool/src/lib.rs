@@ -66,7 +66,7 @@ pub use decorate::{Decorated, decorate};
 pub use definition::{
     PathAccess, PathArgument, RenderCallFn, RenderResultFn, ToolDefinition, ToolHints, ToolLookup,
 };
-pub use mutation_queue::{FileMutationQueue, queue_key};
+pub use mutation_queue::{FileMutationQueue, KeyFn, queue_key};
 pub use ops::{FileOps, LocalFileOps, LocalProcessOps, Operations, ProcessOps};
 pub use render::{
     RenderContext, RenderResultOptions, RenderShell, Span, StyledLine, StyledText, Theme,

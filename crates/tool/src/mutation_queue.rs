@@ -31,7 +31,11 @@ use std::sync::{Arc, Mutex};
 #[derive(Clone, Default)]
 pub struct FileMutationQueue {
     entries: Arc<Mutex<HashMap<PathBuf, Entry>>>,
+    key: Option<KeyFn>,
 }
+
+/// Computes a queue key for a path (see [`FileMutationQueue::keyed_by`]).
+pub type KeyFn = Arc<dyn Fn(&Path) -> io::Result<PathBuf> + Send + Sync>;
 
 struct Entry {
     lock: Arc<tokio::sync::Mutex<()>>,
@@ -70,6 +74,26 @@ impl FileMutationQueue {
         Self::default()
     }
 
+    /// An empty queue for files that live elsewhere (a remote machine, a
+    /// container): `key` names a file the way that file system resolves
+    /// it, so two spellings of one file share a queue there too. Seen from
+    /// here, `/srv/app/../app/x` and a symlink to it mean nothing; only the
+    /// other side can tell they are one file.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use agent_tool::FileMutationQueue;
+    /// // A file system where every name is one file.
+    /// let queue = FileMutationQueue::keyed_by(Arc::new(|_: &std::path::Path| Ok("/one".into())));
+    /// # let _ = queue;
+    /// ```
+    pub fn keyed_by(key: KeyFn) -> Self {
+        FileMutationQueue {
+            entries: Arc::default(),
+            key: Some(key),
+        }
+    }
+
     /// Runs `operation` when every earlier operation on the same file has finished.
     ///
     /// Fails only if the path's key cannot be computed (an I/O error other than
@@ -78,7 +102,10 @@ impl FileMutationQueue {
     where
         F: Future<Output = T>,
     {
-        let key = queue_key(path)?;
+        let key = match &self.key {
+            Some(key) => key(path)?,
+            None => queue_key(path)?,
+        };
         let lock = {
             let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
             let entry = entries.entry(key.clone()).or_insert_with(|| Entry {

@@ -139,6 +139,12 @@ impl PermissionGate {
         self
     }
 
+    /// The same gate with asks going to `prompt`.
+    pub fn with_prompt(mut self, prompt: Arc<dyn PermissionPrompt>) -> Self {
+        self.prompt = Some(prompt);
+        self
+    }
+
     /// Whether there is any rule.
     pub fn is_empty(&self) -> bool {
         self.rules.is_empty()

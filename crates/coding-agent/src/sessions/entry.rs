@@ -26,6 +26,11 @@ pub struct SessionHeader {
     /// The session this one was forked from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_session: Option<String>,
+    /// Where the tools ran, when not on this machine (a remote URI such as
+    /// `ssh://host/srv/app`): continuing the session reconnects there.
+    /// Our addition; Pi ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
 }
 
 fn one() -> u64 {

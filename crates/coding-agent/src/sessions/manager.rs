@@ -139,6 +139,7 @@ impl SessionManager {
                 timestamp: iso_now(),
                 cwd: cwd.display().to_string(),
                 parent_session: None,
+                remote: None,
             },
             entries: Vec::new(),
             by_id: HashMap::new(),
@@ -666,6 +667,12 @@ impl SessionManager {
     /// The current leaf.
     pub fn leaf_id(&self) -> Option<&str> {
         self.leaf.as_deref()
+    }
+
+    /// Records where the tools run (a remote URI) in the header. A file
+    /// already written keeps the header it has.
+    pub fn set_remote(&mut self, remote: impl Into<String>) {
+        self.header.remote = Some(remote.into());
     }
 
     /// The header.

@@ -23,8 +23,8 @@ pub use process::{
     CALL_MARKER_VAR, ExecEnd, ExecRequest, LocalProcessOps, OutputSink, ProcessOps, resolve_shell,
     run_local_with,
 };
-pub use search::{FileMatches, MAX_SEARCHED_LINE, SearchRequest, search_files};
 pub use replace::{WriteConflict, WriteMethod, WriteOutcome, write_file, write_file_if_unchanged};
+pub use search::{FileMatches, MAX_SEARCHED_LINE, SearchRequest, search_files};
 pub use walk::{WalkEntry, WalkOptions, WalkVisitor};
 
 /// The shared operations of a tool set.

@@ -59,10 +59,10 @@ use std::time::Duration;
 
 use rustix::fs::{AtFlags, CWD, FileType, FlockOperation, Mode, OFlags, RenameFlags, Stat};
 use rustix::io::Errno;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How [`write_file`] put the content into the file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum WriteMethod {
     /// The file did not exist; it was created through a temporary file.
@@ -74,7 +74,7 @@ pub enum WriteMethod {
 }
 
 /// What [`write_file`] did, for a tool's `details`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WriteOutcome {
     /// The way the content went in.
     pub method: WriteMethod,

@@ -368,4 +368,3 @@ fn read_capped_line<R: BufRead>(
         }
     }
 }
-

@@ -1,0 +1,690 @@
+//! One live channel to a helper: start the transport, bring the helper up
+//! (uploading it when needed), then multiplex requests over the channel.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use agent_core::CancellationToken;
+use sha2::Digest;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::mpsc;
+
+use crate::protocol::{
+    Hello, LINE_PREFIX, Op, PROTOCOL_VERSION, READY_LINE, Reply, Request, Response, read_frame,
+    write_frame,
+};
+use crate::{RemoteError, RemoteOptions, RemoteTarget};
+
+/// A reply and its body.
+pub(crate) type Incoming = (Reply, Vec<u8>);
+
+/// Where the replies of one request go.
+pub(crate) enum Waiter {
+    /// A blocking caller (the file operations run on blocking threads).
+    Sync(std::sync::mpsc::Sender<Incoming>),
+    /// An async caller (commands).
+    Async(mpsc::UnboundedSender<Incoming>),
+}
+
+impl Waiter {
+    fn deliver(&self, incoming: Incoming) -> bool {
+        match self {
+            Waiter::Sync(tx) => tx.send(incoming).is_ok(),
+            Waiter::Async(tx) => tx.send(incoming).is_ok(),
+        }
+    }
+}
+
+/// Whether the link is up, and why it went down.
+struct Link {
+    pending: Mutex<Pending>,
+    last_heard: Mutex<Instant>,
+}
+
+struct Pending {
+    /// `None` once the link is down (with the reason in `lost`).
+    waiters: Option<HashMap<u64, Waiter>>,
+    lost: String,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Link {
+    fn fail(&self, reason: String) {
+        let mut pending = lock(&self.pending);
+        if pending.waiters.take().is_some() {
+            tracing::info!(%reason, "remote: the link is down");
+            pending.lost = reason;
+        }
+        // Dropping the waiters wakes every caller with "lost".
+    }
+}
+
+/// A live channel.
+pub(crate) struct Connection {
+    outgoing: mpsc::UnboundedSender<(Request, Vec<u8>)>,
+    link: Arc<Link>,
+    next_id: AtomicU64,
+    /// Fires to tear the transport down.
+    teardown: CancellationToken,
+    target: String,
+    pub(crate) hello: Hello,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.teardown.cancel();
+    }
+}
+
+impl Connection {
+    /// Whether the link is still up.
+    pub(crate) fn is_alive(&self) -> bool {
+        lock(&self.link.pending).waiters.is_some()
+    }
+
+    /// The error every call gets once the link is down.
+    pub(crate) fn lost(&self) -> io::Error {
+        let reason = lock(&self.link.pending).lost.clone();
+        io::Error::new(
+            io::ErrorKind::ConnectionAborted,
+            format!(
+                "the connection to {} was lost ({reason}); the next call reconnects",
+                self.target
+            ),
+        )
+    }
+
+    /// Sends a request whose replies go to `waiter`; returns its id.
+    pub(crate) fn send(&self, op: Op, body: Vec<u8>, waiter: Waiter) -> io::Result<u64> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        {
+            let mut pending = lock(&self.link.pending);
+            let Some(waiters) = pending.waiters.as_mut() else {
+                drop(pending);
+                return Err(self.lost());
+            };
+            waiters.insert(id, waiter);
+        }
+        if self.outgoing.send((Request { id, op }, body)).is_err() {
+            return Err(self.lost());
+        }
+        Ok(id)
+    }
+
+    /// Sends a request without waiting for anything (cancels).
+    pub(crate) fn notify(&self, op: Op) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let _ = self.outgoing.send((Request { id, op }, Vec::new()));
+    }
+
+    /// Sends a request and blocks this thread until its one answer.
+    pub(crate) fn call(&self, op: Op, body: Vec<u8>) -> io::Result<Incoming> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.send(op, body, Waiter::Sync(tx))?;
+        rx.recv().map_err(|_| self.lost())
+    }
+
+    /// Stops the transport now (the link goes down).
+    pub(crate) fn close(&self, reason: &str) {
+        self.link.fail(reason.to_string());
+        self.teardown.cancel();
+    }
+}
+
+/// The shell script that brings the helper up on the other side: use a
+/// compatible `coding-agent` on PATH, else a cached upload, else ask for
+/// an upload. It is one `{ ... }` group so the shell reads all of it before
+/// running any of it: nothing after it on stdin is taken for script.
+fn bootstrap_script(target: &RemoteTarget, checksum: &str, sandbox: Option<&str>) -> String {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let cd = match target.path() {
+        Some(p) => format!("cd -- {} 2>/dev/null || fail nodir\n", quote(p)),
+        None => String::new(),
+    };
+    let args = match sandbox {
+        Some(mode) => format!("helper --sandbox {}", quote(mode)),
+        None => "helper".to_string(),
+    };
+    format!(
+        r#"{{
+fail() {{ echo "{LINE_PREFIX}$*"; exit 1; }}
+{cd}if command -v coding-agent >/dev/null 2>&1 && coding-agent helper --accepts {PROTOCOL_VERSION} >/dev/null 2>&1; then exec coding-agent {args}; fi
+d="${{XDG_CACHE_HOME:-$HOME/.cache}}/coding-agent/helpers"
+b="$d/coding-agent-{checksum}"
+if [ -f "$b" ] && [ -x "$b" ] && [ -O "$b" ] && [ ! -L "$b" ] && [ -O "$d" ] && [ ! -L "$d" ]; then exec "$b" {args}; fi
+echo "{LINE_PREFIX}need $(uname -s) $(uname -m)"
+read n || exit 1
+umask 077
+mkdir -p "$d" || fail fail cannot create "$d"
+[ -O "$d" ] && [ ! -L "$d" ] || fail fail "$d" is not owned by this user
+chmod 700 "$d" || fail fail cannot protect "$d"
+t="$d/.upload.$$"
+head -c "$n" > "$t" || fail fail cannot write "$t"
+s=$( (sha256sum "$t" || shasum -a 256 "$t") 2>/dev/null | cut -d' ' -f1)
+[ "$s" = "{checksum}" ] || {{ rm -f "$t"; fail fail the upload does not match its checksum, or neither sha256sum nor shasum is installed; }}
+chmod 700 "$t" && mv -f "$t" "$b" && exec "$b" {args}
+fail fail cannot run "$b"
+}}
+"#
+    )
+}
+
+/// The SHA-256 of the helper binary, computed once per path.
+fn checksum_of(path: &Path) -> io::Result<String> {
+    static CACHE: Mutex<Vec<(std::path::PathBuf, String)>> = Mutex::new(Vec::new());
+    if let Some((_, sum)) = lock(&CACHE).iter().find(|(p, _)| p == path) {
+        return Ok(sum.clone());
+    }
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = sha2::Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    let sum: String = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    lock(&CACHE).push((path.to_path_buf(), sum.clone()));
+    Ok(sum)
+}
+
+/// `uname -s` / `uname -m` in Rust's names.
+fn matches_local(os: &str, arch: &str) -> bool {
+    let os = os.to_ascii_lowercase();
+    let arch = match arch {
+        "amd64" => "x86_64",
+        "arm64" => "aarch64",
+        other => other,
+    };
+    os == std::env::consts::OS && arch == std::env::consts::ARCH
+}
+
+/// Variables the transport keeps even though their names look secret:
+/// they say how to reach the other side, not what to do there.
+const TRANSPORT_VARS: &[&str] = &[
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "KUBECONFIG",
+    "DOCKER_HOST",
+    "DOCKER_CONFIG",
+    "DOCKER_CONTEXT",
+    "DOCKER_CERT_PATH",
+    "DOCKER_TLS_VERIFY",
+    "CONTAINER_HOST",
+];
+
+/// Classifies a transport that ended before the helper was ready.
+fn classify(target: &RemoteTarget, status: Option<i32>, stderr: &str) -> RemoteError {
+    let detail = stderr.trim().to_string();
+    let lower = detail.to_ascii_lowercase();
+    let target_text = target.to_string();
+    if target.is_ssh() {
+        if lower.contains("host key verification failed")
+            || lower.contains("remote host identification has changed")
+            || lower.contains("no matching host key")
+        {
+            return RemoteError::HostKey {
+                target: target_text,
+                detail,
+            };
+        }
+        if lower.contains("permission denied") || lower.contains("too many authentication failures")
+        {
+            return RemoteError::Auth {
+                target: target_text,
+                detail,
+            };
+        }
+        if status == Some(255) {
+            return RemoteError::Unreachable {
+                target: target_text,
+                detail,
+            };
+        }
+    }
+    RemoteError::Closed {
+        target: target_text,
+        status,
+        detail,
+    }
+}
+
+/// Opens a channel to `target` and brings the helper up.
+pub(crate) async fn establish(
+    target: &RemoteTarget,
+    options: &RemoteOptions,
+) -> Result<Connection, RemoteError> {
+    let control = if target.is_ssh() && options.multiplex {
+        match crate::target::control_dir() {
+            Ok(dir) => Some(dir),
+            Err(e) => {
+                tracing::warn!(error = %e, "remote: no SSH multiplexing");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let argv = target.command_line(control.as_deref());
+    let mut command = Command::new(&argv[0]);
+    command
+        .args(&argv[1..])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    // The agent's own secrets (API keys) stay here; a transport that
+    // forwards variables (ssh's SendEnv) then has none to forward.
+    let hiding = agent_sandbox::SandboxPolicy::off();
+    for (name, value) in std::env::vars_os() {
+        let (Some(name), Some(value)) = (name.to_str(), value.to_str()) else {
+            continue;
+        };
+        if !TRANSPORT_VARS.contains(&name) && hiding.hides_var(name, value) {
+            command.env_remove(name);
+        }
+    }
+    let mut child = command.spawn().map_err(|source| RemoteError::Spawn {
+        program: argv[0].clone(),
+        source,
+    })?;
+    let (Some(mut stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err(RemoteError::Protocol {
+            detail: "the transport's pipes are missing".into(),
+        });
+    };
+    let stderr_tail = Arc::new(Mutex::new(String::new()));
+    tokio::spawn(collect_stderr(stderr, stderr_tail.clone()));
+
+    let checksum = match &options.helper_binary {
+        Some(path) => checksum_of(path).map_err(|e| RemoteError::Upload {
+            detail: format!("cannot read the helper binary {}: {e}", path.display()),
+        })?,
+        None => "none".to_string(),
+    };
+    let script = bootstrap_script(target, &checksum, options.sandbox.as_deref());
+    let mut stdout = BufReader::new(stdout);
+    let start = tokio::time::timeout(
+        options.connect_timeout,
+        bring_up(target, options, &script, &mut stdin, &mut stdout),
+    )
+    .await;
+    let failure = match start {
+        Ok(Ok(hello)) => {
+            return Ok(run(
+                target,
+                options,
+                child,
+                stdin,
+                stdout,
+                hello,
+                stderr_tail,
+            ));
+        }
+        Ok(Err(e)) => e,
+        Err(_) => RemoteError::Timeout {
+            target: target.to_string(),
+            seconds: options.connect_timeout.as_secs(),
+        },
+    };
+    let failure = match failure {
+        RemoteError::Closed { .. } => {
+            // The transport ended: its exit status and stderr say why.
+            let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .and_then(|s| s.code());
+            // Let the stderr reader catch up with the last lines.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let tail = lock(&stderr_tail).clone();
+            classify(target, status, &tail)
+        }
+        other => other,
+    };
+    let _ = child.start_kill();
+    Err(failure)
+}
+
+async fn collect_stderr(stderr: tokio::process::ChildStderr, tail: Arc<Mutex<String>>) {
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::debug!(%line, "remote stderr");
+        let mut tail = lock(&tail);
+        tail.push_str(&line);
+        tail.push('\n');
+        if tail.len() > 8192 {
+            let cut = tail.len() - 4096;
+            let cut = (cut..tail.len())
+                .find(|i| tail.is_char_boundary(*i))
+                .unwrap_or(0);
+            tail.drain(..cut);
+        }
+    }
+}
+
+/// Sends the script, answers an upload request, and reads the greeting.
+async fn bring_up(
+    target: &RemoteTarget,
+    options: &RemoteOptions,
+    script: &str,
+    stdin: &mut ChildStdin,
+    stdout: &mut BufReader<ChildStdout>,
+) -> Result<Hello, RemoteError> {
+    let closed = || RemoteError::Closed {
+        target: target.to_string(),
+        status: None,
+        detail: String::new(),
+    };
+    stdin
+        .write_all(script.as_bytes())
+        .await
+        .map_err(|_| closed())?;
+    stdin.flush().await.map_err(|_| closed())?;
+    let mut uploaded = false;
+    let mut noise = 0usize;
+    loop {
+        let mut line = Vec::new();
+        let n = (&mut *stdout)
+            .take(4096)
+            .read_until(b'\n', &mut line)
+            .await
+            .map_err(|_| closed())?;
+        if n == 0 {
+            return Err(closed());
+        }
+        let line = String::from_utf8_lossy(&line);
+        let line = line.trim_end();
+        if line == READY_LINE {
+            break;
+        }
+        let Some(said) = line.strip_prefix(LINE_PREFIX) else {
+            // A login banner or a profile's chatter: not ours.
+            noise += 1;
+            if noise > 1000 {
+                return Err(RemoteError::Protocol {
+                    detail: "the remote shell prints endlessly instead of starting the helper"
+                        .into(),
+                });
+            }
+            tracing::debug!(%line, "remote: ignored output before the helper");
+            continue;
+        };
+        let mut words = said.split_whitespace();
+        match words.next() {
+            Some("need") => {
+                let os = words.next().unwrap_or("?").to_string();
+                let arch = words.next().unwrap_or("?").to_string();
+                let binary = match &options.helper_binary {
+                    Some(b) if !uploaded && options.upload && matches_local(&os, &arch) => b,
+                    _ => {
+                        return Err(RemoteError::HelperMissing {
+                            target: target.to_string(),
+                            os,
+                            arch,
+                            uploadable: options.helper_binary.is_some() && options.upload,
+                        });
+                    }
+                };
+                let data = tokio::fs::read(binary)
+                    .await
+                    .map_err(|e| RemoteError::Upload {
+                        detail: format!("cannot read {}: {e}", binary.display()),
+                    })?;
+                tracing::info!(bytes = data.len(), %target, "remote: uploading the helper");
+                let upload = async {
+                    stdin
+                        .write_all(format!("{}\n", data.len()).as_bytes())
+                        .await?;
+                    stdin.write_all(&data).await?;
+                    stdin.flush().await
+                };
+                upload.await.map_err(|e| RemoteError::Upload {
+                    detail: format!("the channel closed during the upload: {e}"),
+                })?;
+                uploaded = true;
+            }
+            Some("nodir") => {
+                return Err(RemoteError::NoDirectory {
+                    target: target.to_string(),
+                    path: target.path().unwrap_or("").to_string(),
+                });
+            }
+            Some("fail") => {
+                return Err(RemoteError::Upload {
+                    detail: words.collect::<Vec<_>>().join(" "),
+                });
+            }
+            _ => tracing::debug!(%line, "remote: unknown bootstrap line"),
+        }
+    }
+    let frame = read_frame::<_, Response>(stdout)
+        .await
+        .map_err(|e| RemoteError::Protocol {
+            detail: format!("no greeting from the helper: {e}"),
+        })?;
+    match frame {
+        Some((
+            Response {
+                id: 0,
+                reply: Reply::Hello(hello),
+            },
+            _,
+        )) if hello.protocol == PROTOCOL_VERSION => Ok(hello),
+        Some((
+            Response {
+                reply: Reply::Hello(hello),
+                ..
+            },
+            _,
+        )) => Err(RemoteError::Protocol {
+            detail: format!(
+                "the helper speaks protocol {}, this program {PROTOCOL_VERSION}",
+                hello.protocol
+            ),
+        }),
+        _ => Err(RemoteError::Protocol {
+            detail: "the helper's first message is not a greeting".into(),
+        }),
+    }
+}
+
+/// Starts the reader, writer and keep-alive tasks of a ready channel.
+fn run(
+    target: &RemoteTarget,
+    options: &RemoteOptions,
+    mut child: Child,
+    mut stdin: ChildStdin,
+    mut stdout: BufReader<ChildStdout>,
+    hello: Hello,
+    stderr_tail: Arc<Mutex<String>>,
+) -> Connection {
+    let link = Arc::new(Link {
+        pending: Mutex::new(Pending {
+            waiters: Some(HashMap::new()),
+            lost: String::new(),
+        }),
+        last_heard: Mutex::new(Instant::now()),
+    });
+    let teardown = CancellationToken::new();
+    let (outgoing, mut queue) = mpsc::unbounded_channel::<(Request, Vec<u8>)>();
+
+    let writer_link = link.clone();
+    let writer_teardown = teardown.clone();
+    tokio::spawn(async move {
+        while let Some((request, body)) = queue.recv().await {
+            if let Err(e) = write_frame(&mut stdin, &request, &body).await {
+                if e.kind() == io::ErrorKind::FileTooLarge
+                    || e.kind() == io::ErrorKind::InvalidInput
+                {
+                    // Only this request fails; the link is fine.
+                    let waiter = lock(&writer_link.pending)
+                        .waiters
+                        .as_mut()
+                        .and_then(|w| w.remove(&request.id));
+                    if let Some(waiter) = waiter {
+                        waiter.deliver((crate::helper::error_reply(&e), Vec::new()));
+                    }
+                    continue;
+                }
+                writer_link.fail(format!("cannot write to the channel: {e}"));
+                writer_teardown.cancel();
+                return;
+            }
+            if queue.is_empty() && stdin.flush().await.is_err() {
+                writer_link.fail("cannot write to the channel".into());
+                writer_teardown.cancel();
+                return;
+            }
+        }
+    });
+
+    let reader_link = link.clone();
+    let reader_teardown = teardown.clone();
+    tokio::spawn(async move {
+        let reason = loop {
+            let frame = tokio::select! {
+                frame = read_frame::<_, Response>(&mut stdout) => frame,
+                _ = reader_teardown.cancelled() => break "closed".to_string(),
+            };
+            match frame {
+                Ok(Some((response, body))) => {
+                    *lock(&reader_link.last_heard) = Instant::now();
+                    let mut pending = lock(&reader_link.pending);
+                    let Some(waiters) = pending.waiters.as_mut() else {
+                        break "closed".to_string();
+                    };
+                    if response.reply.is_partial() {
+                        if let Some(waiter) = waiters.get(&response.id) {
+                            waiter.deliver((response.reply, body));
+                        }
+                    } else if let Some(waiter) = waiters.remove(&response.id) {
+                        waiter.deliver((response.reply, body));
+                    }
+                }
+                Ok(None) => break "the remote side closed the channel".to_string(),
+                Err(e) => break format!("the channel broke: {e}"),
+            }
+        };
+        let _ = child.start_kill();
+        let status = tokio::time::timeout(Duration::from_secs(2), child.wait())
+            .await
+            .ok()
+            .and_then(Result::ok);
+        let tail = lock(&stderr_tail).trim().to_string();
+        let mut reason = reason;
+        if let Some(status) = status.filter(|s| !s.success()) {
+            reason.push_str(&format!("; the transport ended with {status}"));
+        }
+        if !tail.is_empty() {
+            let last = tail.lines().last().unwrap_or("");
+            reason.push_str(&format!(": {last}"));
+        }
+        reader_link.fail(reason);
+    });
+
+    let keepalive = options.keepalive;
+    if !keepalive.is_zero() {
+        let ping_link = link.clone();
+        let ping_teardown = teardown.clone();
+        let ping = outgoing.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(keepalive);
+            tick.tick().await;
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => {}
+                    _ = ping_teardown.cancelled() => return,
+                }
+                let silent = lock(&ping_link.last_heard).elapsed();
+                if silent > keepalive * 2 {
+                    ping_link.fail(format!(
+                        "no answer to keep-alives for {} s",
+                        silent.as_secs()
+                    ));
+                    ping_teardown.cancel();
+                    return;
+                }
+                // Pongs carry id u64::MAX: no waiter, they only refresh `last_heard`.
+                if ping
+                    .send((
+                        Request {
+                            id: u64::MAX,
+                            op: Op::Ping,
+                        },
+                        Vec::new(),
+                    ))
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        });
+    }
+
+    Connection {
+        outgoing,
+        link,
+        next_id: AtomicU64::new(1),
+        teardown,
+        target: target.to_string(),
+        hello,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_script_quotes_the_directory_and_names_the_checksum() {
+        let target = RemoteTarget::parse("ssh://h/srv/it's here").unwrap();
+        let script = bootstrap_script(&target, "abc123", Some("workspace-write"));
+        assert!(script.contains(r"cd -- '/srv/it'\''s here'"), "{script}");
+        assert!(script.contains("coding-agent-abc123"));
+        assert!(script.contains("helper --sandbox 'workspace-write'"));
+        assert!(script.starts_with('{') && script.trim_end().ends_with('}'));
+    }
+
+    #[test]
+    fn ssh_failures_are_told_apart() {
+        let t = RemoteTarget::parse("ssh://h").unwrap();
+        assert!(matches!(
+            classify(&t, Some(255), "Host key verification failed.\n"),
+            RemoteError::HostKey { .. }
+        ));
+        assert!(matches!(
+            classify(&t, Some(255), "me@h: Permission denied (publickey).\n"),
+            RemoteError::Auth { .. }
+        ));
+        assert!(matches!(
+            classify(
+                &t,
+                Some(255),
+                "ssh: connect to host h port 22: Connection refused\n"
+            ),
+            RemoteError::Unreachable { .. }
+        ));
+        assert!(matches!(
+            classify(&t, Some(1), "sh: 1: oops\n"),
+            RemoteError::Closed { .. }
+        ));
+    }
+}
