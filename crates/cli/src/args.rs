@@ -43,6 +43,19 @@ pub struct HelperArgs {
     pub sandbox: Option<agent_sandbox::SandboxMode>,
 }
 
+/// `--remote` and its transport options.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RemoteArgs {
+    /// Run the tools on another machine (ssh://, docker://, podman://,
+    /// kubectl://, exec:).
+    #[arg(long, value_name = "URI", long_help = REMOTE_HELP)]
+    pub remote: Option<String>,
+    /// An OpenSSH option for ssh:// remotes, as `ssh -o` takes it
+    /// (e.g. `IdentityFile=~/.ssh/build`); repeatable.
+    #[arg(long = "ssh-option", value_name = "OPTION")]
+    pub ssh_options: Vec<String>,
+}
+
 /// What `--remote` accepts.
 pub const REMOTE_HELP: &str = "Run the tools on another machine: ssh://[user@]host[:port]/path, docker://container/path, podman://container/path, kubectl://[namespace/]pod[/container]//path, or exec:COMMAND (a command whose stdin and stdout reach a POSIX shell there).
 
@@ -88,10 +101,8 @@ pub struct McpArgs {
     /// can enforce it): off, read-only or workspace-write.
     #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode, long_help = SANDBOX_HELP)]
     pub sandbox: Option<agent_sandbox::SandboxMode>,
-    /// Run the tools on another machine (ssh://, docker://, podman://,
-    /// kubectl://, exec:).
-    #[arg(long, value_name = "URI", long_help = REMOTE_HELP)]
-    pub remote: Option<String>,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
     /// Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
     /// (port 0 picks a free one; the address is printed on stderr).
     #[arg(long, value_name = "HOST:PORT")]
@@ -161,10 +172,8 @@ pub struct ToolArgs {
     /// exactly what is blocked).
     #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode, long_help = SANDBOX_HELP)]
     pub sandbox: Option<agent_sandbox::SandboxMode>,
-    /// Run the tools on another machine (ssh://, docker://, podman://,
-    /// kubectl://, exec:).
-    #[arg(long, value_name = "URI", long_help = REMOTE_HELP)]
-    pub remote: Option<String>,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 /// `coding-agent demo`.
@@ -231,10 +240,8 @@ pub struct RunArgs {
     /// exactly what is blocked).
     #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode, long_help = SANDBOX_HELP)]
     pub sandbox: Option<agent_sandbox::SandboxMode>,
-    /// Run the tools on another machine (ssh://, docker://, podman://,
-    /// kubectl://, exec:).
-    #[arg(long, value_name = "URI", long_help = REMOTE_HELP)]
-    pub remote: Option<String>,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
     /// Model API.
     #[arg(long, value_enum)]
     pub provider: Option<ProviderKind>,

@@ -79,8 +79,8 @@ fn main() {
         match cli.command {
             Some(Command::Tool(t)) => {
                 let outcome = match (&t.batch, &t.name) {
-                    (Some(source), _) => tool_cmd::batch(source, t.cwd.as_deref(), t.sandbox, t.remote.as_deref()).await,
-                    (None, Some(name)) => tool_cmd::single(name, t.cwd.as_deref(), t.args.as_deref().unwrap_or("{}"), t.sandbox, t.remote.as_deref()).await,
+                    (Some(source), _) => tool_cmd::batch(source, t.cwd.as_deref(), t.sandbox, &t.remote).await,
+                    (None, Some(name)) => tool_cmd::single(name, t.cwd.as_deref(), t.args.as_deref().unwrap_or("{}"), t.sandbox, &t.remote).await,
                     (None, None) => Err(tool_cmd::UsageError(
                         "give a tool name (coding-agent tool read --args '{\"path\":\"x\"}') or --batch FILE".into(),
                     )),

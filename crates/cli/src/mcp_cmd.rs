@@ -37,8 +37,8 @@ pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
     // Which tools: the flags and allowedTools, as for the agent; every
     // allowed built-in is served (not only Pi's default active four).
     // With --remote the tools run there, confined by the helper's sandbox.
-    let remote = match &args.remote {
-        Some(uri) => match crate::remote::connect(uri, args.sandbox).await {
+    let remote = match &args.remote.remote {
+        Some(uri) => match crate::remote::connect(uri, &args.remote, args.sandbox).await {
             Ok(r) => Some(r),
             Err(e) => {
                 eprintln!("coding-agent mcp: {e}");

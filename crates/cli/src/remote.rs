@@ -10,9 +10,13 @@ use coding_agent::permissions::PermissionRules;
 use tools_builtin::ToolSet;
 
 /// Connects to `uri`, offering this binary as the helper to upload.
-pub async fn connect(uri: &str, sandbox: Option<SandboxMode>) -> Result<Remote, String> {
+pub async fn connect(
+    uri: &str,
+    args: &crate::args::RemoteArgs,
+    sandbox: Option<SandboxMode>,
+) -> Result<Remote, String> {
     let target = RemoteTarget::parse(uri).map_err(|e| e.to_string())?;
-    let mut options = RemoteOptions::default();
+    let mut options = RemoteOptions::default().ssh_options(args.ssh_options.clone());
     if let Ok(exe) = std::env::current_exe() {
         options = options.helper_binary(exe);
     }

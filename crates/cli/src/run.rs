@@ -206,10 +206,11 @@ pub async fn run(args: RunArgs) -> i32 {
     };
     let remote_uri = args
         .remote
+        .remote
         .clone()
         .or_else(|| recorded.as_ref().and_then(|s| s.header().remote.clone()));
     let remote = match &remote_uri {
-        Some(uri) => match crate::remote::connect(uri, args.sandbox).await {
+        Some(uri) => match crate::remote::connect(uri, &args.remote, args.sandbox).await {
             Ok(r) => Some(r),
             Err(e) => {
                 eprintln!("coding-agent: {e}");

@@ -107,13 +107,13 @@ pub async fn single(
     cwd: Option<&Path>,
     args: &str,
     sandbox: Option<agent_sandbox::SandboxMode>,
-    remote: Option<&str>,
+    remote: &crate::args::RemoteArgs,
 ) -> Result<(), UsageError> {
     let args: Value = serde_json::from_str(args)
         .map_err(|e| UsageError(format!("--args is not valid JSON: {e}")))?;
-    let remote = match remote {
+    let remote = match &remote.remote {
         Some(uri) => Some(
-            crate::remote::connect(uri, sandbox)
+            crate::remote::connect(uri, remote, sandbox)
                 .await
                 .map_err(UsageError)?,
         ),
@@ -228,12 +228,12 @@ pub async fn batch(
     source: &str,
     cwd: Option<&Path>,
     sandbox: Option<agent_sandbox::SandboxMode>,
-    remote: Option<&str>,
+    remote: &crate::args::RemoteArgs,
 ) -> Result<(), UsageError> {
     // One channel for the whole batch.
-    let remote = match remote {
+    let remote = match &remote.remote {
         Some(uri) => Some(
-            crate::remote::connect(uri, sandbox)
+            crate::remote::connect(uri, remote, sandbox)
                 .await
                 .map_err(UsageError)?,
         ),

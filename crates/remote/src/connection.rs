@@ -76,6 +76,8 @@ pub(crate) struct Connection {
     teardown: CancellationToken,
     target: String,
     pub(crate) hello: Hello,
+    /// The transport process.
+    pub(crate) pid: Option<u32>,
 }
 
 impl Drop for Connection {
@@ -280,7 +282,7 @@ pub(crate) async fn establish(
     } else {
         None
     };
-    let argv = target.command_line(control.as_deref());
+    let argv = target.command_line_with(control.as_deref(), &options.ssh_options);
     let mut command = Command::new(&argv[0]);
     command
         .args(&argv[1..])
@@ -516,6 +518,7 @@ fn run(
     hello: Hello,
     stderr_tail: Arc<Mutex<String>>,
 ) -> Connection {
+    let pid = child.id();
     let link = Arc::new(Link {
         pending: Mutex::new(Pending {
             waiters: Some(HashMap::new()),
@@ -646,6 +649,7 @@ fn run(
         teardown,
         target: target.to_string(),
         hello,
+        pid,
     }
 }
 

@@ -29,6 +29,9 @@ pub struct RemoteOptions {
     pub sandbox: Option<String>,
     /// Share one SSH connection between channels (OpenSSH `ControlMaster`).
     pub multiplex: bool,
+    /// Extra OpenSSH options for `ssh://` targets, each passed as `-o OPTION`
+    /// (`IdentityFile=...`, `UserKnownHostsFile=...`).
+    pub ssh_options: Vec<String>,
     /// How often to check the link; a link silent for twice this long is
     /// declared dead (zero: never).
     pub keepalive: Duration,
@@ -43,6 +46,7 @@ impl Default for RemoteOptions {
             upload: true,
             sandbox: None,
             multiplex: true,
+            ssh_options: Vec::new(),
             keepalive: Duration::from_secs(15),
             connect_timeout: Duration::from_secs(60),
         }
@@ -65,6 +69,12 @@ impl RemoteOptions {
     /// The keep-alive interval.
     pub fn keepalive(mut self, every: Duration) -> Self {
         self.keepalive = every;
+        self
+    }
+
+    /// Extra OpenSSH options (`-o OPTION` each) for `ssh://` targets.
+    pub fn ssh_options(mut self, options: Vec<String>) -> Self {
+        self.ssh_options = options;
         self
     }
 
@@ -200,6 +210,16 @@ impl Remote {
     /// What the helper said when the first channel opened.
     pub fn hello(&self) -> &Hello {
         &self.shared.hello
+    }
+
+    /// The local process carrying the current channel (`ssh`, `docker`,
+    /// `sh -c COMMAND`), if a channel is open: for diagnostics, and for
+    /// tests that cut the link.
+    pub fn transport_pid(&self) -> Option<u32> {
+        self.lock_current()
+            .as_ref()
+            .filter(|c| c.is_alive())
+            .and_then(|c| c.pid)
     }
 
     /// How many channels were opened so far (1 plus reconnects).

@@ -230,6 +230,16 @@ impl RemoteTarget {
     /// `control_dir` is where the multiplexing socket lives (`None`: no
     /// multiplexing).
     pub fn command_line(&self, control_dir: Option<&std::path::Path>) -> Vec<String> {
+        self.command_line_with(control_dir, &[])
+    }
+
+    /// [`command_line`](Self::command_line) with extra OpenSSH options
+    /// (each passed as `-o OPTION`; ignored for other transports).
+    pub fn command_line_with(
+        &self,
+        control_dir: Option<&std::path::Path>,
+        ssh_options: &[String],
+    ) -> Vec<String> {
         let mut argv: Vec<String> = Vec::new();
         match self {
             RemoteTarget::Ssh {
@@ -261,6 +271,9 @@ impl RemoteTarget {
                         "-o".to_string(),
                         "ControlPersist=60".to_string(),
                     ]);
+                }
+                for option in ssh_options {
+                    argv.extend(["-o".to_string(), option.clone()]);
                 }
                 if let Some(port) = port {
                     argv.extend(["-p".to_string(), port.to_string()]);

@@ -207,8 +207,6 @@ impl TypedTool for BashTool {
                     .with_details(snapshot.details(output.full_output_path())),
             );
         }
-        let end =
-            ended.map_err(|e| ToolError::new(format!("Failed to start {}: {e}", "the shell")))?;
         let with_status = |status: String| {
             let out = snapshot.render(false);
             if out.is_empty() {
@@ -217,6 +215,15 @@ impl TypedTool for BashTool {
                 format!("{out}\n\n{status}")
             }
         };
+        let end = ended.map_err(|e| {
+            // A backend whose link dropped mid-command (a remote): the
+            // output so far, and why it stops there.
+            if e.kind() == std::io::ErrorKind::ConnectionAborted {
+                ToolError::new(with_status(format!("Command interrupted: {e}")))
+            } else {
+                ToolError::new(format!("Failed to start the shell: {e}"))
+            }
+        })?;
         match end {
             ExecEnd::Exited(Some(0)) | ExecEnd::Exited(None) => {
                 let mut details = snapshot.details(output.full_output_path());

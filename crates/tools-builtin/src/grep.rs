@@ -85,12 +85,13 @@ pub fn run_grep(
         )));
     }
     let limit = request.limit.max(1);
-    let found = files
-        .search(request, cancel)
-        .map_err(|e| match agent_tool::ops::SandboxDenied::message(&e) {
-            Some(message) => ToolError::new(message.to_string()),
-            None => ToolError::new(e.to_string()),
-        })?;
+    let found =
+        files.search(request, cancel).map_err(
+            |e| match agent_tool::ops::SandboxDenied::message(&e) {
+                Some(message) => ToolError::new(message.to_string()),
+                None => ToolError::new(e.to_string()),
+            },
+        )?;
     if cancel.is_cancelled() {
         return Err(ToolError::aborted());
     }

@@ -1,0 +1,527 @@
+//! `--remote` and `agent_remote` against real transports: the `exec:`
+//! transport into another uid (a stand-in for a container), and a real
+//! OpenSSH server on a loopback port logging in an unprivileged user.
+//! Everything runs as that other user, so permissions are real.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_remote::{Remote, RemoteOptions, RemoteTarget};
+use serde_json::{Value, json};
+
+/// The uid the `exec:` remote runs as.
+const OTHER: u32 = 65534;
+
+fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin!("coding-agent").to_path_buf()
+}
+
+/// Whether this process can switch users (the suite runs as root in CI).
+fn can_switch_users() -> bool {
+    if rustix::process::geteuid().is_root() {
+        return true;
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("the remote tests switch users: run the suite as root (CI does)");
+    }
+    eprintln!("skipped: the remote tests need root to switch users");
+    false
+}
+
+fn chown(path: &Path, uid: u32) {
+    std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
+}
+
+/// A workspace and a home owned by `uid`, inside a directory everyone can
+/// traverse.
+struct Place {
+    _root: tempfile::TempDir,
+    ws: PathBuf,
+    home: PathBuf,
+}
+
+fn place(uid: u32) -> Place {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ws = root.path().join("ws");
+    let home = root.path().join("home");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(ws.join("notes.txt"), "alpha\nbeta\n").unwrap();
+    std::fs::write(ws.join("src/lib.rs"), "fn zanzibar_marker() {}\n").unwrap();
+    for p in [
+        &ws,
+        &ws.join("src"),
+        &ws.join("notes.txt"),
+        &ws.join("src/lib.rs"),
+        &home,
+    ] {
+        chown(p, uid);
+    }
+    // Root's own file, unreadable by the other user.
+    std::fs::write(ws.join("secret.txt"), "root only\n").unwrap();
+    std::fs::set_permissions(
+        ws.join("secret.txt"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    Place {
+        _root: root,
+        ws,
+        home,
+    }
+}
+
+/// `exec:` into `uid`, starting in `ws` with `home` as HOME.
+fn exec_uri(p: &Place, uid: u32) -> String {
+    format!(
+        "exec:cd '{}' && exec env HOME='{}' setpriv --reuid {uid} --regid {uid} --clear-groups sh",
+        p.ws.display(),
+        p.home.display()
+    )
+}
+
+fn batch(remote: &[&str], cases: &[Value], envs: &[(&str, &str)]) -> Vec<Value> {
+    let input: String = cases.iter().map(|c| format!("{c}\n")).collect();
+    let mut cmd = Command::new(bin());
+    cmd.args(["tool", "--batch", "-"])
+        .args(remote)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}\n{stderr}", out.status);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn text(v: &Value) -> String {
+    v["content"][0]["text"].as_str().unwrap_or("").to_string()
+}
+
+/// The seven tools, one case each, plus the checks that only hold when
+/// they really ran as the other user.
+fn seven_tool_cases() -> Vec<Value> {
+    vec![
+        json!({"id": "read", "tool": "read", "args": {"path": "notes.txt"}}),
+        json!({"id": "write", "tool": "write", "args": {"path": "made/new.txt", "content": "made remotely\n"}}),
+        json!({"id": "edit", "tool": "edit", "args": {"path": "notes.txt", "edits": [{"oldText": "alpha", "newText": "gamma"}]}}),
+        json!({"id": "grep", "tool": "grep", "args": {"pattern": "zanzibar_marker"}}),
+        json!({"id": "find", "tool": "find", "args": {"pattern": "*.rs"}}),
+        json!({"id": "ls", "tool": "ls", "args": {}}),
+        json!({"id": "bash", "tool": "bash", "args": {"command": "id -u; pwd; echo \"key=${REMOTE_TEST_API_KEY:-unset}\""}}),
+        json!({"id": "secret", "tool": "read", "args": {"path": "secret.txt"}}),
+    ]
+}
+
+fn check_seven(results: &[Value], ws: &Path, uid: u32) {
+    let by_id = |id: &str| {
+        results
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("no result {id}: {results:?}"))
+    };
+    for id in ["read", "write", "edit", "grep", "find", "ls", "bash"] {
+        assert_eq!(by_id(id)["isError"], false, "{id}: {}", by_id(id));
+    }
+    assert!(text(by_id("read")).starts_with("alpha\nbeta"));
+    assert!(text(by_id("grep")).contains("src/lib.rs:1: fn zanzibar_marker"));
+    assert!(text(by_id("find")).contains("src/lib.rs"));
+    assert!(text(by_id("ls")).contains("src/"));
+    let bash = text(by_id("bash"));
+    assert!(bash.starts_with(&format!("{uid}\n")), "{bash}");
+    assert!(bash.contains(&ws.display().to_string()), "{bash}");
+    // This side's secret never reached the other side.
+    assert!(bash.contains("key=unset"), "{bash}");
+    // Really written there, by that user.
+    let made = ws.join("made/new.txt");
+    assert_eq!(std::fs::read_to_string(&made).unwrap(), "made remotely\n");
+    assert_eq!(std::fs::metadata(&made).unwrap().uid(), uid);
+    assert!(
+        std::fs::read_to_string(ws.join("notes.txt"))
+            .unwrap()
+            .starts_with("gamma")
+    );
+    // The kernel said no to that user.
+    let secret = by_id("secret");
+    assert_eq!(secret["isError"], true, "{secret}");
+    assert!(
+        text(secret).to_lowercase().contains("permission"),
+        "{secret}"
+    );
+}
+
+#[test]
+fn the_seven_tools_run_on_the_other_side_as_its_user() {
+    if !can_switch_users() {
+        return;
+    }
+    let p = place(OTHER);
+    let uri = exec_uri(&p, OTHER);
+    let results = batch(
+        &["--remote", &uri],
+        &seven_tool_cases(),
+        &[("REMOTE_TEST_API_KEY", "sk-must-not-travel")],
+    );
+    check_seven(&results, &p.ws, OTHER);
+
+    // No coding-agent on that PATH: the helper was uploaded into a private
+    // cache, and is reused next time.
+    let cache = p.home.join(".cache/coding-agent/helpers");
+    let meta = std::fs::metadata(&cache).unwrap();
+    assert_eq!(meta.mode() & 0o777, 0o700);
+    assert_eq!(meta.uid(), OTHER);
+    let cached: Vec<_> = std::fs::read_dir(&cache).unwrap().flatten().collect();
+    assert_eq!(cached.len(), 1, "{cached:?}");
+    let before = std::fs::metadata(cached[0].path()).unwrap().mtime();
+    let again = batch(
+        &["--remote", &uri],
+        &[json!({"id": "ls", "tool": "ls", "args": {}})],
+        &[],
+    );
+    assert_eq!(again[0]["isError"], false);
+    assert_eq!(std::fs::metadata(cached[0].path()).unwrap().mtime(), before);
+}
+
+#[test]
+fn a_tampered_cache_is_not_run() {
+    if !can_switch_users() {
+        return;
+    }
+    let p = place(OTHER);
+    let uri = exec_uri(&p, OTHER);
+    batch(
+        &["--remote", &uri],
+        &[json!({"tool": "ls", "args": {}})],
+        &[],
+    );
+    let cache = p.home.join(".cache/coding-agent/helpers");
+    let cached = std::fs::read_dir(&cache)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    // Someone else's file under the checksum's name is replaced, not run.
+    std::fs::write(&cached, "#!/bin/sh\necho hijacked\n").unwrap();
+    chown(&cached, 0);
+    std::fs::set_permissions(&cached, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new(bin())
+        .args([
+            "tool",
+            "bash",
+            "--remote",
+            &uri,
+            "--args",
+            r#"{"command":"echo fine"}"#,
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stdout.contains("hijacked") && !stderr.contains("hijacked"));
+    // The root-owned file cannot be replaced by the other user: a clear error.
+    assert!(
+        stdout.contains("fine") || stderr.contains("cannot upload the helper"),
+        "{stdout}\n{stderr}"
+    );
+}
+
+#[test]
+fn connection_errors_say_what_is_wrong() {
+    let out = Command::new(bin())
+        .args(["tool", "ls", "--remote", "ftp://x/y"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown scheme"));
+
+    let out = Command::new(bin())
+        .args(["tool", "ls", "--remote", "exec:exit 3"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("closed before the helper started (exit status 3)"),
+        "{stderr}"
+    );
+
+    let out = Command::new(bin())
+        .args([
+            "tool",
+            "ls",
+            "--remote",
+            "exec:sh -c 'cd /nonexistent-dir-xyz && sh'",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+
+    let out = Command::new(bin())
+        .args([
+            "tool",
+            "ls",
+            "--remote",
+            "docker://no-such-container-here/x",
+        ])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot start docker"), "{stderr}");
+}
+
+/// Processes of `uid` whose command line contains `needle`.
+fn processes_of(uid: u32, needle: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(meta) = std::fs::metadata(entry.path()) else {
+            continue;
+        };
+        if meta.uid() != uid {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline)
+            .replace('\0', " ")
+            .contains(needle)
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+async fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
+    // A bound against hangs, not a speed requirement.
+    for _ in 0..600 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("timed out waiting until {what}");
+}
+
+async fn connect(uri: &str, extra_ssh: Vec<String>) -> Remote {
+    let options = RemoteOptions::default()
+        .helper_binary(bin())
+        .ssh_options(extra_ssh)
+        .keepalive(Duration::from_secs(2));
+    Remote::connect(RemoteTarget::parse(uri).unwrap(), options)
+        .await
+        .unwrap()
+}
+
+async fn bash_on(
+    remote: &Remote,
+    cwd: &Path,
+    command: &str,
+    cancel: agent_core::CancellationToken,
+) -> agent_core::AgentToolResult {
+    let tool = tools_builtin::ToolSet::new(cwd)
+        .operations(remote.operations())
+        .tool("bash")
+        .unwrap();
+    let call = agent_ai::ToolCall::new("c", "bash", json!({ "command": command }));
+    agent_core::execute_tool_call_with(
+        &[tool.tool()],
+        &call,
+        &cancel,
+        None,
+        &agent_core::Extensions::default(),
+        |_| {},
+    )
+    .await
+    .0
+}
+
+fn result_text(r: &agent_core::AgentToolResult) -> String {
+    serde_json::to_value(&r.content).unwrap()[0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_link_fails_the_calls_in_flight_and_the_next_call_reconnects() {
+    if !can_switch_users() {
+        return;
+    }
+    let p = place(OTHER);
+    let remote = connect(&exec_uri(&p, OTHER), Vec::new()).await;
+    assert_eq!(remote.cwd(), p.ws.as_path());
+    let marker = format!("sleep 4242{}", std::process::id() % 97);
+    let (r, cwd, m) = (remote.clone(), p.ws.clone(), marker.clone());
+    let running =
+        tokio::spawn(
+            async move { bash_on(&r, &cwd, &m, agent_core::CancellationToken::new()).await },
+        );
+    wait_until("the remote sleep runs", || {
+        !processes_of(OTHER, &marker).is_empty()
+    })
+    .await;
+    // The helper dies with the link (here: the whole remote side).
+    let pid = remote.transport_pid().unwrap();
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid as i32).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(60), running)
+        .await
+        .expect("the call in flight must end, not hang")
+        .unwrap();
+    let text = result_text(&result);
+    assert!(
+        text.contains("connection to exec:") && text.contains("was lost"),
+        "{text}"
+    );
+    for pid in processes_of(OTHER, &marker) {
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_raw(pid as i32).unwrap(),
+            rustix::process::Signal::KILL,
+        );
+    }
+    // The next call opens a new channel and works.
+    let again = bash_on(
+        &remote,
+        &p.ws,
+        "echo back",
+        agent_core::CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(result_text(&again), "back\n");
+    assert_eq!(remote.channels_opened(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_kills_the_remote_process_tree() {
+    if !can_switch_users() {
+        return;
+    }
+    let p = place(OTHER);
+    let remote = connect(&exec_uri(&p, OTHER), Vec::new()).await;
+    let marker = format!("sleep 4343{}", std::process::id() % 97);
+    let cancel = agent_core::CancellationToken::new();
+    let (r, cwd, m, c) = (remote.clone(), p.ws.clone(), marker.clone(), cancel.clone());
+    // A background grandchild too: the whole tree goes.
+    let running =
+        tokio::spawn(async move { bash_on(&r, &cwd, &format!("({m} &) ; {m}"), c).await });
+    wait_until("both sleeps run", || {
+        processes_of(OTHER, &marker).len() >= 2
+    })
+    .await;
+    cancel.cancel();
+    let result = tokio::time::timeout(Duration::from_secs(60), running)
+        .await
+        .expect("a cancelled call must end")
+        .unwrap();
+    assert!(
+        result_text(&result).to_lowercase().contains("abort"),
+        "{:?}",
+        result.content
+    );
+    wait_until("the remote tree is gone", || {
+        processes_of(OTHER, &marker).is_empty()
+    })
+    .await;
+    // Same channel still fine.
+    assert_eq!(remote.channels_opened(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_spellings_of_one_remote_file_share_a_queue() {
+    if !can_switch_users() {
+        return;
+    }
+    let p = place(OTHER);
+    std::os::unix::fs::symlink(p.ws.join("notes.txt"), p.ws.join("link.txt")).unwrap();
+    let remote = connect(&exec_uri(&p, OTHER), Vec::new()).await;
+    let queue = remote.mutation_queue();
+    let inside = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let overlaps = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let spellings = [
+        p.ws.join("notes.txt"),
+        p.ws.join("link.txt"),
+        p.ws.join("src/../notes.txt"),
+    ];
+    let mut tasks = Vec::new();
+    for i in 0..9 {
+        let (queue, inside, overlaps) = (queue.clone(), inside.clone(), overlaps.clone());
+        let path = spellings[i % 3].clone();
+        tasks.push(tokio::spawn(async move {
+            queue
+                .run(&path, async {
+                    if inside.fetch_add(1, std::sync::atomic::Ordering::SeqCst) > 0 {
+                        overlaps.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    inside.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                })
+                .await
+                .unwrap();
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert_eq!(overlaps.load(std::sync::atomic::Ordering::SeqCst), 0);
+
+    // And through the tools: parallel edits by different spellings all land.
+    let tools = tools_builtin::ToolSet::new(&p.ws)
+        .operations(remote.operations())
+        .queue(queue.clone());
+    let edit = tools.tool("edit").unwrap().tool();
+    std::fs::write(p.ws.join("notes.txt"), "a1\na2\na3\na4\na5\na6\n").unwrap();
+    let mut calls = Vec::new();
+    for i in 1..=6 {
+        let path = ["notes.txt", "link.txt", "src/../notes.txt"][i % 3];
+        let call = agent_ai::ToolCall::new(
+            format!("c{i}"),
+            "edit",
+            json!({"path": path, "edits": [{"oldText": format!("a{i}\n"), "newText": format!("b{i}\n")}]}),
+        );
+        let edit = edit.clone();
+        calls.push(tokio::spawn(async move {
+            agent_core::execute_tool_call_with(
+                &[edit],
+                &call,
+                &agent_core::CancellationToken::new(),
+                None,
+                &agent_core::Extensions::default(),
+                |_| {},
+            )
+            .await
+        }));
+    }
+    for c in calls {
+        let (result, is_error) = c.await.unwrap();
+        assert!(!is_error, "{:?}", result.content);
+    }
+    assert_eq!(
+        std::fs::read_to_string(p.ws.join("notes.txt")).unwrap(),
+        "b1\nb2\nb3\nb4\nb5\nb6\n"
+    );
+}
