@@ -458,9 +458,29 @@ async fn bring_up(
                     stdin.write_all(&data).await?;
                     stdin.flush().await
                 };
-                upload.await.map_err(|e| RemoteError::Upload {
-                    detail: format!("the channel closed during the upload: {e}"),
-                })?;
+                if let Err(e) = upload.await {
+                    // The script stopped reading: its last line says why.
+                    let why = tokio::time::timeout(Duration::from_secs(2), async {
+                        let mut line = String::new();
+                        while matches!(stdout.read_line(&mut line).await, Ok(n) if n > 0) {
+                            if let Some(said) = line.trim_end().strip_prefix(LINE_PREFIX)
+                                && let Some(reason) = said.strip_prefix("fail ")
+                            {
+                                return Some(reason.to_string());
+                            }
+                            line.clear();
+                        }
+                        None
+                    })
+                    .await
+                    .ok()
+                    .flatten();
+                    return Err(RemoteError::Upload {
+                        detail: why.unwrap_or_else(|| {
+                            format!("the channel closed during the upload: {e}")
+                        }),
+                    });
+                }
                 uploaded = true;
             }
             Some("nodir") => {

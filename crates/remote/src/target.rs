@@ -245,10 +245,14 @@ impl RemoteTarget {
             RemoteTarget::Ssh {
                 user, host, port, ..
             } => {
+                argv.extend(["ssh".to_string(), "-T".to_string()]);
+                // The caller's options first: for each option OpenSSH uses
+                // the first value it is given, so these override ours.
+                for option in ssh_options {
+                    argv.extend(["-o".to_string(), option.clone()]);
+                }
                 argv.extend(
                     [
-                        "ssh",
-                        "-T",
                         // Never prompt: a password or host-key question on a
                         // terminal the agent does not own would hang.
                         "-o",
@@ -271,9 +275,6 @@ impl RemoteTarget {
                         "-o".to_string(),
                         "ControlPersist=60".to_string(),
                     ]);
-                }
-                for option in ssh_options {
-                    argv.extend(["-o".to_string(), option.clone()]);
                 }
                 if let Some(port) = port {
                     argv.extend(["-p".to_string(), port.to_string()]);
