@@ -76,19 +76,27 @@ struct SystemPart {
     filter: &'static str,
 }
 
-const SYSTEM_PARTS: [SystemPart; 1] = [SystemPart {
-    program: "/usr/bin/bwrap",
-    install: "apt-get install -y bubblewrap",
-    groups: "the sandbox tests (crates/cli/tests/sandbox.rs)",
-    filter: "not binary(sandbox)",
-}];
+const SYSTEM_PARTS: [SystemPart; 2] = [
+    SystemPart {
+        program: "/usr/bin/bwrap",
+        install: "apt-get install -y bubblewrap",
+        groups: "the sandbox tests (crates/cli/tests/sandbox.rs)",
+        filter: "not binary(sandbox)",
+    },
+    SystemPart {
+        program: "/usr/sbin/sshd",
+        install: "apt-get install -y openssh-server openssh-client",
+        groups: "the SSH remote tests (crates/cli/tests/remote_ssh.rs)",
+        filter: "not binary(remote_ssh)",
+    },
+];
 
 /// Reports missing system parts: under `CI=true` that is a failure; on a
 /// developer's machine their groups are skipped, named with the install
 /// command. Returns the nextest filter leaving the skipped groups out.
-fn system_parts() -> Result<Option<&'static str>> {
+fn system_parts() -> Result<Option<String>> {
     let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    let mut filter = None;
+    let mut filters: Vec<&str> = Vec::new();
     for part in &SYSTEM_PARTS {
         if std::path::Path::new(part.program).is_file() {
             continue;
@@ -105,9 +113,9 @@ fn system_parts() -> Result<Option<&'static str>> {
             "==> SKIPPED group: {} ({} is missing; install it with `{}`)",
             part.groups, part.program, part.install
         );
-        filter = Some(part.filter);
+        filters.push(part.filter);
     }
-    Ok(filter)
+    Ok((!filters.is_empty()).then(|| filters.join(" and ")))
 }
 
 fn has_nextest() -> bool {
@@ -151,7 +159,8 @@ fn test_all(slow: bool) -> Result<()> {
             &["nextest", "run", "--workspace", "--no-fail-fast"],
         );
         if let Some(filter) = skipped_filter {
-            test.args.extend(["-E", filter]);
+            // The step list lives for the whole run.
+            test.args.extend(["-E", Box::leak(filter.into_boxed_str())]);
         }
         steps.push(test);
         steps.push(step("doc tests", &["test", "--workspace", "--doc"]));

@@ -29,6 +29,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("agent-tool", &["agent-ai", "agent-core"]),
     ("agent-sandbox", &["agent-ai", "agent-core", "agent-tool"]),
     ("tools-builtin", &["agent-ai", "agent-tool"]),
+    (
+        "agent-remote",
+        &["agent-ai", "agent-core", "agent-tool", "agent-sandbox"],
+    ),
     ("coding-agent", &["agent-ai", "agent-core", "agent-tool"]),
     (
         "agent-mcp",
