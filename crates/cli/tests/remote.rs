@@ -525,3 +525,95 @@ async fn two_spellings_of_one_remote_file_share_a_queue() {
         "b1\nb2\nb3\nb4\nb5\nb6\n"
     );
 }
+
+#[test]
+fn an_agent_run_records_its_remote_and_continuing_reconnects_there() {
+    if !can_switch_users() {
+        return;
+    }
+    let p = place(OTHER);
+    let uri = exec_uri(&p, OTHER);
+    let local = tempfile::tempdir().unwrap();
+    let agent_dir = local.path().join("agent");
+    let here = local.path().join("here");
+    std::fs::create_dir_all(&agent_dir).unwrap();
+    std::fs::create_dir_all(&here).unwrap();
+    let script = |name: &str, turns: &[Value]| {
+        let path = local.path().join(name);
+        std::fs::write(&path, turns.iter().map(|t| format!("{t}\n")).collect::<String>()).unwrap();
+        path
+    };
+    let first = script(
+        "first.jsonl",
+        &[
+            json!({"content": [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "notes.txt"}}]}),
+            json!({"content": [{"type": "toolCall", "id": "c2", "name": "bash", "arguments": {"command": "id -u"}}]}),
+            json!({"content": [{"type": "text", "text": "done"}]}),
+        ],
+    );
+    let run = |script: &Path, extra: &[&str]| {
+        let out = Command::new(bin())
+            .env("CODING_AGENT_DIR", &agent_dir)
+            .arg("--cwd")
+            .arg(&here)
+            .arg("--script")
+            .arg(script)
+            .args(["--mode", "json"])
+            .args(extra)
+            .arg("go")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["type"] == "tool_execution_end")
+            .collect::<Vec<_>>()
+    };
+    let ends = run(&first, &["--remote", &uri]);
+    assert_eq!(ends.len(), 2, "{ends:?}");
+    assert!(ends.iter().all(|e| e["isError"] == false), "{ends:?}");
+    assert!(ends[0]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("alpha"));
+    assert_eq!(ends[1]["result"]["content"][0]["text"], format!("{OTHER}\n"));
+
+    // The session header names the remote...
+    let sessions: Vec<PathBuf> = walk_files(&agent_dir.join("sessions"));
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let header: Value = serde_json::from_str(
+        std::fs::read_to_string(&sessions[0]).unwrap().lines().next().unwrap(),
+    )
+    .unwrap();
+    assert_eq!(header["remote"], uri.as_str());
+
+    // ...and `-c` goes back there without being told.
+    let second = script(
+        "second.jsonl",
+        &[
+            json!({"content": [{"type": "toolCall", "id": "c3", "name": "bash", "arguments": {"command": "id -u; pwd"}}]}),
+            json!({"content": [{"type": "text", "text": "done"}]}),
+        ],
+    );
+    let ends = run(&second, &["-c"]);
+    assert_eq!(ends.len(), 1, "{ends:?}");
+    assert_eq!(
+        ends[0]["result"]["content"][0]["text"],
+        format!("{OTHER}\n{}\n", p.ws.display())
+    );
+}
+
+fn walk_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk_files(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
