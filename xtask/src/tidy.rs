@@ -73,10 +73,7 @@ const PRODUCT_EXCEPTIONS: &[(&str, &str, &str)] = &[
 ];
 
 /// Files of tools-builtin that may touch the local machine directly, and why.
-const OPS_EXCEPTIONS: &[(&str, &str)] = &[(
-    "bash_output.rs",
-    "the full-output file of a long command is the agent's own temp file, not a file of the workspace",
-)];
+const OPS_EXCEPTIONS: &[(&str, &str)] = &[];
 
 /// Runs every check; fails naming each violation.
 pub fn tidy(root: &Path) -> Result<()> {

@@ -128,6 +128,7 @@ fn seven_tool_cases() -> Vec<Value> {
         json!({"id": "ls", "tool": "ls", "args": {}}),
         json!({"id": "bash", "tool": "bash", "args": {"command": "id -u; pwd; echo \"key=${REMOTE_TEST_API_KEY:-unset}\""}}),
         json!({"id": "secret", "tool": "read", "args": {"path": "secret.txt"}}),
+        json!({"id": "long", "tool": "bash", "args": {"command": "seq 1 30000"}}),
     ]
 }
 
@@ -540,7 +541,11 @@ fn an_agent_run_records_its_remote_and_continuing_reconnects_there() {
     std::fs::create_dir_all(&here).unwrap();
     let script = |name: &str, turns: &[Value]| {
         let path = local.path().join(name);
-        std::fs::write(&path, turns.iter().map(|t| format!("{t}\n")).collect::<String>()).unwrap();
+        std::fs::write(
+            &path,
+            turns.iter().map(|t| format!("{t}\n")).collect::<String>(),
+        )
+        .unwrap();
         path
     };
     let first = script(
@@ -564,7 +569,11 @@ fn an_agent_run_records_its_remote_and_continuing_reconnects_there() {
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout)
             .lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -574,17 +583,26 @@ fn an_agent_run_records_its_remote_and_continuing_reconnects_there() {
     let ends = run(&first, &["--remote", &uri]);
     assert_eq!(ends.len(), 2, "{ends:?}");
     assert!(ends.iter().all(|e| e["isError"] == false), "{ends:?}");
-    assert!(ends[0]["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .starts_with("alpha"));
-    assert_eq!(ends[1]["result"]["content"][0]["text"], format!("{OTHER}\n"));
+    assert!(
+        ends[0]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("alpha")
+    );
+    assert_eq!(
+        ends[1]["result"]["content"][0]["text"],
+        format!("{OTHER}\n")
+    );
 
     // The session header names the remote...
     let sessions: Vec<PathBuf> = walk_files(&agent_dir.join("sessions"));
     assert_eq!(sessions.len(), 1, "{sessions:?}");
     let header: Value = serde_json::from_str(
-        std::fs::read_to_string(&sessions[0]).unwrap().lines().next().unwrap(),
+        std::fs::read_to_string(&sessions[0])
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
     )
     .unwrap();
     assert_eq!(header["remote"], uri.as_str());

@@ -42,6 +42,8 @@ pub struct HelperConfig {
     pub cwd: PathBuf,
     /// The program version reported to the client.
     pub version: String,
+    /// The output files this helper made (the only ones `write_at` writes).
+    output_files: Arc<Mutex<Vec<PathBuf>>>,
 }
 
 impl HelperConfig {
@@ -51,6 +53,7 @@ impl HelperConfig {
             operations,
             cwd: cwd.into(),
             version: env!("CARGO_PKG_VERSION").to_string(),
+            output_files: Arc::default(),
         }
     }
 }
@@ -317,6 +320,39 @@ async fn handle(
                     };
                     (Reply::Exit { end }, Vec::new())
                 })
+        }
+        Op::CreateOutputFile => blocking(|| {
+            let (_, path) = tempfile::Builder::new()
+                .prefix("coding-agent-bash-")
+                .suffix(".log")
+                .tempfile()?
+                .keep()
+                .map_err(|e| e.error)?;
+            Ok(path)
+        })
+        .await
+        .map(|path| {
+            lock(&config.output_files).push(path.clone());
+            (Reply::Path { path }, Vec::new())
+        }),
+        Op::WriteAt { path, offset } => {
+            let made = config.output_files.clone();
+            blocking(move || {
+                // Only files this helper made for output: the request cannot
+                // be used to write anywhere else.
+                if !lock(&made).contains(&path) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        "not an output file of this helper",
+                    ));
+                }
+                use std::io::{Seek, Write};
+                let mut file = std::fs::OpenOptions::new().write(true).open(&path)?;
+                file.seek(std::io::SeekFrom::Start(offset))?;
+                file.write_all(&body)
+            })
+            .await
+            .map(|()| (Reply::Done, Vec::new()))
         }
         Op::WorkingDirExists { path } => {
             let processes = config.operations.processes.clone();

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use agent_core::{CancellationToken, ToolError};
 use agent_tool::ops::{
-    DirEntryInfo, ExecEnd, ExecRequest, FileInfo, FileMatches, FileOps, OutputSink, ProcessOps,
-    SandboxDenied, SearchRequest, WalkEntry, WalkOptions, WalkVisitor, WriteConflict, WriteOutcome,
+    DirEntryInfo, ExecEnd, ExecRequest, FileInfo, FileMatches, FileOps, OutputFile, OutputSink,
+    ProcessOps, SandboxDenied, SearchRequest, WalkEntry, WalkOptions, WalkVisitor, WriteConflict,
+    WriteOutcome,
 };
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -283,6 +284,60 @@ impl FileOps for RemoteFileOps {
     }
 }
 
+/// A full-output file on the remote: written in large pieces at known
+/// offsets, without waiting for each answer (the helper may handle two
+/// pieces in either order; the offsets keep the file right).
+struct RemoteOutputFile {
+    remote: Remote,
+    path: PathBuf,
+    buf: Vec<u8>,
+    offset: u64,
+}
+
+/// How much output travels in one piece.
+const OUTPUT_PIECE: usize = 1 << 20;
+
+impl RemoteOutputFile {
+    fn send(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let piece = std::mem::take(&mut self.buf);
+        let len = piece.len() as u64;
+        let connection = self.remote.connection()?;
+        let (tx, _ignored) = std::sync::mpsc::channel();
+        connection.send(
+            Op::WriteAt {
+                path: self.path.clone(),
+                offset: self.offset,
+            },
+            piece,
+            Waiter::Sync(tx),
+        )?;
+        self.offset += len;
+        Ok(())
+    }
+}
+
+impl std::io::Write for RemoteOutputFile {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= OUTPUT_PIECE {
+            self.send()?;
+        }
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.send()
+    }
+}
+
+impl OutputFile for RemoteOutputFile {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
 /// Process operations on the remote machine.
 #[derive(Debug, Clone)]
 pub struct RemoteProcessOps {
@@ -340,6 +395,18 @@ impl ProcessOps for RemoteProcessOps {
 
     fn sandbox_report(&self) -> Option<serde_json::Value> {
         self.remote.hello().sandbox.clone()
+    }
+
+    fn create_output_file(&self) -> io::Result<Box<dyn OutputFile>> {
+        match self.remote.call(Op::CreateOutputFile)? {
+            (Reply::Path { path }, _) => Ok(Box::new(RemoteOutputFile {
+                remote: self.remote.clone(),
+                path,
+                buf: Vec::new(),
+                offset: 0,
+            })),
+            (other, _) => Err(unexpected(&other)),
+        }
     }
 
     fn exec<'a>(

@@ -139,6 +139,17 @@ pub enum Op {
         /// Kill the command after this many milliseconds.
         timeout_ms: Option<u64>,
     },
+    /// A new private file for a command's full output in the helper's temp
+    /// dir. Answer: [`Reply::Path`].
+    CreateOutputFile,
+    /// The body written at `offset` of a file made by
+    /// [`Op::CreateOutputFile`]. Answer: [`Reply::Done`].
+    WriteAt {
+        /// The file.
+        path: PathBuf,
+        /// Where.
+        offset: u64,
+    },
     /// Whether commands can run in this directory. Answer: [`Reply::Bool`].
     WorkingDirExists {
         /// The path.

@@ -178,7 +178,7 @@ impl TypedTool for BashTool {
         };
 
         on_update.send(AgentToolResult::default());
-        let mut output = OutputAccumulator::new();
+        let mut output = OutputAccumulator::new(self.processes.clone());
         let mut last_update = Instant::now();
         let mut dirty = false;
         let ended = {

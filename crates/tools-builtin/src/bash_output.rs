@@ -3,7 +3,9 @@
 //! output outgrows the limits.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_tool::ops::{OutputFile, ProcessOps};
 
 use agent_tool::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationOptions, TruncationResult,
@@ -85,7 +87,9 @@ pub(crate) struct OutputAccumulator {
     pub(crate) open_line_bytes: usize,
     pub(crate) last_line_bytes: usize,
     pub(crate) raw: Vec<u8>,
-    pub(crate) spill: Option<(std::fs::File, PathBuf)>,
+    pub(crate) spill: Option<Box<dyn OutputFile>>,
+    /// Where spill files come from: the machine the command runs on.
+    pub(crate) processes: Arc<dyn ProcessOps>,
     pub(crate) spill_error: Option<String>,
     /// Bytes written to the spill file; it stops at [`MAX_SPILL_BYTES`].
     pub(crate) spilled: u64,
@@ -95,41 +99,6 @@ pub(crate) struct OutputAccumulator {
 /// not fill the disk (the tail the model sees keeps coming).
 pub(crate) const MAX_SPILL_BYTES: u64 = 128 * 1024 * 1024;
 
-/// The most all full-output files of this process hold together; past it
-/// the oldest are removed (their notices named them long ago).
-pub(crate) const MAX_SPILL_TOTAL: u64 = 1024 * 1024 * 1024;
-
-/// This process's full-output files, oldest first, with their sizes.
-static SPILLS: std::sync::Mutex<std::collections::VecDeque<(PathBuf, u64)>> =
-    std::sync::Mutex::new(std::collections::VecDeque::new());
-
-/// Records a finished full-output file and removes the oldest ones while
-/// the files together hold more than [`MAX_SPILL_TOTAL`].
-fn record_spill(path: PathBuf, size: u64) {
-    let mut spills = SPILLS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    keep_within(&mut spills, path, size, MAX_SPILL_TOTAL);
-}
-
-fn keep_within(
-    spills: &mut std::collections::VecDeque<(PathBuf, u64)>,
-    path: PathBuf,
-    size: u64,
-    budget: u64,
-) {
-    spills.push_back((path, size));
-    let mut total: u64 = spills.iter().map(|(_, s)| *s).sum();
-    while total > budget && spills.len() > 1 {
-        if let Some((old, size)) = spills.pop_front() {
-            if let Err(e) = std::fs::remove_file(&old) {
-                tracing::debug!(path = %old.display(), error = %e, "old full-output file not removed");
-            }
-            total -= size;
-        }
-    }
-}
-
 /// A view of the output for the model.
 pub(crate) struct Snapshot {
     pub(crate) text: String,
@@ -138,8 +107,9 @@ pub(crate) struct Snapshot {
 }
 
 impl OutputAccumulator {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(processes: Arc<dyn ProcessOps>) -> Self {
         OutputAccumulator {
+            processes,
             decoder: Utf8Stream::default(),
             tail: String::new(),
             total_bytes: 0,
@@ -159,7 +129,7 @@ impl OutputAccumulator {
 
     pub(crate) fn push(&mut self, chunk: &[u8]) {
         match &mut self.spill {
-            Some((file, _)) => {
+            Some(file) => {
                 let room = MAX_SPILL_BYTES.saturating_sub(self.spilled);
                 let part = &chunk[..chunk.len().min(usize::try_from(room).unwrap_or(usize::MAX))];
                 if !part.is_empty() {
@@ -182,9 +152,8 @@ impl OutputAccumulator {
         let before = self.tail.len();
         self.decoder.finish(&mut self.tail);
         self.account(before);
-        if let Some((file, path)) = &mut self.spill {
-            let _ = file.flush();
-            record_spill(path.clone(), self.spilled);
+        if let Some(file) = &mut self.spill {
+            file.finish(self.spilled);
         }
     }
 
@@ -215,19 +184,14 @@ impl OutputAccumulator {
     }
 
     pub(crate) fn start_spill(&mut self) {
-        let created = tempfile::Builder::new()
-            .prefix("coding-agent-bash-")
-            .suffix(".log")
-            .tempfile()
-            .and_then(|f| f.keep().map_err(|e| e.error));
-        match created {
-            Ok((mut file, path)) => {
+        match self.processes.create_output_file() {
+            Ok(mut file) => {
                 match file.write_all(&self.raw) {
                     Ok(()) => self.spilled = self.raw.len() as u64,
                     Err(e) => self.spill_error = Some(e.to_string()),
                 }
                 self.raw = Vec::new();
-                self.spill = Some((file, path));
+                self.spill = Some(file);
             }
             Err(e) => {
                 tracing::warn!(error = %e, "cannot create the bash full-output file");
@@ -238,7 +202,7 @@ impl OutputAccumulator {
     }
 
     pub(crate) fn full_output_path(&self) -> Option<String> {
-        self.spill.as_ref().map(|(_, p)| p.display().to_string())
+        self.spill.as_ref().map(|f| f.path().display().to_string())
     }
 
     /// Whether the spill file stopped at [`MAX_SPILL_BYTES`].
@@ -335,23 +299,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn old_spill_files_go_past_the_budget() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut spills = std::collections::VecDeque::new();
-        for i in 0..4 {
-            let path = dir.path().join(format!("{i}.log"));
-            std::fs::write(&path, [b'x'; 10]).unwrap();
-            keep_within(&mut spills, path, 10, 25);
-        }
-        let left: Vec<bool> = (0..4)
-            .map(|i| dir.path().join(format!("{i}.log")).exists())
-            .collect();
-        assert_eq!(left, [false, false, true, true]);
-    }
-
-    #[test]
     fn the_spill_file_stops_at_its_cap() {
-        let mut acc = OutputAccumulator::new();
+        let mut acc = OutputAccumulator::new(Arc::new(agent_tool::ops::LocalProcessOps));
         let chunk = vec![b'y'; 1 << 20];
         for _ in 0..(MAX_SPILL_BYTES / (1 << 20) + 8) {
             acc.push(&chunk);
@@ -386,7 +335,7 @@ mod tests {
 
     #[test]
     fn accumulator_counts_and_tails() {
-        let mut acc = OutputAccumulator::new();
+        let mut acc = OutputAccumulator::new(Arc::new(agent_tool::ops::LocalProcessOps));
         for i in 0..3000 {
             acc.push(format!("line {i}\n").as_bytes());
         }

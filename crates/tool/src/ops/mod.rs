@@ -9,6 +9,7 @@
 
 mod denied;
 mod files;
+mod output_file;
 mod process;
 pub mod process_tree;
 pub mod replace;
@@ -19,6 +20,7 @@ use std::sync::Arc;
 
 pub use denied::SandboxDenied;
 pub use files::{DirEntryInfo, FileInfo, FileOps, LocalFileOps};
+pub use output_file::{MAX_OUTPUT_FILES_TOTAL, OutputFile, local_output_file};
 pub use process::{
     CALL_MARKER_VAR, ExecEnd, ExecRequest, LocalProcessOps, OutputSink, ProcessOps, resolve_shell,
     run_local_with,

@@ -60,6 +60,15 @@ pub trait ProcessOps: Send + Sync {
     fn sandbox_report(&self) -> Option<serde_json::Value> {
         None
     }
+    /// A new file for a command's full output when it is too long to show,
+    /// on the machine commands run on (the model reads it back with the
+    /// same backend's `read`). Default: [`local_output_file`](super::local_output_file).
+    ///
+    /// # Errors
+    /// The file cannot be created (bash then reports output without it).
+    fn create_output_file(&self) -> io::Result<Box<dyn super::OutputFile>> {
+        super::local_output_file()
+    }
     /// Runs `request`, streaming its output into `on_data` until it ends.
     fn exec<'a>(
         &'a self,
