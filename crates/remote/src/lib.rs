@@ -37,6 +37,11 @@
 //! # Ok(()) }
 //! ```
 
+// The remote guide's Rust blocks are compiled as doctests of this crate.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/remote.md")]
+struct RemoteGuideDoctests;
+
 mod connection;
 pub mod helper;
 mod ops;
