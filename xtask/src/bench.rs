@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 
 use crate::corpus;
 
+mod remote;
+
 /// One measured run of a process.
 #[derive(Clone, Copy, Debug)]
 struct Sample {
@@ -502,6 +504,11 @@ pub fn run(args: &[String]) -> Result<()> {
         .map(|(_, t)| t.clone())
         .unwrap_or(corpus_dir.clone());
     b.mcp_rows(&bench_dir, &find_tree, quick)?;
+    let registry = trees
+        .iter()
+        .find(|(label, _)| label == "cargo registry")
+        .map(|(_, t)| t.clone());
+    b.remote_rows(&bench_dir, registry.as_deref(), quick)?;
 
     let wide = bench_dir.join("wide-dir");
     if !wide.join("f9999").exists() {

@@ -221,6 +221,8 @@ fn a_tampered_cache_is_not_run() {
         .unwrap()
         .path();
     // Someone else's file under the checksum's name is replaced, not run.
+    // (Unlinked first: the last helper may still be running from it.)
+    std::fs::remove_file(&cached).unwrap();
     std::fs::write(&cached, "#!/bin/sh\necho hijacked\n").unwrap();
     chown(&cached, 0);
     std::fs::set_permissions(&cached, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -634,4 +636,60 @@ fn walk_files(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+#[test]
+fn the_mcp_server_serves_the_remote_tools() {
+    if !can_switch_users() {
+        return;
+    }
+    let p = place(OTHER);
+    let mut child = Command::new(bin())
+        .args(["mcp", "--remote", &exec_uri(&p, OTHER)])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    use std::io::{BufRead, Write};
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
+    let mut answer = |id: i64| loop {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the server ended");
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == id {
+            return v;
+        }
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+    );
+    assert!(answer(1)["result"]["serverInfo"].is_object());
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "bash", "arguments": {"command": "id -u; pwd"}}}),
+    );
+    let result = answer(2);
+    assert_eq!(
+        result["result"]["content"][0]["text"],
+        format!("{OTHER}\n{}\n", p.ws.display()),
+        "{result}"
+    );
+    send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "read", "arguments": {"path": "notes.txt"}}}),
+    );
+    assert!(
+        answer(3)["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("alpha")
+    );
+    drop(send);
+    let _ = child.kill();
+    let _ = child.wait();
 }

@@ -15,8 +15,8 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::mpsc;
 
 use crate::protocol::{
-    Hello, LINE_PREFIX, Op, PROTOCOL_VERSION, READY_LINE, Reply, Request, Response, read_frame,
-    write_frame,
+    Hello, LINE_PREFIX, MAX_RESPONSE_BODY, Op, PROTOCOL_VERSION, READY_LINE, Reply, Request,
+    Response, read_frame_limited, write_frame,
 };
 use crate::{RemoteError, RemoteOptions, RemoteTarget};
 
@@ -497,7 +497,7 @@ async fn bring_up(
             _ => tracing::debug!(%line, "remote: unknown bootstrap line"),
         }
     }
-    let frame = read_frame::<_, Response>(stdout)
+    let frame = read_frame_limited::<_, Response>(stdout, MAX_RESPONSE_BODY)
         .await
         .map_err(|e| RemoteError::Protocol {
             detail: format!("no greeting from the helper: {e}"),
@@ -584,7 +584,7 @@ fn run(
     tokio::spawn(async move {
         let reason = loop {
             let frame = tokio::select! {
-                frame = read_frame::<_, Response>(&mut stdout) => frame,
+                frame = read_frame_limited::<_, Response>(&mut stdout, MAX_RESPONSE_BODY) => frame,
                 _ = reader_teardown.cancelled() => break "closed".to_string(),
             };
             match frame {

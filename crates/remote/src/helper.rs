@@ -29,6 +29,9 @@ use crate::protocol::{
 /// How many walk entries travel in one frame.
 const WALK_BATCH: usize = 512;
 
+/// How many files of search results travel in one frame.
+const SEARCH_BATCH: usize = 256;
+
 /// How long in-flight requests get to finish (their commands killed) after
 /// the client went away.
 const WIND_DOWN: Duration = Duration::from_secs(5);
@@ -280,9 +283,17 @@ async fn handle(
         }
         Op::Search { request } => {
             let cancel = cancel.clone();
-            blocking(move || files.search(&request, &cancel))
-                .await
-                .map(|files| (Reply::Found { files }, Vec::new()))
+            let found = blocking(move || files.search(&request, &cancel)).await;
+            found.map(|found| {
+                // In batches: a search with a large limit stays under the
+                // frame header's size limit.
+                let mut found = found.into_iter().peekable();
+                while found.peek().is_some() {
+                    let files: Vec<_> = found.by_ref().take(SEARCH_BATCH).collect();
+                    send(Reply::Found { files }, Vec::new());
+                }
+                (Reply::End, Vec::new())
+            })
         }
         Op::Exec {
             shell,
@@ -397,7 +408,7 @@ fn read_range(
     len: u64,
 ) -> io::Result<(Vec<u8>, bool)> {
     use std::io::Read;
-    let len = len.min(crate::protocol::MAX_BODY as u64);
+    let len = len.min(crate::protocol::MAX_RESPONSE_BODY as u64);
     let mut reader = files.open_read(path)?;
     // The operations give a stream, not a seekable file: skip to `offset`.
     io::copy(&mut (&mut reader).take(offset), &mut io::sink())?;

@@ -235,15 +235,41 @@ impl FileOps for RemoteFileOps {
     fn search(
         &self,
         request: &SearchRequest,
-        _cancel: &CancellationToken,
+        cancel: &CancellationToken,
     ) -> io::Result<Vec<FileMatches>> {
         // One request for the whole search: the walk and every file read
-        // happen on the remote side.
-        match self.remote.call(Op::Search {
-            request: request.clone(),
-        })? {
-            (Reply::Found { files }, _) => Ok(files),
-            (other, _) => Err(expect_err(other, &request.root)),
+        // happen on the remote side; the results come in batches.
+        let connection = self.remote.connection()?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let id = connection.send(
+            Op::Search {
+                request: request.clone(),
+            },
+            Vec::new(),
+            Waiter::Sync(tx),
+        )?;
+        let mut all = Vec::new();
+        let mut cancel_sent = false;
+        loop {
+            let reply = match rx.recv_timeout(std::time::Duration::from_millis(100)) {
+                Ok((reply, _)) => reply,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    // The search stops early on the remote; what it found comes back.
+                    if cancel.is_cancelled() && !cancel_sent {
+                        cancel_sent = true;
+                        connection.notify(Op::Cancel { target: id });
+                    }
+                    continue;
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(connection.lost());
+                }
+            };
+            match reply {
+                Reply::Found { files } => all.extend(files),
+                Reply::End => return Ok(all),
+                other => return Err(expect_err(other, &request.root)),
+            }
         }
     }
 

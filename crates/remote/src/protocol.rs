@@ -39,6 +39,11 @@ pub const MAX_HEADER: usize = 16 << 20;
 /// clear error rather than buffered.
 pub const MAX_BODY: usize = 1 << 30;
 
+/// The largest response body a client accepts (64 MiB): the helper never
+/// sends more in one frame, and a misbehaving remote cannot make the client
+/// allocate more.
+pub const MAX_RESPONSE_BODY: usize = 64 << 20;
+
 /// A request from the client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -117,7 +122,8 @@ pub enum Op {
         /// Path order.
         ordered: bool,
     },
-    /// A content search. Answer: [`Reply::Found`]. Cancellable.
+    /// A content search. Answers: [`Reply::Found`] batches of files, then
+    /// [`Reply::End`]. Cancellable.
     Search {
         /// The search.
         request: SearchRequest,
@@ -173,7 +179,7 @@ pub enum Op {
 impl Op {
     /// Whether the answer comes in several frames.
     pub fn streams(&self) -> bool {
-        matches!(self, Op::Walk { .. } | Op::Exec { .. })
+        matches!(self, Op::Walk { .. } | Op::Search { .. } | Op::Exec { .. })
     }
 }
 
@@ -303,7 +309,7 @@ pub enum Reply {
     },
     /// The end of a walk.
     End,
-    /// Search results.
+    /// A batch of search results (more may follow).
     Found {
         /// The files with matches.
         files: Vec<FileMatches>,
@@ -329,7 +335,10 @@ pub enum Reply {
 impl Reply {
     /// Whether more frames follow for the same request.
     pub fn is_partial(&self) -> bool {
-        matches!(self, Reply::Walked { .. } | Reply::Output)
+        matches!(
+            self,
+            Reply::Walked { .. } | Reply::Found { .. } | Reply::Output
+        )
     }
 }
 
@@ -406,6 +415,17 @@ pub async fn write_frame<W: AsyncWrite + Unpin, T: Serialize>(
 pub async fn read_frame<R: AsyncRead + Unpin, T: for<'de> Deserialize<'de>>(
     reader: &mut R,
 ) -> io::Result<Option<(T, Vec<u8>)>> {
+    read_frame_limited(reader, MAX_BODY).await
+}
+
+/// [`read_frame`] accepting bodies of at most `max_body` bytes.
+///
+/// # Errors
+/// As [`read_frame`].
+pub async fn read_frame_limited<R: AsyncRead + Unpin, T: for<'de> Deserialize<'de>>(
+    reader: &mut R,
+    max_body: usize,
+) -> io::Result<Option<(T, Vec<u8>)>> {
     let mut prefix = [0u8; 8];
     let mut filled = 0;
     while filled < prefix.len() {
@@ -421,7 +441,7 @@ pub async fn read_frame<R: AsyncRead + Unpin, T: for<'de> Deserialize<'de>>(
     }
     let head_len = u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize;
     let body_len = u32::from_be_bytes([prefix[4], prefix[5], prefix[6], prefix[7]]) as usize;
-    if head_len > MAX_HEADER || body_len > MAX_BODY {
+    if head_len > MAX_HEADER || body_len > max_body.min(MAX_BODY) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             format!("a frame of {head_len} + {body_len} bytes is over the protocol's limits"),
