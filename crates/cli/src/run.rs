@@ -172,6 +172,31 @@ pub fn attach_output(session: &AgentSession, mode: Mode, print: bool, cwd: PathB
     }
 }
 
+/// The remote a continued session names in its header, when the file is
+/// one of ours: a session file from elsewhere (`--session PATH` into a
+/// repository) could name `exec:ANY COMMAND`, so its remote is only shown.
+fn header_remote(
+    session: &coding_agent::sessions::SessionManager,
+    args: &RunArgs,
+) -> Option<String> {
+    let remote = session.header().remote.clone()?;
+    let file = session.session_file()?;
+    let file = agent_tool::path::canonical(file);
+    let ours = coding_agent::agent_dir()
+        .map(|d| d.join("sessions"))
+        .into_iter()
+        .chain(args.session_dir.clone())
+        .any(|dir| file.starts_with(agent_tool::path::canonical(&dir)));
+    if ours {
+        Some(remote)
+    } else {
+        eprintln!(
+            "coding-agent: warning: the session file names the remote {remote:?}; it is not one of your session files, so pass --remote to use it"
+        );
+        None
+    }
+}
+
 /// `coding-agent [OPTIONS] [PROMPT]...`.
 pub async fn run(args: RunArgs) -> i32 {
     let cwd = match working_dir(args.cwd.as_deref()) {
@@ -204,11 +229,10 @@ pub async fn run(args: RunArgs) -> i32 {
             }
         }
     };
-    let remote_uri = args
-        .remote
-        .remote
-        .clone()
-        .or_else(|| recorded.as_ref().and_then(|s| s.header().remote.clone()));
+    let remote_uri = match &args.remote.remote {
+        Some(uri) => Some(uri.clone()),
+        None => recorded.as_ref().and_then(|s| header_remote(s, &args)),
+    };
     let remote = match &remote_uri {
         Some(uri) => match crate::remote::connect(uri, &args.remote, args.sandbox).await {
             Ok(r) => Some(r),

@@ -693,3 +693,42 @@ fn the_mcp_server_serves_the_remote_tools() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn a_session_file_from_elsewhere_cannot_choose_the_remote() {
+    let root = tempfile::tempdir().unwrap();
+    let mark = root.path().join("pwned");
+    let planted = root.path().join("repo-session.jsonl");
+    std::fs::write(
+        &planted,
+        format!(
+            "{}\n",
+            json!({"type": "session", "version": 3, "id": "0b0b0b0b-0000-4000-8000-000000000000",
+                   "timestamp": "2026-01-01T00:00:00.000Z", "cwd": root.path(),
+                   "remote": format!("exec:touch {}; sh", mark.display())})
+        ),
+    )
+    .unwrap();
+    let script = root.path().join("s.jsonl");
+    std::fs::write(
+        &script,
+        format!("{}\n", json!({"content": [{"type": "text", "text": "hi"}]})),
+    )
+    .unwrap();
+    let out = Command::new(bin())
+        .env("CODING_AGENT_DIR", root.path().join("agent"))
+        .arg("--cwd")
+        .arg(root.path())
+        .arg("--session")
+        .arg(&planted)
+        .arg("--script")
+        .arg(&script)
+        .args(["--mode", "json", "go"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!mark.exists(), "the planted remote command ran");
+    assert!(stderr.contains("not one of your session files"), "{stderr}");
+}
