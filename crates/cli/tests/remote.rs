@@ -732,3 +732,43 @@ fn a_session_file_from_elsewhere_cannot_choose_the_remote() {
     assert!(!mark.exists(), "the planted remote command ran");
     assert!(stderr.contains("not one of your session files"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_link_is_declared_dead_by_the_keep_alive() {
+    if !can_switch_users() {
+        return;
+    }
+    let p = place(OTHER);
+    let options = RemoteOptions::default()
+        .helper_binary(bin())
+        .keepalive(Duration::from_millis(500));
+    let remote = Remote::connect(RemoteTarget::parse(&exec_uri(&p, OTHER)).unwrap(), options)
+        .await
+        .unwrap();
+    let marker = format!("sleep 4646{}", std::process::id() % 97);
+    let (r, cwd, m) = (remote.clone(), p.ws.clone(), marker.clone());
+    let running =
+        tokio::spawn(
+            async move { bash_on(&r, &cwd, &m, agent_core::CancellationToken::new()).await },
+        );
+    wait_until("the remote sleep runs", || {
+        !processes_of(OTHER, &marker).is_empty()
+    })
+    .await;
+    // The other side freezes: the pipes stay open, nothing answers.
+    let helper = rustix::process::Pid::from_raw(remote.transport_pid().unwrap() as i32).unwrap();
+    rustix::process::kill_process(helper, rustix::process::Signal::STOP).unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(60), running)
+        .await
+        .expect("the keep-alive must end the call")
+        .unwrap();
+    let text = result_text(&result);
+    assert!(text.contains("no answer to keep-alives"), "{text}");
+    for pid in processes_of(OTHER, &marker) {
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_raw(pid as i32).unwrap(),
+            rustix::process::Signal::KILL,
+        );
+    }
+    let _ = rustix::process::kill_process(helper, rustix::process::Signal::KILL);
+}
