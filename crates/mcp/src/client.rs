@@ -78,6 +78,9 @@ pub struct McpServerConfig {
     /// Builds the process of a stdio server (a sandbox around it, for
     /// instance); `None` starts the command as it is.
     pub launcher: Option<McpLauncher>,
+    /// Name the tools as the server does (extensions), instead of
+    /// `mcp__<server>__<tool>`.
+    pub plain_names: bool,
 }
 
 type LaunchFn =
@@ -260,6 +263,7 @@ fn parse_server(name: &str, entry: &Value) -> Result<McpServerConfig, McpConfigE
         startup_timeout: seconds("startupTimeoutSec", DEFAULT_STARTUP_TIMEOUT)?,
         tool_timeout: seconds("toolTimeoutSec", DEFAULT_TOOL_TIMEOUT)?,
         launcher: None,
+        plain_names: false,
     })
 }
 
@@ -325,6 +329,23 @@ pub fn mcp_tool_name(server: &str, tool: &str) -> String {
     }
     let suffix = format!("_{:08x}", hash as u32);
     format!("{}{suffix}", &full[..MAX_TOOL_NAME - suffix.len()])
+}
+
+/// A tool name as a server gives it, made safe for providers: characters
+/// outside `[A-Za-z0-9_-]` become `_`, at most 64 characters.
+fn plain_tool_name(tool: &str) -> String {
+    let clean: String = tool
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(MAX_TOOL_NAME)
+        .collect();
+    if clean.is_empty() { "_".into() } else { clean }
 }
 
 type Client = RunningService<RoleClient, ListChangeHandler>;
@@ -463,11 +484,17 @@ impl Connection {
         let tools: Vec<ToolDefinition> = listed
             .into_iter()
             .map(|tool| {
-                let name = mcp_tool_name(&self.config.name, &tool.name);
+                let name = if self.config.plain_names {
+                    plain_tool_name(&tool.name)
+                } else {
+                    mcp_tool_name(&self.config.name, &tool.name)
+                };
                 let description = tool.description.as_deref().unwrap_or("").to_string();
+                let entries = tool.meta.as_ref().map(|m| &m.0);
                 let meta = ToolMeta::new(name, description)
                     .with_label(tool.title.clone().unwrap_or_else(|| tool.name.to_string()))
                     .with_parameters(Value::Object((*tool.input_schema).clone()));
+                let meta = crate::prompt_meta::apply_to_meta(meta, entries);
                 let hints = tool
                     .annotations
                     .as_ref()
@@ -478,12 +505,13 @@ impl Connection {
                         open_world: a.open_world_hint,
                     })
                     .unwrap_or_default();
-                ToolDefinition::new(Arc::new(McpRemoteTool {
+                let definition = ToolDefinition::new(Arc::new(McpRemoteTool {
                     meta,
                     remote_name: tool.name.to_string(),
                     connection: self.clone(),
                 }))
-                .with_hints(hints)
+                .with_hints(hints);
+                crate::prompt_meta::apply_to_definition(definition, entries)
             })
             .collect();
         *self.names.lock().unwrap_or_else(|p| p.into_inner()) =

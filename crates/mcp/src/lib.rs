@@ -18,6 +18,7 @@ mod client;
 #[cfg(feature = "http")]
 mod http_server;
 mod logging;
+mod prompt_meta;
 mod server;
 
 pub use client::{
@@ -28,6 +29,9 @@ pub use client::{
 #[cfg(feature = "http")]
 pub use http_server::{MCP_HTTP_PATH, McpHttpError, McpHttpOptions, McpHttpServer};
 pub use logging::{McpLogLayer, McpLogSink};
+pub use prompt_meta::{
+    META_EXECUTION_MODE, META_PROMPT_GUIDELINES, META_PROMPT_SNIPPET, prompt_meta,
+};
 /// The SDK, for transports and service types.
 pub use rmcp;
 pub use server::{McpToolServer, mcp_tool};

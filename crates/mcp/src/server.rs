@@ -200,13 +200,19 @@ pub fn mcp_tool(definition: &ToolDefinition) -> McpTool {
     if let Some(v) = hints.open_world {
         annotations = annotations.open_world(v);
     }
-    McpTool::new(
+    let tool = McpTool::new(
         definition.name().to_string(),
         definition.description().to_string(),
         Arc::new(schema),
     )
     .with_title(definition.label())
-    .with_annotations(annotations)
+    .with_annotations(annotations);
+    let meta = crate::prompt_meta::prompt_meta(definition);
+    if meta.is_empty() {
+        tool
+    } else {
+        tool.with_meta(rmcp::model::MetaObject(meta))
+    }
 }
 
 /// Our result blocks as MCP content.
