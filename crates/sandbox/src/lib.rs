@@ -44,8 +44,9 @@ pub use commands::{
 };
 pub use confined::ConfinedFileOps;
 pub use policy::{
-    CREDENTIAL_WORDS, DEFAULT_DENY_READ, DEFAULT_SECRET_ENV, PROTECTED_NAMES, STARTUP_PLACE_VARS,
-    SandboxConfigError, SandboxMode, SandboxPolicy, SandboxSettings, agent_dirs, links_on_the_way,
+    CREDENTIAL_WORDS, DEFAULT_DENY_READ, DEFAULT_SECRET_ENV, EnvFilter, PROTECTED_NAMES,
+    STARTUP_PLACE_VARS, SandboxConfigError, SandboxMode, SandboxPolicy, SandboxSettings,
+    agent_dirs, links_on_the_way,
 };
 
 /// The local file system and processes confined by `policy` (plain local

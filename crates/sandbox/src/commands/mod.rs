@@ -215,11 +215,10 @@ impl ProcessOps for SandboxedProcessOps {
                 seccomp::command_filter(self.policy.network)
                     .ok_or_else(|| refusal("no seccomp filter for this CPU architecture"))?,
             );
-            request.env.retain(|(name, value)| {
-                !self
-                    .policy
-                    .hides_var(&name.to_string_lossy(), &value.to_string_lossy())
-            });
+            let env = self.policy.env_filter();
+            request
+                .env
+                .retain(|(name, value)| !env.hides_var(&name.to_string_lossy(), &value.to_string_lossy()));
             // Held until the command ends: a protected path that does not
             // exist yet gets an empty read-only directory, not a free name.
             let read_only = bwrap::read_only_paths(&self.policy).map_err(refusal)?;
@@ -407,11 +406,12 @@ impl SandboxedPrograms {
             })
             .arg(program)
             .env_clear()
-            .envs(std::env::vars_os().filter(|(name, value)| {
-                !self
-                    .policy
-                    .hides_var(&name.to_string_lossy(), &value.to_string_lossy())
-            }));
+            .envs({
+                let env = self.policy.env_filter();
+                std::env::vars_os().filter(move |(name, value)| {
+                    !env.hides_var(&name.to_string_lossy(), &value.to_string_lossy())
+                })
+            });
         child::confine_before_exec(command.as_std_mut(), filter);
         Ok(command)
     }
