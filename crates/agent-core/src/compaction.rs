@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 /// Why the loop compacts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CompactionReason {
     /// The context is close to the window.
     Threshold,

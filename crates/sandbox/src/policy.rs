@@ -26,6 +26,7 @@ use agent_tool::path::{canonical, normalize_path};
 
 /// How much the tools may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[non_exhaustive]
 pub enum SandboxMode {
     /// No confinement (Pi's behaviour).
     #[default]

@@ -6,6 +6,7 @@ use serde::Deserialize;
 /// What to do with a `prompt` that arrives while the agent is running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum StreamingBehavior {
     /// Deliver it after the current batch of tool calls.
     Steer,
@@ -16,6 +17,7 @@ pub enum StreamingBehavior {
 /// How queued steering or follow-up messages are delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum QueueModeName {
     /// All queued messages at once.
     All,

@@ -35,6 +35,7 @@ fn one() -> u64 {
 /// What an entry records (the `type` and its own fields).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EntryKind {
     /// A message of the conversation (any role: user, assistant,
     /// toolResult, bashExecution, custom, ...).
