@@ -83,7 +83,7 @@ impl PermissionRule {
         let specifier = match specifier {
             None | Some("") | Some("*") | Some("**") => None,
             Some(s) if !command_rule => Some(Specifier::Path(
-                agent_tool::path_filter::PathGlob::new(s, cwd).map_err(|e| err(&e))?,
+                agent_tool::path_filter::PathGlob::new(s, cwd).map_err(|e| err(&e.to_string()))?,
             )),
             Some(s) => match s.strip_suffix(":*") {
                 Some(prefix) => Some(Specifier::Prefix(prefix.trim().to_string())),
