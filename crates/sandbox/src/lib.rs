@@ -40,7 +40,8 @@ use agent_tool::Operations;
 
 pub use agent_tool::ops::SandboxDenied;
 pub use commands::{
-    BWRAP_PATH_VAR, SandboxedProcessOps, SandboxedPrograms, commands_can_be_confined, shut_down,
+    BWRAP_PATH_VAR, CannotConfine, SandboxedProcessOps, SandboxedPrograms,
+    commands_can_be_confined, shut_down,
 };
 pub use confined::ConfinedFileOps;
 pub use policy::{

@@ -45,7 +45,7 @@ use crate::permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
 use crate::sessions::{EntryKind, SessionManager, bash_execution_text};
 use agent_tool::ToolCallContext;
 
-pub use command::{QueueModeName, RpcCommand, StreamingBehavior};
+pub use command::{QueueModeName, RpcCommand, RpcParseError, StreamingBehavior};
 
 /// Streaming lines beyond this many waiting for the client are dropped.
 const DELTA_BACKLOG: usize = 1024;
@@ -414,7 +414,7 @@ impl Server {
     }
 
     async fn handle(self: &Arc<Self>, command: Value) -> Result<Value, String> {
-        let command = RpcCommand::parse(&command)?;
+        let command = RpcCommand::parse(&command).map_err(|e| e.to_string())?;
         let agent = self.session.agent().clone();
         match command {
             RpcCommand::Prompt {
@@ -531,6 +531,7 @@ impl Server {
                     .compact(custom_instructions.as_deref())
                     .await
                     .map(|r| r.to_json())
+                    .map_err(|e| e.to_string())
             }
             RpcCommand::SetAutoCompaction { enabled } => {
                 self.session.compactor().set_auto(enabled);

@@ -154,10 +154,18 @@ fn describe_bwrap_failure(stderr: &str) -> String {
     }
 }
 
-/// Whether commands can be confined by `policy` on this machine; the
-/// reason when not.
-pub fn commands_can_be_confined(policy: &SandboxPolicy) -> Result<(), String> {
-    launcher(policy).map(|_| ()).map_err(|e| e.to_string())
+/// Why commands cannot be confined on this machine (bubblewrap missing or
+/// not working here); its text is the refusal a command would get.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct CannotConfine(#[from] io::Error);
+
+/// Whether commands can be confined by `policy` on this machine.
+///
+/// # Errors
+/// The reason when not.
+pub fn commands_can_be_confined(policy: &SandboxPolicy) -> Result<(), CannotConfine> {
+    launcher(policy).map(|_| ()).map_err(CannotConfine)
 }
 
 /// [`ProcessOps`] that run every command in a sandbox (see the module
