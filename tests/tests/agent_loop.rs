@@ -1,8 +1,6 @@
 //! The loop's observable behaviour: event order, scheduling, preparation
 //! failures, hooks, termination, steering and cancellation.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,9 +10,9 @@ use agent_core::{
     AfterToolCallResult, Agent, AgentEvent, AgentOptions, AgentToolResult, BeforeToolCallResult,
     ExecutionMode, ToolError,
 };
-use common::*;
 use futures::FutureExt;
 use serde_json::json;
+use test_support::agent_loop::*;
 
 #[tokio::test]
 async fn one_tool_turn_emits_pis_event_sequence() {

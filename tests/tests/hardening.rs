@@ -2,16 +2,15 @@
 //! cancellation. Every bad input must come back as a clear error result: never
 //! a panic, a hang or a partial change.
 
-mod common;
-
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_ai::ToolCall;
 use agent_core::{AgentTool, CancellationToken, execute_tool_call};
-use common::*;
 use serde_json::{Value, json};
+use test_support::agent_loop::*;
+use test_support::write;
 
 fn slow() -> bool {
     std::env::var_os("CODING_AGENT_SLOW_TESTS").is_some()
@@ -257,7 +256,7 @@ async fn two_hundred_edits_to_one_file_in_one_batch() {
         .iter()
         .map(|(a, b, c)| (a.as_str(), b.as_str(), c.clone()))
         .collect();
-    let client = scripted(vec![common::calls(&refs), text("done")]);
+    let client = scripted(vec![test_support::agent_loop::calls(&refs), text("done")]);
     let tools = agent_tools(dir.path());
     let (rec, _) = run(client, tools, |_| {}).await;
     let failures: Vec<_> = rec.ends().into_iter().filter(|(_, _, e)| *e).collect();
@@ -285,7 +284,7 @@ async fn two_hundred_writes_to_different_files_in_one_batch() {
         .iter()
         .map(|(a, b, c)| (a.as_str(), b.as_str(), c.clone()))
         .collect();
-    let client = scripted(vec![common::calls(&refs), text("done")]);
+    let client = scripted(vec![test_support::agent_loop::calls(&refs), text("done")]);
     let (rec, _) = run(client, agent_tools(dir.path()), |_| {}).await;
     assert!(rec.ends().iter().all(|(_, _, e)| !e));
     for i in 0..200 {

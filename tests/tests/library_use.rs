@@ -2,11 +2,9 @@
 //! chosen built-ins, a decorated built-in, the active set, and what `prompt`
 //! returns.
 
-mod common;
-
 use coding_agent::prelude::*;
-use common::*;
 use serde_json::json;
+use test_support::agent_loop::*;
 
 #[derive(Deserialize, JsonSchema)]
 struct WordCountParams {

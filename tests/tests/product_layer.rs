@@ -1,8 +1,6 @@
 //! The product layer: definitions and conversions, the registry's selection and
 //! override rules, allowedTools, the system prompt, extensions and sessions.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -12,10 +10,10 @@ use coding_agent::{
     SystemPromptOptions, Theme, ToolCallDecision, ToolDefinition, ToolRegistry, ToolResultPatch,
     ToolSelection, ToolSource, WorkingDir, build_system_prompt,
 };
-use common::*;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
+use test_support::agent_loop::*;
 
 /// A definition with every optional part, counting its executions.
 struct Def {

@@ -2,17 +2,15 @@
 //! answer in tiny pieces: the providers report a clear error in bounded time
 //! and stay linear in the size of the answer.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
 use agent_ai::providers::RetryPolicy;
 use agent_ai::providers::anthropic::AnthropicClient;
 use agent_ai::providers::openai::OpenAiClient;
 use agent_ai::{Context, Message, Model, ModelClient, StopReason, StreamOptions, complete};
-use common::http_server::{Reply, serve};
 use futures::StreamExt;
 use serde_json::json;
+use test_support::http_server::{Reply, serve};
 
 fn one_retry() -> RetryPolicy {
     RetryPolicy {

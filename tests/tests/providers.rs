@@ -1,8 +1,6 @@
 //! The HTTP providers against a real server on 127.0.0.1 streaming
 //! recorded-shape SSE bodies.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,8 +11,8 @@ use agent_ai::{
     AssistantMessage, ContentBlock, Context, Message, Model, ModelClient, StopReason,
     StreamOptions, Tool, complete,
 };
-use common::http_server::{Reply, serve};
 use serde_json::json;
+use test_support::http_server::{Reply, serve};
 
 fn fast_retry() -> RetryPolicy {
     RetryPolicy {
@@ -36,7 +34,7 @@ fn ctx() -> Context {
     }
 }
 
-async fn openai(replies: Vec<Reply>) -> (AssistantMessage, common::http_server::TestServer) {
+async fn openai(replies: Vec<Reply>) -> (AssistantMessage, test_support::http_server::TestServer) {
     let server = serve(replies).await;
     let client = OpenAiClient::new(format!("{}/v1", server.base), Some("sk-test".into()))
         .with_retry(fast_retry());
@@ -227,7 +225,9 @@ async fn openai_cancellation_aborts() {
     assert!(started.elapsed() < Duration::from_secs(3));
 }
 
-async fn anthropic(replies: Vec<Reply>) -> (AssistantMessage, common::http_server::TestServer) {
+async fn anthropic(
+    replies: Vec<Reply>,
+) -> (AssistantMessage, test_support::http_server::TestServer) {
     let server = serve(replies).await;
     let client =
         AnthropicClient::new(&server.base, Some("ak-test".into())).with_retry(fast_retry());

@@ -9,7 +9,6 @@
 
 mod bench;
 mod checks;
-mod corpus;
 mod mcp_bench;
 mod stream_server;
 mod tidy;

@@ -38,6 +38,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "agent-mcp",
         &["agent-ai", "agent-core", "agent-tool", "coding-agent"],
     ),
+    // Test helpers: used only as a dev-dependency (and by xtask), so they
+    // may reach any layer they help test.
+    (
+        "test-support",
+        &["agent-ai", "agent-core", "coding-agent", "tools-builtin"],
+    ),
 ];
 
 /// Crates outside the layering: they assemble the others.

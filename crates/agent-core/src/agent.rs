@@ -35,6 +35,7 @@ pub enum QueueMode {
 /// assert_eq!(format!("{e:?}"), "CannotContinue: nothing to continue: the transcript is empty");
 /// ```
 #[derive(Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum AgentError {
     /// A run is already in progress; use `steer` or `follow_up` instead.
     #[error("the agent is already running; queue the message with steer() or follow_up()")]

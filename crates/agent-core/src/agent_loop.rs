@@ -234,7 +234,7 @@ async fn compact(
                 result: None,
                 aborted,
                 will_retry: false,
-                error_message: Some(message),
+                error_message: Some(message.to_string()),
             });
             false
         }

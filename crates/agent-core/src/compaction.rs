@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 /// Why the loop compacts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CompactionReason {
     /// The context is close to the window.
     Threshold,
@@ -35,6 +36,28 @@ pub struct CompactedContext {
     pub record: Value,
 }
 
+/// Why a compaction did not happen; the transcript stays as it was.
+///
+/// ```
+/// use agent_core::{AgentError, CompactionError};
+/// let e = CompactionError::NothingToCompact("too short".into());
+/// assert_eq!(e.to_string(), "nothing to compact yet: too short");
+/// assert_eq!(CompactionError::Busy.to_string(), AgentError::AlreadyRunning.to_string());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CompactionError {
+    /// A run is in progress (for a compaction asked for outside the loop).
+    #[error("{}", crate::AgentError::AlreadyRunning)]
+    Busy,
+    /// Too little of the conversation is old enough to summarise; why.
+    #[error("nothing to compact yet: {0}")]
+    NothingToCompact(String),
+    /// No summary: the model's error, or an empty answer.
+    #[error("{0}")]
+    Summary(String),
+}
+
 /// Decides when and how to shrink the transcript.
 pub trait ContextCompactor: Send + Sync {
     /// Whether the transcript should be compacted before the next request.
@@ -54,7 +77,7 @@ pub trait ContextCompactor: Send + Sync {
         messages: Vec<Message>,
         reason: CompactionReason,
         cancel: CancellationToken,
-    ) -> BoxFuture<'static, Result<CompactedContext, String>>;
+    ) -> BoxFuture<'static, Result<CompactedContext, CompactionError>>;
 }
 
 /// Whether a provider's error text says the context is too long (the

@@ -45,7 +45,8 @@ pub use agent::{
 pub use agent_loop::{agent_loop, run_agent_loop, run_agent_loop_continue};
 mod compaction;
 pub use compaction::{
-    CompactedContext, CompactionReason, ContextCompactor, is_context_overflow_message,
+    CompactedContext, CompactionError, CompactionReason, ContextCompactor,
+    is_context_overflow_message,
 };
 pub use config::{
     AgentContext, AgentLoopConfig, ContextRefresh, ContextTransform, MessageSource,

@@ -17,6 +17,7 @@ use crate::model::Model;
 /// [`AssistantMessageEvent::Done`] or [`AssistantMessageEvent::Error`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum AssistantMessageEvent {
     /// The message began.
     Start {

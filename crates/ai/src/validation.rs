@@ -14,6 +14,7 @@ use crate::tool::Tool;
 
 /// Why arguments were rejected.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ValidationError {
     /// The arguments do not satisfy the schema. The message lists every problem.
     #[error("{message}")]

@@ -28,7 +28,8 @@ pub async fn handle(session: &AgentSession, line: &str) -> bool {
         "/compact" => session
             .compact((!rest.is_empty()).then_some(rest))
             .await
-            .map(|r| format!("compacted: about {} tokens summarised", r.tokens_before)),
+            .map(|r| format!("compacted: about {} tokens summarised", r.tokens_before))
+            .map_err(|e| e.to_string()),
         _ => return false,
     };
     match result {

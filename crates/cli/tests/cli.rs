@@ -1,13 +1,12 @@
 //! The `coding-agent` binary as a process.
 
-#[path = "../../../tests/tests/common/http_server.rs"]
-mod http_server;
-
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use test_support::agent_loop::tool_call;
+use test_support::http_server;
 
 fn bin() -> std::process::Command {
     let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"));
@@ -28,10 +27,6 @@ fn script(dir: &Path, turns: &[Value]) -> std::path::PathBuf {
     path
 }
 
-fn call(id: &str, name: &str, args: Value) -> Value {
-    json!({"type":"toolCall","id":id,"name":name,"arguments":args})
-}
-
 #[test]
 fn print_mode_prints_the_final_answer() {
     let dir = tempfile::tempdir().unwrap();
@@ -39,7 +34,7 @@ fn print_mode_prints_the_final_answer() {
     let s = script(
         dir.path(),
         &[
-            json!({"content":[call("c1","read",json!({"path":"a.txt"}))]}),
+            json!({"content":[tool_call("c1","read",json!({"path":"a.txt"}))]}),
             json!({"content":[{"type":"text","text":"The file says alpha."}]}),
         ],
     );
@@ -120,8 +115,8 @@ fn json_mode_parallel_batch_order() {
         dir.path(),
         &[
             json!({"content":[
-                call("slow","bash",json!({"command":"sleep 0.4; echo slow"})),
-                call("fast","bash",json!({"command":"echo fast"}))
+                tool_call("slow","bash",json!({"command":"sleep 0.4; echo slow"})),
+                tool_call("fast","bash",json!({"command":"echo fast"}))
             ]}),
             json!({"content":[{"type":"text","text":"done"}]}),
         ],
@@ -422,7 +417,7 @@ fn sigint_during_a_long_bash_call_leaves_no_child() {
     let s = script(
         dir.path(),
         &[
-            json!({"content":[call("c1","bash",json!({"command": format!("bash -c 'exec -a {marker} sleep 300' & setsid bash -c 'exec -a {marker} sleep 301' & wait")}))]}),
+            json!({"content":[tool_call("c1","bash",json!({"command": format!("bash -c 'exec -a {marker} sleep 300' & setsid bash -c 'exec -a {marker} sleep 301' & wait")}))]}),
             json!({"content":[{"type":"text","text":"never"}]}),
         ],
     );
@@ -486,7 +481,7 @@ fn sigterm_and_sighup_cancel_like_ctrl_c() {
         let s = script(
             dir.path(),
             &[
-                json!({"content":[call("c1","bash",json!({"command": format!("setsid bash -c 'exec -a {marker} sleep 300' & exec -a {marker} sleep 301")}))]}),
+                json!({"content":[tool_call("c1","bash",json!({"command": format!("setsid bash -c 'exec -a {marker} sleep 300' & exec -a {marker} sleep 301")}))]}),
                 json!({"content":[{"type":"text","text":"never"}]}),
             ],
         );
@@ -584,7 +579,7 @@ fn six_hundred_parallel_bash_calls_fit_in_1024_file_descriptors() {
     let dir = tempfile::tempdir().unwrap();
     let calls: Vec<Value> = (0..600)
         .map(|i| {
-            call(
+            tool_call(
                 &format!("c{i}"),
                 "bash",
                 json!({"command": format!("sleep 0.1; echo {i}")}),
@@ -644,7 +639,7 @@ fn text_mode_never_passes_control_sequences_through() {
         &[
             json!({"content":[
                 {"type":"text","text":"copying \u{1b}]52;c;cm0gLXJmIH4=\u{7} now"},
-                call("c1","bash",json!({"command": "printf 'out\\033]0;pwned\\007\\033[2K\\033[1A\\r'; echo \u{1b}[31mred"}))
+                tool_call("c1","bash",json!({"command": "printf 'out\\033]0;pwned\\007\\033[2K\\033[1A\\r'; echo \u{1b}[31mred"}))
             ]}),
             json!({"content":[{"type":"text","text":"done \u{1b}[2J"}]}),
         ],

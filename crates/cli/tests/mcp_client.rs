@@ -6,7 +6,10 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use test_support::agent_loop::tool_call;
 
+/// Whether the Python SDK is there; on CI (`CI=true`) its absence fails
+/// the test instead of skipping it.
 fn python_sdk_available() -> bool {
     let ok = std::process::Command::new("python3")
         .args(["-c", "import mcp.server.mcpserver"])
@@ -14,15 +17,11 @@ fn python_sdk_available() -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    // CI installs the SDK: there, missing it is a failure, not a skip.
-    assert!(
-        ok || std::env::var_os("CI").is_none(),
-        "the Python MCP SDK is missing (pip install mcp)"
-    );
-    if !ok {
-        eprintln!("skipping: the Python MCP SDK is not installed (pip install mcp)");
-    }
-    ok
+    test_support::prerequisite(
+        ok,
+        "the Python MCP SDK (`import mcp.server.mcpserver` in python3)",
+        "install it with `python3 -m pip install mcp`, as .ci/run does before `cargo xtask test-all`",
+    )
 }
 
 fn server_script() -> PathBuf {
@@ -63,10 +62,6 @@ fn agent(
         .stdin(Stdio::null())
         .output()
         .unwrap()
-}
-
-fn call(id: &str, name: &str, args: Value) -> Value {
-    json!({"type":"toolCall","id":id,"name":name,"arguments":args})
 }
 
 fn tool_results(stdout: &[u8]) -> Vec<(String, String, bool)> {
@@ -122,9 +117,9 @@ fn tools_of_a_python_sdk_server_are_listed_validated_and_called() {
         &config,
         &[
             json!({"content":[
-                call("c1", "mcp__py_echo__shout", json!({"text": "hello"})),
-                call("c2", "mcp__py_echo__double_it_v2", json!({"n": "21"})),
-                call("c3", "mcp__py_echo__shout", json!({})),
+                tool_call("c1", "mcp__py_echo__shout", json!({"text": "hello"})),
+                tool_call("c2", "mcp__py_echo__double_it_v2", json!({"n": "21"})),
+                tool_call("c3", "mcp__py_echo__shout", json!({})),
             ]}),
             json!({"content":[{"type":"text","text":"done"}]}),
         ],
@@ -167,8 +162,8 @@ fn a_crashing_server_is_restarted_and_a_hanging_one_is_skipped() {
         dir.path(),
         &config,
         &[
-            json!({"content":[call("c1", "mcp__py_echo__crash", json!({}))]}),
-            json!({"content":[call("c2", "mcp__py_echo__shout", json!({"text": "again"}))]}),
+            json!({"content":[tool_call("c1", "mcp__py_echo__crash", json!({}))]}),
+            json!({"content":[tool_call("c2", "mcp__py_echo__shout", json!({"text": "again"}))]}),
             json!({"content":[{"type":"text","text":"done"}]}),
         ],
         &["--mode", "json", "go"],
@@ -219,9 +214,9 @@ fn a_tool_added_by_list_changed_is_usable_in_the_same_run() {
         dir.path(),
         &config,
         &[
-            json!({"content":[call("c1", "mcp__py_echo__grow", json!({}))]}),
+            json!({"content":[tool_call("c1", "mcp__py_echo__grow", json!({}))]}),
             // The server announced late_tool; the next request offers it.
-            json!({"content":[call("c2", "mcp__py_echo__late_tool", json!({"word": "bloomer"}))]}),
+            json!({"content":[tool_call("c2", "mcp__py_echo__late_tool", json!({"word": "bloomer"}))]}),
             json!({"content":[{"type":"text","text":"done"}]}),
         ],
         &["--mode", "json", "go"],
@@ -303,8 +298,8 @@ fn tools_of_a_python_sdk_server_over_streamable_http() {
         &config,
         &[
             json!({"content":[
-                call("c1", "mcp__web__shout", json!({"text": "over http"})),
-                call("c2", "mcp__web__double_it_v2", json!({"n": 4})),
+                tool_call("c1", "mcp__web__shout", json!({"text": "over http"})),
+                tool_call("c2", "mcp__web__double_it_v2", json!({"n": 4})),
             ]}),
             json!({"content":[{"type":"text","text":"done"}]}),
         ],

@@ -12,8 +12,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
 
-mod mcp_common;
-use mcp_common::{args, assert_cancel_kills_the_tree, assert_parallel_calls_overlap, text};
+use test_support::mcp::{args, assert_cancel_kills_the_tree, assert_parallel_calls_overlap, text};
 
 /// A running `coding-agent mcp --http`, killed on drop.
 struct Server {

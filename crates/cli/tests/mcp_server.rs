@@ -9,8 +9,7 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
 
-mod mcp_common;
-use mcp_common::{args, assert_cancel_kills_the_tree, assert_parallel_calls_overlap, text};
+use test_support::mcp::{args, assert_cancel_kills_the_tree, assert_parallel_calls_overlap, text};
 
 async fn connect(
     cwd: &std::path::Path,

@@ -243,11 +243,11 @@ async fn mcp_refuses_what_needs_approval() {
 
 #[test]
 fn the_terminal_asks_yes_no_always() {
-    if Command::new("script").arg("--version").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "script(1) is needed on CI"
-        );
+    if !test_support::prerequisite(
+        Command::new("script").arg("--version").output().is_ok(),
+        "script(1), the terminal these tests type into",
+        "install it with `apt-get install bsdutils`",
+    ) {
         return;
     }
     let (dir, agent, ws) = setup(json!({"permissions": {"ask": ["Bash(touch:*)"]}}));

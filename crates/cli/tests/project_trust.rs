@@ -47,11 +47,11 @@ fn run_on_terminal(dir: &Path, ws: &Path, answer: &str) -> String {
 
 #[test]
 fn the_terminal_asks_before_a_project_runs_anything() {
-    if Command::new("script").arg("--version").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "script(1) is needed on CI"
-        );
+    if !test_support::prerequisite(
+        Command::new("script").arg("--version").output().is_ok(),
+        "script(1), the terminal these tests type into",
+        "install it with `apt-get install bsdutils`",
+    ) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

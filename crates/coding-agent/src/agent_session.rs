@@ -624,9 +624,12 @@ impl AgentSession {
     ///
     /// # Errors
     /// A run is in progress, there is nothing to compact, or the model failed.
-    pub async fn compact(&self, instructions: Option<&str>) -> Result<CompactionResult, String> {
+    pub async fn compact(
+        &self,
+        instructions: Option<&str>,
+    ) -> Result<CompactionResult, agent_core::CompactionError> {
         if self.agent.is_running() {
-            return Err(AgentError::AlreadyRunning.to_string());
+            return Err(agent_core::CompactionError::Busy);
         }
         let result = self
             .compactor

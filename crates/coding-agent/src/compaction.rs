@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex};
 use agent_ai::{
     ContentBlock, Context, Message, Model, ModelClient, StopReason, StreamOptions, UserContent,
 };
-use agent_core::{CancellationToken, CompactedContext, CompactionReason, ContextCompactor};
+use agent_core::{
+    CancellationToken, CompactedContext, CompactionError, CompactionReason, ContextCompactor,
+};
 use agent_tool::{PathAccess, ToolLookup};
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -228,7 +230,7 @@ pub async fn summarize(
     older: &[Message],
     instructions: Option<&str>,
     cancel: CancellationToken,
-) -> Result<String, String> {
+) -> Result<String, CompactionError> {
     let mut request = format!(
         "<conversation>\n{}</conversation>\n\n{SUMMARY_REQUEST}",
         transcript(older)
@@ -247,13 +249,17 @@ pub async fn summarize(
     };
     let answer = agent_ai::complete(client, model, &context, options).await;
     if matches!(answer.stop_reason, StopReason::Error | StopReason::Aborted) {
-        return Err(answer
-            .error_message
-            .unwrap_or_else(|| "the summary request failed".to_string()));
+        return Err(CompactionError::Summary(
+            answer
+                .error_message
+                .unwrap_or_else(|| "the summary request failed".to_string()),
+        ));
     }
     let text = answer.text();
     if text.trim().is_empty() {
-        return Err("the model returned an empty summary".into());
+        return Err(CompactionError::Summary(
+            "the model returned an empty summary".into(),
+        ));
     }
     Ok(text)
 }
@@ -363,9 +369,12 @@ impl SessionCompactor {
         messages: Vec<Message>,
         instructions: Option<&str>,
         cancel: CancellationToken,
-    ) -> Result<CompactionResult, String> {
-        let cut = cut_point(&messages, self.settings.keep_recent_tokens)
-            .ok_or_else(|| "nothing to compact yet: the conversation is shorter than compaction.keepRecentTokens".to_string())?;
+    ) -> Result<CompactionResult, CompactionError> {
+        let cut = cut_point(&messages, self.settings.keep_recent_tokens).ok_or_else(|| {
+            CompactionError::NothingToCompact(
+                "the conversation is shorter than compaction.keepRecentTokens".into(),
+            )
+        })?;
         self.running.store(true, Ordering::Relaxed);
         let model = self.model.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let tokens_before = context_tokens(&messages);
@@ -459,7 +468,7 @@ impl ContextCompactor for SessionCompactor {
         messages: Vec<Message>,
         _reason: CompactionReason,
         cancel: CancellationToken,
-    ) -> BoxFuture<'static, Result<CompactedContext, String>> {
+    ) -> BoxFuture<'static, Result<CompactedContext, CompactionError>> {
         // 'static: the work runs on clones, not on `self`.
         let this = SessionCompactor {
             client: self.client.clone(),

@@ -40,6 +40,7 @@ impl ToolSelection {
 
 /// Where a tool came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ToolSource {
     /// A built-in tool.
     Builtin,

@@ -293,26 +293,15 @@ fn trusted_context_file(path: &Path) -> Result<Option<String>, String> {
 
 /// Today's date as `YYYY-MM-DD` (UTC).
 pub fn today() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
-    format!("{y:04}-{m:02}-{d:02}")
+    utc_date(jiff::Timestamp::now())
 }
 
-/// Days since 1970-01-01 to a (year, month, day) in the proleptic Gregorian calendar.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
+/// The `YYYY-MM-DD` of an instant in UTC.
+fn utc_date(timestamp: jiff::Timestamp) -> String {
+    jiff::tz::Offset::UTC
+        .to_datetime(timestamp)
+        .date()
+        .to_string()
 }
 
 #[cfg(test)]
@@ -371,9 +360,16 @@ mod tests {
     }
 
     #[test]
-    fn civil_dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(20_454), (2026, 1, 1));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    fn dates_are_utc_days() {
+        let at = |secs| utc_date(jiff::Timestamp::from_second(secs).unwrap());
+        assert_eq!(at(0), "1970-01-01");
+        assert_eq!(at(1_767_225_599), "2025-12-31");
+        assert_eq!(at(1_767_225_600), "2026-01-01");
+        assert_eq!(at(951_782_400), "2000-02-29");
+        assert_eq!(at(-1), "1969-12-31");
+        let before = utc_date(jiff::Timestamp::now());
+        let date = today();
+        let after = utc_date(jiff::Timestamp::now());
+        assert!(date == before || date == after, "{date}");
     }
 }

@@ -71,6 +71,7 @@ pub enum TrustState {
 
 /// The trust records could not be read or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TrustError {
     /// The file could not be read, written or parsed.
     #[error("{path}: {message}")]
@@ -373,6 +374,7 @@ fn project_key(project: &Path) -> String {
 
 /// What [`resolve_project_trust`] did with the held-back settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TrustOutcome {
     /// The project holds no code-running settings.
     NothingHeldBack,

@@ -43,6 +43,7 @@ const MAX_TOOL_NAME: usize = 64;
 
 /// How to reach one MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum McpTransport {
     /// A child process speaking MCP on its stdin and stdout.
     Stdio {

@@ -39,6 +39,7 @@ pub const MCP_HTTP_PATH: &str = "/mcp";
 
 /// What can stop an HTTP server from starting.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum McpHttpError {
     /// The address could not be bound.
     #[error("cannot listen on {addr}: {source}")]

@@ -40,12 +40,14 @@ use agent_tool::Operations;
 
 pub use agent_tool::ops::SandboxDenied;
 pub use commands::{
-    BWRAP_PATH_VAR, SandboxedProcessOps, SandboxedPrograms, commands_can_be_confined, shut_down,
+    BWRAP_PATH_VAR, CannotConfine, SandboxedProcessOps, SandboxedPrograms,
+    commands_can_be_confined, shut_down,
 };
 pub use confined::ConfinedFileOps;
 pub use policy::{
-    CREDENTIAL_WORDS, DEFAULT_DENY_READ, DEFAULT_SECRET_ENV, PROTECTED_NAMES, STARTUP_PLACE_VARS,
-    SandboxConfigError, SandboxMode, SandboxPolicy, SandboxSettings, agent_dirs, links_on_the_way,
+    CREDENTIAL_WORDS, DEFAULT_DENY_READ, DEFAULT_SECRET_ENV, EnvFilter, PROTECTED_NAMES,
+    STARTUP_PLACE_VARS, SandboxConfigError, SandboxMode, SandboxPolicy, SandboxSettings,
+    agent_dirs, links_on_the_way,
 };
 
 /// The local file system and processes confined by `policy` (plain local

@@ -26,6 +26,7 @@ use agent_tool::path::{canonical, normalize_path};
 
 /// How much the tools may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[non_exhaustive]
 pub enum SandboxMode {
     /// No confinement (Pi's behaviour).
     #[default]
@@ -418,31 +419,7 @@ impl SandboxPolicy {
     /// assert!(!p.hides_env("GH_TOKEN"));
     /// ```
     pub fn hides_env(&self, name: &str) -> bool {
-        if self.pass_env.iter().any(|p| p == name) {
-            return false;
-        }
-        let words = name_words(name);
-        // `MYSQL_PWD` is a password; the shell's own `PWD` and `OLDPWD` are not.
-        let is_shell_pwd = name.eq_ignore_ascii_case("PWD") || name.eq_ignore_ascii_case("OLDPWD");
-        let credential = words.iter().any(|w| CREDENTIAL_WORDS.contains(&w.as_str()))
-            || (!is_shell_pwd && words.iter().any(|w| w == "pwd"))
-            // Words glued together: `OPENAITOKEN`, `githubsecret`.
-            || words.iter().any(|w| {
-                GLUED_CREDENTIAL_ENDINGS
-                    .iter()
-                    .any(|end| w.len() > end.len() && w.ends_with(end))
-            })
-            || words.windows(2).any(|p| {
-                matches!(
-                    (p[0].as_str(), p[1].as_str()),
-                    ("api" | "access" | "private" | "secret" | "signing", "key")
-                )
-            });
-        credential
-            || self
-                .secret_env
-                .iter()
-                .any(|p| wildcard(&p.to_ascii_lowercase(), &name.to_ascii_lowercase()))
+        self.env_filter().hides_env(name)
     }
 
     /// Whether the variable `name=value` is removed from commands'
@@ -464,10 +441,19 @@ impl SandboxPolicy {
     /// assert!(p.hides_var("DB_PW", "x"));
     /// ```
     pub fn hides_var(&self, name: &str, value: &str) -> bool {
-        if self.pass_env.iter().any(|p| p == name) {
-            return false;
+        self.env_filter().hides_var(name, value)
+    }
+
+    /// The environment rules ([`hides_env`](Self::hides_env),
+    /// [`hides_var`](Self::hides_var)) with the `secretEnv` patterns
+    /// compiled once, for a whole environment.
+    pub fn env_filter(&self) -> EnvFilter<'_> {
+        EnvFilter {
+            pass_env: &self.pass_env,
+            // Patterns that do not compile hide every variable `passEnv` does
+            // not keep: a secret pattern must not fail open.
+            secret_env: secret_env_matcher(&self.secret_env).ok(),
         }
-        self.hides_env(name) || url_with_password(value)
     }
 
     /// Resolves the policy for `cwd` from the two settings layers, with `flag` (the
@@ -557,7 +543,12 @@ impl SandboxPolicy {
                     .deny_read
                     .push(deny_glob(cwd, &glob, home.as_deref()));
             }
-            policy.secret_env.extend(strings(source, "secretEnv")?);
+            for pattern in strings(source, "secretEnv")? {
+                secret_env_matcher(std::slice::from_ref(&pattern)).map_err(|e| {
+                    SandboxConfigError(format!("sandbox.secretEnv entry {pattern:?}: {e}"))
+                })?;
+                policy.secret_env.push(pattern);
+            }
         }
         policy.pass_env = strings(user, "passEnv")?;
         let user_network = flag_of_key(user, "network", "sandbox.network")?.unwrap_or(false);
@@ -688,29 +679,89 @@ fn name_words(name: &str) -> Vec<String> {
     words
 }
 
-/// `*` matches any run of characters.
-fn wildcard(pattern: &str, text: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == text;
-    }
-    let mut rest = text;
-    for (i, part) in parts.iter().enumerate() {
-        if i == 0 {
-            match rest.strip_prefix(part) {
-                Some(r) => rest = r,
-                None => return false,
-            }
-        } else if i == parts.len() - 1 {
-            return rest.ends_with(part);
-        } else {
-            match rest.find(part) {
-                Some(at) => rest = &rest[at + part.len()..],
-                None => return false,
-            }
+/// A policy's environment rules, its `secretEnv` patterns compiled: see
+/// [`SandboxPolicy::env_filter`].
+#[derive(Debug, Clone)]
+pub struct EnvFilter<'p> {
+    pass_env: &'p [String],
+    /// `None` when the patterns do not compile (see [`secret_env_matcher`]).
+    secret_env: Option<globset::GlobSet>,
+}
+
+impl EnvFilter<'_> {
+    /// As [`SandboxPolicy::hides_env`].
+    pub fn hides_env(&self, name: &str) -> bool {
+        if self.pass_env.iter().any(|p| p == name) {
+            return false;
         }
+        let words = name_words(name);
+        // `MYSQL_PWD` is a password; the shell's own `PWD` and `OLDPWD` are not.
+        let is_shell_pwd = name.eq_ignore_ascii_case("PWD") || name.eq_ignore_ascii_case("OLDPWD");
+        let credential = words.iter().any(|w| CREDENTIAL_WORDS.contains(&w.as_str()))
+            || (!is_shell_pwd && words.iter().any(|w| w == "pwd"))
+            // Words glued together: `OPENAITOKEN`, `githubsecret`.
+            || words.iter().any(|w| {
+                GLUED_CREDENTIAL_ENDINGS
+                    .iter()
+                    .any(|end| w.len() > end.len() && w.ends_with(end))
+            })
+            || words.windows(2).any(|p| {
+                matches!(
+                    (p[0].as_str(), p[1].as_str()),
+                    ("api" | "access" | "private" | "secret" | "signing", "key")
+                )
+            });
+        credential
+            || self
+                .secret_env
+                .as_ref()
+                .is_none_or(|set| set.is_match(name.to_ascii_lowercase()))
     }
-    true
+
+    /// As [`SandboxPolicy::hides_var`].
+    pub fn hides_var(&self, name: &str, value: &str) -> bool {
+        if self.pass_env.iter().any(|p| p == name) {
+            return false;
+        }
+        self.hides_env(name) || url_with_password(value)
+    }
+}
+
+/// The `secretEnv` patterns as one set over lower-case names: `*` matches
+/// any run of characters, every other character stands for itself, case
+/// ignored (ASCII). Only a pattern far past any name's length fails to
+/// compile.
+fn secret_env_matcher(patterns: &[String]) -> Result<globset::GlobSet, globset::Error> {
+    let mut set = globset::GlobSetBuilder::new();
+    for pattern in patterns {
+        set.add(secret_env_glob(pattern)?);
+    }
+    set.build()
+}
+
+fn secret_env_glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
+    // A run of stars is one star here; globset would read `**/` as "any
+    // directories".
+    let mut glob = String::with_capacity(pattern.len());
+    let mut after_star = false;
+    for c in pattern.to_ascii_lowercase().chars() {
+        let star = c == '*';
+        match c {
+            '*' if after_star => {}
+            '*' => glob.push('*'),
+            '?' | '[' | ']' | '{' | '}' => {
+                glob.push('[');
+                glob.push(c);
+                glob.push(']');
+            }
+            c => glob.push(c),
+        }
+        after_star = star;
+    }
+    globset::GlobBuilder::new(&glob)
+        .literal_separator(false)
+        .backslash_escape(false)
+        .build()
 }
 
 /// A `sandbox` setting of the wrong shape.
@@ -935,5 +986,72 @@ mod tests {
             SandboxPolicy::from_settings(settings, Path::new("/w"), None, SandboxMode::Off)
                 .is_err()
         );
+    }
+
+    #[test]
+    fn secret_patterns_match_whole_names_ignoring_case() {
+        let p = policy(
+            json!({"sandbox": {"mode": "workspace-write", "secretEnv": ["MY_PRIVATE_*", "*internal*", "A?B", "x[1]", "**_Q"],
+                               "passEnv": ["MY_PRIVATE_OK"]}}),
+            json!({"sandbox": {"secretEnv": ["CORP_*_ID"]}}),
+            None,
+        );
+        let env = p.env_filter();
+        for hidden in [
+            "MY_PRIVATE_THING",
+            "my_private_",
+            "My_Private_X/Y",
+            "INTERNAL",
+            "THE_INTERNAL_HOST",
+            "A?B",
+            "a?b",
+            "X[1]",
+            "_Q",
+            "RUN_Q",
+            "CORP_EU_ID",
+            "corp__id",
+        ] {
+            assert!(env.hides_env(hidden), "{hidden}");
+            assert_eq!(p.hides_env(hidden), env.hides_env(hidden), "{hidden}");
+        }
+        for kept in [
+            "MY_PRIVATE_OK",
+            "MY_PRIVATE",
+            "XMY_PRIVATE_THING",
+            "AXB",
+            "X1",
+            "Q",
+            "CORP_ID",
+            "CORP_EU_IDS",
+            "PATH",
+        ] {
+            assert!(!env.hides_env(kept), "{kept}");
+            assert_eq!(p.hides_env(kept), env.hides_env(kept), "{kept}");
+        }
+    }
+
+    #[test]
+    fn secret_patterns_that_do_not_compile_hide_everything() {
+        // Past globset's regex size limit.
+        let huge = "a*".repeat(400_000);
+        let (global, project) = (
+            json!({"sandbox": {"mode": "read-only", "secretEnv": [huge.clone()]}}),
+            json!({}),
+        );
+        let resolved = SandboxPolicy::from_settings(
+            layers(&global, &project),
+            Path::new("/w"),
+            None,
+            SandboxMode::Off,
+        );
+        let Err(err) = resolved else {
+            panic!("a pattern past the size limit was accepted");
+        };
+        assert!(err.0.contains("sandbox.secretEnv"), "{}", &err.0[..100]);
+        let mut p = SandboxPolicy::new(SandboxMode::WorkspaceWrite, "/w");
+        p.secret_env.push(huge);
+        p.pass_env.push("HOME".into());
+        assert!(p.hides_var("PATH", "/usr/bin"));
+        assert!(!p.hides_var("HOME", "/root"));
     }
 }

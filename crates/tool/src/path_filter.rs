@@ -8,7 +8,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use unicode_normalization::UnicodeNormalization;
 
 use crate::path::{normalize_path, real_path};
@@ -18,11 +18,17 @@ use crate::path::{normalize_path, real_path};
 #[derive(Debug, Clone)]
 pub struct PathGlob {
     /// Case-sensitive matchers (for allow rules).
-    exact: Vec<GlobMatcher>,
+    exact: GlobSet,
     /// Case-insensitive matchers, also covering what lies inside a
     /// matching directory (for deny and ask rules).
-    folded: Vec<GlobMatcher>,
+    folded: GlobSet,
 }
+
+/// A path specifier that does not compile (a syntax error, or a pattern
+/// past the size limit); its text is globset's.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(transparent)]
+pub struct PathGlobError(#[from] globset::Error);
 
 /// Whether a path component holds glob syntax.
 fn has_glob_syntax(text: &str) -> bool {
@@ -33,8 +39,8 @@ impl PathGlob {
     /// Compiles a rule's path specifier, anchored at `cwd`.
     ///
     /// # Errors
-    /// A pattern `globset` cannot compile, with its message.
-    pub fn new(spec: &str, cwd: &Path) -> Result<Self, String> {
+    /// A pattern `globset` cannot compile.
+    pub fn new(spec: &str, cwd: &Path) -> Result<Self, PathGlobError> {
         let home = std::env::home_dir();
         let anchored = if let (Some(rest), Some(home)) = (spec.strip_prefix("~/"), home.as_ref()) {
             format!("{}/{rest}", home.display())
@@ -117,24 +123,25 @@ impl PathGlob {
                 folded.push(format!("{}/**", p.trim_end_matches('/')));
             }
         }
-        let build = |pattern: &str, fold: bool| {
-            let nfc: String = pattern.nfc().collect();
-            GlobBuilder::new(&nfc)
-                .literal_separator(true)
-                .case_insensitive(fold)
-                .build()
-                .map(|g| g.compile_matcher())
-                .map_err(|e| e.to_string())
+        // One set each, not `compile_matcher`s: those panic where a set's
+        // build returns an error (a pattern past the regex size limit), and
+        // the patterns come from settings a repository may write.
+        let build = |patterns: &[String], fold: bool| -> Result<GlobSet, PathGlobError> {
+            let mut set = GlobSetBuilder::new();
+            for pattern in patterns {
+                let nfc: String = pattern.nfc().collect();
+                set.add(
+                    GlobBuilder::new(&nfc)
+                        .literal_separator(true)
+                        .case_insensitive(fold)
+                        .build()?,
+                );
+            }
+            Ok(set.build()?)
         };
         Ok(PathGlob {
-            exact: patterns
-                .iter()
-                .map(|p| build(p, false))
-                .collect::<Result<_, _>>()?,
-            folded: folded
-                .iter()
-                .map(|p| build(p, true))
-                .collect::<Result<_, _>>()?,
+            exact: build(&patterns, false)?,
+            folded: build(&folded, true)?,
         })
     }
 
@@ -142,14 +149,14 @@ impl PathGlob {
     pub fn matches(&self, path: &Path, fold: bool) -> bool {
         use std::os::unix::ffi::OsStrExt;
         let matchers = if fold { &self.folded } else { &self.exact };
-        if matchers.iter().any(|m| m.is_match(path)) {
+        if matchers.is_match(path) {
             return true;
         }
         if path.as_os_str().as_bytes().is_ascii() {
             return false;
         }
         let nfc: String = path.to_string_lossy().nfc().collect();
-        matchers.iter().any(|m| m.is_match(&nfc))
+        matchers.is_match(&nfc)
     }
 }
 
@@ -202,5 +209,24 @@ impl PathRuleFilter {
             return false;
         }
         self.hides(path) || self.hides(&real_path(path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_glob_that_does_not_compile_is_an_error_not_a_panic() {
+        let cwd = Path::new("/w");
+        assert!(PathGlob::new("src/[a", cwd).is_err());
+        let huge = format!("/{}", "a*".repeat(400_000));
+        assert!(PathGlob::new(&huge, cwd).is_err());
+        let glob = PathGlob::new("src/**", cwd).unwrap();
+        assert!(glob.matches(Path::new("/w/src/a/b.rs"), false));
+        assert!(glob.matches(Path::new("/w/src"), false));
+        assert!(!glob.matches(Path::new("/w/SRC/a.rs"), false));
+        assert!(glob.matches(Path::new("/w/SRC/a.rs"), true));
+        assert!(!glob.matches(Path::new("/w/other/a.rs"), true));
     }
 }

@@ -244,6 +244,7 @@ pub struct RenderResultOptions {
 /// Whether the host draws a frame around a tool's output (`Default`) or the
 /// tool draws all of it (`SelfDrawn`, Pi's `"self"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum RenderShell {
     /// The host's frame.
     #[default]

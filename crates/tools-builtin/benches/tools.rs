@@ -4,9 +4,6 @@
 //! `cargo bench -p tools-builtin` (add `-- --quick` for a smaller corpus,
 //! `--json` for machine-readable rows, `--corpus DIR`, `--big-file PATH`, `--runs N`).
 
-#[path = "../../../xtask/src/corpus.rs"]
-mod corpus;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -20,6 +17,7 @@ use agent_core::{
 use agent_tool::{TypedTool, typed_tool};
 use coding_agent::{Settings, ToolDefinition};
 use serde_json::{Value, json};
+use test_support::corpus;
 
 struct Args {
     json: bool,

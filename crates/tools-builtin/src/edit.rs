@@ -197,7 +197,8 @@ impl TypedTool for EditTool {
                     Some(rest) => ("\u{FEFF}", rest),
                     None => ("", text.as_str()),
                 };
-                let applied = apply_edits(body, &edits, &raw).map_err(ToolError::new)?;
+                let applied =
+                    apply_edits(body, &edits, &raw).map_err(|e| ToolError::new(e.to_string()))?;
                 if cancel.is_cancelled() {
                     return Err(ToolError::aborted());
                 }

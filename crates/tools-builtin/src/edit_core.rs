@@ -191,10 +191,129 @@ fn line_starts(text: &str) -> Vec<usize> {
         .collect()
 }
 
+/// Why edits were not applied; the text is Pi's, for the model. `index`
+/// is the edit's place in the list, `None` for a single edit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EditError {
+    /// An edit's `oldText` is empty.
+    EmptyOldText {
+        /// Which edit.
+        index: Option<usize>,
+        /// The file, as named in messages.
+        path: String,
+    },
+    /// An edit's `oldText` is not in the file.
+    NotFound {
+        /// Which edit.
+        index: Option<usize>,
+        /// The file, as named in messages.
+        path: String,
+        /// The closest match or the file's start, when there is one.
+        context: Option<String>,
+    },
+    /// An edit's `oldText` is in the file more than once.
+    NotUnique {
+        /// Which edit.
+        index: Option<usize>,
+        /// The file, as named in messages.
+        path: String,
+        /// How many times.
+        occurrences: usize,
+    },
+    /// Two edits cover overlapping text.
+    Overlap {
+        /// The earlier edit.
+        first: usize,
+        /// The later edit.
+        second: usize,
+        /// The file, as named in messages.
+        path: String,
+    },
+    /// The edits leave the file as it was.
+    NoChange {
+        /// Whether there were several edits.
+        multi: bool,
+        /// The file, as named in messages.
+        path: String,
+    },
+}
+
+impl std::fmt::Display for EditError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EditError::EmptyOldText {
+                index: Some(index),
+                path,
+            } => write!(f, "edits[{index}].oldText must not be empty in {path}."),
+            EditError::EmptyOldText { index: None, path } => {
+                write!(f, "oldText must not be empty in {path}.")
+            }
+            EditError::NotFound {
+                index,
+                path,
+                context,
+            } => {
+                match index {
+                    Some(index) => write!(
+                        f,
+                        "Could not find edits[{index}] in {path}. The old text must match exactly including all whitespace and newlines."
+                    )?,
+                    None => write!(
+                        f,
+                        "Could not find the exact text in {path}. The old text must match exactly including all whitespace and newlines."
+                    )?,
+                }
+                match context {
+                    Some(context) => write!(f, "\n{context}"),
+                    None => Ok(()),
+                }
+            }
+            EditError::NotUnique {
+                index: Some(index),
+                path,
+                occurrences,
+            } => write!(
+                f,
+                "Found {occurrences} occurrences of edits[{index}] in {path}. Each oldText must be unique. Please provide more context to make it unique."
+            ),
+            EditError::NotUnique {
+                index: None,
+                path,
+                occurrences,
+            } => write!(
+                f,
+                "Found {occurrences} occurrences of the text in {path}. The text must be unique. Please provide more context to make it unique."
+            ),
+            EditError::Overlap {
+                first,
+                second,
+                path,
+            } => write!(
+                f,
+                "edits[{first}] and edits[{second}] overlap in {path}. Merge them into one edit or target disjoint regions."
+            ),
+            EditError::NoChange { multi: true, path } => write!(
+                f,
+                "No changes made to {path}. The replacements produced identical content."
+            ),
+            EditError::NoChange { multi: false, path } => write!(
+                f,
+                "No changes made to {path}. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected."
+            ),
+        }
+    }
+}
+
 /// Applies every edit to `original` (BOM already removed), all matched against
 /// the original, replacing only the matched spans. `path` appears in messages.
-pub fn apply_edits(original: &str, edits: &[Edit], path: &str) -> Result<Applied, String> {
+///
+/// # Errors
+/// An empty, missing or repeated `oldText`, overlapping edits, or edits
+/// that change nothing.
+pub fn apply_edits(original: &str, edits: &[Edit], path: &str) -> Result<Applied, EditError> {
     let multi = edits.len() > 1;
+    let which = |index: usize| multi.then_some(index);
     let eol = detect_line_ending(original);
     let lines = Lines::new(original);
     let lf: std::borrow::Cow<'_, str> = if original.contains('\r') {
@@ -216,10 +335,9 @@ pub fn apply_edits(original: &str, edits: &[Edit], path: &str) -> Result<Applied
         let old = normalize_line_endings(&edit.old_text);
         let new = normalize_line_endings(&edit.new_text);
         if old.is_empty() {
-            return Err(if multi {
-                format!("edits[{index}].oldText must not be empty in {path}.")
-            } else {
-                format!("oldText must not be empty in {path}.")
+            return Err(EditError::EmptyOldText {
+                index: which(index),
+                path: path.to_string(),
             });
         }
         let old_fz = normalize_for_fuzzy_match(&old);
@@ -261,31 +379,18 @@ pub fn apply_edits(original: &str, edits: &[Edit], path: &str) -> Result<Applied
         }
         let span = exact_span.or(fuzzy_span);
         let Some(span) = span else {
-            let mut message = if multi {
-                format!(
-                    "Could not find edits[{index}] in {path}. The old text must match exactly including all whitespace and newlines."
-                )
-            } else {
-                format!(
-                    "Could not find the exact text in {path}. The old text must match exactly including all whitespace and newlines."
-                )
-            };
-            if let Some(context) = not_found_context(&lf, &old) {
-                message.push('\n');
-                message.push_str(&context);
-            }
-            return Err(message);
+            return Err(EditError::NotFound {
+                index: which(index),
+                path: path.to_string(),
+                context: not_found_context(&lf, &old),
+            });
         };
         let occurrences = exact_count.max(fuzzy_count);
         if occurrences > 1 {
-            return Err(if multi {
-                format!(
-                    "Found {occurrences} occurrences of edits[{index}] in {path}. Each oldText must be unique. Please provide more context to make it unique."
-                )
-            } else {
-                format!(
-                    "Found {occurrences} occurrences of the text in {path}. The text must be unique. Please provide more context to make it unique."
-                )
+            return Err(EditError::NotUnique {
+                index: which(index),
+                path: path.to_string(),
+                occurrences,
             });
         }
         let replacement = if eol == "\n" {
@@ -300,10 +405,11 @@ pub fn apply_edits(original: &str, edits: &[Edit], path: &str) -> Result<Applied
     for pair in spans.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
         if a.0.end > b.0.start {
-            return Err(format!(
-                "edits[{}] and edits[{}] overlap in {path}. Merge them into one edit or target disjoint regions.",
-                a.1, b.1
-            ));
+            return Err(EditError::Overlap {
+                first: a.1,
+                second: b.1,
+                path: path.to_string(),
+            });
         }
     }
     let mut content = String::with_capacity(original.len());
@@ -315,12 +421,9 @@ pub fn apply_edits(original: &str, edits: &[Edit], path: &str) -> Result<Applied
     }
     content.push_str(&original[cursor..]);
     if content == original {
-        return Err(if multi {
-            format!("No changes made to {path}. The replacements produced identical content.")
-        } else {
-            format!(
-                "No changes made to {path}. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected."
-            )
+        return Err(EditError::NoChange {
+            multi,
+            path: path.to_string(),
         });
     }
     Ok(Applied { content })
@@ -456,7 +559,58 @@ mod tests {
     }
 
     fn apply(content: &str, edits: &[Edit]) -> Result<String, String> {
-        apply_edits(content, edits, "f.txt").map(|a| a.content)
+        apply_edits(content, edits, "f.txt")
+            .map(|a| a.content)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn errors_are_typed_and_keep_pis_wording() {
+        let err = |content: &str, edits: &[Edit]| apply_edits(content, edits, "f.txt").unwrap_err();
+        assert_eq!(
+            err("a a\n", &[edit("", "x")]).to_string(),
+            "oldText must not be empty in f.txt."
+        );
+        assert_eq!(
+            err("a\n", &[edit("a", "b"), edit("", "x")]),
+            EditError::EmptyOldText {
+                index: Some(1),
+                path: "f.txt".into()
+            }
+        );
+        let not_found = err("a\n", &[edit("zz", "y")]);
+        assert!(
+            matches!(not_found, EditError::NotFound { index: None, .. }),
+            "{not_found:?}"
+        );
+        assert!(not_found.to_string().starts_with(
+            "Could not find the exact text in f.txt. The old text must match exactly including all whitespace and newlines."
+        ));
+        assert!(
+            err("a\n", &[edit("zz", "y"), edit("a", "b")])
+                .to_string()
+                .starts_with("Could not find edits[0] in f.txt. The old text must match exactly")
+        );
+        assert_eq!(
+            err("a a\n", &[edit("a", "b")]).to_string(),
+            "Found 2 occurrences of the text in f.txt. The text must be unique. Please provide more context to make it unique."
+        );
+        assert_eq!(
+            err("a a b\n", &[edit("b", "c"), edit("a", "z")]).to_string(),
+            "Found 2 occurrences of edits[1] in f.txt. Each oldText must be unique. Please provide more context to make it unique."
+        );
+        assert_eq!(
+            err("abc\n", &[edit("ab", "x"), edit("bc", "y")]).to_string(),
+            "edits[0] and edits[1] overlap in f.txt. Merge them into one edit or target disjoint regions."
+        );
+        assert_eq!(
+            err("abc\n", &[edit("b", "b")]).to_string(),
+            "No changes made to f.txt. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected."
+        );
+        assert_eq!(
+            err("abc\n", &[edit("a", "a"), edit("c", "c")]).to_string(),
+            "No changes made to f.txt. The replacements produced identical content."
+        );
     }
 
     #[test]

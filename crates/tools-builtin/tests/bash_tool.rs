@@ -1,14 +1,12 @@
 //! `bash` with real processes.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agent_core::{AgentToolResult, CancellationToken, ToolUpdateSink};
 use coding_agent::Settings;
-use common::*;
 use serde_json::json;
+use test_support::tool_call::*;
 
 #[tokio::test]
 async fn output_is_verbatim_and_merged() {

@@ -1,11 +1,10 @@
 //! `edit` and `write` on real files.
 
-mod common;
-
 use std::os::unix::fs::PermissionsExt;
 
-use common::*;
 use serde_json::json;
+use test_support::tool_call::*;
+use test_support::write;
 
 fn read(dir: &std::path::Path, rel: &str) -> String {
     std::fs::read_to_string(dir.join(rel)).unwrap()

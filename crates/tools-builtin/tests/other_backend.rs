@@ -4,8 +4,6 @@
 //! that went around the operations to the real disk would find nothing at
 //! `/virtual/ws` and fail.
 
-mod common;
-
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -16,9 +14,9 @@ use agent_tool::ops::{
     Operations, OutputSink, ProcessOps, WriteOutcome,
 };
 use coding_agent::Settings;
-use common::call_with;
 use futures::future::BoxFuture;
 use serde_json::json;
+use test_support::tool_call::call_with;
 use tools_builtin::ToolSet;
 
 const VIRTUAL: &str = "/virtual/ws";

@@ -1,9 +1,8 @@
 //! `read` on real files.
 
-mod common;
-
-use common::*;
 use serde_json::json;
+use test_support::tool_call::*;
+use test_support::write;
 
 #[tokio::test]
 async fn reads_text_with_offsets_and_notices() {

@@ -1,9 +1,8 @@
 //! `grep`, `find` and `ls` on real trees.
 
-mod common;
-
-use common::*;
 use serde_json::json;
+use test_support::tool_call::*;
+use test_support::write;
 
 fn tree() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -4,12 +4,11 @@
 //! protections apply), ACLs are kept exactly, long names work, and no file is
 //! ever removed because of its name.
 
-mod common;
-
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 
-use common::*;
 use serde_json::json;
+use test_support::tool_call::*;
+use test_support::write;
 
 #[tokio::test]
 async fn write_refuses_a_fifo_and_leaves_it_a_fifo() {

@@ -202,7 +202,8 @@ impl PreparedRequest {
             idle,
             bad_tool_name: tools
                 .iter()
-                .find_map(|t| super::lowering::check_tool_name(&t.name).err()),
+                .find_map(|t| super::lowering::check_tool_name(&t.name).err())
+                .map(|e| e.to_string()),
         }
     }
 

@@ -4,8 +4,21 @@ use serde_json::{Map, Value};
 
 use crate::tool::Tool;
 
+/// A tool name the providers refuse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "Tool name \"{name}\" is not accepted by the provider: use 1 to 64 characters from a-z, A-Z, 0-9, '_' and '-'"
+)]
+pub struct ToolNameError {
+    /// The name as given.
+    pub name: String,
+}
+
 /// Tool names OpenAI and Anthropic accept: `^[a-zA-Z0-9_-]{1,64}$`.
-pub fn check_tool_name(name: &str) -> Result<(), String> {
+///
+/// # Errors
+/// Any other name.
+pub fn check_tool_name(name: &str) -> Result<(), ToolNameError> {
     let ok = !name.is_empty()
         && name.len() <= 64
         && name
@@ -14,9 +27,9 @@ pub fn check_tool_name(name: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "Tool name \"{name}\" is not accepted by the provider: use 1 to 64 characters from a-z, A-Z, 0-9, '_' and '-'"
-        ))
+        Err(ToolNameError {
+            name: name.to_string(),
+        })
     }
 }
 
@@ -217,7 +230,10 @@ mod tests {
     #[test]
     fn names_are_checked() {
         assert!(check_tool_name("read_file-2").is_ok());
-        assert!(check_tool_name("bad name").is_err());
+        assert_eq!(
+            check_tool_name("bad name").unwrap_err().to_string(),
+            "Tool name \"bad name\" is not accepted by the provider: use 1 to 64 characters from a-z, A-Z, 0-9, '_' and '-'"
+        );
         assert!(check_tool_name(&"x".repeat(65)).is_err());
         assert!(check_tool_name("").is_err());
     }

@@ -68,6 +68,7 @@ pub struct ScriptedTurn {
 
 /// A script could not be loaded.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ScriptError {
     /// The file could not be read.
     #[error("cannot read script {path}: {source}")]

@@ -59,6 +59,7 @@ impl PermissionRequest {
 
 /// A person's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PermissionAnswer {
     /// Run this call.
     Yes,

@@ -20,7 +20,7 @@ pub(super) enum Specifier {
     /// `prefix:*`
     Prefix(String),
     /// Exact text, `*` matching any run.
-    Pattern(String),
+    Pattern(Wildcard),
     /// A path glob.
     Path(agent_tool::path_filter::PathGlob),
 }
@@ -83,11 +83,11 @@ impl PermissionRule {
         let specifier = match specifier {
             None | Some("") | Some("*") | Some("**") => None,
             Some(s) if !command_rule => Some(Specifier::Path(
-                agent_tool::path_filter::PathGlob::new(s, cwd).map_err(|e| err(&e))?,
+                agent_tool::path_filter::PathGlob::new(s, cwd).map_err(|e| err(&e.to_string()))?,
             )),
             Some(s) => match s.strip_suffix(":*") {
                 Some(prefix) => Some(Specifier::Prefix(prefix.trim().to_string())),
-                None => Some(Specifier::Pattern(s.to_string())),
+                None => Some(Specifier::Pattern(Wildcard::new(s).map_err(|e| err(&e))?)),
             },
         };
         Ok(PermissionRule {
@@ -126,7 +126,7 @@ impl PermissionRule {
                 p.starts_with(known) || known.starts_with(&format!("{p} "))
             }
             Some(Specifier::Pattern(p)) => {
-                let literal = p.split('*').next().unwrap_or("");
+                let literal = p.literal_start();
                 literal.starts_with(known) || known.starts_with(literal)
             }
             Some(Specifier::Path(_)) => false,
@@ -140,7 +140,7 @@ impl PermissionRule {
         let literal = match &self.specifier {
             None | Some(Specifier::Path(_)) => return true,
             Some(Specifier::Prefix(p)) => p.as_str(),
-            Some(Specifier::Pattern(p)) => p.split('*').next().unwrap_or(""),
+            Some(Specifier::Pattern(p)) => p.literal_start(),
         };
         let complete =
             matches!(self.specifier, Some(Specifier::Prefix(_))) || literal.ends_with(' ');
@@ -169,7 +169,7 @@ impl PermissionRule {
         match &self.specifier {
             None => true,
             Some(Specifier::Prefix(p)) => line == p || line.starts_with(&format!("{p} ")),
-            Some(Specifier::Pattern(p)) => wildcard(p, line),
+            Some(Specifier::Pattern(p)) => p.matches(line),
             Some(Specifier::Path(_)) => false,
         }
     }
@@ -239,22 +239,131 @@ pub(super) fn basename_of(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
 
-/// `*` matches any run of characters.
-pub(super) fn wildcard(pattern: &str, text: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == text;
-    }
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
-        return false;
-    }
-    let mut rest = &text[first.len()..text.len() - last.len()];
-    for part in &parts[1..parts.len() - 1] {
-        match rest.find(part) {
-            Some(at) => rest = &rest[at + part.len()..],
-            None => return false,
+/// A command pattern: `*` matches any run of characters, `/` and line
+/// breaks included; every other character, `?`, `[`, `{` and `\` among
+/// them, stands for itself.
+#[derive(Debug, Clone)]
+pub(super) struct Wildcard {
+    text: String,
+    matcher: globset::GlobSet,
+}
+
+impl Wildcard {
+    /// The pattern as written in the rule.
+    ///
+    /// # Errors
+    /// A pattern too large to compile.
+    pub(super) fn new(text: &str) -> Result<Self, String> {
+        // A run of stars is one star here; left as `**`, globset would read
+        // `a/**/b` as "any directories" and let it match `a/b`.
+        let mut glob = String::with_capacity(text.len());
+        let mut after_star = false;
+        for c in text.chars() {
+            let star = c == '*';
+            match c {
+                '*' if after_star => {}
+                '*' => glob.push('*'),
+                '?' | '[' | ']' | '{' | '}' => {
+                    glob.push('[');
+                    glob.push(c);
+                    glob.push(']');
+                }
+                c => glob.push(c),
+            }
+            after_star = star;
         }
+        let glob = globset::GlobBuilder::new(&glob)
+            .literal_separator(false)
+            .backslash_escape(false)
+            .build()
+            .map_err(|e| e.to_string())?;
+        // A set, not `compile_matcher`, which panics where a set's build
+        // returns an error (a pattern past the regex size limit).
+        let matcher = globset::GlobSetBuilder::new()
+            .add(glob)
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(Wildcard {
+            text: text.to_string(),
+            matcher,
+        })
     }
-    true
+
+    /// The text before the first `*` (all of it when there is none).
+    pub(super) fn literal_start(&self) -> &str {
+        self.text.split('*').next().unwrap_or("")
+    }
+
+    /// Whether the whole of `text` matches.
+    pub(super) fn matches(&self, text: &str) -> bool {
+        self.matcher.is_match(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Wildcard;
+
+    fn matches(pattern: &str, text: &str) -> bool {
+        Wildcard::new(pattern).unwrap().matches(text)
+    }
+
+    #[test]
+    fn a_star_matches_any_run() {
+        assert!(matches("npm run *", "npm run test"));
+        assert!(matches("npm run *", "npm run "));
+        assert!(!matches("npm run *", "npm run"));
+        assert!(matches("git * --dry-run", "git push origin --dry-run"));
+        assert!(!matches("git * --dry-run", "git push --dry-run --force"));
+        assert!(matches("*.sh", "./a/b.sh"));
+        assert!(matches("a*b*c", "abc"));
+        assert!(matches("a*b*c", "a-b-b-c"));
+        assert!(!matches("a*b*c", "a-c-b"));
+        // Overlapping ends: the text must hold both, not share them.
+        assert!(!matches("ab*ba", "aba"));
+        assert!(matches("ab*ba", "abba"));
+        assert!(matches("", ""));
+        assert!(!matches("", "x"));
+        assert!(matches("echo", "echo"));
+        assert!(!matches("echo", "echo x"));
+    }
+
+    #[test]
+    fn a_star_crosses_slashes_and_lines() {
+        assert!(matches("cat *", "cat /etc/passwd"));
+        assert!(matches("ls */x", "ls a/b/c/x"));
+        assert!(matches("echo *", "echo a\nb"));
+        assert!(matches("echo *", "echo a\nrm -rf /"));
+    }
+
+    #[test]
+    fn two_stars_are_one_star() {
+        assert!(matches("ls a/**/b", "ls a/x/y/b"));
+        assert!(!matches("ls a/**/b", "ls a/b"));
+        assert!(!matches("**/b", "b"));
+        assert!(matches("**/b", "/b"));
+        assert!(matches("x**", "x/y"));
+    }
+
+    #[test]
+    fn a_pattern_too_large_is_an_error() {
+        assert!(Wildcard::new(&"a*".repeat(400_000)).is_err());
+        assert!(Wildcard::new(&"a".repeat(400_000)).is_ok());
+    }
+
+    #[test]
+    fn other_glob_characters_stand_for_themselves() {
+        assert!(matches("ls ?", "ls ?"));
+        assert!(!matches("ls ?", "ls a"));
+        assert!(matches("ls [ab]", "ls [ab]"));
+        assert!(!matches("ls [ab]", "ls a"));
+        assert!(matches("echo {a,b}*", "echo {a,b}c"));
+        assert!(!matches("echo {a,b}", "echo a"));
+        assert!(matches("echo \\*", "echo \\x"));
+        assert!(!matches("echo \\*", "echo *"));
+        assert!(matches("echo [*]*", "echo [*]x"));
+        assert!(!matches("echo [*]", "echo x"));
+        assert!(matches("echo ]*[", "echo ]x["));
+        assert!(matches("héllo *ü", "héllo wörld ü"));
+    }
 }

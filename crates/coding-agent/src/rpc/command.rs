@@ -6,6 +6,7 @@ use serde::Deserialize;
 /// What to do with a `prompt` that arrives while the agent is running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum StreamingBehavior {
     /// Deliver it after the current batch of tool calls.
     Steer,
@@ -16,6 +17,7 @@ pub enum StreamingBehavior {
 /// How queued steering or follow-up messages are delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum QueueModeName {
     /// All queued messages at once.
     All,
@@ -27,11 +29,14 @@ pub enum QueueModeName {
 /// ignored, as Pi does; a missing or mistyped field is an error naming it.
 ///
 /// ```
-/// use coding_agent::rpc::RpcCommand;
+/// use coding_agent::rpc::{RpcCommand, RpcParseError};
 /// let command = RpcCommand::parse(&serde_json::json!({"type": "bash", "command": "ls"})).unwrap();
 /// assert!(matches!(command, RpcCommand::Bash { ref command } if command == "ls"));
 /// let err = RpcCommand::parse(&serde_json::json!({"type": "fly"})).unwrap_err();
-/// assert_eq!(err, "Unknown command: fly");
+/// assert_eq!(err.to_string(), "Unknown command: fly");
+/// let err = RpcCommand::parse(&serde_json::json!({"type": "bash"})).unwrap_err();
+/// assert_eq!(err.to_string(), "bash: missing field `command`");
+/// assert!(matches!(err, RpcParseError::Invalid { ref kind, .. } if kind == "bash"));
 /// ```
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -145,17 +150,37 @@ impl RpcCommand {
     /// # Errors
     /// `Unknown command: TYPE`, or `TYPE: what is wrong` for a field that
     /// is missing or of the wrong type.
-    pub fn parse(value: &serde_json::Value) -> Result<Self, String> {
+    pub fn parse(value: &serde_json::Value) -> Result<Self, RpcParseError> {
         let kind = value
             .get("type")
             .and_then(serde_json::Value::as_str)
             .unwrap_or("");
         RpcCommand::deserialize(value).map_err(|e| {
             if e.to_string().starts_with("unknown variant") {
-                format!("Unknown command: {kind}")
+                RpcParseError::Unknown(kind.to_string())
             } else {
-                format!("{kind}: {e}")
+                RpcParseError::Invalid {
+                    kind: kind.to_string(),
+                    message: e.to_string(),
+                }
             }
         })
     }
+}
+
+/// A JSON object that is not a command; the text is what Pi answers.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RpcParseError {
+    /// `type` names no command (or is missing).
+    #[error("Unknown command: {0}")]
+    Unknown(String),
+    /// A field of the command is missing or of the wrong type.
+    #[error("{kind}: {message}")]
+    Invalid {
+        /// The command's `type`.
+        kind: String,
+        /// What is wrong, naming the field.
+        message: String,
+    },
 }

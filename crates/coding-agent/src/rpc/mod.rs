@@ -32,17 +32,20 @@ use std::time::Duration;
 
 use agent_ai::{ContentBlock, ImageContent, Message, Model, UserContent, UserMessage};
 use agent_core::{AgentEvent, CancellationToken, QueueMode};
+use futures::StreamExt;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::bytes::{Bytes, BytesMut};
+use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, Decoder, FramedRead};
 
 use crate::AgentSession;
 use crate::permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
 use crate::sessions::{EntryKind, SessionManager, bash_execution_text};
 use agent_tool::ToolCallContext;
 
-pub use command::{QueueModeName, RpcCommand, StreamingBehavior};
+pub use command::{QueueModeName, RpcCommand, RpcParseError, StreamingBehavior};
 
 /// Streaming lines beyond this many waiting for the client are dropped.
 const DELTA_BACKLOG: usize = 1024;
@@ -411,7 +414,7 @@ impl Server {
     }
 
     async fn handle(self: &Arc<Self>, command: Value) -> Result<Value, String> {
-        let command = RpcCommand::parse(&command)?;
+        let command = RpcCommand::parse(&command).map_err(|e| e.to_string())?;
         let agent = self.session.agent().clone();
         match command {
             RpcCommand::Prompt {
@@ -528,6 +531,7 @@ impl Server {
                     .compact(custom_instructions.as_deref())
                     .await
                     .map(|r| r.to_json())
+                    .map_err(|e| e.to_string())
             }
             RpcCommand::SetAutoCompaction { enabled } => {
                 self.session.compactor().set_auto(enabled);
@@ -761,18 +765,15 @@ where
         bash_cancel: Mutex::new(None),
     });
 
-    let mut reader = BufReader::new(input);
-    let mut line = Vec::new();
+    let mut commands = FramedRead::new(input, CommandLines::new(MAX_LINE));
     loop {
         // Back-pressure: a client that does not read gets no more answers
         // queued; its commands wait in the pipe.
         server.output.backlog.wait_for_room().await;
-        line.clear();
-        let read = read_line(&mut reader, &mut line).await;
-        let text = match read {
-            Ok(None) => break,
-            Ok(Some(true)) => String::from_utf8_lossy(&line).into_owned(),
-            Ok(Some(false)) => {
+        let text = match commands.next().await {
+            None => break,
+            Some(Ok(CommandLine::Text(text))) => text,
+            Some(Ok(CommandLine::TooLong)) => {
                 server.output.send(&response(
                     &None,
                     "parse",
@@ -782,7 +783,7 @@ where
                 ));
                 continue;
             }
-            Err(e) => {
+            Some(Err(e)) => {
                 tracing::warn!(error = %e, "reading commands failed");
                 break;
             }
@@ -865,36 +866,107 @@ where
     }
 }
 
-/// One `\n`-terminated line into `buf` (without the `\n`); `Some(false)`
-/// when it was longer than [`MAX_LINE`] (skipped), `None` at end of input.
-async fn read_line<R: AsyncRead + Unpin>(
-    reader: &mut BufReader<R>,
-    buf: &mut Vec<u8>,
-) -> std::io::Result<Option<bool>> {
-    let mut too_long = false;
-    let mut any = false;
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(if any { Some(!too_long) } else { None });
-        }
-        any = true;
-        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
-            Some(at) => (&available[..at], Some(at + 1)),
-            None => (available, None),
-        };
-        if !too_long {
-            if buf.len() + chunk.len() > MAX_LINE {
-                too_long = true;
-                buf.clear();
-            } else {
-                buf.extend_from_slice(chunk);
+/// One line of commands.
+#[derive(Debug, PartialEq, Eq)]
+enum CommandLine {
+    /// The line without its `\n`, invalid UTF-8 replaced (as Pi's readline
+    /// reads it).
+    Text(String),
+    /// A line longer than the limit, skipped up to its end.
+    TooLong,
+}
+
+/// `\n`-terminated lines of at most a given length (the last one may lack
+/// its `\n`). Not `LinesCodec`: it turns invalid UTF-8 into an error and
+/// drops the line, where Pi reads it lossily. An over-long line is an item,
+/// not an error, because `FramedRead` answers a decoder error with one
+/// `None` and, polled again, waits for more input before it decodes the
+/// lines it already holds: a command sent with an over-long line would wait
+/// for the next one.
+struct CommandLines(AnyDelimiterCodec);
+
+impl CommandLines {
+    fn new(max: usize) -> Self {
+        CommandLines(AnyDelimiterCodec::new_with_max_length(
+            b"\n".to_vec(),
+            b"\n".to_vec(),
+            max,
+        ))
+    }
+
+    fn item(
+        line: Result<Option<Bytes>, AnyDelimiterCodecError>,
+    ) -> std::io::Result<Option<CommandLine>> {
+        match line {
+            Ok(line) => {
+                Ok(line.map(|l| CommandLine::Text(String::from_utf8_lossy(&l).into_owned())))
             }
+            Err(AnyDelimiterCodecError::MaxChunkLengthExceeded) => Ok(Some(CommandLine::TooLong)),
+            Err(AnyDelimiterCodecError::Io(e)) => Err(e),
         }
-        let used = done.unwrap_or(available.len());
-        reader.consume(used);
-        if done.is_some() {
-            return Ok(Some(!too_long));
-        }
+    }
+}
+
+impl Decoder for CommandLines {
+    type Item = CommandLine;
+    type Error = std::io::Error;
+
+    fn decode(&mut self, buf: &mut BytesMut) -> std::io::Result<Option<CommandLine>> {
+        Self::item(self.0.decode(buf))
+    }
+
+    fn decode_eof(&mut self, buf: &mut BytesMut) -> std::io::Result<Option<CommandLine>> {
+        Self::item(self.0.decode_eof(buf))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(line: &str) -> CommandLine {
+        CommandLine::Text(line.to_string())
+    }
+
+    #[tokio::test]
+    async fn lines_are_split_bounded_and_read_lossily() {
+        let input: &[u8] = b"{\"a\":1}\nabcdefghijkl\n\n0123456789\nbad\xff\xfe\r\nlast";
+        let lines: Vec<CommandLine> = FramedRead::new(input, CommandLines::new(10))
+            .map(|line| line.unwrap())
+            .collect()
+            .await;
+        assert_eq!(
+            lines,
+            [
+                text("{\"a\":1}"),
+                CommandLine::TooLong,
+                text(""),
+                text("0123456789"),
+                text("bad\u{fffd}\u{fffd}\r"),
+                text("last"),
+            ]
+        );
+    }
+
+    /// The command sent in the same write as an over-long line is read
+    /// without waiting for more input.
+    #[tokio::test]
+    async fn a_command_after_an_over_long_line_is_not_held_back() {
+        let (mut client, server) = tokio::io::duplex(1 << 16);
+        client
+            .write_all(b"abcdefghijklmnopqrstuvwxyz\n{\"id\":1}\n")
+            .await
+            .unwrap();
+        let mut lines = FramedRead::new(server, CommandLines::new(10));
+        let mut next = async || {
+            tokio::time::timeout(Duration::from_secs(5), lines.next())
+                .await
+                .expect("a line already sent was held back")
+                .map(|line| line.unwrap())
+        };
+        assert_eq!(next().await, Some(CommandLine::TooLong));
+        assert_eq!(next().await, Some(text("{\"id\":1}")));
+        drop(client);
+        assert_eq!(next().await, None);
     }
 }

@@ -40,6 +40,7 @@ fn one() -> u64 {
 /// What an entry records (the `type` and its own fields).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EntryKind {
     /// A message of the conversation (any role: user, assistant,
     /// toolResult, bashExecution, custom, ...).
@@ -214,28 +215,17 @@ pub(crate) fn new_entry_id(taken: impl Fn(&str) -> bool) -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
-/// `YYYY-MM-DDTHH:MM:SS.mmmZ` for milliseconds since the epoch.
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` for milliseconds since the epoch, the shape of
+/// JavaScript's `toISOString`, which Pi's files use. Instants beyond years
+/// -9999 and 9999 are clamped to the first or last one shown.
 pub fn iso_timestamp(millis: i64) -> String {
-    let secs = millis.div_euclid(1000);
-    let ms = millis.rem_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{ms:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let timestamp = jiff::Timestamp::from_millisecond(millis).unwrap_or(if millis < 0 {
+        jiff::Timestamp::MIN
+    } else {
+        jiff::Timestamp::MAX
+    });
+    // Always three fraction digits: Pi writes them even when they are zero.
+    format!("{timestamp:.3}")
 }
 
 /// Now, as [`iso_timestamp`].
@@ -244,27 +234,15 @@ pub fn iso_now() -> String {
 }
 
 /// Milliseconds since the epoch of an [`iso_timestamp`] (0 when unreadable).
+/// A time without an offset (or a bare date, at midnight) is taken as UTC.
 pub fn parse_iso_millis(text: &str) -> i64 {
-    let num = |s: &str| s.parse::<i64>().ok();
-    let parse = || -> Option<i64> {
-        let (date, time) = text.split_once('T')?;
-        let mut d = date.splitn(3, '-');
-        let (y, m, day) = (num(d.next()?)?, num(d.next()?)?, num(d.next()?)?);
-        let time = time.trim_end_matches('Z');
-        let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
-        let mut t = hms.splitn(3, ':');
-        let (h, mi, s) = (num(t.next()?)?, num(t.next()?)?, num(t.next()?)?);
-        let ms = num(&format!("{:0<3}", &frac[..frac.len().min(3)]))?;
-        let y = if m <= 2 { y - 1 } else { y };
-        let era = y.div_euclid(400);
-        let yoe = y.rem_euclid(400);
-        let mp = if m > 2 { m - 3 } else { m + 9 };
-        let doy = (153 * mp + 2) / 5 + day - 1;
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        let days = era * 146_097 + doe - 719_468;
-        Some(((days * 86_400 + h * 3600 + mi * 60 + s) * 1000) + ms)
-    };
-    parse().unwrap_or(0)
+    if let Ok(timestamp) = text.parse::<jiff::Timestamp>() {
+        return timestamp.as_millisecond();
+    }
+    text.parse::<jiff::civil::DateTime>()
+        .ok()
+        .and_then(|civil| jiff::tz::Offset::UTC.to_timestamp(civil).ok())
+        .map_or(0, jiff::Timestamp::as_millisecond)
 }
 
 #[cfg(test)]
@@ -272,11 +250,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn timestamps_round_trip() {
+    fn timestamps_keep_pis_shape() {
         assert_eq!(iso_timestamp(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso_timestamp(1_733_234_567_890), "2024-12-03T14:02:47.890Z");
+        assert_eq!(iso_timestamp(1_767_225_600_000), "2026-01-01T00:00:00.000Z");
+        assert_eq!(iso_timestamp(951_782_400_007), "2000-02-29T00:00:00.007Z");
+        assert_eq!(iso_timestamp(-1), "1969-12-31T23:59:59.999Z");
+        assert!(iso_timestamp(i64::MAX).starts_with("9999-12-"));
+        assert!(iso_timestamp(i64::MIN).starts_with("-009999-01-"));
         for ms in [0, 951_782_400_123, 1_733_234_567_890, 4_102_444_800_000] {
             assert_eq!(parse_iso_millis(&iso_timestamp(ms)), ms);
+        }
+    }
+
+    #[test]
+    fn timestamps_read_leniently() {
+        // Pi's own files, and what other writers put there.
+        let new_year = 1_767_225_600_000;
+        for (text, millis) in [
+            ("2026-01-01T00:00:00.000Z", new_year),
+            ("2026-01-01T00:00:00Z", new_year),
+            ("2026-01-01T00:00:00.1234Z", new_year + 123),
+            ("2026-01-01T02:00:00.000+02:00", new_year),
+            ("2026-01-01T00:00:00.000", new_year),
+            ("2026-01-01", new_year),
+        ] {
+            assert_eq!(parse_iso_millis(text), millis, "{text}");
+        }
+        for unreadable in ["", "yesterday", "2026-13-01T00:00:00Z", "2026-01-01T25:00Z"] {
+            assert_eq!(parse_iso_millis(unreadable), 0, "{unreadable}");
         }
     }
 

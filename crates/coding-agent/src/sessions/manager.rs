@@ -18,6 +18,7 @@ use crate::settings::agent_dir;
 
 /// What can go wrong with a session file.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SessionError {
     /// Reading or writing failed.
     #[error("session file {}: {source}", path.display())]

@@ -154,10 +154,18 @@ fn describe_bwrap_failure(stderr: &str) -> String {
     }
 }
 
-/// Whether commands can be confined by `policy` on this machine; the
-/// reason when not.
-pub fn commands_can_be_confined(policy: &SandboxPolicy) -> Result<(), String> {
-    launcher(policy).map(|_| ()).map_err(|e| e.to_string())
+/// Why commands cannot be confined on this machine (bubblewrap missing or
+/// not working here); its text is the refusal a command would get.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct CannotConfine(#[from] io::Error);
+
+/// Whether commands can be confined by `policy` on this machine.
+///
+/// # Errors
+/// The reason when not.
+pub fn commands_can_be_confined(policy: &SandboxPolicy) -> Result<(), CannotConfine> {
+    launcher(policy).map(|_| ()).map_err(CannotConfine)
 }
 
 /// [`ProcessOps`] that run every command in a sandbox (see the module
@@ -215,11 +223,10 @@ impl ProcessOps for SandboxedProcessOps {
                 seccomp::command_filter(self.policy.network)
                     .ok_or_else(|| refusal("no seccomp filter for this CPU architecture"))?,
             );
-            request.env.retain(|(name, value)| {
-                !self
-                    .policy
-                    .hides_var(&name.to_string_lossy(), &value.to_string_lossy())
-            });
+            let env = self.policy.env_filter();
+            request
+                .env
+                .retain(|(name, value)| !env.hides_var(&name.to_string_lossy(), &value.to_string_lossy()));
             // Held until the command ends: a protected path that does not
             // exist yet gets an empty read-only directory, not a free name.
             let read_only = bwrap::read_only_paths(&self.policy).map_err(refusal)?;
@@ -407,11 +414,12 @@ impl SandboxedPrograms {
             })
             .arg(program)
             .env_clear()
-            .envs(std::env::vars_os().filter(|(name, value)| {
-                !self
-                    .policy
-                    .hides_var(&name.to_string_lossy(), &value.to_string_lossy())
-            }));
+            .envs({
+                let env = self.policy.env_filter();
+                std::env::vars_os().filter(move |(name, value)| {
+                    !env.hides_var(&name.to_string_lossy(), &value.to_string_lossy())
+                })
+            });
         child::confine_before_exec(command.as_std_mut(), filter);
         Ok(command)
     }

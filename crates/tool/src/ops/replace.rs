@@ -64,6 +64,7 @@ use serde::{Deserialize, Serialize};
 /// How [`write_file`] put the content into the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum WriteMethod {
     /// The file did not exist; it was created through a temporary file.
     Created,

@@ -1,7 +1,5 @@
 //! Checks shared by the MCP server tests over stdio and over HTTP.
 
-#![allow(dead_code)]
-
 use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};

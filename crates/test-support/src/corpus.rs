@@ -2,7 +2,6 @@
 //! `.gitignore`s, and a large line-numbered text file.
 //!
 //! Shared by `cargo xtask bench` and `cargo bench -p tools-builtin`.
-#![allow(dead_code)]
 
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -27,7 +26,7 @@ impl Rng {
         Rng(seed.max(1))
     }
     /// The next number.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -35,7 +34,7 @@ impl Rng {
     }
     /// A number below `n`.
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
+        self.next_u64() % n.max(1)
     }
 }
 

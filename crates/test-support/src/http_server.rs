@@ -1,6 +1,5 @@
 //! A scripted HTTP/1.1 server on 127.0.0.1 for provider tests: each request
 //! takes the next reply; every request's path, headers and JSON body are kept.
-#![allow(dead_code)]
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,7 +11,9 @@ use tokio::net::TcpListener;
 /// One scripted reply.
 #[derive(Clone, Debug)]
 pub struct Reply {
+    /// The HTTP status.
     pub status: u16,
+    /// Response headers.
     pub headers: Vec<(String, String)>,
     /// Body pieces, each sent after its delay.
     pub chunks: Vec<(Duration, Vec<u8>)>,
@@ -48,11 +49,13 @@ impl Reply {
         }
     }
 
+    /// With one more header.
     pub fn header(mut self, k: &str, v: &str) -> Self {
         self.headers.push((k.into(), v.into()));
         self
     }
 
+    /// Each body piece sent after `d`.
     pub fn delay_each(mut self, d: Duration) -> Self {
         for c in &mut self.chunks {
             c.0 = d;
@@ -64,22 +67,31 @@ impl Reply {
 /// A recorded request.
 #[derive(Clone, Debug)]
 pub struct Recorded {
+    /// The request target.
     pub path: String,
+    /// Headers, names in lower case.
     pub headers: Vec<(String, String)>,
+    /// The body as JSON (`null` when it is not).
     pub body: Value,
 }
 
+/// A running server.
 pub struct TestServer {
+    /// `http://127.0.0.1:PORT`.
     pub base: String,
+    /// Every request so far.
     pub requests: Arc<Mutex<Vec<Recorded>>>,
 }
 
 impl TestServer {
+    /// The requests so far.
     pub fn requests(&self) -> Vec<Recorded> {
         self.requests.lock().unwrap().clone()
     }
 }
 
+/// Serves `replies`, one per request in order (a 500 once they run out),
+/// on a task of the current runtime.
 pub async fn serve(replies: Vec<Reply>) -> TestServer {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -1,5 +1,4 @@
 //! Running a built-in tool the way the loop does: prepare, validate, execute.
-#![allow(dead_code)]
 
 use std::path::Path;
 
@@ -10,11 +9,15 @@ use serde_json::Value;
 
 /// Outcome of one call.
 pub struct Outcome {
+    /// The result's text.
     pub text: String,
+    /// The result (an error's message as an error result).
     pub result: AgentToolResult,
+    /// Whether preparing, validating or running the call failed.
     pub is_error: bool,
 }
 
+/// Calls `tool` in `cwd` with `settings`, as the loop would.
 pub async fn call_with(
     tool: &ToolDefinition,
     cwd: &Path,
@@ -60,6 +63,10 @@ fn failed(message: String) -> Outcome {
     }
 }
 
+/// Calls the built-in `name` in `cwd` with default settings.
+///
+/// # Panics
+/// When no built-in has that name.
 pub async fn call(name: &str, cwd: &Path, args: Value) -> Outcome {
     let tool = tools_builtin::tool_by_name(name, cwd).expect("built-in");
     call_with(
@@ -71,12 +78,4 @@ pub async fn call(name: &str, cwd: &Path, args: Value) -> Outcome {
         ToolUpdateSink::noop(),
     )
     .await
-}
-
-pub fn write(dir: &Path, rel: &str, content: impl AsRef<[u8]>) {
-    let p = dir.join(rel);
-    if let Some(parent) = p.parent() {
-        std::fs::create_dir_all(parent).unwrap();
-    }
-    std::fs::write(p, content).unwrap();
 }

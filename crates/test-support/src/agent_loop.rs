@@ -1,8 +1,5 @@
-//! Helpers shared by the integration tests: scripted models, recording sinks and
-//! small tools with observable behaviour.
-#![allow(dead_code)]
-
-pub mod http_server;
+//! Runs of the loop: scripted models and turns, recording sinks and small
+//! tools with observable behaviour.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -26,11 +23,16 @@ pub fn scripted(turns: Vec<Value>) -> Arc<ScriptedClient> {
     Arc::new(ScriptedClient::new(turns).with_request_log())
 }
 
+/// One `toolCall` content block of a scripted turn.
+pub fn tool_call(id: &str, name: &str, args: Value) -> Value {
+    json!({"type":"toolCall","id":id,"name":name,"arguments":args})
+}
+
 /// A turn asking for the given `(id, name, args)` calls.
 pub fn calls(list: &[(&str, &str, Value)]) -> Value {
     let content: Vec<Value> = list
         .iter()
-        .map(|(id, name, args)| json!({"type":"toolCall","id":id,"name":name,"arguments":args}))
+        .map(|(id, name, args)| tool_call(id, name, args.clone()))
         .collect();
     json!({ "content": content })
 }
@@ -40,6 +42,7 @@ pub fn text(t: &str) -> Value {
     json!({"content":[{"type":"text","text":t}]})
 }
 
+/// The model the scripted runs name.
 pub fn model() -> Model {
     Model::new("scripted", "test-model")
 }
@@ -49,10 +52,12 @@ pub fn model() -> Model {
 pub struct Recorder(pub Arc<Mutex<Vec<AgentEvent>>>);
 
 impl Recorder {
+    /// A sink that records into this recorder.
     pub fn sink(&self) -> EventSink {
         let events = self.0.clone();
         Arc::new(move |e: &AgentEvent| events.lock().unwrap().push(e.clone()))
     }
+    /// The events so far.
     pub fn events(&self) -> Vec<AgentEvent> {
         self.0.lock().unwrap().clone()
     }
@@ -69,6 +74,7 @@ impl Recorder {
             })
             .collect()
     }
+    /// Each `tool_execution_end`: call id, result, whether an error.
     pub fn ends(&self) -> Vec<(String, AgentToolResult, bool)> {
         self.events()
             .into_iter()
@@ -83,6 +89,7 @@ impl Recorder {
             })
             .collect()
     }
+    /// The call id of each `tool_execution_start`.
     pub fn starts(&self) -> Vec<String> {
         self.events()
             .into_iter()
@@ -132,12 +139,17 @@ type Behaviour = dyn Fn(
 
 /// A tool whose behaviour is a closure, recording every call's arguments and timing.
 pub struct FnTool {
+    /// What the tool declares.
     pub meta: ToolMeta,
+    /// What a call does.
     pub behaviour: Box<Behaviour>,
+    /// Every call so far.
     pub calls: CallLog,
 }
 
 impl FnTool {
+    /// A tool named `name` that runs `f` with the arguments, the
+    /// cancellation token and the update sink; its schema takes an object.
     pub fn new<F, Fut>(name: &str, f: F) -> Self
     where
         F: Fn(Value, CancellationToken, ToolUpdateSink) -> Fut + Send + Sync + 'static,
@@ -150,14 +162,17 @@ impl FnTool {
             calls: Arc::new(Mutex::new(Vec::new())),
         }
     }
+    /// With this parameter schema.
     pub fn schema(mut self, schema: Value) -> Self {
         self.meta.parameters = schema;
         self
     }
+    /// Declared sequential.
     pub fn sequential(mut self) -> Self {
         self.meta.execution_mode = Some(ExecutionMode::Sequential);
         self
     }
+    /// The tool for the loop, and its call log.
     pub fn arc(self) -> (Arc<dyn AgentTool>, CallLog) {
         let calls = self.calls.clone();
         (Arc::new(self), calls)
@@ -201,13 +216,4 @@ pub fn sleeper(name: &str) -> FnTool {
     .schema(
         json!({"type":"object","properties":{"ms":{"type":"number"},"label":{"type":"string"}}}),
     )
-}
-
-/// Writes `content` to `dir/rel`, creating parent directories.
-pub fn write(dir: &std::path::Path, rel: &str, content: impl AsRef<[u8]>) {
-    let path = dir.join(rel);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).expect("create parent");
-    }
-    std::fs::write(path, content).expect("write test file");
 }
