@@ -21,14 +21,11 @@ fn bin() -> PathBuf {
 
 /// Whether this process can switch users (the suite runs as root in CI).
 fn can_switch_users() -> bool {
-    if rustix::process::geteuid().is_root() {
-        return true;
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("the remote tests switch users: run the suite as root (CI does)");
-    }
-    eprintln!("skipped: the remote tests need root to switch users");
-    false
+    test_support::prerequisite(
+        rustix::process::geteuid().is_root(),
+        "root (the remote tests switch users)",
+        "run the suite as root, as CI does",
+    )
 }
 
 fn chown(path: &Path, uid: u32) {

@@ -4,7 +4,7 @@
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,94 +19,33 @@ fn bin() -> PathBuf {
 }
 
 struct Sshd {
-    child: Child,
+    server: test_support::sshd::LoopbackSshd,
+    _dir: tempfile::TempDir,
     port: u16,
-    dir: tempfile::TempDir,
     uid: u32,
     ws: PathBuf,
 }
 
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn run(cmd: &mut Command) {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// A server on 127.0.0.1, or `None` (with a message) where one cannot run.
+/// A server on 127.0.0.1 logging in [`USER`], or `None` (with a message)
+/// where one cannot run.
 fn sshd() -> Option<Sshd> {
-    let ci = std::env::var("CI").as_deref() == Ok("true");
-    let missing = |what: &str| {
-        if ci {
-            panic!("{what}: install it with `apt-get install -y openssh-server openssh-client`");
-        }
-        eprintln!("skipped: {what} (apt-get install -y openssh-server openssh-client)");
-        None
-    };
-    if !Path::new("/usr/sbin/sshd").exists() || Command::new("ssh").arg("-V").output().is_err() {
-        return missing("no OpenSSH server or client");
-    }
-    if !rustix::process::geteuid().is_root() {
-        if ci {
-            panic!("the SSH tests start sshd and add a user: run them as root (CI does)");
-        }
-        eprintln!("skipped: the SSH tests need root");
+    use test_support::sshd;
+    if !test_support::prerequisite(
+        sshd::installed(),
+        "OpenSSH server and client",
+        sshd::INSTALL,
+    ) || !test_support::prerequisite(
+        rustix::process::geteuid().is_root(),
+        "root (the SSH tests start sshd and add a user)",
+        "run the suite as root, as CI does",
+    ) {
         return None;
     }
     let uid = test_user();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
-    for key in ["host_key", "id_user"] {
-        run(Command::new("ssh-keygen")
-            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-            .arg(d.join(key)));
-    }
-    std::fs::copy(d.join("id_user.pub"), d.join("authorized_keys")).unwrap();
-    std::fs::set_permissions(
-        d.join("authorized_keys"),
-        std::fs::Permissions::from_mode(0o644),
-    )
-    .unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    std::fs::write(
-        d.join("sshd_config"),
-        format!(
-            "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nAuthorizedKeysFile {d}/authorized_keys\n\
-             StrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
-             PidFile {d}/sshd.pid\nLogLevel VERBOSE\nAllowUsers {USER}\nMaxSessions 100\nMaxStartups 100\n",
-            d = d.display()
-        ),
-    )
-    .unwrap();
-    std::fs::create_dir_all("/run/sshd").unwrap();
-    let child = Command::new("/usr/sbin/sshd")
-        .args(["-D", "-f"])
-        .arg(d.join("sshd_config"))
-        .arg("-E")
-        .arg(d.join("sshd.log"))
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap();
-    let host_key = std::fs::read_to_string(d.join("host_key.pub")).unwrap();
-    std::fs::write(
-        d.join("known_hosts"),
-        format!("[127.0.0.1]:{port} {host_key}"),
-    )
-    .unwrap();
+    let server = sshd::LoopbackSshd::start(d, USER).unwrap();
     let ws = d.join("ws");
     std::fs::create_dir_all(ws.join("src")).unwrap();
     std::fs::write(ws.join("notes.txt"), "alpha\nbeta\n").unwrap();
@@ -125,20 +64,13 @@ fn sshd() -> Option<Sshd> {
         std::fs::Permissions::from_mode(0o600),
     )
     .unwrap();
-    let server = Sshd {
-        child,
-        port,
-        dir,
+    Some(Sshd {
+        port: server.port(),
+        server,
+        _dir: dir,
         uid,
         ws,
-    };
-    for _ in 0..200 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return Some(server);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("sshd did not listen on {port}");
+    })
 }
 
 /// The remote user, created once (tests of this binary run in threads).
@@ -148,46 +80,33 @@ fn test_user() -> u32 {
     if let Some(uid) = *ready {
         return uid;
     }
-    let id = || Command::new("id").arg("-u").arg(USER).output().unwrap();
-    if !id().status.success() {
-        run(Command::new("useradd").args(["--create-home", "--shell", "/bin/sh", USER]));
-    }
-    // A new account is locked (`!`), and sshd refuses locked accounts even
-    // for key logins: `*` means "no password" without the lock.
-    run(Command::new("usermod").args(["-p", "*", USER]));
-    let uid: u32 = String::from_utf8_lossy(&id().stdout)
-        .trim()
-        .parse()
-        .expect("the test user exists");
-    // The home must be the user's own (the helper cache lives there).
-    let home = PathBuf::from(format!("/home/{USER}"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::os::unix::fs::chown(&home, Some(uid), Some(uid)).unwrap();
+    let uid = test_support::sshd::ensure_user(USER).unwrap();
     *ready = Some(uid);
     uid
 }
 
 impl Sshd {
     fn uri(&self) -> String {
-        format!("ssh://{USER}@127.0.0.1:{}{}", self.port, self.ws.display())
+        self.server.uri(&self.ws)
     }
 
-    /// The client options: this server's key, our identity, nothing else.
+    fn dir(&self) -> &Path {
+        self.server.dir()
+    }
+
+    /// The client options: this server's key, our identity, nothing else
+    /// (our own multiplexing applies).
     fn options(&self, known_hosts: &Path, identity: &Path) -> Vec<String> {
-        vec![
-            format!("UserKnownHostsFile={}", known_hosts.display()),
-            "GlobalKnownHostsFile=/dev/null".into(),
-            "StrictHostKeyChecking=yes".into(),
-            format!("IdentityFile={}", identity.display()),
-            "IdentitiesOnly=yes".into(),
-        ]
+        let mut o = self
+            .server
+            .client_options_with(known_hosts, identity, false);
+        // Leave ControlMaster and ControlPath to the client under test.
+        o.retain(|o| !o.starts_with("Control"));
+        o
     }
 
     fn good_options(&self) -> Vec<String> {
-        self.options(
-            &self.dir.path().join("known_hosts"),
-            &self.dir.path().join("id_user"),
-        )
+        self.options(&self.dir().join("known_hosts"), &self.dir().join("id_user"))
     }
 
     fn cli_args(&self, options: &[String]) -> Vec<String> {
@@ -199,10 +118,7 @@ impl Sshd {
     }
 
     fn accepted_logins(&self) -> usize {
-        std::fs::read_to_string(self.dir.path().join("sshd.log"))
-            .unwrap_or_default()
-            .matches("Accepted publickey")
-            .count()
+        self.server.logins()
     }
 }
 
@@ -265,14 +181,14 @@ fn the_seven_tools_over_ssh_and_clear_errors_for_keys() {
 
     // A wrong host key and a wrong user key: each its own error. No
     // multiplexing, so an earlier master cannot hide the check.
-    let other = server.dir.path().join("other");
+    let other = server.dir().join("other");
     Command::new("ssh-keygen")
         .args(["-q", "-t", "ed25519", "-N", "", "-f"])
         .arg(&other)
         .output()
         .unwrap();
     let other_pub = std::fs::read_to_string(other.with_extension("pub")).unwrap();
-    let bad_hosts = server.dir.path().join("bad_known_hosts");
+    let bad_hosts = server.dir().join("bad_known_hosts");
     std::fs::write(
         &bad_hosts,
         format!("[127.0.0.1]:{} {other_pub}", server.port),
@@ -293,9 +209,9 @@ fn the_seven_tools_over_ssh_and_clear_errors_for_keys() {
         assert_eq!(out.status.code(), Some(2));
         String::from_utf8_lossy(&out.stderr).to_string()
     };
-    let stderr = attempt(&bad_hosts, &server.dir.path().join("id_user"));
+    let stderr = attempt(&bad_hosts, &server.dir().join("id_user"));
     assert!(stderr.contains("host key was refused"), "{stderr}");
-    let stderr = attempt(&server.dir.path().join("known_hosts"), &other);
+    let stderr = attempt(&server.dir().join("known_hosts"), &other);
     assert!(stderr.contains("authentication failed"), "{stderr}");
 }
 

@@ -3,140 +3,37 @@
 //! own local tools.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
+use test_support::sshd::LoopbackSshd;
+
 use super::{Bench, median};
 
 /// sshd on 127.0.0.1 logging in root by key (the bench reads root's cargo
-/// registry); killed on drop.
-struct Sshd {
-    child: Child,
-    port: u16,
-    dir: PathBuf,
-}
-
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+/// registry), or `None` with a note where it cannot run.
+fn start_sshd(dir: &Path) -> Result<Option<LoopbackSshd>> {
+    if !test_support::sshd::installed() {
+        println!(
+            "(remote rows skipped: no OpenSSH; {})",
+            test_support::sshd::INSTALL
+        );
+        return Ok(None);
     }
-}
-
-impl Sshd {
-    fn start(dir: &Path) -> Result<Option<Sshd>> {
-        if !Path::new("/usr/sbin/sshd").exists() {
-            println!("(remote rows skipped: no sshd; apt-get install -y openssh-server)");
-            return Ok(None);
-        }
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        #[allow(unsafe_code)]
-        let euid = unsafe { libc::geteuid() };
-        if euid != 0 {
-            println!("(remote rows skipped: starting sshd needs root)");
-            return Ok(None);
-        }
-        let _ = std::fs::remove_dir_all(dir);
-        std::fs::create_dir_all(dir)?;
-        for key in ["host_key", "id_bench"] {
-            let ok = Command::new("ssh-keygen")
-                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-                .arg(dir.join(key))
-                .status()?
-                .success();
-            if !ok {
-                bail!("ssh-keygen failed");
-            }
-        }
-        std::fs::copy(dir.join("id_bench.pub"), dir.join("authorized_keys"))?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port();
-        std::fs::write(
-            dir.join("sshd_config"),
-            format!(
-                "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nAuthorizedKeysFile {d}/authorized_keys\n\
-                 StrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
-                 PermitRootLogin prohibit-password\nPidFile {d}/sshd.pid\nLogLevel VERBOSE\nMaxSessions 200\nMaxStartups 200\n",
-                d = dir.display()
-            ),
-        )?;
-        std::fs::create_dir_all("/run/sshd")?;
-        let child = Command::new("/usr/sbin/sshd")
-            .args(["-D", "-f"])
-            .arg(dir.join("sshd_config"))
-            .arg("-E")
-            .arg(dir.join("sshd.log"))
-            .stdin(Stdio::null())
-            .spawn()
-            .context("cannot start sshd")?;
-        let host_key = std::fs::read_to_string(dir.join("host_key.pub"))?;
-        std::fs::write(
-            dir.join("known_hosts"),
-            format!("[127.0.0.1]:{port} {host_key}"),
-        )?;
-        let server = Sshd {
-            child,
-            port,
-            dir: dir.to_path_buf(),
-        };
-        for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Ok(Some(server));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        bail!("sshd did not listen");
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    #[allow(unsafe_code)]
+    let euid = unsafe { libc::geteuid() };
+    if euid != 0 {
+        println!("(remote rows skipped: starting sshd needs root)");
+        return Ok(None);
     }
-
-    /// Client options: this server's key and our identity; `mux` chooses
-    /// between a shared master connection and a connection of its own.
-    fn options(&self, mux: bool) -> Vec<String> {
-        let mut o = vec![
-            format!(
-                "UserKnownHostsFile={}",
-                self.dir.join("known_hosts").display()
-            ),
-            "GlobalKnownHostsFile=/dev/null".into(),
-            "StrictHostKeyChecking=yes".into(),
-            format!("IdentityFile={}", self.dir.join("id_bench").display()),
-            "IdentitiesOnly=yes".into(),
-        ];
-        if mux {
-            o.push("ControlMaster=auto".into());
-            o.push(format!("ControlPath={}/mux-%C", self.dir.display()));
-            o.push("ControlPersist=120".into());
-        } else {
-            o.push("ControlMaster=no".into());
-            o.push("ControlPath=none".into());
-        }
-        o
-    }
-
-    fn ssh(&self, mux: bool) -> Command {
-        let mut c = Command::new("ssh");
-        c.arg("-T");
-        for o in self.options(mux) {
-            c.args(["-o", &o]);
-        }
-        c.args(["-p", &self.port.to_string(), "root@127.0.0.1"]);
-        c
-    }
-
-    fn uri(&self, path: &Path) -> String {
-        format!("ssh://root@127.0.0.1:{}{}", self.port, path.display())
-    }
-
-    fn logins(&self) -> usize {
-        std::fs::read_to_string(self.dir.join("sshd.log"))
-            .unwrap_or_default()
-            .matches("Accepted publickey")
-            .count()
-    }
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir)?;
+    Ok(Some(LoopbackSshd::start(dir, "root")?))
 }
 
 /// A `coding-agent tool --batch -` process fed one case at a time, so each
@@ -212,7 +109,7 @@ impl Bench {
         if !self.wants("remote") {
             return Ok(());
         }
-        let Some(server) = Sshd::start(&bench_dir.join("sshd"))? else {
+        let Some(server) = start_sshd(&bench_dir.join("sshd"))? else {
             return Ok(());
         };
         let work = bench_dir.join("remote-work");
@@ -220,7 +117,7 @@ impl Bench {
         std::fs::write(work.join("small.txt"), "a small file\nof three\nlines\n")?;
         let calls = if quick { 100 } else { 500 };
         let mut remote_args = vec!["--remote".to_string(), server.uri(&work)];
-        for o in server.options(false) {
+        for o in server.client_options(false) {
             remote_args.extend(["--ssh-option".to_string(), o]);
         }
 
@@ -292,7 +189,7 @@ impl Bench {
 
         // 4. grep of a rare word over the cargo registry, remote vs local.
         if let Some(tree) = registry {
-            let grep = json!({"tool": "grep", "cwd": tree, "args": {"pattern": crate::corpus::RARE, "limit": 1_000_000}});
+            let grep = json!({"tool": "grep", "cwd": tree, "args": {"pattern": test_support::corpus::RARE, "limit": 1_000_000}});
             let mut remote = BatchSession::start(&self.bin, &remote_args)?;
             let mut local = BatchSession::start(&self.bin, &[])?;
             // Warm the page cache for both.
