@@ -686,7 +686,6 @@ fn the_mcp_server_serves_the_remote_tools() {
             .unwrap()
             .starts_with("alpha")
     );
-    drop(send);
     let _ = child.kill();
     let _ = child.wait();
 }

@@ -359,7 +359,7 @@ async fn an_agent_run_over_ssh_with_a_custom_tool_one_connection_and_a_cut_link(
     for i in 0..100 {
         let call = agent_ai::ToolCall::new(format!("r{i}"), "read", json!({"path": "notes.txt"}));
         let (_, is_error) = agent_core::execute_tool_call_with(
-            &[read.clone()],
+            std::slice::from_ref(&read),
             &call,
             &agent_core::CancellationToken::new(),
             None,
