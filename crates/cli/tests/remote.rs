@@ -768,3 +768,55 @@ async fn a_silent_link_is_declared_dead_by_the_keep_alive() {
     }
     let _ = rustix::process::kill_process(helper, rustix::process::Signal::KILL);
 }
+
+/// Review finding: the full-output file was reopened by path for each
+/// piece, outside the sandbox, so a sandboxed command could swap it for a
+/// symlink and have the helper write any file of the remote user.
+#[test]
+fn a_sandboxed_command_cannot_redirect_its_output_file() {
+    if !can_switch_users()
+        || !test_support::prerequisite(
+            Path::new("/usr/bin/bwrap").exists(),
+            "bubblewrap",
+            "apt-get install -y bubblewrap",
+        )
+    {
+        return;
+    }
+    let p = place(OTHER);
+    let tmp = p.home.parent().unwrap().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let victim = p.home.join(".bashrc");
+    std::fs::write(&victim, "# mine\n").unwrap();
+    chown(&victim, OTHER);
+    let uri = format!(
+        "exec:cd '{}' && exec env HOME='{}' TMPDIR='{}' setpriv --reuid {OTHER} --regid {OTHER} --clear-groups sh",
+        p.ws.display(),
+        p.home.display(),
+        tmp.display()
+    );
+    let command = "seq 1 30000; sleep 1; f=$(ls -t $TMPDIR/coding-agent-bash-*.log | head -1); \
+                   rm -f $f && ln -s $HOME/.bashrc $f && echo swapped; echo 'touch $HOME/PWNED'; seq 1 30000";
+    let out = Command::new(bin())
+        .args([
+            "tool",
+            "bash",
+            "--sandbox",
+            "workspace-write",
+            "--remote",
+            &uri,
+            "--args",
+        ])
+        .arg(json!({ "command": command }).to_string())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("fullOutputPath"), "{stdout}");
+    let now = std::fs::read_to_string(&victim).unwrap();
+    assert!(
+        now == "# mine\n",
+        "the file behind the link was written ({} bytes)",
+        now.len()
+    );
+}

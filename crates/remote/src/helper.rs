@@ -46,7 +46,7 @@ pub struct HelperConfig {
     /// The program version reported to the client.
     pub version: String,
     /// The output files this helper made (the only ones `write_at` writes).
-    output_files: Arc<Mutex<Vec<PathBuf>>>,
+    output_files: Arc<Mutex<OutputFiles>>,
 }
 
 impl HelperConfig {
@@ -332,38 +332,17 @@ async fn handle(
                     (Reply::Exit { end }, Vec::new())
                 })
         }
-        Op::CreateOutputFile => blocking(|| {
-            let (_, path) = tempfile::Builder::new()
-                .prefix("coding-agent-bash-")
-                .suffix(".log")
-                .tempfile()?
-                .keep()
-                .map_err(|e| e.error)?;
-            Ok(path)
-        })
-        .await
-        .map(|path| {
-            lock(&config.output_files).push(path.clone());
-            (Reply::Path { path }, Vec::new())
-        }),
+        Op::CreateOutputFile => {
+            let made = config.output_files.clone();
+            blocking(move || lock(&made).create())
+                .await
+                .map(|path| (Reply::Path { path }, Vec::new()))
+        }
         Op::WriteAt { path, offset } => {
             let made = config.output_files.clone();
-            blocking(move || {
-                // Only files this helper made for output: the request cannot
-                // be used to write anywhere else.
-                if !lock(&made).contains(&path) {
-                    return Err(io::Error::new(
-                        io::ErrorKind::PermissionDenied,
-                        "not an output file of this helper",
-                    ));
-                }
-                use std::io::{Seek, Write};
-                let mut file = std::fs::OpenOptions::new().write(true).open(&path)?;
-                file.seek(std::io::SeekFrom::Start(offset))?;
-                file.write_all(&body)
-            })
-            .await
-            .map(|()| (Reply::Done, Vec::new()))
+            blocking(move || lock(&made).write_at(&path, offset, &body))
+                .await
+                .map(|()| (Reply::Done, Vec::new()))
         }
         Op::WorkingDirExists { path } => {
             let processes = config.operations.processes.clone();
@@ -398,6 +377,50 @@ async fn handle(
     match answer {
         Ok((reply, body)) => send(reply, body),
         Err(e) => send(error_reply(&e), Vec::new()),
+    }
+}
+
+/// The full-output files this helper made, written only through the
+/// handles it opened when making them: the command whose output it is may
+/// share the temp dir, and a path it replaced with a symlink must not
+/// redirect the writes (the helper itself runs outside the sandbox).
+#[derive(Debug, Default)]
+pub(crate) struct OutputFiles {
+    /// Oldest first: path, handle, bytes written.
+    files: Vec<(PathBuf, std::fs::File, u64)>,
+}
+
+impl OutputFiles {
+    fn create(&mut self) -> io::Result<PathBuf> {
+        // As locally: past the total budget the oldest files go.
+        let mut total: u64 = self.files.iter().map(|(_, _, n)| *n).sum();
+        while total > agent_tool::ops::MAX_OUTPUT_FILES_TOTAL && !self.files.is_empty() {
+            let (old, _, n) = self.files.remove(0);
+            // An unlink removes a link, never what it points to.
+            let _ = std::fs::remove_file(&old);
+            total -= n;
+        }
+        let (file, path) = tempfile::Builder::new()
+            .prefix("coding-agent-bash-")
+            .suffix(".log")
+            .tempfile()?
+            .keep()
+            .map_err(|e| e.error)?;
+        self.files.push((path.clone(), file, 0));
+        Ok(path)
+    }
+
+    fn write_at(&mut self, path: &std::path::Path, offset: u64, data: &[u8]) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let Some((_, file, written)) = self.files.iter_mut().find(|(p, _, _)| p == path) else {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "not an output file of this helper",
+            ));
+        };
+        file.write_all_at(data, offset)?;
+        *written = (*written).max(offset + data.len() as u64);
+        Ok(())
     }
 }
 
