@@ -41,6 +41,10 @@ pub struct HelperArgs {
     /// Confine the operations served: off, read-only or workspace-write.
     #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode)]
     pub sandbox: Option<agent_sandbox::SandboxMode>,
+    /// Without --sandbox: workspace-write where this machine can enforce
+    /// it, else unconfined with a warning (what `coding-agent mcp` does).
+    #[arg(long)]
+    pub confine_if_possible: bool,
 }
 
 /// `--remote` and its transport options.

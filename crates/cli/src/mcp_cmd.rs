@@ -38,7 +38,8 @@ pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
     // allowed built-in is served (not only Pi's default active four).
     // With --remote the tools run there, confined by the helper's sandbox.
     let remote = match &args.remote.remote {
-        Some(uri) => match crate::remote::connect(uri, &args.remote, args.sandbox).await {
+        Some(uri) => match crate::remote::connect_with(uri, &args.remote, args.sandbox, true).await
+        {
             Ok(r) => Some(r),
             Err(e) => {
                 eprintln!("coding-agent mcp: {e}");

@@ -15,6 +15,17 @@ pub async fn connect(
     args: &crate::args::RemoteArgs,
     sandbox: Option<SandboxMode>,
 ) -> Result<Remote, String> {
+    connect_with(uri, args, sandbox, false).await
+}
+
+/// [`connect`], asking the helper to confine where it can when no mode is
+/// given (the MCP server's default).
+pub async fn connect_with(
+    uri: &str,
+    args: &crate::args::RemoteArgs,
+    sandbox: Option<SandboxMode>,
+    confine_if_possible: bool,
+) -> Result<Remote, String> {
     let target = RemoteTarget::parse(uri).map_err(|e| e.to_string())?;
     let mut options = RemoteOptions::default().ssh_options(args.ssh_options.clone());
     if let Ok(exe) = std::env::current_exe() {
@@ -23,9 +34,19 @@ pub async fn connect(
     if let Some(mode) = sandbox {
         options = options.sandbox(mode.to_string());
     }
-    Remote::connect(target, options)
+    let options = options.confine_if_possible(confine_if_possible && sandbox.is_none());
+    let remote = Remote::connect(target, options)
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    if (sandbox.is_some_and(|m| m != SandboxMode::Off) || confine_if_possible)
+        && remote.hello().sandbox.is_none()
+    {
+        eprintln!(
+            "coding-agent: warning: the tools on {} run without the sandbox (it cannot be enforced there)",
+            remote.target()
+        );
+    }
+    Ok(remote)
 }
 
 /// A directory on the remote: absolute, or relative to the remote's
@@ -70,13 +91,14 @@ pub async fn helper(args: &crate::args::HelperArgs) -> i32 {
         }
     };
     crate::trust_cmd::apply(&mut settings, &cwd, false);
-    let (_, policy) = match crate::sandbox::tools(&cwd, &settings, args.sandbox, false) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("coding-agent helper: {e}");
-            return 2;
-        }
-    };
+    let (_, policy) =
+        match crate::sandbox::tools(&cwd, &settings, args.sandbox, args.confine_if_possible) {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("coding-agent helper: {e}");
+                return 2;
+            }
+        };
     let operations = match agent_sandbox::operations(&policy) {
         Ok(o) => o,
         Err(e) => {

@@ -686,6 +686,18 @@ fn the_mcp_server_serves_the_remote_tools() {
             .unwrap()
             .starts_with("alpha")
     );
+    // As locally, the MCP server confines its tools by default: on the
+    // remote, where the remote can enforce it.
+    if Path::new("/usr/bin/bwrap").exists() {
+        let outside = p.home.join("MCP_OUTSIDE_WRITE");
+        send(
+            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+            "name": "bash", "arguments": {"command": format!("touch {}", outside.display())}}}),
+        );
+        let result = answer(4);
+        assert_eq!(result["result"]["isError"], true, "{result}");
+        assert!(!outside.exists());
+    }
     let _ = child.kill();
     let _ = child.wait();
 }

@@ -145,16 +145,24 @@ impl Connection {
 /// compatible `coding-agent` on PATH, else a cached upload, else ask for
 /// an upload. It is one `{ ... }` group so the shell reads all of it before
 /// running any of it: nothing after it on stdin is taken for script.
-fn bootstrap_script(target: &RemoteTarget, checksum: &str, sandbox: Option<&str>) -> String {
+fn bootstrap_script(
+    target: &RemoteTarget,
+    checksum: &str,
+    sandbox: Option<&str>,
+    confine_if_possible: bool,
+) -> String {
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let cd = match target.path() {
         Some(p) => format!("cd -- {} 2>/dev/null || fail nodir\n", quote(p)),
         None => String::new(),
     };
-    let args = match sandbox {
+    let mut args = match sandbox {
         Some(mode) => format!("helper --sandbox {}", quote(mode)),
         None => "helper".to_string(),
     };
+    if confine_if_possible {
+        args.push_str(" --confine-if-possible");
+    }
     format!(
         r#"{{
 fail() {{ echo "{LINE_PREFIX}$*"; exit 1; }}
@@ -321,7 +329,12 @@ pub(crate) async fn establish(
         })?,
         None => "none".to_string(),
     };
-    let script = bootstrap_script(target, &checksum, options.sandbox.as_deref());
+    let script = bootstrap_script(
+        target,
+        &checksum,
+        options.sandbox.as_deref(),
+        options.confine_if_possible,
+    );
     let mut stdout = BufReader::new(stdout);
     let start = tokio::time::timeout(
         options.connect_timeout,
@@ -680,7 +693,7 @@ mod tests {
     #[test]
     fn the_script_quotes_the_directory_and_names_the_checksum() {
         let target = RemoteTarget::parse("ssh://h/srv/it's here").unwrap();
-        let script = bootstrap_script(&target, "abc123", Some("workspace-write"));
+        let script = bootstrap_script(&target, "abc123", Some("workspace-write"), false);
         assert!(script.contains(r"cd -- '/srv/it'\''s here'"), "{script}");
         assert!(script.contains("coding-agent-abc123"));
         assert!(script.contains("helper --sandbox 'workspace-write'"));

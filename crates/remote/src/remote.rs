@@ -27,6 +27,10 @@ pub struct RemoteOptions {
     /// The sandbox mode the helper applies on the remote side
     /// (`read-only`, `workspace-write`, `off`); `None`: the helper's default.
     pub sandbox: Option<String>,
+    /// Without a [`sandbox`](Self::sandbox) mode: confine in workspace-write
+    /// mode where the remote can enforce it (as `coding-agent mcp` does
+    /// locally), else run unconfined with a warning there.
+    pub confine_if_possible: bool,
     /// Share one SSH connection between channels (OpenSSH `ControlMaster`).
     pub multiplex: bool,
     /// Extra OpenSSH options for `ssh://` targets, each passed as `-o OPTION`
@@ -45,6 +49,7 @@ impl Default for RemoteOptions {
             helper_binary: None,
             upload: true,
             sandbox: None,
+            confine_if_possible: false,
             multiplex: true,
             ssh_options: Vec::new(),
             keepalive: Duration::from_secs(15),
@@ -63,6 +68,12 @@ impl RemoteOptions {
     /// The sandbox mode the helper applies.
     pub fn sandbox(mut self, mode: impl Into<String>) -> Self {
         self.sandbox = Some(mode.into());
+        self
+    }
+
+    /// Confine where the remote can, when no sandbox mode is given.
+    pub fn confine_if_possible(mut self, on: bool) -> Self {
+        self.confine_if_possible = on;
         self
     }
 
