@@ -56,6 +56,9 @@ pub struct SessionTools {
     /// The mutation queue of the tools' file system, when it is not this
     /// machine's (a remote keys files by its own paths).
     pub queue: Option<coding_agent::FileMutationQueue>,
+    /// The file operations of the machine the tools run on, when it is not
+    /// this one (the project's context files are read there).
+    pub remote_files: Option<Arc<dyn agent_tool::FileOps>>,
 }
 
 /// Assembles the session from flags, like any program using the crates would.
@@ -73,10 +76,14 @@ pub fn build_session(
         permissions,
         session,
         queue,
+        remote_files,
     } = tools;
     let mut builder = AgentSessionBuilder::new(model, client);
     if let Some(queue) = queue {
         builder = builder.tool_extension(queue);
+    }
+    if let Some(files) = remote_files {
+        builder = builder.context_files_from(files);
     }
     if let Some(session) = session {
         builder = builder.session_manager(session);
@@ -173,8 +180,9 @@ pub fn attach_output(session: &AgentSession, mode: Mode, print: bool, cwd: PathB
 }
 
 /// The remote a continued session names in its header, when the file is
-/// one of ours: a session file from elsewhere (`--session PATH` into a
-/// repository) could name `exec:ANY COMMAND`, so its remote is only shown.
+/// one of ours (in the agent directory's `sessions`): a session file from
+/// elsewhere (`--session PATH` into a repository, a `--session-dir` in a
+/// workspace) could name `exec:ANY COMMAND`, so its remote is only shown.
 fn header_remote(
     session: &coding_agent::sessions::SessionManager,
     args: &RunArgs,
@@ -182,11 +190,12 @@ fn header_remote(
     let remote = session.header().remote.clone()?;
     let file = session.session_file()?;
     let file = agent_tool::path::canonical(file);
+    // Only the agent's own folder: a --session-dir may sit in a workspace
+    // where a command could have planted a file.
+    let _ = args;
     let ours = coding_agent::agent_dir()
         .map(|d| d.join("sessions"))
-        .into_iter()
-        .chain(args.session_dir.clone())
-        .any(|dir| file.starts_with(agent_tool::path::canonical(&dir)));
+        .is_some_and(|dir| file.starts_with(agent_tool::path::canonical(&dir)));
     if ours {
         Some(remote)
     } else {
@@ -252,6 +261,7 @@ pub async fn run(args: RunArgs) -> i32 {
         .map(|r| r.cwd().to_path_buf())
         .unwrap_or_else(|| cwd.clone());
     let queue = remote.as_ref().map(|r| r.mutation_queue());
+    let remote_files = remote.as_ref().map(|r| r.operations().files);
     let (local_tools, policy) = match crate::sandbox::tools(&cwd, &settings, args.sandbox, false) {
         Ok(x) => x,
         Err(e) => {
@@ -298,6 +308,7 @@ pub async fn run(args: RunArgs) -> i32 {
                 permissions: PermissionGate::new(rules, None, &cwd, "this mode"),
                 session: None,
                 queue,
+                remote_files,
             },
         );
         if args.list_tools {
@@ -317,6 +328,7 @@ pub async fn run(args: RunArgs) -> i32 {
             permissions: PermissionGate::new(rules, None, &cwd, "RPC mode"),
             session: recorded,
             queue,
+            remote_files,
         };
         return rpc(args, cwd, settings, tools, mcp_updates).await;
     }
@@ -361,6 +373,7 @@ pub async fn run(args: RunArgs) -> i32 {
         permissions,
         session: recorded,
         queue,
+        remote_files,
     };
     let session = build_session(&args, &cwd, settings, client, model, tools);
     if let Some(updates) = mcp_updates {

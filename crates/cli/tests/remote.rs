@@ -832,3 +832,48 @@ fn a_sandboxed_command_cannot_redirect_its_output_file() {
         now.len()
     );
 }
+
+#[test]
+fn the_prompt_reads_the_remote_projects_context_files_through_the_remote() {
+    if !can_switch_users() {
+        return;
+    }
+    let p = place(OTHER);
+    std::fs::create_dir(p.ws.join(".git")).unwrap();
+    std::fs::write(p.ws.join("AGENTS.md"), "Remote rule: zebra-crossing\n").unwrap();
+    std::fs::create_dir(p.ws.join("sub")).unwrap();
+    // A link out of the project is not read.
+    std::os::unix::fs::symlink("/etc/passwd", p.ws.join("sub/AGENTS.md")).unwrap();
+    for d in [p.ws.join(".git"), p.ws.join("AGENTS.md"), p.ws.join("sub")] {
+        chown(&d, OTHER);
+    }
+    let uri = format!(
+        "exec:cd '{}' && exec env HOME='{}' setpriv --reuid {OTHER} --regid {OTHER} --clear-groups sh",
+        p.ws.join("sub").display(),
+        p.home.display()
+    );
+    let local = tempfile::tempdir().unwrap();
+    let out = Command::new(bin())
+        .env("CODING_AGENT_DIR", local.path().join("agent"))
+        .arg("--cwd")
+        .arg(local.path())
+        .args(["--remote", &uri, "--print-system-prompt"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let prompt = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(prompt.contains("zebra-crossing"), "{prompt}");
+    assert!(
+        !prompt.contains("root:x:0:0"),
+        "a link out of the project was read"
+    );
+    assert!(
+        prompt.contains(&p.ws.join("sub").display().to_string()),
+        "the remote cwd is shown"
+    );
+}

@@ -99,6 +99,7 @@ pub struct AgentSessionBuilder {
     extra_guidelines: Vec<String>,
     tool_execution: ExecutionMode,
     context_files: bool,
+    context_files_from: Option<Arc<dyn agent_tool::FileOps>>,
     active_tools: Option<Vec<String>>,
     permissions: Option<PermissionGate>,
     permission_prompt: Option<Arc<dyn PermissionPrompt>>,
@@ -125,6 +126,7 @@ impl AgentSessionBuilder {
             extra_guidelines: Vec::new(),
             tool_execution: ExecutionMode::Parallel,
             context_files: true,
+            context_files_from: None,
             active_tools: None,
             permissions: None,
             permission_prompt: None,
@@ -256,6 +258,14 @@ impl AgentSessionBuilder {
         self
     }
 
+    /// Reads the project's AGENTS.md / CLAUDE.md through `files` instead of
+    /// this machine's disk: the working directory is on another machine
+    /// (`agent-remote`), so a local file at the same path must not be read.
+    pub fn context_files_from(mut self, files: Arc<dyn agent_tool::FileOps>) -> Self {
+        self.context_files_from = Some(files);
+        self
+    }
+
     /// Assembles the session.
     ///
     /// # Errors
@@ -287,10 +297,22 @@ impl AgentSessionBuilder {
             registry.set_active_tools(active);
         }
 
-        let mut context_files = if self.context_files {
-            load_context_files(&self.cwd, agent_dir().as_deref())
-        } else {
-            Vec::new()
+        let mut context_files = match (&self.context_files_from, self.context_files) {
+            (_, false) => Vec::new(),
+            // The working directory is elsewhere: the user's own AGENTS.md
+            // from here, the project's through its file operations.
+            (Some(files), true) => {
+                let mut found: Vec<_> = agent_dir()
+                    .and_then(|d| crate::system_prompt::agent_dir_context_file(&d))
+                    .into_iter()
+                    .collect();
+                found.extend(crate::system_prompt::context_files_through(
+                    files.as_ref(),
+                    &self.cwd,
+                ));
+                found
+            }
+            (None, true) => load_context_files(&self.cwd, agent_dir().as_deref()),
         };
         // A context file the Read rules deny (directly or through a link)
         // stays out of the prompt, as it stays out of the read tool.

@@ -215,6 +215,62 @@ pub fn load_context_files(cwd: &Path, agent_dir: Option<&Path>) -> Vec<ContextFi
     files
 }
 
+/// The user's own `AGENTS.md` in the agent directory, if there is one we
+/// may trust.
+pub fn agent_dir_context_file(agent_dir: &Path) -> Option<ContextFile> {
+    let path = agent_dir.join("AGENTS.md");
+    match trusted_context_file(&path) {
+        Ok(Some(content)) => Some(ContextFile { path, content }),
+        Ok(None) => None,
+        Err(reason) => {
+            tracing::info!(path = %path.display(), %reason, "skipping context file");
+            None
+        }
+    }
+}
+
+/// The context files of a working directory on another file system (a
+/// remote machine), read through `files`: `AGENTS.md` (or `CLAUDE.md`) in
+/// `cwd` and its ancestors up to the repository root (a directory holding
+/// `.git`), farthest first; only `cwd`'s own outside a repository. A file
+/// that resolves (through links) outside that root, to a non-Markdown file
+/// or a hidden one, or that is larger than the project-file limit, is
+/// skipped.
+pub fn context_files_through(files: &dyn agent_tool::FileOps, cwd: &Path) -> Vec<ContextFile> {
+    let ancestors: Vec<&Path> = cwd.ancestors().collect();
+    let top_index = ancestors.iter().position(|d| files.exists(&d.join(".git")));
+    let dirs: Vec<&Path> = match top_index {
+        Some(i) => ancestors[..=i].iter().rev().copied().collect(),
+        None => vec![cwd],
+    };
+    let top = files.real_path(dirs[0]);
+    let read = |path: PathBuf| -> Option<ContextFile> {
+        let info = files.metadata(&path).ok()?;
+        if !info.is_file || info.len > crate::MAX_PROJECT_FILE_BYTES {
+            return None;
+        }
+        let real = files.real_path(&path);
+        let markdown = real
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("md"));
+        let inside = real.strip_prefix(&top).is_ok_and(|rest| {
+            !rest.components().any(|c| {
+                let name = c.as_os_str().to_string_lossy();
+                name.starts_with('.') && name != ".github"
+            })
+        });
+        if !markdown || !inside {
+            tracing::info!(path = %path.display(), "skipping a context file that leads elsewhere");
+            return None;
+        }
+        let content = String::from_utf8(files.read_file(&path).ok()?).ok()?;
+        Some(ContextFile { path, content })
+    };
+    dirs.into_iter()
+        .filter_map(|dir| read(dir.join("AGENTS.md")).or_else(|| read(dir.join("CLAUDE.md"))))
+        .collect()
+}
+
 /// A project's context file that is a symbolic link must name a Markdown
 /// file inside the project (`CLAUDE.md -> AGENTS.md`); a link to
 /// `~/.ssh/id_rsa` or `/etc/shadow` would put a secret into the prompt.

@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 
 use crate::protocol::{
     Hello, LINE_PREFIX, MAX_RESPONSE_BODY, Op, PROTOCOL_VERSION, READY_LINE, Reply, Request,
-    Response, read_frame_limited, write_frame,
+    Response, read_frame_limited, read_frame_sized, write_frame,
 };
 use crate::{RemoteError, RemoteOptions, RemoteTarget};
 
@@ -25,18 +25,36 @@ pub(crate) type Incoming = (Reply, Vec<u8>);
 
 /// Where the replies of one request go.
 pub(crate) enum Waiter {
-    /// A blocking caller (the file operations run on blocking threads).
-    Sync(std::sync::mpsc::Sender<Incoming>),
-    /// An async caller (commands).
-    Async(mpsc::UnboundedSender<Incoming>),
+    /// A blocking caller (the file operations run on blocking threads),
+    /// with what is left of the request's byte budget: a remote that keeps
+    /// answering one request cannot fill this process's memory.
+    Sync(std::sync::mpsc::Sender<Incoming>, usize),
+    /// An async caller (commands), paced: the reader waits while the caller
+    /// has [`ASYNC_QUEUE`] frames unread.
+    Async(mpsc::Sender<Incoming>),
 }
 
+/// The most one request's answer may hold, in bytes, for blocking callers
+/// (a walk of a large tree stays far below).
+pub(crate) const REQUEST_BUDGET: usize = 512 << 20;
+
+/// Frames of command output queued for a caller before the reader waits.
+pub(crate) const ASYNC_QUEUE: usize = 16;
+
+/// The largest output frame a client accepts (a helper sends pipe reads).
+const MAX_OUTPUT_FRAME: usize = 4 << 20;
+
 impl Waiter {
-    fn deliver(&self, incoming: Incoming) -> bool {
-        match self {
-            Waiter::Sync(tx) => tx.send(incoming).is_ok(),
-            Waiter::Async(tx) => tx.send(incoming).is_ok(),
-        }
+    /// A blocking waiter and its receiver.
+    pub(crate) fn blocking() -> (Waiter, std::sync::mpsc::Receiver<Incoming>) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        (Waiter::Sync(tx, REQUEST_BUDGET), rx)
+    }
+
+    /// An async waiter and its receiver.
+    pub(crate) fn paced() -> (Waiter, mpsc::Receiver<Incoming>) {
+        let (tx, rx) = mpsc::channel(ASYNC_QUEUE);
+        (Waiter::Async(tx), rx)
     }
 }
 
@@ -129,8 +147,8 @@ impl Connection {
 
     /// Sends a request and blocks this thread until its one answer.
     pub(crate) fn call(&self, op: Op, body: Vec<u8>) -> io::Result<Incoming> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        self.send(op, body, Waiter::Sync(tx))?;
+        let (waiter, rx) = Waiter::blocking();
+        self.send(op, body, waiter)?;
         rx.recv().map_err(|_| self.lost())
     }
 
@@ -187,6 +205,16 @@ fail fail cannot run "$b"
     )
 }
 
+/// Text from the other side, made safe to print: control characters and
+/// escape sequences removed, at most 2000 characters.
+fn clean(text: &str) -> String {
+    let text = agent_tool::sanitize_terminal_text(text).into_owned();
+    match text.char_indices().nth(2000) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text,
+    }
+}
+
 /// The SHA-256 of the helper binary, computed once per path.
 fn checksum_of(path: &Path) -> io::Result<String> {
     static CACHE: Mutex<Vec<(std::path::PathBuf, String)>> = Mutex::new(Vec::new());
@@ -240,7 +268,8 @@ const TRANSPORT_VARS: &[&str] = &[
 
 /// Classifies a transport that ended before the helper was ready.
 fn classify(target: &RemoteTarget, status: Option<i32>, stderr: &str) -> RemoteError {
-    let detail = stderr.trim().to_string();
+    // The remote's words reach the user's terminal: no escape sequences.
+    let detail = clean(stderr.trim());
     let lower = detail.to_ascii_lowercase();
     let target_text = target.to_string();
     if target.is_ssh() {
@@ -445,8 +474,8 @@ async fn bring_up(
         let mut words = said.split_whitespace();
         match words.next() {
             Some("need") => {
-                let os = words.next().unwrap_or("?").to_string();
-                let arch = words.next().unwrap_or("?").to_string();
+                let os = clean(words.next().unwrap_or("?"));
+                let arch = clean(words.next().unwrap_or("?"));
                 let binary = match &options.helper_binary {
                     Some(b) if !uploaded && options.upload && matches_local(&os, &arch) => b,
                     _ => {
@@ -479,7 +508,7 @@ async fn bring_up(
                             if let Some(said) = line.trim_end().strip_prefix(LINE_PREFIX)
                                 && let Some(reason) = said.strip_prefix("fail ")
                             {
-                                return Some(reason.to_string());
+                                return Some(clean(reason));
                             }
                             line.clear();
                         }
@@ -504,7 +533,7 @@ async fn bring_up(
             }
             Some("fail") => {
                 return Err(RemoteError::Upload {
-                    detail: words.collect::<Vec<_>>().join(" "),
+                    detail: clean(&words.collect::<Vec<_>>().join(" ")),
                 });
             }
             _ => tracing::debug!(%line, "remote: unknown bootstrap line"),
@@ -575,8 +604,14 @@ fn run(
                         .waiters
                         .as_mut()
                         .and_then(|w| w.remove(&request.id));
-                    if let Some(waiter) = waiter {
-                        waiter.deliver((crate::helper::error_reply(&e), Vec::new()));
+                    match waiter {
+                        Some(Waiter::Sync(tx, _)) => {
+                            let _ = tx.send((crate::helper::error_reply(&e), Vec::new()));
+                        }
+                        Some(Waiter::Async(tx)) => {
+                            let _ = tx.try_send((crate::helper::error_reply(&e), Vec::new()));
+                        }
+                        None => {}
                     }
                     continue;
                 }
@@ -594,25 +629,76 @@ fn run(
 
     let reader_link = link.clone();
     let reader_teardown = teardown.clone();
+    let cancel_tx = outgoing.clone();
     tokio::spawn(async move {
         let reason = loop {
             let frame = tokio::select! {
-                frame = read_frame_limited::<_, Response>(&mut stdout, MAX_RESPONSE_BODY) => frame,
+                frame = read_frame_sized::<_, Response>(&mut stdout, MAX_RESPONSE_BODY) => frame,
                 _ = reader_teardown.cancelled() => break "closed".to_string(),
             };
             match frame {
-                Ok(Some((response, body))) => {
+                Ok(Some((response, body, size))) => {
                     *lock(&reader_link.last_heard) = Instant::now();
-                    let mut pending = lock(&reader_link.pending);
-                    let Some(waiters) = pending.waiters.as_mut() else {
-                        break "closed".to_string();
-                    };
-                    if response.reply.is_partial() {
-                        if let Some(waiter) = waiters.get(&response.id) {
-                            waiter.deliver((response.reply, body));
+                    if matches!(response.reply, Reply::Output) && body.len() > MAX_OUTPUT_FRAME {
+                        break format!("the remote sent an output frame of {} bytes", body.len());
+                    }
+                    let partial = response.reply.is_partial();
+                    // Decide under the lock; wait for a paced caller without it.
+                    let paced = {
+                        let mut pending = lock(&reader_link.pending);
+                        let Some(waiters) = pending.waiters.as_mut() else {
+                            break "closed".to_string();
+                        };
+                        let waiter = if partial {
+                            waiters.get_mut(&response.id)
+                        } else {
+                            None
+                        };
+                        match waiter {
+                            Some(Waiter::Async(tx)) => Some(tx.clone()),
+                            Some(Waiter::Sync(tx, budget)) => {
+                                if size > *budget {
+                                    let tx = tx.clone();
+                                    waiters.remove(&response.id);
+                                    let _ = tx.send((
+                                        crate::helper::error_reply(&io::Error::new(
+                                            io::ErrorKind::InvalidData,
+                                            format!(
+                                                "the remote sent more than {} MiB in answer to one request",
+                                                REQUEST_BUDGET >> 20
+                                            ),
+                                        )),
+                                        Vec::new(),
+                                    ));
+                                    let _ = cancel_tx.send((
+                                        Request {
+                                            id: u64::MAX - 1,
+                                            op: Op::Cancel {
+                                                target: response.id,
+                                            },
+                                        },
+                                        Vec::new(),
+                                    ));
+                                } else {
+                                    *budget -= size;
+                                    let _ = tx.send((response.reply, body));
+                                }
+                                continue;
+                            }
+                            None if partial => continue,
+                            None => match waiters.remove(&response.id) {
+                                Some(Waiter::Sync(tx, _)) => {
+                                    let _ = tx.send((response.reply, body));
+                                    continue;
+                                }
+                                Some(Waiter::Async(tx)) => Some(tx),
+                                None => continue,
+                            },
                         }
-                    } else if let Some(waiter) = waiters.remove(&response.id) {
-                        waiter.deliver((response.reply, body));
+                    };
+                    if let Some(tx) = paced {
+                        // Backpressure: a command's output waits for its reader.
+                        let _ = tx.send((response.reply, body)).await;
                     }
                 }
                 Ok(None) => break "the remote side closed the channel".to_string(),
@@ -631,7 +717,7 @@ fn run(
         }
         if !tail.is_empty() {
             let last = tail.lines().last().unwrap_or("");
-            reason.push_str(&format!(": {last}"));
+            reason.push_str(&format!(": {}", clean(last)));
         }
         reader_link.fail(reason);
     });

@@ -3,6 +3,7 @@
 use std::ffi::OsString;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use agent_core::{CancellationToken, ToolError};
 use agent_tool::ops::{
@@ -16,6 +17,9 @@ use futures::future::BoxFuture;
 use crate::connection::Waiter;
 use crate::protocol::{Op, Reply, WireError, WireExecEnd, kind_from_name};
 use crate::remote::Remote;
+
+/// How long the remote gets to end a command after its timeout or a cancel.
+const GRACE: Duration = Duration::from_secs(10);
 
 /// How much one read request asks for: most source files in one round trip.
 const READ_CHUNK: u64 = 4 << 20;
@@ -68,6 +72,13 @@ impl RemoteFileOps {
             offset,
             len,
         })? {
+            (Reply::Bytes { .. }, data) if data.len() as u64 > len => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "the remote answered a read of {len} bytes with {} bytes",
+                    data.len()
+                ),
+            )),
             (Reply::Bytes { eof }, data) => Ok((data, eof)),
             (other, _) => Err(expect_err(other, path)),
         }
@@ -146,6 +157,17 @@ impl FileOps for RemoteFileOps {
     fn read_file(&self, path: &Path) -> io::Result<Vec<u8>> {
         let mut all = Vec::new();
         loop {
+            // A whole file in memory: bounded, whatever the remote claims.
+            if all.len() >= crate::protocol::MAX_BODY {
+                return Err(io::Error::new(
+                    io::ErrorKind::FileTooLarge,
+                    format!(
+                        "{} is larger than {} MiB, too large to read whole from the remote",
+                        path.display(),
+                        crate::protocol::MAX_BODY >> 20
+                    ),
+                ));
+            }
             let (data, eof) = self.read_range(path, all.len() as u64, READ_CHUNK * 4)?;
             let empty = data.is_empty();
             all.extend_from_slice(&data);
@@ -240,15 +262,16 @@ impl FileOps for RemoteFileOps {
         // One request for the whole search: the walk and every file read
         // happen on the remote side; the results come in batches.
         let connection = self.remote.connection()?;
-        let (tx, rx) = std::sync::mpsc::channel();
+        let (waiter, rx) = Waiter::blocking();
         let id = connection.send(
             Op::Search {
                 request: request.clone(),
             },
             Vec::new(),
-            Waiter::Sync(tx),
+            waiter,
         )?;
-        let mut all = Vec::new();
+        let mut all: Vec<FileMatches> = Vec::new();
+        let mut lines = 0usize;
         let mut cancel_sent = false;
         loop {
             let reply = match rx.recv_timeout(std::time::Duration::from_millis(100)) {
@@ -266,7 +289,18 @@ impl FileOps for RemoteFileOps {
                 }
             };
             match reply {
-                Reply::Found { files } => all.extend(files),
+                Reply::Found { files } => {
+                    for file in files {
+                        lines += file.lines.len();
+                        all.push(file);
+                    }
+                    // The remote owes no more than `limit` lines; a longer
+                    // answer is cut here, whatever the other side sends.
+                    if lines >= request.limit.max(1) {
+                        connection.notify(Op::Cancel { target: id });
+                        return Ok(all);
+                    }
+                }
                 Reply::End => return Ok(all),
                 other => return Err(expect_err(other, &request.root)),
             }
@@ -275,7 +309,7 @@ impl FileOps for RemoteFileOps {
 
     fn walk(&self, options: &WalkOptions<'_>, visit: WalkVisitor<'_>) -> io::Result<()> {
         let connection = self.remote.connection()?;
-        let (tx, rx) = std::sync::mpsc::channel();
+        let (waiter, rx) = Waiter::blocking();
         let id = connection.send(
             Op::Walk {
                 root: options.root.to_path_buf(),
@@ -283,7 +317,7 @@ impl FileOps for RemoteFileOps {
                 ordered: options.ordered,
             },
             Vec::new(),
-            Waiter::Sync(tx),
+            waiter,
         )?;
         loop {
             let Ok((reply, _)) = rx.recv() else {
@@ -331,14 +365,15 @@ impl RemoteOutputFile {
         let piece = std::mem::take(&mut self.buf);
         let len = piece.len() as u64;
         let connection = self.remote.connection()?;
-        let (tx, _ignored) = std::sync::mpsc::channel();
+        // Nobody waits for the answer.
+        let (waiter, _ignored) = Waiter::blocking();
         connection.send(
             Op::WriteAt {
                 path: self.path.clone(),
                 offset: self.offset,
             },
             piece,
-            Waiter::Sync(tx),
+            waiter,
         )?;
         self.offset += len;
         Ok(())
@@ -448,7 +483,8 @@ impl ProcessOps for RemoteProcessOps {
                 .await
                 .map_err(|e| io::Error::other(e.to_string()))??;
             let (set_env, unset_env) = environment_changes(&request.env);
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            let timeout = request.timeout;
+            let (waiter, mut rx) = Waiter::paced();
             let id = connection.send(
                 Op::Exec {
                     shell: request.shell,
@@ -459,9 +495,19 @@ impl ProcessOps for RemoteProcessOps {
                     timeout_ms: request.timeout.map(|t| t.as_millis() as u64),
                 },
                 Vec::new(),
-                Waiter::Async(tx),
+                waiter,
             )?;
             let mut cancel_sent = false;
+            // The remote kills at the timeout; past it (and a grace), or
+            // once a cancel went unanswered that long, this side stops
+            // waiting and drops the channel: a remote that hangs cannot
+            // hold the call.
+            let far = tokio::time::Instant::now() + Duration::from_secs(86_400 * 365);
+            let mut give_up = match timeout {
+                Some(t) => tokio::time::Instant::now() + t + GRACE,
+                None => far,
+            };
+            let mut give_up_as = ExecEnd::TimedOut;
             loop {
                 let incoming = tokio::select! {
                     incoming = rx.recv() => incoming,
@@ -469,7 +515,13 @@ impl ProcessOps for RemoteProcessOps {
                         // The helper kills the command's tree and answers `aborted`.
                         cancel_sent = true;
                         connection.notify(Op::Cancel { target: id });
+                        give_up = give_up.min(tokio::time::Instant::now() + GRACE);
+                        give_up_as = ExecEnd::Aborted;
                         continue;
+                    }
+                    _ = tokio::time::sleep_until(give_up) => {
+                        connection.close("the remote did not end a command it was told to stop");
+                        return Ok(give_up_as);
                     }
                 };
                 let Some((reply, body)) = incoming else {

@@ -426,6 +426,19 @@ pub async fn read_frame_limited<R: AsyncRead + Unpin, T: for<'de> Deserialize<'d
     reader: &mut R,
     max_body: usize,
 ) -> io::Result<Option<(T, Vec<u8>)>> {
+    Ok(read_frame_sized(reader, max_body)
+        .await?
+        .map(|(header, body, _)| (header, body)))
+}
+
+/// [`read_frame_limited`], also returning the frame's size in bytes.
+///
+/// # Errors
+/// As [`read_frame`].
+pub async fn read_frame_sized<R: AsyncRead + Unpin, T: for<'de> Deserialize<'de>>(
+    reader: &mut R,
+    max_body: usize,
+) -> io::Result<Option<(T, Vec<u8>, usize)>> {
     let mut prefix = [0u8; 8];
     let mut filled = 0;
     while filled < prefix.len() {
@@ -457,7 +470,7 @@ pub async fn read_frame_limited<R: AsyncRead + Unpin, T: for<'de> Deserialize<'d
             format!("a frame header that is not a known message: {e}"),
         )
     })?;
-    Ok(Some((header, body)))
+    Ok(Some((header, body, 8 + head_len + body_len)))
 }
 
 #[cfg(test)]

@@ -114,6 +114,27 @@ fn name(uri: &str, what: &str, text: &str) -> Result<String, RemoteError> {
     Ok(text.to_string())
 }
 
+/// A user or host name for ssh: letters, digits and `._-` (a host may also
+/// hold `:` and `%` of an IPv6 address). Anything else could mean something
+/// to ssh's `%` tokens, `ProxyCommand` or a shell.
+fn ssh_word(uri: &str, what: &str, text: &str) -> Result<String, RemoteError> {
+    let text = name(uri, what, text)?;
+    let ipv6 = what == "host" && text.contains(':');
+    let allowed = |c: char| {
+        c.is_ascii_alphanumeric()
+            || matches!(c, '.' | '_' | '-')
+            || (ipv6 && matches!(c, ':' | '%'))
+    };
+    if text.chars().all(allowed) {
+        Ok(text)
+    } else {
+        Err(invalid(
+            uri,
+            format!("{text:?} is not a valid {what} (letters, digits, '.', '_' and '-' only)"),
+        ))
+    }
+}
+
 /// `/~/x` → `x` (relative to the login directory), `/~` or `` → none.
 fn working_dir(rest: &str) -> Option<String> {
     if rest.is_empty() || rest == "/" || rest == "/~" || rest == "/~/" {
@@ -152,7 +173,7 @@ impl RemoteTarget {
         match scheme {
             "ssh" => {
                 let (user, hostport) = match authority.rsplit_once('@') {
-                    Some((u, h)) => (Some(name(uri, "user", u)?), h),
+                    Some((u, h)) => (Some(ssh_word(uri, "user", u)?), h),
                     None => (None, authority),
                 };
                 let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
@@ -175,7 +196,7 @@ impl RemoteTarget {
                 };
                 Ok(RemoteTarget::Ssh {
                     user,
-                    host: name(uri, "host", host)?,
+                    host: ssh_word(uri, "host", host)?,
                     port,
                     path: working_dir(path),
                 })
@@ -267,11 +288,17 @@ impl RemoteTarget {
                     .map(String::from),
                 );
                 if let Some(dir) = control_dir {
+                    // A master opened with other options (another known
+                    // hosts file, another identity) is not reused.
+                    let mut hash: u32 = 0x811c_9dc5;
+                    for b in ssh_options.join("\0").bytes() {
+                        hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
+                    }
                     argv.extend([
                         "-o".to_string(),
                         "ControlMaster=auto".to_string(),
                         "-o".to_string(),
-                        format!("ControlPath={}/%C", dir.display()),
+                        format!("ControlPath={}/%C-{hash:08x}", dir.display()),
                         "-o".to_string(),
                         "ControlPersist=60".to_string(),
                     ]);
@@ -449,6 +476,9 @@ mod tests {
             "ssh://-l/x",
             "ssh://a b/x",
             "ssh://[::1/x",
+            "ssh://a$(id)b/x",
+            "ssh://`id`@h/x",
+            "ssh://h%n/x",
             "ftp://host/x",
             "host:/x",
             "exec:  ",
@@ -457,9 +487,15 @@ mod tests {
         }
         let argv = round_trip("ssh://box/srv").command_line(Some(std::path::Path::new("/run/x")));
         assert!(
-            argv.contains(&"ControlPath=/run/x/%C".to_string()),
+            argv.iter().any(|a| a.starts_with("ControlPath=/run/x/%C-")),
             "{argv:?}"
         );
+        let other = round_trip("ssh://box/srv").command_line_with(
+            Some(std::path::Path::new("/run/x")),
+            &["IdentityFile=/k".into()],
+        );
+        let path = |argv: &[String]| argv.iter().find(|a| a.starts_with("ControlPath=")).cloned();
+        assert_ne!(path(&argv), path(&other), "other options, another master");
         assert!(argv.contains(&"BatchMode=yes".to_string()));
         assert_eq!(argv[argv.len() - 3..], ["--", "box", "sh"]);
     }
