@@ -246,6 +246,14 @@ pub struct RunArgs {
     pub sandbox: Option<agent_sandbox::SandboxMode>,
     #[command(flatten)]
     pub remote: RemoteArgs,
+    /// Load an extension: an executable speaking MCP on stdio whose tools
+    /// join the session under their own names (repeatable).
+    #[arg(short = 'e', long = "extension", value_name = "PATH")]
+    pub extensions: Vec<PathBuf>,
+    /// Do not load the extensions of <agent dir>/extensions/ and of the
+    /// project (-e still loads).
+    #[arg(long)]
+    pub no_extensions: bool,
     /// Model API.
     #[arg(long, value_enum)]
     pub provider: Option<ProviderKind>,

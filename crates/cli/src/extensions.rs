@@ -19,7 +19,12 @@ pub fn specs(args: &RunArgs, settings: &Settings, cwd: &Path) -> Vec<ExtensionSp
     let mut specs: Vec<ExtensionSpec> = args
         .extensions
         .iter()
-        .map(|p| ExtensionSpec::new(std::path::absolute(p).unwrap_or_else(|_| p.clone()), ExtensionSource::Flag))
+        .map(|p| {
+            ExtensionSpec::new(
+                std::path::absolute(p).unwrap_or_else(|_| p.clone()),
+                ExtensionSource::Flag,
+            )
+        })
         .collect();
     if !args.no_extensions {
         if let Some(dir) = coding_agent::agent_dir() {
@@ -83,9 +88,10 @@ pub async fn load(
         match SandboxedPrograms::new(policy.clone()) {
             Ok(programs) => {
                 let programs = Arc::new(programs);
-                options.project_launcher = Some(agent_mcp::McpLauncher::new(move |program, dir| {
-                    programs.command(dir, program)
-                }));
+                options.project_launcher =
+                    Some(agent_mcp::McpLauncher::new(move |program, dir| {
+                        programs.command(dir, program)
+                    }));
             }
             Err(e) => {
                 eprintln!("coding-agent: warning: the project's extensions are not started: {e}");

@@ -11,6 +11,7 @@
 
 mod args;
 mod demo;
+mod extensions;
 mod mcp_cmd;
 mod mcp_servers;
 mod prompt;

@@ -59,6 +59,8 @@ pub struct SessionTools {
     /// The file operations of the machine the tools run on, when it is not
     /// this one (the project's context files are read there).
     pub remote_files: Option<Arc<dyn agent_tool::FileOps>>,
+    /// Extensions (`-e`, the extension directories).
+    pub extensions: Vec<Arc<dyn coding_agent::Extension>>,
 }
 
 /// Assembles the session from flags, like any program using the crates would.
@@ -77,6 +79,7 @@ pub fn build_session(
         session,
         queue,
         remote_files,
+        extensions,
     } = tools;
     let mut builder = AgentSessionBuilder::new(model, client);
     if let Some(queue) = queue {
@@ -84,6 +87,9 @@ pub fn build_session(
     }
     if let Some(files) = remote_files {
         builder = builder.context_files_from(files);
+    }
+    for extension in extensions {
+        builder = builder.extension(extension);
     }
     if let Some(session) = session {
         builder = builder.session_manager(session);
@@ -126,6 +132,11 @@ fn list_tools(session: &AgentSession) -> serde_json::Value {
                     "promptGuidelines": d.prompt_guidelines(),
                     "parameters": d.parameters(),
                     "active": active.iter().any(|n| n == d.name()),
+                    "source": match registry.source(d.name()) {
+                        Some(coding_agent::ToolSource::Builtin) => json!("builtin"),
+                        Some(coding_agent::ToolSource::Extension(path)) => json!({"extension": path}),
+                        _ => json!("program"),
+                    },
                 })
             })
             .collect(),
@@ -279,6 +290,7 @@ pub async fn run(args: RunArgs) -> i32 {
         },
         None => local_tools.all(),
     };
+    let local_cwd = cwd.clone();
     let cwd = tools_cwd;
     let rules = match PermissionRules::from_settings(&settings, &cwd) {
         Ok(r) => r,
@@ -295,6 +307,13 @@ pub async fn run(args: RunArgs) -> i32 {
                 return 2;
             }
         };
+    let loaded = crate::extensions::load(&args, &settings, &local_cwd, &policy).await;
+    let extension_updates = loaded.updates;
+    let extensions: Vec<Arc<dyn coding_agent::Extension>> = loaded
+        .extensions
+        .into_iter()
+        .map(|e| e as Arc<dyn coding_agent::Extension>)
+        .collect();
     if args.list_tools || args.print_system_prompt {
         let session = build_session(
             &args,
@@ -309,6 +328,7 @@ pub async fn run(args: RunArgs) -> i32 {
                 session: None,
                 queue,
                 remote_files,
+                extensions,
             },
         );
         if args.list_tools {
@@ -329,8 +349,9 @@ pub async fn run(args: RunArgs) -> i32 {
             session: recorded,
             queue,
             remote_files,
+            extensions,
         };
-        return rpc(args, cwd, settings, tools, mcp_updates).await;
+        return rpc(args, cwd, settings, tools, mcp_updates, extension_updates).await;
     }
     let mut prompt = args.prompt.join(" ");
     let stdin_tty = std::io::stdin().is_terminal();
@@ -374,9 +395,13 @@ pub async fn run(args: RunArgs) -> i32 {
         session: recorded,
         queue,
         remote_files,
+        extensions,
     };
     let session = build_session(&args, &cwd, settings, client, model, tools);
     if let Some(updates) = mcp_updates {
+        updates.keep_session_updated(&session);
+    }
+    for updates in &extension_updates {
         updates.keep_session_updated(&session);
     }
     attach_output(&session, args.mode, args.print, cwd.clone());
@@ -438,6 +463,7 @@ async fn rpc(
     settings: Settings,
     tools: SessionTools,
     mcp_updates: Option<agent_mcp::McpToolUpdates>,
+    extension_updates: Vec<agent_mcp::McpToolUpdates>,
 ) -> i32 {
     use coding_agent::rpc::{RpcOptions, RpcPermissionPrompt, run_rpc};
     let (client, model) = match crate::provider::select(&args, &settings) {
@@ -452,6 +478,9 @@ async fn rpc(
     tools.permissions = tools.permissions.with_prompt(Arc::new(prompt.clone()));
     let session = build_session(&args, &cwd, settings, client, model, tools);
     if let Some(updates) = mcp_updates {
+        updates.keep_session_updated(&session);
+    }
+    for updates in &extension_updates {
         updates.keep_session_updated(&session);
     }
     let agent = session.agent().clone();

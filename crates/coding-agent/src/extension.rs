@@ -289,3 +289,54 @@ pub trait Extension: Send + Sync {
     /// Registers tools and handlers.
     fn register(&self, api: &mut ExtensionApi);
 }
+
+/// The executables in `dir`, by name: regular files (links followed) with
+/// an execute bit, not hidden: the extensions of an extensions directory
+/// (`<agent dir>/extensions/`, a project's `.pi/extensions/`). A missing
+/// directory has none.
+///
+/// ```
+/// let dir = std::env::temp_dir().join("no-such-extensions-dir");
+/// assert!(coding_agent::discover_extensions(&dir).is_empty());
+/// ```
+pub fn discover_extensions(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<std::path::PathBuf> = entries
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .filter(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+#[cfg(test)]
+mod discovery_tests {
+    #[test]
+    fn discovery_lists_visible_executables_by_name() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        for (name, mode) in [
+            ("b-tool", 0o755),
+            ("a-tool", 0o700),
+            ("notes.md", 0o644),
+            (".hidden", 0o755),
+        ] {
+            let p = dir.path().join(name);
+            std::fs::write(&p, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        std::fs::create_dir(dir.path().join("subdir")).unwrap();
+        let names: Vec<String> = super::discover_extensions(dir.path())
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["a-tool", "b-tool"]);
+    }
+}

@@ -32,7 +32,7 @@ pub use agent_session::{
 };
 pub use extension::{
     Extension, ExtensionApi, ToolCallDecision, ToolCallEvent, ToolCallHandler, ToolResultEvent,
-    ToolResultHandler, ToolResultPatch,
+    ToolResultHandler, ToolResultPatch, discover_extensions,
 };
 pub use project_file::MAX_PROJECT_FILE_BYTES;
 pub use registry::{ToolRegistry, ToolSelection, ToolSource};

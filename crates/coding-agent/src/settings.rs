@@ -133,7 +133,36 @@ impl Settings {
     pub fn load(cwd: &Path) -> Result<Self, SettingsError> {
         let global = agent_dir().map(|d| d.join("settings.json"));
         let project = cwd.join(".pi").join("settings.json");
-        Self::load_files(global.as_deref(), Some(&project))
+        let mut settings = Self::load_files(global.as_deref(), Some(&project))?;
+        settings.hold_back_project_extensions(cwd);
+        Ok(settings)
+    }
+
+    /// The executables in the project's `.pi/extensions/` join the
+    /// held-back `extensions` value (as `.pi/extensions/NAME`): they run
+    /// code, so trusting the project covers them, pinned by content like
+    /// every program a held-back value names.
+    fn hold_back_project_extensions(&mut self, cwd: &Path) {
+        let found = crate::extension::discover_extensions(&cwd.join(".pi").join("extensions"));
+        if found.is_empty() {
+            return;
+        }
+        let entry = self
+            .held_back
+            .entry("extensions")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let Value::Array(list) = entry else {
+            return;
+        };
+        for path in found {
+            let Some(name) = path.file_name() else {
+                continue;
+            };
+            let relative = Value::from(format!(".pi/extensions/{}", name.to_string_lossy()));
+            if !list.contains(&relative) {
+                list.push(relative);
+            }
+        }
     }
 
     /// Loads, validates and merges two files; either may be missing.

@@ -432,7 +432,12 @@ impl Connection {
                         c.current_dir(cwd);
                     }
                 });
-                let transport = TokioChildProcess::new(child)
+                // Its own process group, killed whole: a server (or the
+                // script starting it) whose children hold our pipes would
+                // otherwise outlive a failed start or the agent.
+                let mut wrapped = process_wrap::tokio::CommandWrap::from(child);
+                wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
+                let transport = TokioChildProcess::new(wrapped)
                     .map_err(|e| format!("cannot start `{command}`: {e}"))?;
                 tokio::time::timeout(config.startup_timeout, handler.serve(transport)).await
             }

@@ -19,7 +19,7 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -97,25 +97,6 @@ impl Default for ExtensionOptions {
     }
 }
 
-/// The executables in `dir`, by name: regular files (links followed) with
-/// an execute bit, not hidden. A missing directory has none.
-pub fn discover_extensions(dir: &Path) -> Vec<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut found: Vec<PathBuf> = entries
-        .flatten()
-        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        .map(|e| e.path())
-        .filter(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-        .collect();
-    found.sort();
-    found
-}
-
 /// A started extension: its tools, registered when the session is built.
 pub struct McpExtension {
     name: String,
@@ -128,7 +109,10 @@ impl std::fmt::Debug for McpExtension {
         f.debug_struct("McpExtension")
             .field("name", &self.name)
             .field("source", &self.source)
-            .field("tools", &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>())
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -173,7 +157,10 @@ pub struct LoadedExtensions {
 /// or hangs is a warning and is left out; the rest load. A crash later
 /// makes the call in flight an error result and the next call starts the
 /// extension again (a bounded number of times).
-pub async fn load_extensions(specs: &[ExtensionSpec], options: &ExtensionOptions) -> LoadedExtensions {
+pub async fn load_extensions(
+    specs: &[ExtensionSpec],
+    options: &ExtensionOptions,
+) -> LoadedExtensions {
     let started = futures::future::join_all(specs.iter().map(|spec| async move {
         let config = McpServerConfig {
             name: spec.path.display().to_string(),
@@ -231,27 +218,4 @@ pub async fn load_extensions(specs: &[ExtensionSpec], options: &ExtensionOptions
         }));
     }
     loaded
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn discovery_lists_visible_executables_by_name() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        for (name, mode) in [("b-tool", 0o755), ("a-tool", 0o700), ("notes.md", 0o644), (".hidden", 0o755)] {
-            let p = dir.path().join(name);
-            std::fs::write(&p, "#!/bin/sh\n").unwrap();
-            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
-        }
-        std::fs::create_dir(dir.path().join("subdir")).unwrap();
-        let names: Vec<String> = discover_extensions(dir.path())
-            .iter()
-            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(names, ["a-tool", "b-tool"]);
-        assert!(discover_extensions(&dir.path().join("missing")).is_empty());
-    }
 }

@@ -12,9 +12,15 @@
 //!   stdio or HTTP) started in parallel, their tools as `ToolDefinition`s
 //!   named `mcp__<server>__<tool>`, kept current on `tools/list_changed`.
 //!
+//! - [`load_extensions`]: extensions, executables speaking MCP on stdio, as
+//!   `coding_agent::Extension`s whose tools keep their own names.
+//! - `_meta` keys ([`META_PROMPT_SNIPPET`], ...) carry a tool's prompt
+//!   snippet and guidelines both ways.
+//!
 //! The `http` feature (on by default) brings the HTTP transports.
 
 mod client;
+mod extension;
 #[cfg(feature = "http")]
 mod http_server;
 mod logging;
@@ -25,6 +31,11 @@ pub use client::{
     DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, McpConfigError, McpLauncher, McpServerConfig,
     McpToolUpdate, McpToolUpdates, McpTools, McpTransport, connect_mcp_servers, mcp_tool_name,
     parse_mcp_servers,
+};
+pub use coding_agent::discover_extensions;
+pub use extension::{
+    ExtensionOptions, ExtensionSource, ExtensionSpec, LoadedExtensions, McpExtension,
+    load_extensions,
 };
 #[cfg(feature = "http")]
 pub use http_server::{MCP_HTTP_PATH, McpHttpError, McpHttpOptions, McpHttpServer};
