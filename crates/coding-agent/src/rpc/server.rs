@@ -1,0 +1,610 @@
+//! The session behind the protocol: one method per command, and the
+//! loop reading command lines and writing responses.
+
+use super::*;
+
+/// How long the end of input waits for a cancelled run to wind down.
+const WIND_DOWN: Duration = Duration::from_secs(5);
+
+struct Server {
+    session: AgentSession,
+    output: RpcOutput,
+    prompt: RpcPermissionPrompt,
+    options: RpcOptions,
+    bash_cancel: Mutex<Option<CancellationToken>>,
+}
+
+fn response(id: &Option<Value>, command: &str, result: Result<Value, String>) -> Value {
+    let mut out = Map::new();
+    if let Some(id) = id {
+        out.insert("id".into(), id.clone());
+    }
+    out.insert("type".into(), json!("response"));
+    out.insert("command".into(), json!(command));
+    match result {
+        Ok(Value::Null) => {
+            out.insert("success".into(), json!(true));
+        }
+        Ok(data) => {
+            out.insert("success".into(), json!(true));
+            out.insert("data".into(), data);
+        }
+        Err(error) => {
+            out.insert("success".into(), json!(false));
+            out.insert("error".into(), json!(error));
+        }
+    }
+    Value::Object(out)
+}
+
+fn queue_mode_name(mode: QueueMode) -> &'static str {
+    match mode {
+        QueueMode::All => "all",
+        QueueMode::OneAtATime => "one-at-a-time",
+    }
+}
+
+fn queue_mode(mode: QueueModeName) -> QueueMode {
+    match mode {
+        QueueModeName::All => QueueMode::All,
+        QueueModeName::OneAtATime => QueueMode::OneAtATime,
+    }
+}
+
+/// A user message from the command's text and images.
+fn user_message(text: String, images: Option<Vec<ImageContent>>) -> Message {
+    let images = images.unwrap_or_default();
+    if images.is_empty() {
+        return Message::user(text);
+    }
+    let mut blocks = vec![ContentBlock::text(text)];
+    blocks.extend(images.into_iter().map(ContentBlock::Image));
+    Message::User(UserMessage {
+        content: UserContent::Blocks(blocks),
+        timestamp: agent_ai::now_millis(),
+    })
+}
+
+impl Server {
+    fn manager(&self) -> Option<Arc<Mutex<SessionManager>>> {
+        self.session.session_manager()
+    }
+
+    fn state(&self) -> Value {
+        let agent = self.session.agent();
+        let (steering, follow_up) = agent.queue_modes();
+        let (file, id, name) = match self.manager() {
+            Some(m) => {
+                let m = m.lock().unwrap_or_else(|p| p.into_inner());
+                (
+                    m.session_file().map(|p| p.display().to_string()),
+                    Some(m.session_id().to_string()),
+                    m.name(),
+                )
+            }
+            None => (None, None, None),
+        };
+        let mut data = json!({
+            "model": agent.state().model,
+            "thinkingLevel": "off",
+            "isStreaming": agent.is_running(),
+            "isCompacting": self.session.compactor().is_compacting(),
+            "steeringMode": queue_mode_name(steering),
+            "followUpMode": queue_mode_name(follow_up),
+            "sessionFile": file,
+            "sessionId": id,
+            "autoCompactionEnabled": self.session.compactor().auto_enabled(),
+            "messageCount": agent.messages().len(),
+            "pendingMessageCount": agent.pending_message_count(),
+        });
+        if let Some(name) = name {
+            data["sessionName"] = json!(name);
+        }
+        data
+    }
+
+    fn stats(&self) -> Value {
+        let messages = self.session.agent().messages();
+        let (mut user, mut assistant, mut calls, mut results) = (0, 0, 0, 0);
+        let (mut input, mut output, mut cache_read, mut cache_write, mut cost) =
+            (0u64, 0u64, 0u64, 0u64, 0f64);
+        for m in &messages {
+            match m {
+                Message::User(_) => user += 1,
+                Message::Assistant(a) => {
+                    assistant += 1;
+                    calls += a.tool_calls().count();
+                    input += a.usage.input;
+                    output += a.usage.output;
+                    cache_read += a.usage.cache_read;
+                    cache_write += a.usage.cache_write;
+                    cost += a.usage.cost.total;
+                }
+                Message::ToolResult(_) => results += 1,
+            }
+        }
+        let (file, id) = match self.manager() {
+            Some(m) => {
+                let m = m.lock().unwrap_or_else(|p| p.into_inner());
+                (
+                    m.session_file().map(|p| p.display().to_string()),
+                    Some(m.session_id().to_string()),
+                )
+            }
+            None => (None, None),
+        };
+        json!({
+            "sessionFile": file, "sessionId": id,
+            "userMessages": user, "assistantMessages": assistant,
+            "toolCalls": calls, "toolResults": results, "totalMessages": messages.len(),
+            "tokens": {"input": input, "output": output, "cacheRead": cache_read, "cacheWrite": cache_write,
+                       "total": input + output + cache_read + cache_write},
+            "cost": cost,
+        })
+    }
+
+    /// Waits until no run is in progress (after asking it to stop).
+    async fn stop_run(&self) {
+        let agent = self.session.agent();
+        if agent.is_running() {
+            let backlog = &self.output.backlog;
+            backlog.stopping.store(true, Ordering::Release);
+            backlog.run.wake();
+            agent.abort();
+            let _ = tokio::time::timeout(WIND_DOWN, agent.wait_for_idle()).await;
+            backlog.stopping.store(false, Ordering::Release);
+        }
+    }
+
+    async fn handle(self: &Arc<Self>, command: Value) -> Result<Value, String> {
+        let command = RpcCommand::parse(&command).map_err(|e| e.to_string())?;
+        let agent = self.session.agent().clone();
+        match command {
+            RpcCommand::Prompt {
+                message,
+                images,
+                streaming_behavior,
+            } => {
+                let message = user_message(message, images);
+                if agent.is_running() {
+                    return match streaming_behavior {
+                        Some(StreamingBehavior::Steer) => {
+                            agent.steer(message);
+                            Ok(Value::Null)
+                        }
+                        Some(StreamingBehavior::FollowUp) => {
+                            agent.follow_up(message);
+                            Ok(Value::Null)
+                        }
+                        None => Err("the agent is running: give streamingBehavior \"steer\" or \"followUp\"".into()),
+                    };
+                }
+                let session = self.session.clone();
+                // Answered on acceptance; the run's events follow. The first
+                // poll happens here, so the run is under way (an `abort` or
+                // `prompt` read next sees it) before the answer goes out.
+                let mut run = Box::pin(paced(self.output.backlog.clone(), async move {
+                    let _ = session.prompt(message).await;
+                }));
+                if futures::poll!(run.as_mut()).is_pending() {
+                    tokio::spawn(run);
+                }
+                Ok(Value::Null)
+            }
+            RpcCommand::Steer { message, images } => {
+                agent.steer(user_message(message, images));
+                Ok(Value::Null)
+            }
+            RpcCommand::FollowUp { message, images } => {
+                agent.follow_up(user_message(message, images));
+                Ok(Value::Null)
+            }
+            RpcCommand::Abort => {
+                // As Pi: answered once the agent is idle.
+                self.stop_run().await;
+                if agent.is_running() {
+                    return Err(format!(
+                        "the run did not stop within {} s",
+                        WIND_DOWN.as_secs()
+                    ));
+                }
+                Ok(Value::Null)
+            }
+            RpcCommand::NewSession { parent_session } => {
+                self.stop_run().await;
+                let (dir, recorded) = match self.manager() {
+                    Some(m) => (
+                        m.lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .session_dir()
+                            .map(Into::into),
+                        true,
+                    ),
+                    None => (self.options.session_dir.clone(), false),
+                };
+                let mut manager = if recorded || dir.is_some() {
+                    SessionManager::create(
+                        self.session.cwd(),
+                        dir.or_else(|| self.options.session_dir.clone()),
+                    )
+                    .map_err(|e| e.to_string())?
+                } else {
+                    SessionManager::in_memory(self.session.cwd())
+                };
+                if let Some(parent) = parent_session {
+                    manager
+                        .new_session(Some(parent))
+                        .map_err(|e| e.to_string())?;
+                }
+                self.session
+                    .switch_session(manager)
+                    .map_err(|e| e.to_string())?;
+                Ok(json!({"cancelled": false}))
+            }
+            RpcCommand::GetState => Ok(self.state()),
+            RpcCommand::GetMessages => Ok(json!({"messages": agent.messages()})),
+            RpcCommand::SetModel { provider, model_id } => {
+                let current = agent.state().model;
+                let model = if self.options.models.is_empty() {
+                    (provider == current.provider).then(|| {
+                        let mut m = current.clone();
+                        m.id = model_id.clone();
+                        m.name = model_id.clone();
+                        m
+                    })
+                } else {
+                    self.options
+                        .models
+                        .iter()
+                        .find(|m| m.provider == provider && m.id == model_id)
+                        .cloned()
+                };
+                let model =
+                    model.ok_or_else(|| format!("Model not found: {provider}/{model_id}"))?;
+                self.session.set_model(model.clone());
+                Ok(serde_json::to_value(model).unwrap_or(Value::Null))
+            }
+            RpcCommand::Compact {
+                custom_instructions,
+            } => {
+                if agent.is_running() {
+                    return Err("the agent is running; abort it or wait before compacting".into());
+                }
+                self.session
+                    .compact(custom_instructions.as_deref())
+                    .await
+                    .map(|r| r.to_json())
+                    .map_err(|e| e.to_string())
+            }
+            RpcCommand::SetAutoCompaction { enabled } => {
+                self.session.compactor().set_auto(enabled);
+                Ok(Value::Null)
+            }
+            RpcCommand::Bash { command } => self.bash(&command).await,
+            RpcCommand::AbortBash => {
+                if let Some(cancel) = self
+                    .bash_cancel
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .as_ref()
+                {
+                    cancel.cancel();
+                }
+                Ok(Value::Null)
+            }
+            RpcCommand::GetSessionStats => Ok(self.stats()),
+            RpcCommand::SwitchSession { session_path } => {
+                self.stop_run().await;
+                let manager = SessionManager::open(std::path::Path::new(&session_path))
+                    .map_err(|e| e.to_string())?;
+                self.session
+                    .switch_session(manager)
+                    .map_err(|e| e.to_string())?;
+                Ok(json!({"cancelled": false}))
+            }
+            RpcCommand::Fork { entry_id } => {
+                self.stop_run().await;
+                let store = self.manager().ok_or("this conversation is not recorded")?;
+                let (forked, text) = {
+                    let manager = store.lock().unwrap_or_else(|p| p.into_inner());
+                    let entry = manager
+                        .entry(&entry_id)
+                        .ok_or_else(|| format!("no entry {entry_id} in this session"))?;
+                    let EntryKind::Message { message } = &entry.kind else {
+                        return Err(format!("entry {entry_id} is not a user message"));
+                    };
+                    let Some(Message::User(user)) = crate::sessions::message_from_json(message)
+                    else {
+                        return Err(format!("entry {entry_id} is not a user message"));
+                    };
+                    let forked = match entry.parent_id.clone() {
+                        Some(parent) => manager.fork(Some(&parent)),
+                        None => {
+                            let mut fresh =
+                                manager.fork(Some(&entry_id)).map_err(|e| e.to_string())?;
+                            fresh.reset_leaf();
+                            Ok(fresh)
+                        }
+                    }
+                    .map_err(|e| e.to_string())?;
+                    (forked, user.text())
+                };
+                self.session
+                    .switch_session(forked)
+                    .map_err(|e| e.to_string())?;
+                Ok(json!({"text": text, "cancelled": false}))
+            }
+            RpcCommand::GetForkMessages => {
+                let store = self.manager().ok_or("this conversation is not recorded")?;
+                let manager = store.lock().unwrap_or_else(|p| p.into_inner());
+                let messages: Vec<Value> = manager
+                    .path_to(manager.leaf_id())
+                    .into_iter()
+                    .filter_map(|e| match &e.kind {
+                        EntryKind::Message { message } => {
+                            match crate::sessions::message_from_json(message) {
+                                Some(Message::User(u)) if message["role"] == "user" => {
+                                    Some(json!({"entryId": e.id, "text": u.text()}))
+                                }
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                Ok(json!({"messages": messages}))
+            }
+            RpcCommand::GetLastAssistantText => {
+                Ok(json!({"text": self.session.last_assistant_text()}))
+            }
+            RpcCommand::SetSessionName { name } => {
+                let store = self.manager().ok_or("this conversation is not recorded")?;
+                store
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .set_name(&name)
+                    .map_err(|e| e.to_string())?;
+                Ok(Value::Null)
+            }
+            RpcCommand::SetSteeringMode { mode } => {
+                agent.set_steering_mode(queue_mode(mode));
+                Ok(Value::Null)
+            }
+            RpcCommand::SetFollowUpMode { mode } => {
+                agent.set_follow_up_mode(queue_mode(mode));
+                Ok(Value::Null)
+            }
+            RpcCommand::GetCommands => Ok(json!({"commands": []})),
+        }
+    }
+
+    /// Runs a command for the user with the session's bash tool; its output
+    /// joins the conversation (and the session file) for the next prompt.
+    async fn bash(&self, command: &str) -> Result<Value, String> {
+        let registry = self.session.registry();
+        // The session's shell: the tool that declares a command argument.
+        let bash = registry
+            .definitions()
+            .into_iter()
+            .find(|d| d.command_argument().is_some())
+            .ok_or("no tool that runs shell commands is registered")?;
+        let argument = bash.command_argument().unwrap_or("command").to_string();
+        let cancel = CancellationToken::new();
+        *self.bash_cancel.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel.clone());
+        let mut call =
+            ToolCallContext::new("rpc_bash").with_extensions(self.session.tool_extensions());
+        call.cancel = cancel.clone();
+        let mut args = serde_json::Map::new();
+        args.insert(argument, Value::from(command));
+        let outcome = bash.execute(Value::Object(args), call).await;
+        *self.bash_cancel.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        let cancelled = cancel.is_cancelled();
+        let (output, details) = match &outcome {
+            Ok(result) => (result.text_content(), result.details.clone()),
+            Err(e) => (e.to_string(), Value::Null),
+        };
+        let exit_code = match &outcome {
+            Ok(_) => Some(0),
+            Err(_) => output
+                .rsplit("Command exited with code ")
+                .next()
+                .filter(|_| output.contains("Command exited with code "))
+                .and_then(|n| n.trim().parse::<i64>().ok()),
+        };
+        let full_output_path = details
+            .get("fullOutputPath")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let truncated = details.get("truncation").is_some_and(|t| !t.is_null());
+        let mut record = json!({
+            "role": "bashExecution", "command": command, "output": output,
+            "exitCode": exit_code, "cancelled": cancelled, "truncated": truncated,
+            "timestamp": agent_ai::now_millis(),
+        });
+        if let Some(path) = &full_output_path {
+            record["fullOutputPath"] = json!(path);
+        }
+        if let Some(store) = self.manager()
+            && let Err(e) =
+                store
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .append(EntryKind::Message {
+                        message: record.clone(),
+                    })
+        {
+            tracing::warn!(error = %e, "cannot record the command");
+        }
+        let mut messages = self.session.agent().messages();
+        messages.push(Message::user(bash_execution_text(&record)));
+        self.session.agent().replace_messages(messages);
+        let mut data = json!({"output": record["output"], "exitCode": exit_code, "cancelled": cancelled, "truncated": truncated});
+        if let Some(path) = full_output_path {
+            data["fullOutputPath"] = json!(path);
+        }
+        Ok(data)
+    }
+}
+
+/// Serves `session` over `input` / `output` until the input ends.
+///
+/// `prompt` must be the [`RpcPermissionPrompt`] the session was built with
+/// (or a fresh one when no rule asks).
+///
+/// # Errors
+/// Writing the output failed (the client is gone).
+pub async fn run_rpc<R, W>(
+    session: AgentSession,
+    prompt: RpcPermissionPrompt,
+    options: RpcOptions,
+    input: R,
+    output: W,
+) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    let backlog = Arc::new(Backlog::default());
+    let out = RpcOutput {
+        tx,
+        backlog: backlog.clone(),
+    };
+    prompt.lock().output = Some(out.clone());
+    let writer = tokio::spawn(async move {
+        let mut output = output;
+        let written = async {
+            while let Some(line) = rx.recv().await {
+                let len = line.len() + 1;
+                let sent = async {
+                    output.write_all(line.as_bytes()).await?;
+                    output.write_all(b"\n").await?;
+                    if rx.is_empty() {
+                        output.flush().await?;
+                    }
+                    Ok::<(), std::io::Error>(())
+                }
+                .await;
+                drop(line);
+                backlog.written(len);
+                sent?;
+            }
+            output.flush().await
+        }
+        .await;
+        // Nobody waits for a client that is gone.
+        backlog.close();
+        written
+    });
+    let events = out.clone();
+    let subscription = session
+        .agent()
+        .subscribe(move |event| events.send_event(event));
+    let server = Arc::new(Server {
+        session: session.clone(),
+        output: out.clone(),
+        prompt: prompt.clone(),
+        options,
+        bash_cancel: Mutex::new(None),
+    });
+
+    let mut commands = FramedRead::new(input, CommandLines::new(MAX_LINE));
+    loop {
+        // Back-pressure: a client that does not read gets no more answers
+        // queued; its commands wait in the pipe.
+        server.output.backlog.wait_for_room().await;
+        let text = match commands.next().await {
+            None => break,
+            Some(Ok(CommandLine::Text(text))) => text,
+            Some(Ok(CommandLine::TooLong)) => {
+                server.output.send(&response(
+                    &None,
+                    "parse",
+                    Err(format!(
+                        "Failed to parse command: line longer than {MAX_LINE} bytes"
+                    )),
+                ));
+                continue;
+            }
+            Some(Err(e)) => {
+                tracing::warn!(error = %e, "reading commands failed");
+                break;
+            }
+        };
+        let text = text.strip_suffix('\r').unwrap_or(&text);
+        if text.trim().is_empty() {
+            continue;
+        }
+        let command: Value = match serde_json::from_str(text) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(_) => {
+                server.output.send(&response(
+                    &None,
+                    "parse",
+                    Err("Failed to parse command: expected a JSON object".into()),
+                ));
+                continue;
+            }
+            Err(e) => {
+                server.output.send(&response(
+                    &None,
+                    "parse",
+                    Err(format!("Failed to parse command: {e}")),
+                ));
+                continue;
+            }
+        };
+        let id = command.get("id").cloned();
+        let Some(kind) = command
+            .get("type")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+        else {
+            server.output.send(&response(
+                &id,
+                "parse",
+                Err("Failed to parse command: no \"type\"".into()),
+            ));
+            continue;
+        };
+        if kind == "extension_ui_response" {
+            let target = command.get("id").and_then(Value::as_str).unwrap_or("");
+            if !server.prompt.answer(target, command.clone()) {
+                tracing::debug!(id = target, "an answer to no open question");
+            }
+            continue;
+        }
+        // Commands run one after another, each answered when done; a
+        // prompt is answered at once and runs in the background, and the
+        // long ones (bash, compact) run aside so `abort_bash` still gets in.
+        if matches!(kind.as_str(), "bash" | "compact") {
+            let server = server.clone();
+            tokio::spawn(async move {
+                let handled = server.handle(command).await;
+                server.output.send(&response(&id, &kind, handled));
+            });
+            continue;
+        }
+        let handled = server.handle(command).await;
+        server.output.send(&response(&id, &kind, handled));
+    }
+
+    // The client is gone: stop the run, let it settle, flush.
+    server.stop_run().await;
+    if let Some(cancel) = server
+        .bash_cancel
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+    {
+        cancel.cancel();
+    }
+    session.agent().unsubscribe(subscription);
+    prompt.lock().output = None;
+    drop(server);
+    drop(out);
+    match writer.await {
+        Ok(result) => result,
+        Err(e) => Err(std::io::Error::other(e.to_string())),
+    }
+}
