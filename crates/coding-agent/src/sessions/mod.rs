@@ -13,7 +13,10 @@
 
 mod context;
 mod entry;
+mod listing;
+mod load;
 mod manager;
+mod tree_text;
 
 pub use context::{
     ABORTED_TOOL_RESULT, BRANCH_SUMMARY_INTRO, BRANCH_SUMMARY_OUTRO, COMPACTION_SUMMARY_INTRO,
@@ -24,6 +27,5 @@ pub use entry::{
     EntryKind, SESSION_VERSION, SessionEntry, SessionHeader, iso_now, iso_timestamp,
     parse_iso_millis,
 };
-pub use manager::{
-    SessionError, SessionInfo, SessionManager, default_session_dir, session_dir_name,
-};
+pub use listing::{SessionInfo, default_session_dir, session_dir_name};
+pub use manager::{SessionError, SessionManager};
