@@ -67,7 +67,7 @@ const PRODUCT_EXCEPTIONS: &[(&str, &str, &str)] = &[
         "the `Read` rule kind of the rule grammar",
     ),
     (
-        "rpc/mod.rs",
+        "rpc/server.rs",
         "\"bash\"",
         "the names of Pi's RPC commands (`bash`), not of tools",
     ),

@@ -62,7 +62,7 @@ pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
         None => match crate::sandbox::tools(&cwd, &settings, args.sandbox, true) {
             Ok((tools, policy)) => {
                 tracing::info!(sandbox = %policy.mode, "MCP server tools");
-                (tools, cwd)
+                (tools.all(), cwd)
             }
             Err(e) => {
                 eprintln!("coding-agent mcp: {e}");
@@ -70,7 +70,7 @@ pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
             }
         },
     };
-    let mut registry = ToolRegistry::new(tools.all());
+    let mut registry = ToolRegistry::new(tools);
     registry.set_settings_allowed_tools(settings.allowed_tools());
     registry.apply_selection(ToolSelection {
         tools: args.tools.as_deref().map(ToolSelection::parse_list),

@@ -60,14 +60,23 @@ pub fn remote_dir(remote: &Remote, dir: Option<&Path>) -> PathBuf {
 }
 
 /// The built-in tools for `cwd` on `remote`, with the permission rules'
-/// Read paths of `settings` (judged on the remote's paths).
-pub fn tools(remote: &Remote, cwd: &Path, settings: &Settings) -> Result<ToolSet, String> {
+/// Read paths of `settings` (judged on the remote's paths) and `~` meaning
+/// the remote user's home.
+pub fn tools(
+    remote: &Remote,
+    cwd: &Path,
+    settings: &Settings,
+) -> Result<Vec<coding_agent::ToolDefinition>, String> {
     let rules = PermissionRules::from_settings(settings, cwd)
         .map_err(|e| format!("cannot use the settings: {e}"))?;
     Ok(ToolSet::new(cwd)
         .operations(remote.operations())
         .queue(remote.mutation_queue())
-        .read_rules(rules.read_filter()))
+        .read_rules(rules.read_filter())
+        .all()
+        .into_iter()
+        .map(|d| remote.with_remote_home(d))
+        .collect())
 }
 
 /// `coding-agent helper`: serves the operations of this machine on stdin

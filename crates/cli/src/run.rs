@@ -282,7 +282,7 @@ pub async fn run(args: RunArgs) -> i32 {
     };
     let builtins = match &remote {
         Some(r) => match crate::remote::tools(r, &tools_cwd, &settings) {
-            Ok(t) => t.all(),
+            Ok(t) => t,
             Err(e) => {
                 eprintln!("coding-agent: {e}");
                 return 2;

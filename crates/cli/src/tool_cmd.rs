@@ -40,15 +40,18 @@ pub async fn run_one(
     let mut settings = Settings::load(&settings_dir).map_err(|e| UsageError(e.to_string()))?;
     crate::trust_cmd::apply(&mut settings, &settings_dir, false);
     let settings = Arc::new(settings);
-    let tools = match remote {
-        Some(remote) => crate::remote::tools(remote, cwd, &settings).map_err(UsageError)?,
-        None => {
-            crate::sandbox::tools(cwd, &settings, sandbox, false)
-                .map_err(UsageError)?
-                .0
-        }
+    let definition = match remote {
+        Some(remote) => crate::remote::tools(remote, cwd, &settings)
+            .map_err(UsageError)?
+            .into_iter()
+            .find(|d| d.name() == name)
+            .ok_or_else(|| UsageError(format!("Unknown tool name: {name}")))?,
+        None => crate::sandbox::tools(cwd, &settings, sandbox, false)
+            .map_err(UsageError)?
+            .0
+            .tool(name)
+            .map_err(|e| UsageError(e.to_string()))?,
     };
-    let definition = tools.tool(name).map_err(|e| UsageError(e.to_string()))?;
     if let Some(allowed) = settings.allowed_tools()
         && !allowed.iter().any(|a| a == name)
     {

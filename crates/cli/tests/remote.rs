@@ -877,3 +877,23 @@ fn the_prompt_reads_the_remote_projects_context_files_through_the_remote() {
         "the remote cwd is shown"
     );
 }
+
+#[test]
+fn a_tilde_means_the_remote_users_home() {
+    if !can_switch_users() {
+        return;
+    }
+    let p = place(OTHER);
+    std::fs::write(p.home.join("note.txt"), "remote home note\n").unwrap();
+    chown(&p.home.join("note.txt"), OTHER);
+    let results = batch(
+        &["--remote", &exec_uri(&p, OTHER)],
+        &[
+            json!({"id": "tilde", "tool": "read", "args": {"path": "~/note.txt"}}),
+            json!({"id": "at", "tool": "ls", "args": {"path": "@~"}}),
+        ],
+        &[],
+    );
+    assert_eq!(text(&results[0]), "remote home note\n", "{results:?}");
+    assert!(text(&results[1]).contains("note.txt"), "{results:?}");
+}

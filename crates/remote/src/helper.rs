@@ -86,6 +86,7 @@ where
             os: std::env::consts::OS.to_string(),
             arch: std::env::consts::ARCH.to_string(),
             cwd: config.cwd.clone(),
+            home: std::env::home_dir(),
             sandbox: config.operations.processes.sandbox_report(),
         }),
     };

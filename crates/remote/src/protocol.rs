@@ -206,6 +206,9 @@ pub struct Hello {
     pub arch: String,
     /// Its working directory: where the tools run.
     pub cwd: PathBuf,
+    /// Its user's home directory (what `~` means there), if it has one.
+    #[serde(default)]
+    pub home: Option<PathBuf>,
     /// What confines its commands (the sandbox report), if anything.
     pub sandbox: Option<serde_json::Value>,
 }

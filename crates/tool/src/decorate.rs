@@ -1,5 +1,6 @@
-//! [`decorate`]: change one thing about an existing tool (a check before it
-//! runs, a different `execute`, another description or schema) and keep
+//! [`decorate`]: change one thing about an existing tool (a rewrite of its
+//! arguments, a check before it runs, a different `execute`, another
+//! description or schema) and keep
 //! everything else: prompt snippet, guidelines, renderers, declarations,
 //! argument repair, execution mode.
 
@@ -14,6 +15,7 @@ use serde_json::Value;
 use crate::definition::ToolDefinition;
 
 type Check = Arc<dyn Fn(&Value, &ToolCallContext) -> Result<(), ToolError> + Send + Sync>;
+type Prepare = Arc<dyn Fn(Value) -> Result<Value, ToolError> + Send + Sync>;
 type Replacement = Arc<
     dyn Fn(
             Value,
@@ -51,6 +53,7 @@ pub fn decorate(inner: ToolDefinition) -> Decorated {
         meta: inner.meta().clone(),
         inner,
         checks: Vec::new(),
+        prepares: Vec::new(),
         replacement: None,
     }
 }
@@ -61,10 +64,37 @@ pub struct Decorated {
     /// The inner tool's metadata with the decorator's changes.
     meta: ToolMeta,
     checks: Vec<Check>,
+    prepares: Vec<Prepare>,
     replacement: Option<Replacement>,
 }
 
 impl Decorated {
+    /// Rewrites the raw arguments before the tool's own argument repair,
+    /// validation and every hook (a permission gate included), so all of
+    /// them see the rewritten call. Rewrites run in the order added.
+    ///
+    /// ```
+    /// use agent_tool::{AgentToolResult, decorate, tool};
+    /// # let read = tool("read").execute(|_: serde_json::Value, _| async { Ok(AgentToolResult::text("")) });
+    /// let rooted = decorate(read)
+    ///     .prepare(|mut args| {
+    ///         if args["path"] == "~" {
+    ///             args["path"] = "/home/remote".into();
+    ///         }
+    ///         Ok(args)
+    ///     })
+    ///     .build();
+    /// let prepared = rooted.tool().prepare_arguments(serde_json::json!({"path": "~"})).unwrap();
+    /// assert_eq!(prepared["path"], "/home/remote");
+    /// ```
+    pub fn prepare(
+        mut self,
+        rewrite: impl Fn(Value) -> Result<Value, ToolError> + Send + Sync + 'static,
+    ) -> Self {
+        self.prepares.push(Arc::new(rewrite));
+        self
+    }
+
     /// Replaces the description the model reads.
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.meta.description = description.into();
@@ -107,6 +137,7 @@ impl Decorated {
             inner: self.inner.tool(),
             meta: self.meta,
             checks: self.checks,
+            prepares: self.prepares,
             replacement: self.replacement,
         });
         self.inner.with_tool(tool)
@@ -117,6 +148,7 @@ struct DecoratedTool {
     inner: Arc<dyn AgentTool>,
     meta: ToolMeta,
     checks: Vec<Check>,
+    prepares: Vec<Prepare>,
     replacement: Option<Replacement>,
 }
 
@@ -125,6 +157,10 @@ impl AgentTool for DecoratedTool {
         &self.meta
     }
     fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
+        let mut args = args;
+        for rewrite in &self.prepares {
+            args = rewrite(args)?;
+        }
         self.inner.prepare_arguments(args)
     }
     fn execute(
