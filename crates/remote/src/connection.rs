@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -29,17 +29,39 @@ pub(crate) enum Waiter {
     /// with what is left of the request's byte budget: a remote that keeps
     /// answering one request cannot fill this process's memory.
     Sync(std::sync::mpsc::Sender<Incoming>, usize),
-    /// An async caller (commands), paced: the reader waits while the caller
-    /// has [`ASYNC_QUEUE`] frames unread.
-    Async(mpsc::Sender<Incoming>),
+    /// An async caller (commands), with the bytes it has not read yet. The
+    /// reader never waits for a caller (the caller may itself be waiting for
+    /// another answer on this channel, as bash does when it opens its
+    /// full-output file); a caller more than [`ASYNC_BUDGET`] behind gets an
+    /// error instead.
+    Async(mpsc::UnboundedSender<Incoming>, Arc<AtomicUsize>),
+}
+
+/// An async caller's receiver: counts down the unread bytes.
+pub(crate) struct PacedReceiver {
+    rx: mpsc::UnboundedReceiver<Incoming>,
+    unread: Arc<AtomicUsize>,
+}
+
+impl PacedReceiver {
+    /// The next answer; `None` once the request's waiter is gone.
+    pub(crate) async fn recv(&mut self) -> Option<Incoming> {
+        let incoming = self.rx.recv().await?;
+        self.unread.fetch_sub(
+            incoming.1.len().min(self.unread.load(Ordering::Relaxed)),
+            Ordering::Relaxed,
+        );
+        Some(incoming)
+    }
 }
 
 /// The most one request's answer may hold, in bytes, for blocking callers
 /// (a walk of a large tree stays far below).
 pub(crate) const REQUEST_BUDGET: usize = 512 << 20;
 
-/// Frames of command output queued for a caller before the reader waits.
-pub(crate) const ASYNC_QUEUE: usize = 16;
+/// The most command output a caller may leave unread (a genuine helper's
+/// output is read as fast as it arrives).
+pub(crate) const ASYNC_BUDGET: usize = 256 << 20;
 
 /// The largest output frame a client accepts (a helper sends pipe reads).
 const MAX_OUTPUT_FRAME: usize = 4 << 20;
@@ -52,9 +74,13 @@ impl Waiter {
     }
 
     /// An async waiter and its receiver.
-    pub(crate) fn paced() -> (Waiter, mpsc::Receiver<Incoming>) {
-        let (tx, rx) = mpsc::channel(ASYNC_QUEUE);
-        (Waiter::Async(tx), rx)
+    pub(crate) fn paced() -> (Waiter, PacedReceiver) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let unread = Arc::new(AtomicUsize::new(0));
+        (
+            Waiter::Async(tx, unread.clone()),
+            PacedReceiver { rx, unread },
+        )
     }
 }
 
@@ -608,8 +634,8 @@ fn run(
                         Some(Waiter::Sync(tx, _)) => {
                             let _ = tx.send((crate::helper::error_reply(&e), Vec::new()));
                         }
-                        Some(Waiter::Async(tx)) => {
-                            let _ = tx.try_send((crate::helper::error_reply(&e), Vec::new()));
+                        Some(Waiter::Async(tx, _)) => {
+                            let _ = tx.send((crate::helper::error_reply(&e), Vec::new()));
                         }
                         None => {}
                     }
@@ -643,62 +669,72 @@ fn run(
                         break format!("the remote sent an output frame of {} bytes", body.len());
                     }
                     let partial = response.reply.is_partial();
-                    // Decide under the lock; wait for a paced caller without it.
-                    let paced = {
-                        let mut pending = lock(&reader_link.pending);
-                        let Some(waiters) = pending.waiters.as_mut() else {
-                            break "closed".to_string();
-                        };
-                        let waiter = if partial {
-                            waiters.get_mut(&response.id)
-                        } else {
-                            None
-                        };
-                        match waiter {
-                            Some(Waiter::Async(tx)) => Some(tx.clone()),
-                            Some(Waiter::Sync(tx, budget)) => {
-                                if size > *budget {
-                                    let tx = tx.clone();
-                                    waiters.remove(&response.id);
-                                    let _ = tx.send((
-                                        crate::helper::error_reply(&io::Error::new(
-                                            io::ErrorKind::InvalidData,
-                                            format!(
-                                                "the remote sent more than {} MiB in answer to one request",
-                                                REQUEST_BUDGET >> 20
-                                            ),
-                                        )),
-                                        Vec::new(),
-                                    ));
-                                    let _ = cancel_tx.send((
-                                        Request {
-                                            id: u64::MAX - 1,
-                                            op: Op::Cancel {
-                                                target: response.id,
-                                            },
-                                        },
-                                        Vec::new(),
-                                    ));
-                                } else {
-                                    *budget -= size;
-                                    let _ = tx.send((response.reply, body));
-                                }
-                                continue;
-                            }
-                            None if partial => continue,
-                            None => match waiters.remove(&response.id) {
-                                Some(Waiter::Sync(tx, _)) => {
-                                    let _ = tx.send((response.reply, body));
-                                    continue;
-                                }
-                                Some(Waiter::Async(tx)) => Some(tx),
-                                None => continue,
-                            },
-                        }
+                    let mut pending = lock(&reader_link.pending);
+                    let Some(waiters) = pending.waiters.as_mut() else {
+                        break "closed".to_string();
                     };
-                    if let Some(tx) = paced {
-                        // Backpressure: a command's output waits for its reader.
-                        let _ = tx.send((response.reply, body)).await;
+                    let over_budget = match waiters.get_mut(&response.id) {
+                        None => continue,
+                        Some(Waiter::Sync(_, budget)) if partial => {
+                            let over = size > *budget;
+                            *budget = budget.saturating_sub(size);
+                            over
+                        }
+                        Some(Waiter::Async(_, unread)) if partial => {
+                            unread.fetch_add(body.len(), Ordering::Relaxed) + body.len()
+                                > ASYNC_BUDGET
+                        }
+                        Some(_) => false,
+                    };
+                    if over_budget {
+                        // One request answered without end: it fails, the
+                        // helper is told to stop it, the link stays.
+                        let error = crate::helper::error_reply(&io::Error::new(
+                            io::ErrorKind::InvalidData,
+                            "the remote sent more for one request than this side will hold",
+                        ));
+                        match waiters.remove(&response.id) {
+                            Some(Waiter::Sync(tx, _)) => {
+                                let _ = tx.send((error, Vec::new()));
+                            }
+                            Some(Waiter::Async(tx, _)) => {
+                                let _ = tx.send((error, Vec::new()));
+                            }
+                            None => {}
+                        }
+                        let _ = cancel_tx.send((
+                            Request {
+                                id: u64::MAX - 1,
+                                op: Op::Cancel {
+                                    target: response.id,
+                                },
+                            },
+                            Vec::new(),
+                        ));
+                        continue;
+                    }
+                    let waiter = if partial {
+                        waiters.get(&response.id)
+                    } else {
+                        None
+                    };
+                    let incoming = (response.reply, body);
+                    match waiter {
+                        Some(Waiter::Sync(tx, _)) => {
+                            let _ = tx.send(incoming);
+                        }
+                        Some(Waiter::Async(tx, _)) => {
+                            let _ = tx.send(incoming);
+                        }
+                        None => match waiters.remove(&response.id) {
+                            Some(Waiter::Sync(tx, _)) => {
+                                let _ = tx.send(incoming);
+                            }
+                            Some(Waiter::Async(tx, _)) => {
+                                let _ = tx.send(incoming);
+                            }
+                            None => {}
+                        },
                     }
                 }
                 Ok(None) => break "the remote side closed the channel".to_string(),
