@@ -897,3 +897,25 @@ fn a_tilde_means_the_remote_users_home() {
     assert_eq!(text(&results[0]), "remote home note\n", "{results:?}");
     assert!(text(&results[1]).contains("note.txt"), "{results:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_helper_there_and_none_to_upload_is_its_own_error() {
+    if !can_switch_users() {
+        return;
+    }
+    let p = place(OTHER);
+    // No `coding-agent` on that PATH, no cached copy, and no binary offered.
+    let options = RemoteOptions::default();
+    let error = Remote::connect(RemoteTarget::parse(&exec_uri(&p, OTHER)).unwrap(), options)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, agent_remote::RemoteError::HelperMissing { .. }),
+        "{error}"
+    );
+    let text = error.to_string();
+    assert!(
+        text.contains("no coding-agent helper there") && text.contains("install coding-agent"),
+        "{text}"
+    );
+}
