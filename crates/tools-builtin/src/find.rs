@@ -52,7 +52,7 @@ impl FindTool {
 /// Compiles a find pattern: without `/` it matches the file name; with `/` it
 /// matches the path relative to the search root, with `**/` in front unless it
 /// starts with `/` or `**/` or is `**`.
-pub fn compile_find_pattern(pattern: &str) -> Result<(globset::GlobMatcher, bool), ToolError> {
+pub fn compile_find_pattern(pattern: &str) -> Result<(globset::GlobSet, bool), ToolError> {
     let (glob, full_path) = if pattern.contains('/') {
         let p = if let Some(anchored) = pattern.strip_prefix('/') {
             anchored.to_string()
@@ -65,12 +65,20 @@ pub fn compile_find_pattern(pattern: &str) -> Result<(globset::GlobMatcher, bool
     } else {
         (pattern.to_string(), false)
     };
-    let matcher = globset::GlobBuilder::new(&glob)
+    let invalid = |e: globset::Error| {
+        ToolError::new(format!("Invalid glob pattern \"{pattern}\": {}", e.kind()))
+    };
+    let one = globset::GlobBuilder::new(&glob)
         .literal_separator(true)
         .backslash_escape(true)
         .build()
-        .map_err(|e| ToolError::new(format!("Invalid glob pattern \"{pattern}\": {}", e.kind())))?
-        .compile_matcher();
+        .map_err(invalid)?;
+    // A set of one: a pattern too large to compile is an error for the
+    // model, where `compile_matcher` would panic.
+    let matcher = globset::GlobSetBuilder::new()
+        .add(one)
+        .build()
+        .map_err(invalid)?;
     Ok((matcher, full_path))
 }
 
@@ -216,4 +224,16 @@ fn render_result(
     _ctx: &RenderContext,
 ) -> Option<StyledText> {
     Some(listing_view(result, options, theme))
+}
+
+#[cfg(test)]
+mod pattern_tests {
+    #[test]
+    fn a_pattern_too_large_to_compile_is_an_error_not_a_panic() {
+        let huge = "[a-z][0-9]{x,y,z}".repeat(200_000);
+        let result = std::panic::catch_unwind(|| super::compile_find_pattern(&huge).map(|_| ()));
+        let outcome = result.expect("no panic");
+        assert!(outcome.is_err());
+        assert!(super::compile_find_pattern("**/*.rs").is_ok());
+    }
 }

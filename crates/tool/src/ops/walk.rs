@@ -125,7 +125,9 @@ fn repository_ignores(root: &Path, depth: usize) -> Vec<ignore::gitignore::Gitig
 /// A glob that selects files, matched like an ignore-file pattern: with a
 /// `/` against the path relative to the root, without one against the name.
 pub(crate) struct GlobFilter {
-    matcher: globset::GlobMatcher,
+    // A set of one: building a set reports a pattern too large to compile
+    // as an error, where `compile_matcher` would panic.
+    matcher: globset::GlobSet,
     full_path: bool,
 }
 
@@ -133,16 +135,20 @@ impl GlobFilter {
     pub(crate) fn new(glob: &str) -> std::io::Result<Self> {
         let full_path = glob.contains('/');
         let pattern = glob.trim_start_matches('/');
-        let matcher = globset::GlobBuilder::new(pattern)
+        let invalid = |e: globset::Error| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("Invalid glob \"{glob}\": {e}"),
+            )
+        };
+        let one = globset::GlobBuilder::new(pattern)
             .literal_separator(full_path)
             .build()
-            .map_err(|e| {
-                std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    format!("Invalid glob \"{glob}\": {e}"),
-                )
-            })?
-            .compile_matcher();
+            .map_err(invalid)?;
+        let matcher = globset::GlobSetBuilder::new()
+            .add(one)
+            .build()
+            .map_err(invalid)?;
         Ok(GlobFilter { matcher, full_path })
     }
 
