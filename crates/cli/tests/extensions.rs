@@ -234,7 +234,7 @@ fn overrides_first_registration_crashes_and_bad_extensions() {
     let first = env.script(&env.root.path().join("x/first.py"), PY_EXTENSION);
     let second = env.script(&env.root.path().join("x/second.py"), PY_EXTENSION);
     let exits = env.script(&env.root.path().join("x/exits"), "#!/bin/sh\nexit 1\n");
-    let hangs = env.script(&env.root.path().join("x/hangs"), "#!/bin/sh\nsleep 600\n");
+    let hangs = env.script(&env.root.path().join("x/hangs"), "#!/bin/sh\n# Not `sleep 600`: the sandbox tests look for that one in ps.\nexec sleep 3600\n");
     std::fs::write(
         env.agent_dir().join("settings.json"),
         json!({"extensionStartupTimeoutSec": 3}).to_string(),
