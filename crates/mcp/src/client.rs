@@ -21,9 +21,9 @@ use agent_core::{AgentToolResult, ToolError, ToolMeta};
 use agent_tool::{AgentTool, ToolCallContext, ToolDefinition, ToolHints};
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use rmcp::ServiceExt;
 use rmcp::handler::client::ClientHandler;
 use rmcp::model::{CallToolRequestParams, ContentBlock as McpContent, ResourceContents};
+use rmcp::service::ClientServiceExt;
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::Value;
@@ -45,6 +45,9 @@ pub use updates::{McpToolUpdate, McpToolUpdates};
 
 /// How often a crashed server is started again before its tools give up.
 const MAX_RESTARTS: u32 = 3;
+/// How often one call signs in again after its token is refused.
+#[cfg(feature = "http")]
+const MAX_SIGN_INS_PER_CALL: u32 = 2;
 /// How long a call's result waits for a tool-list change the server
 /// announced during the call.
 const LIST_CHANGE_WAIT: Duration = Duration::from_secs(5);
@@ -87,10 +90,34 @@ impl Refresh {
     }
 }
 
+/// Why a connection did not start.
+#[derive(Debug)]
+enum StartError {
+    /// The server answered the handshake with something unusable.
+    Handshake(String),
+    /// Anything else (no process, a timeout, sign-in needed).
+    Other(String),
+}
+
+impl From<String> for StartError {
+    fn from(e: String) -> Self {
+        StartError::Other(e)
+    }
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::Handshake(e) => write!(f, "did not initialise: {e}"),
+            StartError::Other(e) => f.write_str(e),
+        }
+    }
+}
+
 /// One server's connection, started again after a crash.
 struct Connection {
     config: McpServerConfig,
-    client: Mutex<Option<Client>>,
+    client: Mutex<Option<Arc<Client>>>,
     restarts: std::sync::atomic::AtomicU32,
     changed: mpsc::UnboundedSender<()>,
     refresh: Arc<Refresh>,
@@ -103,7 +130,37 @@ impl Connection {
         config: &McpServerConfig,
         changed: mpsc::UnboundedSender<()>,
         refresh: Arc<Refresh>,
-    ) -> Result<Client, String> {
+    ) -> Result<Client, StartError> {
+        match Self::start_with(config, changed.clone(), refresh.clone(), lifecycle()).await {
+            // A server that answered `server/discover` with something other
+            // than a result or an error (an empty object, say) gets the
+            // older handshake, on a fresh connection.
+            Err(StartError::Handshake(first)) => {
+                tracing::debug!(server = %config.name, error = %first, "discover failed; trying initialize");
+                Self::start_with(
+                    config,
+                    changed,
+                    refresh,
+                    rmcp::service::ClientLifecycleMode::Initialize,
+                )
+                .await
+                .map_err(|e| match e {
+                    StartError::Handshake(second) => StartError::Other(format!(
+                        "did not initialise: {second} (and to server/discover: {first})"
+                    )),
+                    other => other,
+                })
+            }
+            other => other,
+        }
+    }
+
+    async fn start_with(
+        config: &McpServerConfig,
+        changed: mpsc::UnboundedSender<()>,
+        refresh: Arc<Refresh>,
+        lifecycle: rmcp::service::ClientLifecycleMode,
+    ) -> Result<Client, StartError> {
         let handler = ListChangeHandler { changed, refresh };
         let serving = match &config.transport {
             McpTransport::Stdio {
@@ -139,33 +196,125 @@ impl Connection {
                 wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
                 let transport = TokioChildProcess::new(wrapped)
                     .map_err(|e| format!("cannot start `{command}`: {e}"))?;
-                tokio::time::timeout(config.startup_timeout, handler.serve(transport)).await
+                tokio::time::timeout(
+                    config.startup_timeout,
+                    handler.serve_with_lifecycle(transport, lifecycle),
+                )
+                .await
             }
             #[cfg(feature = "http")]
             McpTransport::Http { url, headers } => {
-                agent_ai::providers::install_tls_provider();
-                let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
-                    http_config(url, headers)?,
-                );
-                tokio::time::timeout(config.startup_timeout, handler.serve(transport)).await
+                return Self::start_http(config, url, headers, handler, lifecycle).await;
             }
             #[cfg(not(feature = "http"))]
             McpTransport::Http { .. } => {
-                return Err("HTTP servers need agent-mcp's `http` feature".into());
+                return Err(StartError::Other(
+                    "HTTP servers need agent-mcp's `http` feature".into(),
+                ));
             }
         };
         match serving {
             Ok(Ok(client)) => Ok(client),
-            Ok(Err(e)) => Err(format!("did not initialise: {e}")),
-            Err(_) => Err(format!(
+            Ok(Err(e)) => Err(StartError::Handshake(e.to_string())),
+            Err(_) => Err(StartError::Other(format!(
                 "did not start within {} s (startupTimeoutSec)",
                 config.startup_timeout.as_secs_f64()
-            )),
+            ))),
         }
     }
 
+    /// Connects to an HTTP server: with the stored sign-in when there is
+    /// one; after a 401 (or a 403 for a scope the token lacks) it signs in
+    /// through the configured prompt once and connects again.
+    #[cfg(feature = "http")]
+    async fn start_http(
+        config: &McpServerConfig,
+        url: &str,
+        headers: &BTreeMap<String, String>,
+        handler: ListChangeHandler,
+        lifecycle: rmcp::service::ClientLifecycleMode,
+    ) -> Result<Client, StartError> {
+        agent_ai::providers::install_tls_provider();
+        let mut signed_in = false;
+        loop {
+            let handler = ListChangeHandler {
+                changed: handler.changed.clone(),
+                refresh: handler.refresh.clone(),
+            };
+            let settings = http_config(url, headers).map_err(StartError::Other)?;
+            let authorized = crate::oauth::authorized_client(config)
+                .await
+                .map_err(StartError::Other)?;
+            let serving = match authorized {
+                Some(auth) => {
+                    let transport =
+                        rmcp::transport::StreamableHttpClientTransport::with_client(auth, settings);
+                    tokio::time::timeout(
+                        config.startup_timeout,
+                        handler.serve_with_lifecycle(transport, lifecycle.clone()),
+                    )
+                    .await
+                }
+                None => {
+                    let transport =
+                        rmcp::transport::StreamableHttpClientTransport::from_config(settings);
+                    tokio::time::timeout(
+                        config.startup_timeout,
+                        handler.serve_with_lifecycle(transport, lifecycle.clone()),
+                    )
+                    .await
+                }
+            };
+            let error = match serving {
+                Ok(Ok(client)) => return Ok(client),
+                Ok(Err(e)) => e,
+                Err(_) => {
+                    return Err(StartError::Other(format!(
+                        "did not start within {} s (startupTimeoutSec)",
+                        config.startup_timeout.as_secs_f64()
+                    )));
+                }
+            };
+            let Some(challenge) = error.auth_challenge() else {
+                return Err(StartError::Handshake(error.to_string()));
+            };
+            match (&config.auth_prompt, &config.tokens) {
+                (Some(prompt), Some(_)) if !signed_in => {
+                    crate::oauth::login(config, &*prompt.0, Some(challenge))
+                        .await
+                        .map_err(|e| StartError::Other(e.to_string()))?;
+                    signed_in = true;
+                }
+                (Some(_), Some(_)) => {
+                    return Err(StartError::Other(format!(
+                        "refused the token of a fresh sign-in: {error}"
+                    )));
+                }
+                _ => return Err(StartError::Other(crate::oauth::needs_sign_in(config))),
+            }
+        }
+    }
+
+    /// After a call failed on a 401 or 403: signs in again through the
+    /// prompt (when there is one) and drops the client, so the next
+    /// [`Connection::client`] connects with the new token. `false` when
+    /// nobody can sign in.
+    #[cfg(feature = "http")]
+    async fn reauthorize(&self, challenge: &str) -> Result<bool, String> {
+        let (Some(prompt), Some(_)) = (&self.config.auth_prompt, &self.config.tokens) else {
+            return Ok(false);
+        };
+        crate::oauth::login(&self.config, &*prompt.0, Some(challenge))
+            .await
+            .map_err(|e| e.to_string())?;
+        if let Some(old) = self.client.lock().await.take() {
+            old.cancellation_token().cancel();
+        }
+        Ok(true)
+    }
+
     /// A live client, started again if the last one died.
-    async fn client(&self) -> Result<tokio::sync::MutexGuard<'_, Option<Client>>, String> {
+    async fn client(&self) -> Result<tokio::sync::MutexGuard<'_, Option<Arc<Client>>>, String> {
         let mut guard = self.client.lock().await;
         let dead = guard.as_ref().is_none_or(|c| c.is_transport_closed());
         if dead {
@@ -179,8 +328,11 @@ impl Connection {
                 ));
             }
             tracing::warn!(server = %self.config.name, "restarting MCP server");
-            *guard =
-                Some(Self::start(&self.config, self.changed.clone(), self.refresh.clone()).await?);
+            *guard = Some(Arc::new(
+                Self::start(&self.config, self.changed.clone(), self.refresh.clone())
+                    .await
+                    .map_err(|e| e.to_string())?,
+            ));
         }
         Ok(guard)
     }
@@ -247,8 +399,25 @@ impl Connection {
     }
 }
 
+/// How a connection starts: `server/discover` with the 2026-07-28
+/// per-request metadata (`MCP-Protocol-Version` on every POST, `_meta` with
+/// the protocol version and client capabilities on every request), falling
+/// back to `initialize` for a server that predates it.
+pub(crate) fn lifecycle() -> rmcp::service::ClientLifecycleMode {
+    use rmcp::model::ProtocolVersion;
+    rmcp::service::ClientLifecycleMode::Auto {
+        preferred_versions: vec![
+            ProtocolVersion::V_2026_07_28,
+            ProtocolVersion::V_2025_11_25,
+            ProtocolVersion::V_2025_06_18,
+            ProtocolVersion::V_2025_03_26,
+        ],
+        legacy_version: Some(ProtocolVersion::V_2025_11_25),
+    }
+}
+
 #[cfg(feature = "http")]
-fn http_config(
+pub(crate) fn http_config(
     url: &str,
     headers: &BTreeMap<String, String>,
 ) -> Result<rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig, String> {
@@ -287,33 +456,67 @@ impl AgentTool for McpRemoteTool {
             let arguments = params.as_object().cloned().unwrap_or_default();
             let request =
                 CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
-            let peer = {
-                let guard = self.connection.client().await.map_err(ToolError::new)?;
-                match guard.as_ref() {
-                    Some(client) => client.peer().clone(),
-                    None => return Err(ToolError::new("MCP server is not running")),
-                }
-            };
             let timeout = self.connection.config.tool_timeout;
-            // Dropping the request (cancel or timeout) sends notifications/cancelled.
-            let outcome = tokio::select! {
-                r = tokio::time::timeout(timeout, peer.call_tool(request)) => r,
-                _ = cx.cancel.cancelled() => return Err(ToolError::aborted()),
-            };
-            let result = match outcome {
-                Ok(Ok(result)) => result,
-                Ok(Err(e)) => {
-                    return Err(ToolError::new(format!(
-                        "MCP server {} failed: {e}",
-                        self.connection.config.name
-                    )));
-                }
-                Err(_) => {
-                    return Err(ToolError::new(format!(
-                        "MCP tool {} did not answer within {} s (toolTimeoutSec)",
-                        self.meta.name,
-                        timeout.as_secs_f64()
-                    )));
+            let mut sign_ins = 0;
+            let result = loop {
+                let client = {
+                    let guard = self.connection.client().await.map_err(ToolError::new)?;
+                    match guard.as_ref() {
+                        Some(client) => client.clone(),
+                        None => return Err(ToolError::new("MCP server is not running")),
+                    }
+                };
+                // Dropping the request (cancel or timeout) sends
+                // notifications/cancelled. The service's `call_tool` answers
+                // a server's `input_required` rounds (SEP-2322) itself.
+                let outcome = tokio::select! {
+                    r = tokio::time::timeout(timeout, client.call_tool(request.clone())) => r,
+                    _ = cx.cancel.cancelled() => return Err(ToolError::aborted()),
+                };
+                match outcome {
+                    Ok(Ok(result)) => break result,
+                    Ok(Err(e)) => {
+                        #[cfg(feature = "http")]
+                        if let Some(challenge) = e.auth_challenge() {
+                            let config = &self.connection.config;
+                            // A token refused again after fresh sign-ins (a
+                            // scope the server never grants) is an answer.
+                            if sign_ins >= MAX_SIGN_INS_PER_CALL {
+                                return Err(ToolError::new(format!(
+                                    "MCP server {} still refuses the call after {sign_ins} sign-ins: {e}",
+                                    config.name
+                                )));
+                            }
+                            sign_ins += 1;
+                            match self.connection.reauthorize(challenge).await {
+                                Ok(true) => continue,
+                                Ok(false) => {
+                                    return Err(ToolError::new(format!(
+                                        "MCP server {} {}",
+                                        config.name,
+                                        crate::oauth::needs_sign_in(config)
+                                    )));
+                                }
+                                Err(why) => {
+                                    return Err(ToolError::new(format!(
+                                        "MCP server {}: {why}",
+                                        config.name
+                                    )));
+                                }
+                            }
+                        }
+                        return Err(ToolError::new(format!(
+                            "MCP server {} failed: {e}",
+                            self.connection.config.name
+                        )));
+                    }
+                    Err(_) => {
+                        return Err(ToolError::new(format!(
+                            "MCP tool {} did not answer within {} s (toolTimeoutSec)",
+                            self.meta.name,
+                            timeout.as_secs_f64()
+                        )));
+                    }
                 }
             };
             self.connection.refresh.settle(LIST_CHANGE_WAIT).await;
@@ -356,11 +559,7 @@ pub async fn connect_mcp_servers(configs: &[McpServerConfig]) -> McpTools {
     let started = futures::future::join_all(configs.iter().map(|config| async move {
         let (changed, notices) = mpsc::unbounded_channel();
         let refresh = Arc::new(Refresh::default());
-        let client = Connection::start(config, changed.clone(), refresh.clone()).await?;
-        let listed = tokio::time::timeout(config.startup_timeout, client.list_all_tools())
-            .await
-            .map_err(|_| "did not list its tools in time".to_string())?
-            .map_err(|e| format!("could not list its tools: {e}"))?;
+        let (client, listed) = start_and_list(config, &changed, &refresh).await?;
         Ok::<_, String>((client, listed, changed, notices, refresh))
     }))
     .await;
@@ -371,7 +570,7 @@ pub async fn connect_mcp_servers(configs: &[McpServerConfig]) -> McpTools {
             Ok((client, listed, changed, notices, refresh)) => {
                 let connection = Arc::new(Connection {
                     config: config.clone(),
-                    client: Mutex::new(Some(client)),
+                    client: Mutex::new(Some(Arc::new(client))),
                     restarts: Default::default(),
                     changed,
                     refresh,
@@ -387,6 +586,47 @@ pub async fn connect_mcp_servers(configs: &[McpServerConfig]) -> McpTools {
         tools,
         warnings,
         updates,
+    }
+}
+
+/// Starts a server and lists its tools. A server that accepts the
+/// connection but refuses the listing with a 401 (its authorization server
+/// changed, say) is signed in to again once, through the prompt.
+async fn start_and_list(
+    config: &McpServerConfig,
+    changed: &mpsc::UnboundedSender<()>,
+    refresh: &Arc<Refresh>,
+) -> Result<(Client, Vec<rmcp::model::Tool>), String> {
+    let start = || async {
+        Connection::start(config, changed.clone(), refresh.clone())
+            .await
+            .map_err(|e| e.to_string())
+    };
+    let mut client = start().await?;
+    let mut signed_in = false;
+    loop {
+        let error =
+            match tokio::time::timeout(config.startup_timeout, client.list_all_tools()).await {
+                Err(_) => return Err("did not list its tools in time".to_string()),
+                Ok(Ok(listed)) => return Ok((client, listed)),
+                Ok(Err(e)) => e,
+            };
+        #[cfg(feature = "http")]
+        if let Some(challenge) = error.auth_challenge().map(str::to_string) {
+            let (Some(prompt), Some(_)) = (&config.auth_prompt, &config.tokens) else {
+                return Err(crate::oauth::needs_sign_in(config));
+            };
+            if !signed_in {
+                crate::oauth::login(config, &*prompt.0, Some(&challenge))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                signed_in = true;
+                client.cancellation_token().cancel();
+                client = start().await?;
+                continue;
+            }
+        }
+        return Err(format!("could not list its tools: {error}"));
     }
 }
 

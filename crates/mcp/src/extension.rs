@@ -162,22 +162,22 @@ pub async fn load_extensions(
     options: &ExtensionOptions,
 ) -> LoadedExtensions {
     let started = futures::future::join_all(specs.iter().map(|spec| async move {
-        let config = McpServerConfig {
-            name: spec.path.display().to_string(),
-            transport: McpTransport::Stdio {
+        let mut config = McpServerConfig::with_transport(
+            spec.path.display().to_string(),
+            McpTransport::Stdio {
                 command: spec.path.display().to_string(),
                 args: Vec::new(),
                 env: BTreeMap::new(),
                 cwd: None,
             },
-            startup_timeout: options.startup_timeout,
-            tool_timeout: options.tool_timeout,
-            launcher: match spec.source {
-                ExtensionSource::Project => options.project_launcher.clone(),
-                _ => None,
-            },
-            plain_names: true,
+        );
+        config.startup_timeout = options.startup_timeout;
+        config.tool_timeout = options.tool_timeout;
+        config.launcher = match spec.source {
+            ExtensionSource::Project => options.project_launcher.clone(),
+            _ => None,
         };
+        config.plain_names = true;
         connect_mcp_servers(std::slice::from_ref(&config)).await
     }))
     .await;

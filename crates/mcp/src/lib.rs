@@ -17,13 +17,21 @@
 //! - `_meta` keys ([`META_PROMPT_SNIPPET`], ...) carry a tool's prompt
 //!   snippet and guidelines both ways.
 //!
-//! The `http` feature (on by default) brings the HTTP transports.
+//! - [`oauth`]: OAuth sign-in for hosted HTTP servers (discovery,
+//!   registration, PKCE, refresh on rmcp's `auth`), tokens kept `0600` and
+//!   bound to their server's URL.
+//!
+//! Connections start with `server/discover` and the 2026-07-28 per-request
+//! metadata, and fall back to `initialize` for older servers.
+//!
+//! The `http` feature (on by default) brings the HTTP transports and sign-in.
 
 mod client;
 mod extension;
 #[cfg(feature = "http")]
 mod http_server;
 mod logging;
+pub mod oauth;
 mod prompt_meta;
 mod server;
 

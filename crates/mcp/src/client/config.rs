@@ -50,6 +50,70 @@ pub struct McpServerConfig {
     /// Name the tools as the server does (extensions), instead of
     /// `mcp__<server>__<tool>`.
     pub plain_names: bool,
+    /// How an HTTP server's client identifies itself when signing in (the
+    /// entry's `"oauth"` object).
+    pub oauth: crate::oauth::McpOAuthConfig,
+    /// Where an HTTP server's sign-in tokens are kept; `None` sends none
+    /// (set by the program, not read from settings).
+    pub tokens: Option<crate::oauth::TokenStore>,
+    /// Who signs in when an HTTP server asks for it mid-session (a 401, or a
+    /// 403 for a missing scope); `None` reports the server as needing
+    /// sign-in instead.
+    pub auth_prompt: Option<crate::oauth::AuthPrompt>,
+}
+
+impl McpServerConfig {
+    /// A Streamable HTTP server at `url`, with the default timeouts.
+    ///
+    /// ```
+    /// let config = agent_mcp::McpServerConfig::http("docs", "http://127.0.0.1:8000/mcp");
+    /// assert_eq!(config.name, "docs");
+    /// ```
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
+        Self::with_transport(
+            name.into(),
+            McpTransport::Http {
+                url: url.into(),
+                headers: BTreeMap::new(),
+            },
+        )
+    }
+
+    /// A stdio server started as `command args...`, with the default timeouts.
+    ///
+    /// ```
+    /// let config = agent_mcp::McpServerConfig::stdio("files", "npx", ["-y", "some-server"]);
+    /// assert!(matches!(config.transport, agent_mcp::McpTransport::Stdio { .. }));
+    /// ```
+    pub fn stdio(
+        name: impl Into<String>,
+        command: impl Into<String>,
+        args: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        Self::with_transport(
+            name.into(),
+            McpTransport::Stdio {
+                command: command.into(),
+                args: args.into_iter().map(Into::into).collect(),
+                env: BTreeMap::new(),
+                cwd: None,
+            },
+        )
+    }
+
+    pub(crate) fn with_transport(name: String, transport: McpTransport) -> Self {
+        McpServerConfig {
+            name,
+            transport,
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            launcher: None,
+            plain_names: false,
+            oauth: Default::default(),
+            tokens: None,
+            auth_prompt: None,
+        }
+    }
 }
 
 type LaunchFn =
@@ -230,14 +294,69 @@ fn parse_server(name: &str, entry: &Value) -> Result<McpServerConfig, McpConfigE
         }
         (None, None) => return Err(err("needs a \"command\" (stdio) or a \"url\" (HTTP)".into())),
     };
-    Ok(McpServerConfig {
-        name: name.to_string(),
-        transport,
-        startup_timeout: seconds("startupTimeoutSec", DEFAULT_STARTUP_TIMEOUT)?,
-        tool_timeout: seconds("toolTimeoutSec", DEFAULT_TOOL_TIMEOUT)?,
-        launcher: None,
-        plain_names: false,
-    })
+    let oauth = match entry.get("oauth") {
+        None | Some(Value::Null) => Default::default(),
+        Some(value) => parse_oauth(value).map_err(err)?,
+    };
+    let mut config = McpServerConfig::with_transport(name.to_string(), transport);
+    config.startup_timeout = seconds("startupTimeoutSec", DEFAULT_STARTUP_TIMEOUT)?;
+    config.tool_timeout = seconds("toolTimeoutSec", DEFAULT_TOOL_TIMEOUT)?;
+    config.oauth = oauth;
+    Ok(config)
+}
+
+/// The `"oauth"` object: `clientId`, `clientSecret`, `clientMetadataUrl`,
+/// `scopes`, `callbackPort`.
+fn parse_oauth(value: &Value) -> Result<crate::oauth::McpOAuthConfig, String> {
+    let Some(map) = value.as_object() else {
+        return Err("\"oauth\" must be an object".into());
+    };
+    let mut out = crate::oauth::McpOAuthConfig::default();
+    for (key, v) in map {
+        let string = || -> Result<String, String> {
+            v.as_str()
+                .ok_or_else(|| format!("oauth.{key} must be a string"))
+                .and_then(expand_env)
+        };
+        match key.as_str() {
+            "clientId" => out.client_id = Some(string()?),
+            "clientSecret" => out.client_secret = Some(string()?),
+            "clientMetadataUrl" => {
+                let url = string()?;
+                if !url.starts_with("https://") {
+                    return Err(format!(
+                        "oauth.clientMetadataUrl must be an https:// address, not {url}"
+                    ));
+                }
+                out.client_metadata_url = Some(url);
+            }
+            "scopes" => {
+                out.scopes = v
+                    .as_array()
+                    .ok_or_else(|| "oauth.scopes must be a list of strings".to_string())?
+                    .iter()
+                    .map(|s| {
+                        s.as_str()
+                            .map(str::to_string)
+                            .ok_or_else(|| "oauth.scopes must be a list of strings".to_string())
+                    })
+                    .collect::<Result<_, _>>()?;
+            }
+            "callbackPort" => {
+                out.callback_port = Some(
+                    v.as_u64()
+                        .and_then(|p| u16::try_from(p).ok())
+                        .filter(|p| *p > 0)
+                        .ok_or_else(|| "oauth.callbackPort must be a port number".to_string())?,
+                );
+            }
+            other => return Err(format!("unknown key oauth.{other}")),
+        }
+    }
+    if out.client_secret.is_some() && out.client_id.is_none() {
+        return Err("oauth.clientSecret needs oauth.clientId".into());
+    }
+    Ok(out)
 }
 
 /// `${VAR}` and `${VAR:-default}` replaced by the environment's values.
