@@ -4,11 +4,13 @@
 //!   doc tests), rustdoc with warnings denied. Stops at the first failure.
 //! - `tidy`: the invariants ARCHITECTURE.md names (crate graph, no tool
 //!   names in the loop or the product layer, tools on the operations).
+//! - `conformance`: the official MCP conformance suite against our client.
 //! - `bench [--quick] [--runs N] [--only TEXT]`: speed and memory against ripgrep, fd and
 //!   coreutils; a table and `target/bench/report.json`.
 
 mod bench;
 mod checks;
+mod conformance;
 mod mcp_bench;
 mod stream_server;
 mod tidy;
@@ -27,9 +29,11 @@ fn main() -> Result<()> {
         Some("tidy") => tidy::tidy(&workspace_root()?),
         Some("unused-deps") => checks::unused_dependencies(&workspace_root()?),
         Some("external-project") => checks::external_project(&workspace_root()?),
+        Some("conformance") => conformance::run(&workspace_root()?),
+        Some("conformance-cli-client") => conformance::cli_client(&args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             println!(
-                "usage: cargo xtask <command>\n\ncommands:\n  test-all [--slow]   fmt, unused deps, clippy, tests, docs, external project (--slow adds the slow hardening tests)\n  bench [--quick] [--only TEXT]  speed and memory against rg, fd and coreutils (rows whose name contains TEXT)\n  tidy                the architecture's invariants (crate graph, tool names, operations)\n  unused-deps         dependencies a crate declares but never names\n  external-project    the crates used by path from a fresh project"
+                "usage: cargo xtask <command>\n\ncommands:\n  test-all [--slow]   fmt, unused deps, clippy, tests, docs, external project (--slow adds the slow hardening tests)\n  bench [--quick] [--only TEXT]  speed and memory against rg, fd and coreutils (rows whose name contains TEXT)\n  tidy                the architecture's invariants (crate graph, tool names, operations)\n  unused-deps         dependencies a crate declares but never names\n  external-project    the crates used by path from a fresh project\n  conformance         the official MCP conformance suite against our MCP client (npm)"
             );
             Ok(())
         }
@@ -172,6 +176,10 @@ fn test_all(slow: bool) -> Result<()> {
     steps.push(check(
         "external project (crates used by path)",
         checks::external_project,
+    ));
+    steps.push(check(
+        "MCP conformance (client: request metadata, authorization)",
+        conformance::run,
     ));
 
     let total = Instant::now();

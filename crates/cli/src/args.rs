@@ -21,7 +21,10 @@ pub enum Command {
     Tool(ToolArgs),
     /// A scripted tour on a temporary workspace (no API key, no network).
     Demo(DemoArgs),
-    /// Serve the tools to an MCP client (stdio, or Streamable HTTP with --http).
+    /// Serve the tools to an MCP client (stdio, or Streamable HTTP with
+    /// --http); `mcp login NAME` / `mcp logout NAME` sign in to an HTTP MCP
+    /// server of the settings.
+    #[command(args_conflicts_with_subcommands = true)]
     Mcp(McpArgs),
     /// Trust a project: let its .pi/settings.json start programs (MCP
     /// servers, shellPath, shellCommandPrefix) with the values it has now.
@@ -92,6 +95,9 @@ File tools: reads and writes only under the roots and the temp dir, denied globs
 /// `coding-agent mcp`.
 #[derive(Debug, Args)]
 pub struct McpArgs {
+    /// Sign in to (or out of) an MCP server instead of serving.
+    #[command(subcommand)]
+    pub action: Option<McpAction>,
     /// Working directory of the tools (default: the current directory).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
@@ -140,6 +146,35 @@ pub struct McpArgs {
     /// open-file limit); when all are taken, the oldest idle one is closed.
     #[arg(long, value_name = "N", value_parser = parse_count)]
     pub max_connections: Option<usize>,
+}
+
+/// `coding-agent mcp login|logout`.
+#[derive(Debug, clap::Subcommand)]
+pub enum McpAction {
+    /// Sign in to an HTTP MCP server of the settings' `mcpServers` (OAuth):
+    /// opens the browser, or prints the address to open when there is no
+    /// display, and waits for the redirect on a loopback port. The tokens
+    /// are kept in the agent directory's `mcp-auth/` (0600), never in
+    /// settings.
+    Login(McpLoginArgs),
+    /// Forget the sign-in tokens of an MCP server.
+    Logout(McpLoginArgs),
+}
+
+/// The server to sign in to, and where its configuration is.
+#[derive(Debug, Args)]
+pub struct McpLoginArgs {
+    /// The server's name in `mcpServers`.
+    pub name: String,
+    /// Whose settings (`.pi/settings.json`) to read (default: the current directory).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// MCP servers file (`{"mcpServers": {...}}`), besides the settings'; repeatable.
+    #[arg(long = "mcp-config", value_name = "FILE")]
+    pub mcp_config: Vec<PathBuf>,
+    /// Only print the address to open; start no browser.
+    #[arg(long)]
+    pub no_browser: bool,
 }
 
 /// A positive count.

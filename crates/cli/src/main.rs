@@ -13,6 +13,7 @@ mod args;
 mod demo;
 mod extensions;
 mod mcp_cmd;
+mod mcp_login;
 mod mcp_servers;
 mod prompt;
 mod provider;
@@ -46,8 +47,13 @@ fn init_tracing(verbose: bool, mcp_logs: Option<&agent_mcp::McpLogSink>) {
     use tracing_subscriber::util::SubscriberInitExt;
 
     let default = if verbose { "debug" } else { "warn" };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+    let mut filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // rmcp's OAuth code logs authorization codes at debug level: sign-in
+    // secrets never reach a log, whatever RUST_LOG asks for.
+    if let Ok(cap) = "rmcp::transport::auth=info".parse() {
+        filter = filter.add_directive(cap);
+    }
     let stderr = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -97,7 +103,10 @@ fn main() {
             Some(Command::Demo(d)) => demo::run(d).await,
             Some(Command::Trust(t)) => trust_cmd::run(t),
             Some(Command::Helper(h)) => remote::helper(&h).await,
-            Some(Command::Mcp(m)) => mcp_cmd::run(m, mcp_logs.unwrap_or_default()).await,
+            Some(Command::Mcp(m)) => match m.action {
+                Some(action) => mcp_login::run(action).await,
+                None => mcp_cmd::run(m, mcp_logs.unwrap_or_default()).await,
+            },
             None => run::run(cli.run).await,
         }
     });

@@ -11,6 +11,38 @@ use agent_sandbox::SandboxPolicy;
 use agent_sandbox::SandboxedPrograms;
 use coding_agent::{Settings, ToolDefinition};
 
+/// The servers of the settings' `mcpServers` and of the `--mcp-config`
+/// files (a later file's server replaces an earlier one of the same name),
+/// each with the agent directory's sign-in tokens.
+pub fn configured(
+    files: &[std::path::PathBuf],
+    settings: &Settings,
+) -> Result<Vec<agent_mcp::McpServerConfig>, String> {
+    let mut configs = Vec::new();
+    if let Some(value) = settings.get("mcpServers") {
+        configs.extend(agent_mcp::parse_mcp_servers(value).map_err(|e| e.to_string())?);
+    }
+    for file in files {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: invalid JSON: {e}", file.display()))?;
+        let servers = value.get("mcpServers").unwrap_or(&value);
+        let parsed = agent_mcp::parse_mcp_servers(servers)
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+        // A later file's server of the same name replaces an earlier one.
+        for config in parsed {
+            configs.retain(|c: &agent_mcp::McpServerConfig| c.name != config.name);
+            configs.push(config);
+        }
+    }
+    let tokens = agent_mcp::oauth::TokenStore::in_agent_dir();
+    for config in &mut configs {
+        config.tokens = tokens.clone();
+    }
+    Ok(configs)
+}
+
 /// The servers' tools, and their later tool-list changes.
 pub type Connected = (Vec<ToolDefinition>, Option<agent_mcp::McpToolUpdates>);
 
@@ -21,10 +53,7 @@ pub async fn connect(
     settings: &Settings,
     policy: &SandboxPolicy,
 ) -> Result<Connected, String> {
-    let mut configs = Vec::new();
-    if let Some(value) = settings.get("mcpServers") {
-        configs.extend(agent_mcp::parse_mcp_servers(value).map_err(|e| e.to_string())?);
-    }
+    let mut configs = configured(files, settings)?;
     let from_project: Vec<String> = settings
         .applied_project_value("mcpServers")
         .and_then(|v| v.as_object())
@@ -48,20 +77,6 @@ pub async fn connect(
                 eprintln!("coding-agent: warning: the project's MCP servers are not started: {e}");
                 configs.retain(|c| !from_project.contains(&c.name));
             }
-        }
-    }
-    for file in files {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-        let value: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: invalid JSON: {e}", file.display()))?;
-        let servers = value.get("mcpServers").unwrap_or(&value);
-        let parsed = agent_mcp::parse_mcp_servers(servers)
-            .map_err(|e| format!("{}: {e}", file.display()))?;
-        // A later file's server of the same name replaces an earlier one.
-        for config in parsed {
-            configs.retain(|c: &agent_mcp::McpServerConfig| c.name != config.name);
-            configs.push(config);
         }
     }
     if configs.is_empty() {

