@@ -248,7 +248,7 @@ fn cli_flow(
         let out = Command::new(binary)
             .args(args)
             .current_dir(work)
-            .env("PI_CODING_AGENT_DIR", &agent_dir)
+            .env("CODING_AGENT_DIR", &agent_dir)
             .env("BROWSER", &browser)
             .output()
             .context("cannot start coding-agent")?;

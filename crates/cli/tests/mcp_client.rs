@@ -341,3 +341,64 @@ fn an_unset_variable_in_the_config_is_a_clear_error() {
         "{stderr}"
     );
 }
+
+/// An HTTP server that answers 401 is reported as needing a sign-in, named
+/// with the command that gives one; a stored token issued for another
+/// address is not sent to it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_needs_sign_in_says_how_and_gets_no_foreign_token() {
+    use test_support::http_server::{Reply, serve};
+    let challenge =
+        "Bearer resource_metadata=\"http://127.0.0.1:9/.well-known/oauth-protected-resource\"";
+    let replies = (0..20)
+        .map(|_| Reply::status(401, "").header("WWW-Authenticate", challenge))
+        .collect();
+    let server = serve(replies).await;
+    let dir = tempfile::tempdir().unwrap();
+    let agent_dir = dir.path().join("agent-dir");
+    let auth = agent_dir.join("mcp-auth");
+    std::fs::create_dir_all(&auth).unwrap();
+    std::fs::write(
+        auth.join("hosted.json"),
+        json!({"version": 1, "server": "hosted", "url": "https://elsewhere.example/mcp",
+               "credentials": {"client_id": "c", "granted_scopes": [],
+                               "token_response": {"access_token": "TOKEN-FOR-ELSEWHERE", "token_type": "bearer"}}})
+        .to_string(),
+    )
+    .unwrap();
+    let config = dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"hosted": {"url": format!("{}/mcp", server.base)}}}).to_string(),
+    )
+    .unwrap();
+    let out = tokio::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+        .env("CODING_AGENT_DIR", &agent_dir)
+        .arg("--mcp-config")
+        .arg(&config)
+        .arg("--cwd")
+        .arg(dir.path())
+        .arg("--list-tools")
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "MCP server hosted: needs OAuth sign-in: run `coding-agent mcp login hosted`"
+        ),
+        "{stderr}"
+    );
+    let requests = server.requests();
+    assert!(!requests.is_empty());
+    for request in requests {
+        assert!(
+            !request
+                .headers
+                .iter()
+                .any(|(_, v)| v.contains("TOKEN-FOR-ELSEWHERE")),
+            "the token went to the wrong server: {:?}",
+            request.headers
+        );
+    }
+}

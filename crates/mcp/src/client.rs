@@ -131,7 +131,19 @@ impl Connection {
         changed: mpsc::UnboundedSender<()>,
         refresh: Arc<Refresh>,
     ) -> Result<Client, StartError> {
-        match Self::start_with(config, changed.clone(), refresh.clone(), lifecycle()).await {
+        // stdio servers get the `initialize` handshake: the SDKs most of
+        // them are written with leave an unknown request unanswered, and
+        // `server/discover` would cost each one the probe's full wait.
+        // HTTP servers try `server/discover` first (the 2026-07-28 request
+        // metadata) and fall back.
+        let first = match config.transport {
+            McpTransport::Stdio { .. } => rmcp::service::ClientLifecycleMode::Initialize,
+            McpTransport::Http { .. } => lifecycle(),
+        };
+        if matches!(first, rmcp::service::ClientLifecycleMode::Initialize) {
+            return Self::start_with(config, changed, refresh, first).await;
+        }
+        match Self::start_with(config, changed.clone(), refresh.clone(), first).await {
             // A server that answered `server/discover` with something other
             // than a result or an error (an empty object, say) gets the
             // older handshake, on a fresh connection.
@@ -399,7 +411,7 @@ impl Connection {
     }
 }
 
-/// How a connection starts: `server/discover` with the 2026-07-28
+/// How an HTTP connection starts: `server/discover` with the 2026-07-28
 /// per-request metadata (`MCP-Protocol-Version` on every POST, `_meta` with
 /// the protocol version and client capabilities on every request), falling
 /// back to `initialize` for a server that predates it.

@@ -21,8 +21,9 @@
 //!   registration, PKCE, refresh on rmcp's `auth`), tokens kept `0600` and
 //!   bound to their server's URL.
 //!
-//! Connections start with `server/discover` and the 2026-07-28 per-request
-//! metadata, and fall back to `initialize` for older servers.
+//! HTTP connections start with `server/discover` and the 2026-07-28
+//! per-request metadata, and fall back to `initialize` for older servers;
+//! stdio servers get `initialize`.
 //!
 //! The `http` feature (on by default) brings the HTTP transports and sign-in.
 
