@@ -418,6 +418,7 @@ impl AgentSessionBuilder {
         session.record_messages();
         session.activate_added_tools();
         session.refresh();
+        session.restore_tool_state();
         Ok(session)
     }
 }
@@ -638,7 +639,39 @@ impl AgentSession {
         }
         self.agent.replace_messages(manager.context().messages);
         *self.store.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(Mutex::new(manager)));
+        self.restore_tool_state();
         Ok(())
+    }
+
+    /// Hands every registered tool that keeps state (see
+    /// [`ToolDefinition::with_restore`]) its earlier results on the current
+    /// branch of the session file, root first: none without a file, so
+    /// state left from another session is cleared. The session does this
+    /// when it is built (a resumed file restores the tools), after
+    /// [`AgentSession::switch_session`] (new, resume, fork, another branch)
+    /// and for tools added by [`AgentSession::replace_tools`]; call it after
+    /// moving the leaf of [`AgentSession::session_manager`] by hand.
+    pub fn restore_tool_state(&self) {
+        let definitions = self.lock().registry.definitions();
+        self.restore_tools(&definitions);
+    }
+
+    fn restore_tools(&self, definitions: &[ToolDefinition]) {
+        if !definitions.iter().any(ToolDefinition::restores_state) {
+            return;
+        }
+        let mut earlier = match self.session_manager() {
+            Some(manager) => manager
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .tool_results(),
+            None => Default::default(),
+        };
+        // Outside every lock: a restore function may call back into the session.
+        for definition in definitions.iter().filter(|d| d.restores_state()) {
+            let results = earlier.remove(definition.name()).unwrap_or_default();
+            definition.restore(&results);
+        }
     }
 
     /// Summarises the older part of the conversation now (`/compact`);
@@ -744,11 +777,12 @@ impl AgentSession {
             for name in removed {
                 inner.registry.unregister_tool(name);
             }
-            for tool in added {
-                inner.registry.register_tool(tool);
+            for tool in &added {
+                inner.registry.register_tool(tool.clone());
             }
         }
         self.refresh();
+        self.restore_tools(&added);
     }
 
     /// The merged settings.

@@ -10,6 +10,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use crate::render::{RenderContext, RenderResultOptions, RenderShell, StyledText, Theme};
+use crate::restore::{EarlierResult, RestoreFn};
 use crate::typed::{TypedTool, typed_tool};
 
 /// Draws a call (before and while it runs): arguments, theme, context.
@@ -158,6 +159,7 @@ pub struct ToolDefinition {
     command_argument: Option<String>,
     hints: ToolHints,
     active_by_default: bool,
+    restore: Option<RestoreFn>,
 }
 
 /// Looks a tool up by name: how permission rules and compaction learn what
@@ -178,6 +180,7 @@ impl ToolDefinition {
             command_argument: None,
             hints: ToolHints::default(),
             active_by_default: true,
+            restore: None,
         }
     }
 
@@ -285,6 +288,69 @@ impl ToolDefinition {
     pub fn with_hints(mut self, hints: ToolHints) -> Self {
         self.hints = hints;
         self
+    }
+
+    /// The same definition rebuilding its state with `restore` whenever a
+    /// session is built, resumed, forked or switched to another branch:
+    /// `restore` gets the tool's own earlier results on the branch now
+    /// current, root first (none for a new session, so state from another
+    /// session is cleared). Keep the state a tool needs in its results'
+    /// `details`, and the state follows the conversation.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use agent_tool::{AgentToolResult, EarlierResult, tool};
+    /// use serde_json::{Value, json};
+    ///
+    /// let todos = Arc::new(Mutex::new(Vec::<String>::new()));
+    /// let (run, restore) = (todos.clone(), todos.clone());
+    /// let todo = tool("todo")
+    ///     .description("Adds an item to the todo list.")
+    ///     .execute(move |args: Value, _cx| {
+    ///         let todos = run.clone();
+    ///         async move {
+    ///             let mut list = todos.lock().unwrap();
+    ///             list.push(args["item"].as_str().unwrap_or_default().to_string());
+    ///             Ok(AgentToolResult::text(format!("{} open", list.len()))
+    ///                 .with_details(json!({"todos": *list})))
+    ///         }
+    ///     })
+    ///     .with_restore(move |earlier: &[EarlierResult]| {
+    ///         // The latest successful result holds the whole list.
+    ///         let latest = earlier.iter().rev().find(|r| !r.is_error);
+    ///         *restore.lock().unwrap() = latest
+    ///             .and_then(|r| serde_json::from_value(r.details["todos"].clone()).ok())
+    ///             .unwrap_or_default();
+    ///     });
+    ///
+    /// todo.restore(&[EarlierResult {
+    ///     tool_call_id: "c1".into(),
+    ///     arguments: json!({"item": "milk"}),
+    ///     details: json!({"todos": ["milk"]}),
+    ///     is_error: false,
+    /// }]);
+    /// assert_eq!(*todos.lock().unwrap(), ["milk"]);
+    /// ```
+    pub fn with_restore(
+        mut self,
+        restore: impl Fn(&[EarlierResult]) + Send + Sync + 'static,
+    ) -> Self {
+        self.restore = Some(Arc::new(restore));
+        self
+    }
+
+    /// Hands the tool its earlier results (see
+    /// [`ToolDefinition::with_restore`]); nothing happens for a tool
+    /// without a restore function.
+    pub fn restore(&self, earlier: &[EarlierResult]) {
+        if let Some(restore) = &self.restore {
+            restore(earlier);
+        }
+    }
+
+    /// Whether the tool rebuilds state from earlier results.
+    pub fn restores_state(&self) -> bool {
+        self.restore.is_some()
     }
 
     /// The same definition running `tool` instead (metadata, prompt and
