@@ -368,6 +368,7 @@ impl AgentSessionBuilder {
             registry,
             prompt_base,
             system_prompt: String::new(),
+            constrained_sampling: settings.constrained_sampling(),
         }));
         // The rules and compaction learn what each tool declares from the
         // registry as it is at the time of the call.
@@ -498,6 +499,9 @@ struct SessionInner {
     registry: ToolRegistry,
     prompt_base: SystemPromptOptions,
     system_prompt: String,
+    /// The `constrainedSampling` setting: every tool strict, none, or
+    /// (`None`) as each tool declares.
+    constrained_sampling: Option<bool>,
 }
 
 /// An assembled agent: the `Agent`, its registry, settings and system prompt,
@@ -595,10 +599,28 @@ fn refresh_agent(inner: &Mutex<SessionInner>, agent: &Agent) {
             .collect();
         let prompt = build_system_prompt(&options);
         inner.system_prompt = prompt.clone();
-        (inner.registry.active_agent_tools(), prompt)
+        let tools = active
+            .into_iter()
+            .map(|d| with_constrained_setting(d, inner.constrained_sampling).tool())
+            .collect();
+        (tools, prompt)
     };
     agent.set_tools(tools);
     agent.set_system_prompt(prompt);
+}
+
+/// A tool as the `constrainedSampling` setting has it sent: `true` asks
+/// for strict mode where the tool says nothing (keeping a tool's own
+/// `require`), `false` drops every request.
+fn with_constrained_setting(definition: ToolDefinition, setting: Option<bool>) -> ToolDefinition {
+    match setting {
+        None => definition,
+        Some(true) if definition.constrained_sampling().is_some() => definition,
+        Some(true) => {
+            definition.with_constrained_sampling(Some(agent_tool::ConstrainedSampling::prefer()))
+        }
+        Some(false) => definition.with_constrained_sampling(None),
+    }
 }
 
 impl AgentSession {

@@ -395,6 +395,34 @@ impl ToolDefinition {
         self.tool.execution_mode()
     }
 
+    /// Whether the provider is asked to constrain the model's arguments to
+    /// the schema.
+    pub fn constrained_sampling(&self) -> Option<agent_core::ConstrainedSampling> {
+        self.tool.constrained_sampling()
+    }
+
+    /// The same definition asking for constrained sampling (`None`: not
+    /// asked); everything else kept.
+    ///
+    /// ```
+    /// use agent_tool::{AgentToolResult, ConstrainedSampling, tool};
+    /// let todo = tool("todo")
+    ///     .execute(|_: serde_json::Value, _cx| async { Ok(AgentToolResult::text("ok")) })
+    ///     .with_constrained_sampling(Some(ConstrainedSampling::require()));
+    /// assert_eq!(todo.tool().to_tool().constrained_sampling, Some(ConstrainedSampling::require()));
+    /// ```
+    pub fn with_constrained_sampling(
+        self,
+        constrained: Option<agent_core::ConstrainedSampling>,
+    ) -> Self {
+        if self.constrained_sampling() == constrained {
+            return self;
+        }
+        crate::decorate(self)
+            .constrained_sampling(constrained)
+            .build()
+    }
+
     /// The line for "Available tools", if any.
     pub fn prompt_snippet(&self) -> Option<&str> {
         self.prompt_snippet.as_deref()

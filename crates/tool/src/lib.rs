@@ -83,8 +83,8 @@ pub use truncate::{
 pub use typed::{Typed, TypedTool, object_params_schema, params_schema, typed_tool};
 
 pub use agent_core::{
-    ABORTED_MESSAGE, AgentTool, AgentToolResult, CancellationToken, ExecutionMode, Extensions,
-    ToolCallContext, ToolError, ToolMeta, ToolUpdateSink,
+    ABORTED_MESSAGE, AgentTool, AgentToolResult, CancellationToken, ConstrainedSampling,
+    ExecutionMode, Extensions, StrictMode, ToolCallContext, ToolError, ToolMeta, ToolUpdateSink,
 };
 /// Re-exported so renderers can build styles without a direct dependency.
 pub use anstyle;
@@ -103,9 +103,9 @@ pub use serde_json;
 /// direct `serde` or `schemars` dependency.
 pub mod prelude {
     pub use crate::{
-        AgentTool, AgentToolResult, EarlierResult, Extensions, PathArgument, ToolCallContext,
-        ToolDefinition, ToolError, ToolHints, ToolSettings, ToolUpdateSink, TypedTool, WorkingDir,
-        decorate, tool, typed_tool,
+        AgentTool, AgentToolResult, ConstrainedSampling, EarlierResult, Extensions, PathArgument,
+        ToolCallContext, ToolDefinition, ToolError, ToolHints, ToolSettings, ToolUpdateSink,
+        TypedTool, WorkingDir, decorate, tool, typed_tool,
     };
     pub use futures::future::BoxFuture;
     pub use schemars::JsonSchema;
