@@ -49,7 +49,7 @@ proptest! {
 
     #[test]
     fn validation_never_panics_and_accepted_values_validate(args in json_value()) {
-        let tool = Tool { name: "fuzz".into(), description: String::new(), parameters: schema() };
+        let tool = Tool::new("fuzz", "", schema());
         match validate_tool_arguments(&tool, &args) {
             Ok(coerced) => {
                 // Coercion is idempotent on accepted values.

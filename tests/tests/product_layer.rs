@@ -665,6 +665,93 @@ async fn extension_block_and_failure_stop_the_call() {
     );
 }
 
+/// Records what its handlers see of the run: the transcript, the active
+/// tools and the system prompt.
+struct Observer {
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+impl Extension for Observer {
+    fn name(&self) -> &str {
+        "observer"
+    }
+    fn register(&self, api: &mut ExtensionApi) {
+        let seen = self.seen.clone();
+        api.on_tool_call(move |event| {
+            let seen = seen.clone();
+            async move {
+                let roles: Vec<&str> = event
+                    .context
+                    .messages
+                    .iter()
+                    .map(|m| match m {
+                        agent_ai::Message::User(_) => "user",
+                        agent_ai::Message::Assistant(_) => "assistant",
+                        agent_ai::Message::ToolResult(_) => "toolResult",
+                    })
+                    .collect();
+                let asked = event
+                    .context
+                    .messages
+                    .last()
+                    .and_then(|m| m.as_assistant())
+                    .is_some_and(|a| a.tool_calls().any(|c| c.id == event.tool_call_id));
+                seen.lock().unwrap().push(format!(
+                    "call {}: {} asked={asked} tools={} prompt_has_snippet={}",
+                    event.tool_call_id,
+                    roles.join(","),
+                    event.context.tool_names().join(","),
+                    event.context.system_prompt.contains("- sleep: naps"),
+                ));
+                Ok(None)
+            }
+        });
+        let seen = self.seen.clone();
+        api.on_tool_result(move |event| {
+            let seen = seen.clone();
+            async move {
+                seen.lock().unwrap().push(format!(
+                    "result {}: {} messages",
+                    event.tool_call_id,
+                    event.context.messages.len()
+                ));
+                Ok(None)
+            }
+        });
+    }
+}
+
+#[tokio::test]
+async fn extension_handlers_see_the_transcript_tools_and_prompt() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let client = scripted(vec![
+        calls(&[("c1", "sleep", json!({"ms": 1}))]),
+        calls(&[("c2", "sleep", json!({"ms": 1}))]),
+        text("ok"),
+    ]);
+    let (tool, _) = sleeper("sleep").arc();
+    let (other, _) = sleeper("nap_log").arc();
+    let session = AgentSessionBuilder::new(model(), client)
+        .cwd("/tmp")
+        .settings(Settings::default())
+        .context_files(false)
+        .tool(ToolDefinition::new(tool).with_prompt_snippet("naps"))
+        .tool(ToolDefinition::new(other))
+        .extension(Arc::new(Observer { seen: seen.clone() }))
+        .build()
+        .unwrap();
+    session.prompt("go").await.unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "call c1: user,assistant asked=true tools=sleep,nap_log prompt_has_snippet=true",
+            "result c1: 2 messages",
+            "call c2: user,assistant,toolResult,assistant asked=true tools=sleep,nap_log prompt_has_snippet=true",
+            "result c2: 4 messages",
+        ]
+    );
+}
+
 #[tokio::test]
 async fn block_images_setting_replaces_images_sent_to_the_model() {
     let (tool, _) = FnTool::new("shot", |_, _, _| async {
@@ -754,4 +841,88 @@ async fn added_tool_names_become_active_for_the_next_request() {
         ]
     );
     assert_eq!(session.active_tool_names(), ["discover", "hidden"]);
+}
+
+/// A tool recording the arguments it ran with.
+fn recorder(name: &str, seen: Arc<Mutex<Vec<Value>>>) -> ToolDefinition {
+    coding_agent::tool(name)
+        .parameters(json!({"type":"object","properties":{
+            "path":{"type":"string"},"limit":{"type":"integer"}},"required":["path"]}))
+        .execute(move |args: Value, _cx| {
+            let seen = seen.clone();
+            async move {
+                seen.lock().unwrap().push(args);
+                Ok(AgentToolResult::text("ok"))
+            }
+        })
+}
+
+#[tokio::test]
+async fn a_constrained_tool_takes_a_null_optional_argument_as_absent() {
+    let (strict_seen, plain_seen) = (Arc::new(Mutex::new(vec![])), Arc::new(Mutex::new(vec![])));
+    let args = json!({"path": "a.txt", "limit": null});
+    let client = scripted(vec![
+        calls(&[("c1", "strict", args.clone()), ("c2", "plain", args)]),
+        text("ok"),
+    ]);
+    let session = AgentSessionBuilder::new(model(), client)
+        .cwd("/tmp")
+        .settings(Settings::default())
+        .context_files(false)
+        .tool(
+            recorder("strict", strict_seen.clone())
+                .with_constrained_sampling(Some(coding_agent::ConstrainedSampling::prefer())),
+        )
+        .tool(recorder("plain", plain_seen.clone()))
+        .build()
+        .unwrap();
+    session.prompt("go").await.unwrap();
+    assert_eq!(*strict_seen.lock().unwrap(), [json!({"path": "a.txt"})]);
+    // Without constrained sampling, Pi's coercion turns null into 0.
+    assert_eq!(
+        *plain_seen.lock().unwrap(),
+        [json!({"path": "a.txt", "limit": 0})]
+    );
+}
+
+#[tokio::test]
+async fn the_constrained_sampling_setting_overrides_what_tools_declare() {
+    use coding_agent::ConstrainedSampling;
+    let sent = |setting: Option<bool>| async move {
+        let client = scripted(vec![text("ok")]);
+        let settings = match setting {
+            Some(on) => Settings::from_value(json!({"constrainedSampling": on})),
+            None => Settings::default(),
+        };
+        let session = AgentSessionBuilder::new(model(), client.clone())
+            .cwd("/tmp")
+            .settings(settings)
+            .context_files(false)
+            .tool(recorder("plain", Default::default()))
+            .tool(
+                recorder("strict", Default::default())
+                    .with_constrained_sampling(Some(ConstrainedSampling::require())),
+            )
+            .build()
+            .unwrap();
+        session.prompt("go").await.unwrap();
+        client.requests()[0]
+            .tools
+            .iter()
+            .map(|t| (t.name.clone(), t.constrained_sampling))
+            .collect::<Vec<_>>()
+    };
+    let pair = |plain, strict| vec![("plain".to_string(), plain), ("strict".to_string(), strict)];
+    assert_eq!(
+        sent(None).await,
+        pair(None, Some(ConstrainedSampling::require()))
+    );
+    assert_eq!(
+        sent(Some(true)).await,
+        pair(
+            Some(ConstrainedSampling::prefer()),
+            Some(ConstrainedSampling::require())
+        )
+    );
+    assert_eq!(sent(Some(false)).await, pair(None, None));
 }

@@ -27,6 +27,23 @@ pub struct AgentContext {
     pub tools: Vec<Arc<dyn AgentTool>>,
 }
 
+impl AgentContext {
+    /// The names of the active tools, in the order they are offered.
+    ///
+    /// ```
+    /// let context = agent_core::AgentContext::default();
+    /// assert!(context.tool_names().is_empty());
+    /// ```
+    pub fn tool_names(&self) -> Vec<&str> {
+        self.tools.iter().map(|t| t.name()).collect()
+    }
+
+    /// The active tool called `name`, if there is one.
+    pub fn tool(&self, name: &str) -> Option<&Arc<dyn AgentTool>> {
+        self.tools.iter().find(|t| t.name() == name)
+    }
+}
+
 impl std::fmt::Debug for AgentContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentContext")

@@ -63,5 +63,8 @@ pub use tool::{
     ToolMeta, ToolUpdateSink,
 };
 
+/// Re-exported so a tool can ask for constrained sampling without naming `agent-ai`.
+pub use agent_ai::{ConstrainedSampling, StrictMode};
+
 /// Re-exported so tools and hooks can name the cancellation type without a direct dependency.
 pub use tokio_util::sync::CancellationToken;

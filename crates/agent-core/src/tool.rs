@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use agent_ai::{ContentBlock, Tool, Usage};
+use agent_ai::{ConstrainedSampling, ContentBlock, Tool, Usage};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -250,6 +250,12 @@ pub trait AgentTool: Send + Sync {
         self.meta().execution_mode
     }
 
+    /// Whether the provider should constrain the model's arguments to the
+    /// schema (from [`AgentTool::meta`]); `None` means not asked.
+    fn constrained_sampling(&self) -> Option<ConstrainedSampling> {
+        self.meta().constrained_sampling
+    }
+
     /// Repairs raw arguments before validation (e.g. legacy shapes). Default: unchanged.
     fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
         Ok(args)
@@ -269,6 +275,7 @@ pub trait AgentTool: Send + Sync {
             name: self.name().to_string(),
             description: self.description().to_string(),
             parameters: self.parameters().clone(),
+            constrained_sampling: self.constrained_sampling(),
         }
     }
 }
@@ -299,6 +306,13 @@ pub struct ToolMeta {
     /// Scheduling preference; `None` means parallel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_mode: Option<ExecutionMode>,
+    /// Asks the provider to constrain the model's arguments to
+    /// `parameters` (strict tools); `None` means not asked. With it set,
+    /// a `null` the model sends for an optional argument whose schema does
+    /// not allow `null` is taken as absent (strict mode makes optional
+    /// arguments nullable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constrained_sampling: Option<ConstrainedSampling>,
 }
 
 impl ToolMeta {
@@ -311,6 +325,7 @@ impl ToolMeta {
             description: description.into(),
             parameters: serde_json::json!({"type": "object"}),
             execution_mode: None,
+            constrained_sampling: None,
         }
     }
 
@@ -323,6 +338,20 @@ impl ToolMeta {
     /// The same with this argument schema.
     pub fn with_parameters(mut self, parameters: Value) -> Self {
         self.parameters = parameters;
+        self
+    }
+
+    /// The same, asking the provider to constrain the model's arguments to
+    /// the schema.
+    ///
+    /// ```
+    /// use agent_ai::ConstrainedSampling;
+    /// let meta = agent_core::ToolMeta::new("todo", "Adds a todo.")
+    ///     .with_constrained_sampling(ConstrainedSampling::prefer());
+    /// assert_eq!(meta.constrained_sampling, Some(ConstrainedSampling::prefer()));
+    /// ```
+    pub fn with_constrained_sampling(mut self, constrained: ConstrainedSampling) -> Self {
+        self.constrained_sampling = Some(constrained);
         self
     }
 

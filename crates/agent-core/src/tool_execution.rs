@@ -273,6 +273,13 @@ async fn prepare(
         Ok(args) => args,
         Err(e) => return Prepared::Done(failed(call, e.to_string(), false)),
     };
+    // A strict schema made the optional arguments nullable: the model's
+    // `null` for one it left out means "absent", not a value to coerce.
+    let prepared = if tool.constrained_sampling().is_some() {
+        agent_ai::providers::lowering::relax_strict_arguments(tool.parameters(), prepared)
+    } else {
+        prepared
+    };
     let mut args = match validate_arguments(tool.name(), tool.parameters(), &prepared) {
         Ok(args) => args,
         Err(e) => return Prepared::Done(failed(call, e.to_string(), false)),

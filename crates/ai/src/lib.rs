@@ -35,7 +35,7 @@ pub use model::Model;
 pub use stream::{
     AssistantEventStream, AssistantMessageEvent, ModelClient, StreamOptions, complete,
 };
-pub use tool::Tool;
+pub use tool::{ConstrainedSampling, StrictMode, Tool};
 pub use validation::{
     ArgumentValidator, ValidationError, coerce_to_schema, validate_arguments,
     validate_tool_arguments,

@@ -39,11 +39,7 @@ pub enum ValidationError {
 /// ```
 /// use agent_ai::{ArgumentValidator, Tool};
 /// use serde_json::json;
-/// let tool = Tool {
-///     name: "read".into(),
-///     description: String::new(),
-///     parameters: json!({"type":"object","properties":{"limit":{"type":"number"}}}),
-/// };
+/// let tool = Tool::new("read", "", json!({"type":"object","properties":{"limit":{"type":"number"}}}));
 /// let v = ArgumentValidator::new(&tool).unwrap();
 /// assert_eq!(v.validate(&json!({"limit":"5"})).unwrap(), json!({"limit":5}));
 /// ```
@@ -131,11 +127,7 @@ pub fn validate_arguments(
     let validator = match cached {
         Some(v) => v,
         None => {
-            let tool = Tool {
-                name: name.to_string(),
-                description: String::new(),
-                parameters: schema.clone(),
-            };
+            let tool = Tool::new(name, "", schema.clone());
             let v = Arc::new(ArgumentValidator::new(&tool)?);
             let mut guard = cache.lock().unwrap_or_else(|p| p.into_inner());
             guard.insert(name.to_string(), v.clone());
@@ -351,11 +343,7 @@ mod tests {
     use serde_json::json;
 
     fn tool(params: Value) -> Tool {
-        Tool {
-            name: "t".into(),
-            description: String::new(),
-            parameters: params,
-        }
+        Tool::new("t", "", params)
     }
 
     #[test]

@@ -368,6 +368,7 @@ impl AgentSessionBuilder {
             registry,
             prompt_base,
             system_prompt: String::new(),
+            constrained_sampling: settings.constrained_sampling(),
         }));
         // The rules and compaction learn what each tool declares from the
         // registry as it is at the time of the call.
@@ -418,6 +419,7 @@ impl AgentSessionBuilder {
         session.record_messages();
         session.activate_added_tools();
         session.refresh();
+        session.restore_tool_state();
         Ok(session)
     }
 }
@@ -497,6 +499,9 @@ struct SessionInner {
     registry: ToolRegistry,
     prompt_base: SystemPromptOptions,
     system_prompt: String,
+    /// The `constrainedSampling` setting: every tool strict, none, or
+    /// (`None`) as each tool declares.
+    constrained_sampling: Option<bool>,
 }
 
 /// An assembled agent: the `Agent`, its registry, settings and system prompt,
@@ -594,10 +599,28 @@ fn refresh_agent(inner: &Mutex<SessionInner>, agent: &Agent) {
             .collect();
         let prompt = build_system_prompt(&options);
         inner.system_prompt = prompt.clone();
-        (inner.registry.active_agent_tools(), prompt)
+        let tools = active
+            .into_iter()
+            .map(|d| with_constrained_setting(d, inner.constrained_sampling).tool())
+            .collect();
+        (tools, prompt)
     };
     agent.set_tools(tools);
     agent.set_system_prompt(prompt);
+}
+
+/// A tool as the `constrainedSampling` setting has it sent: `true` asks
+/// for strict mode where the tool says nothing (keeping a tool's own
+/// `require`), `false` drops every request.
+fn with_constrained_setting(definition: ToolDefinition, setting: Option<bool>) -> ToolDefinition {
+    match setting {
+        None => definition,
+        Some(true) if definition.constrained_sampling().is_some() => definition,
+        Some(true) => {
+            definition.with_constrained_sampling(Some(agent_tool::ConstrainedSampling::prefer()))
+        }
+        Some(false) => definition.with_constrained_sampling(None),
+    }
 }
 
 impl AgentSession {
@@ -638,7 +661,39 @@ impl AgentSession {
         }
         self.agent.replace_messages(manager.context().messages);
         *self.store.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(Mutex::new(manager)));
+        self.restore_tool_state();
         Ok(())
+    }
+
+    /// Hands every registered tool that keeps state (see
+    /// [`ToolDefinition::with_restore`]) its earlier results on the current
+    /// branch of the session file, root first: none without a file, so
+    /// state left from another session is cleared. The session does this
+    /// when it is built (a resumed file restores the tools), after
+    /// [`AgentSession::switch_session`] (new, resume, fork, another branch)
+    /// and for tools added by [`AgentSession::replace_tools`]; call it after
+    /// moving the leaf of [`AgentSession::session_manager`] by hand.
+    pub fn restore_tool_state(&self) {
+        let definitions = self.lock().registry.definitions();
+        self.restore_tools(&definitions);
+    }
+
+    fn restore_tools(&self, definitions: &[ToolDefinition]) {
+        if !definitions.iter().any(ToolDefinition::restores_state) {
+            return;
+        }
+        let mut earlier = match self.session_manager() {
+            Some(manager) => manager
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .tool_results(),
+            None => Default::default(),
+        };
+        // Outside every lock: a restore function may call back into the session.
+        for definition in definitions.iter().filter(|d| d.restores_state()) {
+            let results = earlier.remove(definition.name()).unwrap_or_default();
+            definition.restore(&results);
+        }
     }
 
     /// Summarises the older part of the conversation now (`/compact`);
@@ -744,11 +799,12 @@ impl AgentSession {
             for name in removed {
                 inner.registry.unregister_tool(name);
             }
-            for tool in added {
-                inner.registry.register_tool(tool);
+            for tool in &added {
+                inner.registry.register_tool(tool.clone());
             }
         }
         self.refresh();
+        self.restore_tools(&added);
     }
 
     /// The merged settings.

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use agent_ai::{ContentBlock, Usage};
 use agent_core::{
-    AfterToolCallHook, AfterToolCallResult, BeforeToolCallHook, BeforeToolCallResult,
+    AfterToolCallHook, AfterToolCallResult, AgentContext, BeforeToolCallHook, BeforeToolCallResult,
 };
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -13,7 +13,7 @@ use serde_json::Value;
 use agent_tool::ToolDefinition;
 
 /// A `tool_call` event: a call about to run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct ToolCallEvent {
     /// Tool name.
     pub tool_name: String,
@@ -21,6 +21,12 @@ pub struct ToolCallEvent {
     pub tool_call_id: String,
     /// Validated arguments (as rewritten by earlier handlers).
     pub input: Value,
+    /// The run as the batch of calls began: `system_prompt`, `messages`
+    /// (the transcript up to and including the assistant message that asked
+    /// for this call) and the active `tools` (see
+    /// [`AgentContext::tool_names`]). One snapshot shared by every call and
+    /// handler of the batch, so reading it copies nothing.
+    pub context: Arc<AgentContext>,
 }
 
 /// A `tool_call` handler's decision. The default lets the call run unchanged.
@@ -54,7 +60,7 @@ impl ToolCallDecision {
 }
 
 /// A `tool_result` event: a call has finished (fields reflect earlier patches).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct ToolResultEvent {
     /// Tool name.
     pub tool_name: String,
@@ -70,6 +76,9 @@ pub struct ToolResultEvent {
     pub is_error: bool,
     /// Tool-internal usage.
     pub usage: Option<Usage>,
+    /// The run as the batch of calls began (see [`ToolCallEvent::context`]);
+    /// the results of the batch's other calls are not in it yet.
+    pub context: Arc<AgentContext>,
 }
 
 /// A `tool_result` handler's patch; `Some` fields replace, patches chain.
@@ -129,7 +138,29 @@ impl ExtensionApi {
         self.tools.push((self.extension.clone(), definition));
     }
 
-    /// Adds a `tool_call` handler (may block, or rewrite arguments).
+    /// Adds a `tool_call` handler (may block, or rewrite arguments). The
+    /// event's [`context`](ToolCallEvent::context) shows the transcript,
+    /// the active tools and the system prompt.
+    ///
+    /// ```
+    /// use coding_agent::{ExtensionApi, ToolCallDecision};
+    ///
+    /// let mut api = ExtensionApi::default();
+    /// // Refuse a write when the conversation already asked for another one.
+    /// api.on_tool_call(|event| async move {
+    ///     let earlier_writes = event
+    ///         .context
+    ///         .messages
+    ///         .iter()
+    ///         .filter_map(|m| m.as_assistant())
+    ///         .flat_map(|a| a.tool_calls())
+    ///         .filter(|c| c.name == "write" && c.id != event.tool_call_id)
+    ///         .count();
+    ///     Ok((event.tool_name == "write" && earlier_writes > 0)
+    ///         .then(|| ToolCallDecision::block("one write per conversation")))
+    /// });
+    /// assert!(api.before_tool_call_hook().is_some());
+    /// ```
     pub fn on_tool_call<F, Fut>(&mut self, handler: F)
     where
         F: Fn(ToolCallEvent) -> Fut + Send + Sync + 'static,
@@ -141,6 +172,8 @@ impl ExtensionApi {
     }
 
     /// Adds a `tool_result` handler (may patch content, details, isError).
+    /// The event's [`context`](ToolResultEvent::context) is the run as the
+    /// batch began, as for `on_tool_call`.
     pub fn on_tool_result<F, Fut>(&mut self, handler: F)
     where
         F: Fn(ToolResultEvent) -> Fut + Send + Sync + 'static,
@@ -184,6 +217,7 @@ impl ExtensionApi {
                         tool_name: ctx.tool_call.name.clone(),
                         tool_call_id: ctx.tool_call.id.clone(),
                         input: input.clone(),
+                        context: ctx.context.clone(),
                     };
                     match handler(event).await {
                         Err(e) => {
@@ -232,6 +266,7 @@ impl ExtensionApi {
                     details: ctx.result.details.clone(),
                     is_error: ctx.is_error,
                     usage: ctx.result.usage,
+                    context: ctx.context.clone(),
                 };
                 let mut changed = AfterToolCallResult::default();
                 for (extension, handler) in handlers {

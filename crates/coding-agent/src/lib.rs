@@ -50,14 +50,14 @@ pub use agent_core;
 pub use agent_core::{AgentError, RunOutcome};
 pub use agent_tool;
 pub use agent_tool::{
-    AgentTool, AgentToolResult, CancellationToken, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Decorated,
-    ExecutionMode, Extensions, FileMutationQueue, GREP_MAX_LINE_LENGTH, PathAccess, PathArgument,
-    RenderContext, RenderResultOptions, RenderShell, Span, StyledLine, StyledText, Theme,
-    ToolBuilder, ToolCallContext, ToolDefinition, ToolError, ToolHints, ToolUpdateSink,
-    TruncatedBy, TruncationOptions, TruncationResult, TypedTool, WorkingDir, decorate,
-    default_render_call, default_render_result, format_size, sanitize_terminal_text, string_enum,
-    string_enum_schema, string_enum_with_description, tool, truncate_head, truncate_line,
-    truncate_tail,
+    AgentTool, AgentToolResult, CancellationToken, ConstrainedSampling, DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES, Decorated, EarlierResult, ExecutionMode, Extensions, FileMutationQueue,
+    GREP_MAX_LINE_LENGTH, PathAccess, PathArgument, RenderContext, RenderResultOptions,
+    RenderShell, Span, StrictMode, StyledLine, StyledText, Theme, ToolBuilder, ToolCallContext,
+    ToolDefinition, ToolError, ToolHints, ToolUpdateSink, TruncatedBy, TruncationOptions,
+    TruncationResult, TypedTool, WorkingDir, decorate, default_render_call, default_render_result,
+    format_size, sanitize_terminal_text, string_enum, string_enum_schema,
+    string_enum_with_description, tool, truncate_head, truncate_line, truncate_tail,
 };
 /// Re-exported so renderers can build styles without a direct dependency.
 pub use anstyle;

@@ -335,6 +335,14 @@ impl Settings {
             .map(|n| n.min(u32::MAX as u64) as usize)
     }
 
+    /// `constrainedSampling`: `true` sends every tool whose schema allows it
+    /// strict (constrained to its schema), `false` sends none strict (for a
+    /// server that refuses `strict`), absent leaves it to what each tool
+    /// declares.
+    pub fn constrained_sampling(&self) -> Option<bool> {
+        self.get("constrainedSampling").and_then(Value::as_bool)
+    }
+
     /// `images.autoResize` (default true).
     pub fn images_auto_resize(&self) -> bool {
         self.get_path("images.autoResize")
@@ -439,6 +447,7 @@ fn validate(map: &mut Map<String, Value>) -> Result<(), String> {
     ] {
         string(map, key)?;
     }
+    boolean(map, "constrainedSampling", "constrainedSampling")?;
     seconds(map, "bashTimeoutSeconds")?;
     seconds(map, "streamIdleTimeoutSeconds")?;
     match map.get("images") {

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use agent_ai::{Tool, validate_tool_arguments};
+use agent_ai::validate_tool_arguments;
 use agent_core::{AgentToolResult, CancellationToken, ToolCallContext, ToolUpdateSink};
 use coding_agent::{Settings, ToolDefinition};
 use serde_json::Value;
@@ -26,11 +26,7 @@ pub async fn call_with(
     cancel: CancellationToken,
     updates: ToolUpdateSink,
 ) -> Outcome {
-    let schema = Tool {
-        name: tool.name().to_string(),
-        description: tool.description().to_string(),
-        parameters: tool.parameters().clone(),
-    };
+    let schema = tool.tool().to_tool();
     let prepared = match tool.prepare_arguments(args) {
         Ok(a) => a,
         Err(e) => return failed(e.to_string()),

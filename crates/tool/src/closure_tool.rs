@@ -85,6 +85,13 @@ impl ToolBuilder {
         self
     }
 
+    /// Asks the provider to constrain the model's arguments to the schema
+    /// (OpenAI's and Anthropic's strict tools).
+    pub fn constrained_sampling(mut self, constrained: agent_core::ConstrainedSampling) -> Self {
+        self.meta.constrained_sampling = Some(constrained);
+        self
+    }
+
     /// Runs a batch holding a call of this tool one call at a time.
     pub fn sequential(mut self) -> Self {
         self.meta.execution_mode = Some(ExecutionMode::Sequential);

@@ -101,6 +101,16 @@ impl Decorated {
         self
     }
 
+    /// Replaces the tool's constrained-sampling request (`None`: send the
+    /// schema unconstrained).
+    pub fn constrained_sampling(
+        mut self,
+        constrained: Option<agent_core::ConstrainedSampling>,
+    ) -> Self {
+        self.meta.constrained_sampling = constrained;
+        self
+    }
+
     /// Replaces the JSON Schema of the arguments.
     pub fn parameters(mut self, schema: Value) -> Self {
         self.meta.parameters = schema;

@@ -10,6 +10,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use crate::render::{RenderContext, RenderResultOptions, RenderShell, StyledText, Theme};
+use crate::restore::{EarlierResult, RestoreFn};
 use crate::typed::{TypedTool, typed_tool};
 
 /// Draws a call (before and while it runs): arguments, theme, context.
@@ -158,6 +159,7 @@ pub struct ToolDefinition {
     command_argument: Option<String>,
     hints: ToolHints,
     active_by_default: bool,
+    restore: Option<RestoreFn>,
 }
 
 /// Looks a tool up by name: how permission rules and compaction learn what
@@ -178,6 +180,7 @@ impl ToolDefinition {
             command_argument: None,
             hints: ToolHints::default(),
             active_by_default: true,
+            restore: None,
         }
     }
 
@@ -287,6 +290,69 @@ impl ToolDefinition {
         self
     }
 
+    /// The same definition rebuilding its state with `restore` whenever a
+    /// session is built, resumed, forked or switched to another branch:
+    /// `restore` gets the tool's own earlier results on the branch now
+    /// current, root first (none for a new session, so state from another
+    /// session is cleared). Keep the state a tool needs in its results'
+    /// `details`, and the state follows the conversation.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use agent_tool::{AgentToolResult, EarlierResult, tool};
+    /// use serde_json::{Value, json};
+    ///
+    /// let todos = Arc::new(Mutex::new(Vec::<String>::new()));
+    /// let (run, restore) = (todos.clone(), todos.clone());
+    /// let todo = tool("todo")
+    ///     .description("Adds an item to the todo list.")
+    ///     .execute(move |args: Value, _cx| {
+    ///         let todos = run.clone();
+    ///         async move {
+    ///             let mut list = todos.lock().unwrap();
+    ///             list.push(args["item"].as_str().unwrap_or_default().to_string());
+    ///             Ok(AgentToolResult::text(format!("{} open", list.len()))
+    ///                 .with_details(json!({"todos": *list})))
+    ///         }
+    ///     })
+    ///     .with_restore(move |earlier: &[EarlierResult]| {
+    ///         // The latest successful result holds the whole list.
+    ///         let latest = earlier.iter().rev().find(|r| !r.is_error);
+    ///         *restore.lock().unwrap() = latest
+    ///             .and_then(|r| serde_json::from_value(r.details["todos"].clone()).ok())
+    ///             .unwrap_or_default();
+    ///     });
+    ///
+    /// todo.restore(&[EarlierResult {
+    ///     tool_call_id: "c1".into(),
+    ///     arguments: json!({"item": "milk"}),
+    ///     details: json!({"todos": ["milk"]}),
+    ///     is_error: false,
+    /// }]);
+    /// assert_eq!(*todos.lock().unwrap(), ["milk"]);
+    /// ```
+    pub fn with_restore(
+        mut self,
+        restore: impl Fn(&[EarlierResult]) + Send + Sync + 'static,
+    ) -> Self {
+        self.restore = Some(Arc::new(restore));
+        self
+    }
+
+    /// Hands the tool its earlier results (see
+    /// [`ToolDefinition::with_restore`]); nothing happens for a tool
+    /// without a restore function.
+    pub fn restore(&self, earlier: &[EarlierResult]) {
+        if let Some(restore) = &self.restore {
+            restore(earlier);
+        }
+    }
+
+    /// Whether the tool rebuilds state from earlier results.
+    pub fn restores_state(&self) -> bool {
+        self.restore.is_some()
+    }
+
     /// The same definition running `tool` instead (metadata, prompt and
     /// renderers kept as they are).
     pub fn with_tool(mut self, tool: Arc<dyn AgentTool>) -> Self {
@@ -327,6 +393,34 @@ impl ToolDefinition {
     /// Scheduling preference; `None` means parallel.
     pub fn execution_mode(&self) -> Option<ExecutionMode> {
         self.tool.execution_mode()
+    }
+
+    /// Whether the provider is asked to constrain the model's arguments to
+    /// the schema.
+    pub fn constrained_sampling(&self) -> Option<agent_core::ConstrainedSampling> {
+        self.tool.constrained_sampling()
+    }
+
+    /// The same definition asking for constrained sampling (`None`: not
+    /// asked); everything else kept.
+    ///
+    /// ```
+    /// use agent_tool::{AgentToolResult, ConstrainedSampling, tool};
+    /// let todo = tool("todo")
+    ///     .execute(|_: serde_json::Value, _cx| async { Ok(AgentToolResult::text("ok")) })
+    ///     .with_constrained_sampling(Some(ConstrainedSampling::require()));
+    /// assert_eq!(todo.tool().to_tool().constrained_sampling, Some(ConstrainedSampling::require()));
+    /// ```
+    pub fn with_constrained_sampling(
+        self,
+        constrained: Option<agent_core::ConstrainedSampling>,
+    ) -> Self {
+        if self.constrained_sampling() == constrained {
+            return self;
+        }
+        crate::decorate(self)
+            .constrained_sampling(constrained)
+            .build()
     }
 
     /// The line for "Available tools", if any.

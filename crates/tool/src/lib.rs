@@ -54,6 +54,7 @@ pub mod ops;
 pub mod path;
 pub mod path_filter;
 mod render;
+mod restore;
 mod schema;
 mod truncate;
 mod typed;
@@ -72,6 +73,7 @@ pub use render::{
     RenderContext, RenderResultOptions, RenderShell, Span, StyledLine, StyledText, Theme,
     default_render_call, default_render_result, sanitize_terminal_text,
 };
+pub use restore::{EarlierResult, RestoreFn};
 pub use schema::{string_enum, string_enum_schema, string_enum_with_description};
 pub use truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, NO_LINE_LIMIT, TruncatedBy,
@@ -81,8 +83,8 @@ pub use truncate::{
 pub use typed::{Typed, TypedTool, object_params_schema, params_schema, typed_tool};
 
 pub use agent_core::{
-    ABORTED_MESSAGE, AgentTool, AgentToolResult, CancellationToken, ExecutionMode, Extensions,
-    ToolCallContext, ToolError, ToolMeta, ToolUpdateSink,
+    ABORTED_MESSAGE, AgentTool, AgentToolResult, CancellationToken, ConstrainedSampling,
+    ExecutionMode, Extensions, StrictMode, ToolCallContext, ToolError, ToolMeta, ToolUpdateSink,
 };
 /// Re-exported so renderers can build styles without a direct dependency.
 pub use anstyle;
@@ -101,9 +103,9 @@ pub use serde_json;
 /// direct `serde` or `schemars` dependency.
 pub mod prelude {
     pub use crate::{
-        AgentTool, AgentToolResult, Extensions, PathArgument, ToolCallContext, ToolDefinition,
-        ToolError, ToolHints, ToolSettings, ToolUpdateSink, TypedTool, WorkingDir, decorate, tool,
-        typed_tool,
+        AgentTool, AgentToolResult, ConstrainedSampling, EarlierResult, Extensions, PathArgument,
+        ToolCallContext, ToolDefinition, ToolError, ToolHints, ToolSettings, ToolUpdateSink,
+        TypedTool, WorkingDir, decorate, tool, typed_tool,
     };
     pub use futures::future::BoxFuture;
     pub use schemars::JsonSchema;

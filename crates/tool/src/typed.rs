@@ -62,6 +62,12 @@ pub trait TypedTool: Send + Sync + 'static {
         None
     }
 
+    /// Whether the provider should constrain the model's arguments to the
+    /// schema (strict tools). Default: not asked.
+    fn constrained_sampling(&self) -> Option<agent_core::ConstrainedSampling> {
+        None
+    }
+
     /// Repairs raw arguments before validation. Default: unchanged.
     fn prepare_arguments(&self, args: Value) -> Result<Value, ToolError> {
         Ok(args)
@@ -91,6 +97,7 @@ impl<T: TypedTool> Typed<T> {
             description: tool.description().to_string(),
             parameters: params_schema::<T::Params>(),
             execution_mode: tool.execution_mode(),
+            constrained_sampling: tool.constrained_sampling(),
         };
         Typed { tool, meta }
     }

@@ -9,7 +9,7 @@ use super::builder::{MessageBuilder, message_stream};
 use super::http::{
     DEFAULT_IDLE_TIMEOUT, PreparedRequest, RetryPolicy, StreamEnd, http_client, json_body, read_sse,
 };
-use super::lowering::anthropic_tool;
+use super::lowering::{anthropic_tool, sends_strict};
 use crate::content::ContentBlock;
 use crate::context::Context;
 use crate::message::{AssistantMessage, Message, StopReason, UserContent};
@@ -18,6 +18,10 @@ use crate::stream::{AssistantEventStream, ModelClient, StreamOptions};
 
 /// Default base URL.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+/// The `anthropic-beta` header value sent with requests that carry strict
+/// tools (Anthropic's structured outputs).
+pub const STRICT_TOOLS_BETA: &str = "structured-outputs-2025-11-13";
+
 /// API version header value.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
@@ -77,7 +81,13 @@ impl AnthropicClient {
             body["system"] = json!(system);
         }
         if !context.tools.is_empty() {
-            body["tools"] = Value::Array(context.tools.iter().map(anthropic_tool).collect());
+            body["tools"] = Value::Array(
+                context
+                    .tools
+                    .iter()
+                    .map(|t| anthropic_tool(t, sends_strict(t, false).unwrap_or(false)))
+                    .collect(),
+            );
         }
         if let Some(t) = options.temperature {
             body["temperature"] = json!(t);
@@ -335,6 +345,15 @@ impl ModelClient for AnthropicClient {
         )];
         if let Some(key) = &self.api_key {
             headers.push(("x-api-key".to_string(), key.clone()));
+        }
+        // Strict tools are a beta of the Messages API: announced only when
+        // a tool is sent strict, so other requests stay as they were.
+        if context
+            .tools
+            .iter()
+            .any(|t| sends_strict(t, false).unwrap_or(false))
+        {
+            headers.push(("anthropic-beta".to_string(), STRICT_TOOLS_BETA.to_string()));
         }
         let request = PreparedRequest::new(
             &self.http,

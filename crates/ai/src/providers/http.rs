@@ -179,7 +179,8 @@ pub(crate) struct PreparedRequest {
     pub(crate) retry: RetryPolicy,
     /// How long the server may stay silent.
     pub(crate) idle: Option<Duration>,
-    /// Why the provider would refuse one of the tool names, if it would.
+    /// Why the provider would refuse one of the tool names (or a tool
+    /// requiring strict mode its schema cannot have), if it would.
     pub(crate) bad_tool_name: Option<String>,
 }
 
@@ -200,10 +201,14 @@ impl PreparedRequest {
             body,
             retry,
             idle,
-            bad_tool_name: tools
-                .iter()
-                .find_map(|t| super::lowering::check_tool_name(&t.name).err())
-                .map(|e| e.to_string()),
+            bad_tool_name: tools.iter().find_map(|t| {
+                super::lowering::check_tool_name(&t.name)
+                    .err()
+                    .map(|e| e.to_string())
+                    // A tool that requires constrained sampling its schema
+                    // cannot have is refused, not sent unconstrained.
+                    .or_else(|| super::lowering::sends_strict(t, false).err())
+            }),
         }
     }
 

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::tool::Tool;
+use crate::tool::{StrictMode, Tool};
 
 /// A tool name the providers refuse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -144,6 +144,187 @@ fn make_nullable(prop: &mut Value) {
     }
 }
 
+/// Why `schema` cannot be sent in strict mode without changing what it
+/// accepts, or `None` when it can. Strict mode closes every object
+/// (`additionalProperties: false`), so an object that takes properties of
+/// the caller's choosing (no `properties`, an `additionalProperties`
+/// schema, `patternProperties`) cannot be expressed; nor can a `$ref`,
+/// whose target the lowering does not visit, or a root that is not an
+/// object.
+///
+/// ```
+/// use agent_ai::providers::lowering::strict_incompatibility;
+/// use serde_json::json;
+/// let closed = json!({"type": "object", "properties": {"item": {"type": "string"}}});
+/// assert_eq!(strict_incompatibility(&closed), None);
+/// let map = json!({"type": "object", "properties": {"env": {"type": "object", "additionalProperties": {"type": "string"}}}});
+/// assert_eq!(
+///     strict_incompatibility(&map).as_deref(),
+///     Some("/properties/env takes properties of its own choosing")
+/// );
+/// ```
+pub fn strict_incompatibility(schema: &Value) -> Option<String> {
+    let is_object = schema.get("type").and_then(Value::as_str) == Some("object")
+        || schema.get("properties").is_some();
+    if !is_object {
+        return Some("the schema's root is not an object".to_string());
+    }
+    incompatible_node(schema, String::new())
+}
+
+fn incompatible_node(node: &Value, path: String) -> Option<String> {
+    let obj = node.as_object()?;
+    let here = || {
+        if path.is_empty() {
+            "the root".to_string()
+        } else {
+            path.clone()
+        }
+    };
+    if obj.contains_key("$ref") {
+        return Some(format!("{} uses $ref", here()));
+    }
+    if obj.contains_key("patternProperties") {
+        return Some(format!("{} uses patternProperties", here()));
+    }
+    let typed_object = match obj.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+        _ => false,
+    };
+    if typed_object || obj.contains_key("properties") {
+        let open = match obj.get("additionalProperties") {
+            None => !obj.contains_key("properties"),
+            Some(Value::Bool(false)) => false,
+            Some(_) => true,
+        };
+        if open {
+            return Some(format!("{} takes properties of its own choosing", here()));
+        }
+    }
+    if let Some(Value::Object(props)) = obj.get("properties") {
+        for (name, prop) in props {
+            if let Some(why) = incompatible_node(prop, format!("{path}/properties/{name}")) {
+                return Some(why);
+            }
+        }
+    }
+    if let Some(items) = obj.get("items")
+        && let Some(why) = incompatible_node(items, format!("{path}/items"))
+    {
+        return Some(why);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(list)) = obj.get(key) {
+            for (i, sub) in list.iter().enumerate() {
+                if let Some(why) = incompatible_node(sub, format!("{path}/{key}/{i}")) {
+                    return Some(why);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Whether `tool` is sent in strict mode: when it asks for constrained
+/// sampling (or `strict_all`, a provider-wide request, asks for every
+/// tool) and its schema allows it.
+///
+/// # Errors
+/// The tool requires strict mode ([`StrictMode::Require`]) and its schema
+/// cannot be sent strict: the message names the tool and the reason.
+pub fn sends_strict(tool: &Tool, strict_all: bool) -> Result<bool, String> {
+    let mode = match tool.constrained_sampling {
+        Some(c) => c.strict(),
+        None if strict_all => StrictMode::Prefer,
+        None => return Ok(false),
+    };
+    match (strict_incompatibility(&tool.parameters), mode) {
+        (None, _) => Ok(true),
+        (Some(_), StrictMode::Prefer) => Ok(false),
+        (Some(why), StrictMode::Require) => Err(format!(
+            "Tool \"{}\" requires constrained sampling, but its schema cannot be sent strict: {why}",
+            tool.name
+        )),
+    }
+}
+
+/// Undoes what strict mode does to optional arguments: a model constrained
+/// by a strict schema (where every property is required and the optional
+/// ones are nullable) sends `null` for an optional argument it leaves out.
+/// Such a `null` is removed where the tool's own schema does not allow
+/// `null` there, so the tool sees the argument as absent (not coerced to
+/// `0`, `""` or `false`). Objects in properties and array items are
+/// visited too.
+///
+/// ```
+/// use agent_ai::providers::lowering::relax_strict_arguments;
+/// use serde_json::json;
+/// let schema = json!({"type": "object", "properties": {
+///     "path": {"type": "string"}, "limit": {"type": "integer"}}, "required": ["path"]});
+/// let args = json!({"path": "a.txt", "limit": null});
+/// assert_eq!(relax_strict_arguments(&schema, args), json!({"path": "a.txt"}));
+/// ```
+pub fn relax_strict_arguments(schema: &Value, mut args: Value) -> Value {
+    relax_node(schema, &mut args);
+    args
+}
+
+fn relax_node(schema: &Value, value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let Some(Value::Object(props)) = schema.get("properties") else {
+                return;
+            };
+            let required = |name: &str| {
+                schema
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .is_some_and(|r| r.iter().any(|n| n == name))
+            };
+            map.retain(|name, v| {
+                !(v.is_null()
+                    && !required(name)
+                    && props.get(name).is_some_and(|p| !allows_null(p)))
+            });
+            for (name, v) in map.iter_mut() {
+                if let Some(prop) = props.get(name) {
+                    relax_node(prop, v);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                items.iter_mut().for_each(|v| relax_node(item_schema, v));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn allows_null(schema: &Value) -> bool {
+    let Some(obj) = schema.as_object() else {
+        // `true` (or a non-object) accepts anything.
+        return true;
+    };
+    let typed_null = match obj.get("type") {
+        Some(Value::String(t)) => t == "null",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "null"),
+        None => !obj.contains_key("enum") && !obj.contains_key("const"),
+        _ => false,
+    };
+    let in_enum = obj
+        .get("enum")
+        .and_then(Value::as_array)
+        .is_some_and(|e| e.iter().any(Value::is_null));
+    let in_branch = ["anyOf", "oneOf"].iter().any(|k| {
+        obj.get(*k)
+            .and_then(Value::as_array)
+            .is_some_and(|l| l.iter().any(allows_null))
+    });
+    typed_null || in_enum || obj.get("const") == Some(&Value::Null) || in_branch
+}
+
 /// A tool in OpenAI Chat Completions shape.
 pub fn openai_tool(tool: &Tool, strict: bool) -> Value {
     let parameters = if strict {
@@ -162,13 +343,44 @@ pub fn openai_tool(tool: &Tool, strict: bool) -> Value {
     serde_json::json!({"type": "function", "function": function})
 }
 
-/// A tool in Anthropic Messages shape.
-pub fn anthropic_tool(tool: &Tool) -> Value {
-    serde_json::json!({
+/// A tool in Anthropic Messages shape; `strict` (see [`sends_strict`])
+/// adds Anthropic's `strict: true` and closes every object of the schema
+/// (`additionalProperties: false`, which Anthropic's strict mode requires;
+/// optional properties stay optional).
+pub fn anthropic_tool(tool: &Tool, strict: bool) -> Value {
+    let mut input_schema = clean_schema(&tool.parameters);
+    if strict {
+        close_objects(&mut input_schema);
+    }
+    let mut out = serde_json::json!({
         "name": tool.name,
         "description": tool.description,
-        "input_schema": clean_schema(&tool.parameters),
-    })
+        "input_schema": input_schema,
+    });
+    if strict {
+        out["strict"] = Value::Bool(true);
+    }
+    out
+}
+
+fn close_objects(node: &mut Value) {
+    let Some(obj) = node.as_object_mut() else {
+        return;
+    };
+    if obj.get("type").and_then(Value::as_str) == Some("object") || obj.contains_key("properties") {
+        obj.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    if let Some(Value::Object(props)) = obj.get_mut("properties") {
+        props.values_mut().for_each(close_objects);
+    }
+    if let Some(items) = obj.get_mut("items") {
+        close_objects(items);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(list)) = obj.get_mut(key) {
+            list.iter_mut().for_each(close_objects);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -177,10 +389,10 @@ mod tests {
     use serde_json::json;
 
     fn tool() -> Tool {
-        Tool {
-            name: "read".into(),
-            description: "Read a file".into(),
-            parameters: json!({
+        Tool::new(
+            "read",
+            "Read a file",
+            json!({
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
                 "title": "ReadParams",
                 "type": "object",
@@ -190,7 +402,7 @@ mod tests {
                 },
                 "required": ["path"]
             }),
-        }
+        )
     }
 
     #[test]
@@ -219,7 +431,7 @@ mod tests {
     #[test]
     fn anthropic_golden() {
         assert_eq!(
-            anthropic_tool(&tool()),
+            anthropic_tool(&tool(), false),
             json!({"name":"read","description":"Read a file","input_schema":{
                 "type":"object",
                 "properties":{"path":{"type":"string","description":"Path"},"limit":{"type":"integer","minimum":0}},
@@ -236,5 +448,106 @@ mod tests {
         );
         assert!(check_tool_name(&"x".repeat(65)).is_err());
         assert!(check_tool_name("").is_err());
+    }
+
+    use crate::tool::ConstrainedSampling;
+
+    #[test]
+    fn schemas_strict_mode_cannot_express_are_named() {
+        let cases = [
+            (
+                json!({"type": "string"}),
+                Some("the schema's root is not an object"),
+            ),
+            (
+                json!({"type": "object"}),
+                Some("the root takes properties of its own choosing"),
+            ),
+            (json!({"type": "object", "properties": {}}), None),
+            (
+                json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "object"}}}}),
+                Some("/properties/a/items takes properties of its own choosing"),
+            ),
+            (
+                json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}}),
+                Some("/properties/a uses $ref"),
+            ),
+            (
+                json!({"type": "object", "patternProperties": {"^x": {}}, "additionalProperties": false}),
+                Some("the root uses patternProperties"),
+            ),
+            (
+                json!({"type": "object", "properties": {"a": {"anyOf": [{"type": "string"}, {"type": "object", "additionalProperties": true}]}}}),
+                Some("/properties/a/anyOf/1 takes properties of its own choosing"),
+            ),
+            (
+                json!({"type": "object", "additionalProperties": false}),
+                None,
+            ),
+        ];
+        for (schema, expected) in cases {
+            assert_eq!(
+                strict_incompatibility(&schema).as_deref(),
+                expected,
+                "{schema}"
+            );
+        }
+    }
+
+    #[test]
+    fn strictness_follows_the_tool_and_its_schema() {
+        let open = json!({"type": "object"});
+        let plain = tool();
+        assert_eq!(sends_strict(&plain, false), Ok(false));
+        assert_eq!(sends_strict(&plain, true), Ok(true));
+        let preferred = tool().with_constrained_sampling(ConstrainedSampling::prefer());
+        assert_eq!(sends_strict(&preferred, false), Ok(true));
+        let open_preferred = Tool::new("any", "", open.clone())
+            .with_constrained_sampling(ConstrainedSampling::prefer());
+        assert_eq!(sends_strict(&open_preferred, false), Ok(false));
+        assert_eq!(
+            sends_strict(&Tool::new("any", "", open.clone()), true),
+            Ok(false)
+        );
+        let open_required =
+            Tool::new("any", "", open).with_constrained_sampling(ConstrainedSampling::require());
+        assert_eq!(
+            sends_strict(&open_required, false),
+            Err("Tool \"any\" requires constrained sampling, but its schema cannot be sent strict: the root takes properties of its own choosing".to_string())
+        );
+    }
+
+    #[test]
+    fn anthropic_strict_closes_objects_and_keeps_optionals() {
+        assert_eq!(
+            anthropic_tool(&tool(), true),
+            json!({"name":"read","description":"Read a file","strict":true,"input_schema":{
+                "type":"object",
+                "properties":{"path":{"type":"string","description":"Path"},"limit":{"type":"integer","minimum":0}},
+                "required":["path"],
+                "additionalProperties":false}})
+        );
+    }
+
+    #[test]
+    fn nulls_for_left_out_optionals_are_removed_where_null_is_not_allowed() {
+        let schema = json!({"type": "object", "properties": {
+            "path": {"type": "string"},
+            "limit": {"type": "integer"},
+            "note": {"type": ["string", "null"]},
+            "mode": {"enum": ["a", null]},
+            "must": {"type": "integer"},
+            "edits": {"type": "array", "items": {"type": "object", "properties": {
+                "old": {"type": "string"}, "all": {"type": "boolean"}}, "required": ["old"]}}
+        }, "required": ["path", "must"]});
+        let args = json!({"path": "a", "limit": null, "note": null, "mode": null, "must": null,
+            "edits": [{"old": "x", "all": null}], "extra": null});
+        assert_eq!(
+            relax_strict_arguments(&schema, args),
+            // `note` and `mode` allow null, `must` is required, `extra` is
+            // not in the schema: those stay as sent.
+            json!({"path": "a", "note": null, "mode": null, "must": null,
+                "edits": [{"old": "x"}], "extra": null})
+        );
     }
 }

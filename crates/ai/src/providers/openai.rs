@@ -10,7 +10,7 @@ use super::builder::{MessageBuilder, message_stream};
 use super::http::{
     DEFAULT_IDLE_TIMEOUT, PreparedRequest, RetryPolicy, StreamEnd, http_client, json_body, read_sse,
 };
-use super::lowering::openai_tool;
+use super::lowering::{openai_tool, sends_strict};
 use crate::content::ContentBlock;
 use crate::context::Context;
 use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent};
@@ -65,7 +65,10 @@ impl OpenAiClient {
         self
     }
 
-    /// Sends tool schemas in OpenAI strict mode.
+    /// Sends every tool whose schema allows it in OpenAI strict mode, as
+    /// if each asked for [`ConstrainedSampling::prefer`](crate::ConstrainedSampling::prefer).
+    /// Without this, only the tools that ask for constrained sampling are
+    /// sent strict (see [`sends_strict`](super::lowering::sends_strict)).
     pub fn with_strict_tools(mut self, strict: bool) -> Self {
         self.strict_tools = strict;
         self
@@ -84,7 +87,9 @@ impl OpenAiClient {
                 context
                     .tools
                     .iter()
-                    .map(|t| openai_tool(t, self.strict_tools))
+                    // A refused `require` fails the request before it is
+                    // sent (`PreparedRequest`); here it is sent unconstrained.
+                    .map(|t| openai_tool(t, sends_strict(t, self.strict_tools).unwrap_or(false)))
                     .collect(),
             );
         }

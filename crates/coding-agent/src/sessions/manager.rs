@@ -356,6 +356,75 @@ impl SessionManager {
         build_context(&self.path_to(self.leaf.as_deref()))
     }
 
+    /// The earlier calls of every tool on the current branch, by tool name,
+    /// each list root first: what tools rebuild their state from (see
+    /// [`ToolDefinition::with_restore`](agent_tool::ToolDefinition::with_restore)).
+    /// Results compaction took out of the model's context are included.
+    ///
+    /// ```
+    /// use agent_ai::{AssistantMessage, ContentBlock, Message, ToolCall, ToolResultMessage};
+    /// use coding_agent::sessions::SessionManager;
+    /// use serde_json::json;
+    ///
+    /// let mut session = SessionManager::in_memory(std::path::Path::new("/tmp"));
+    /// let mut asked = AssistantMessage::empty("p", "m");
+    /// asked.content.push(ContentBlock::ToolCall(ToolCall::new("c1", "todo", json!({"item": "milk"}))));
+    /// session.append_message(&Message::Assistant(asked)).unwrap();
+    /// let result = ToolResultMessage {
+    ///     tool_call_id: "c1".into(),
+    ///     tool_name: "todo".into(),
+    ///     content: vec![ContentBlock::text("1 open")],
+    ///     details: json!({"todos": ["milk"]}),
+    ///     usage: None,
+    ///     added_tool_names: vec![],
+    ///     is_error: false,
+    ///     timestamp: 0,
+    /// };
+    /// session.append_message(&Message::ToolResult(result)).unwrap();
+    ///
+    /// let earlier = &session.tool_results()["todo"];
+    /// assert_eq!(earlier[0].arguments, json!({"item": "milk"}));
+    /// assert_eq!(earlier[0].details, json!({"todos": ["milk"]}));
+    /// ```
+    pub fn tool_results(&self) -> HashMap<String, Vec<agent_tool::EarlierResult>> {
+        let mut arguments: HashMap<&str, &Value> = HashMap::new();
+        let mut by_tool: HashMap<String, Vec<agent_tool::EarlierResult>> = HashMap::new();
+        for entry in self.path_to(self.leaf.as_deref()) {
+            let EntryKind::Message { message } = &entry.kind else {
+                continue;
+            };
+            let text = |key: &str| message.get(key).and_then(Value::as_str);
+            match text("role") {
+                Some("assistant") => {
+                    let blocks = message.get("content").and_then(Value::as_array);
+                    for block in blocks.into_iter().flatten() {
+                        if block.get("type").and_then(Value::as_str) == Some("toolCall")
+                            && let Some(id) = block.get("id").and_then(Value::as_str)
+                        {
+                            arguments.insert(id, block.get("arguments").unwrap_or(&Value::Null));
+                        }
+                    }
+                }
+                Some("toolResult") => {
+                    let (Some(id), Some(name)) = (text("toolCallId"), text("toolName")) else {
+                        continue;
+                    };
+                    by_tool
+                        .entry(name.to_string())
+                        .or_default()
+                        .push(agent_tool::EarlierResult {
+                            tool_call_id: id.to_string(),
+                            arguments: arguments.get(id).map_or(Value::Null, |a| (*a).clone()),
+                            details: message.get("details").cloned().unwrap_or(Value::Null),
+                            is_error: message.get("isError").and_then(Value::as_bool) == Some(true),
+                        });
+                }
+                _ => {}
+            }
+        }
+        by_tool
+    }
+
     /// Every entry, in file order.
     pub fn entries(&self) -> &[SessionEntry] {
         &self.entries
