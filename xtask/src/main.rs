@@ -196,7 +196,9 @@ fn test_all(slow: bool) -> Result<()> {
             continue;
         }
         let mut cmd = Command::new(s.program);
-        cmd.args(&s.args);
+        // From the workspace root, where nextest finds `.config/nextest.toml`
+        // (its test groups and hang limit).
+        cmd.current_dir(&root).args(&s.args);
         for (k, v) in &s.env {
             cmd.env(k, v);
         }

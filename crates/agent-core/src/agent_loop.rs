@@ -326,9 +326,16 @@ async fn stream_assistant_response(
                         message: Message::Assistant(delta.message().clone()),
                     });
                 }
-                // One copy of the partial per update: lent to the sinks, then kept.
+                // One copy of the partial per update: lent to the sinks, then
+                // kept, and refreshed in place from the next snapshot
+                // (`clone_from` reuses its blocks: a message of many calls is
+                // not allocated again for every delta).
+                let mut partial = last
+                    .take()
+                    .unwrap_or_else(|| AssistantMessage::empty(&model.provider, &model.id));
+                partial.clone_from(delta.message());
                 let event = AgentEvent::MessageUpdate {
-                    message: Message::Assistant(delta.message().clone()),
+                    message: Message::Assistant(partial),
                     assistant_message_event: delta,
                 };
                 emit(&event);

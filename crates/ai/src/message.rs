@@ -199,7 +199,7 @@ impl Usage {
 }
 
 /// A model response.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssistantMessage {
     /// Text, thinking and tool-call blocks in the order the model produced them.
@@ -253,6 +253,54 @@ impl AssistantMessage {
             .filter_map(ContentBlock::as_text)
             .collect::<Vec<_>>()
             .join("")
+    }
+}
+
+// By hand for `clone_from` (see the content blocks' `Clone`): a copy of a
+// streaming message refreshed from each snapshot reuses its blocks.
+impl Clone for AssistantMessage {
+    fn clone(&self) -> Self {
+        let AssistantMessage {
+            content,
+            api,
+            provider,
+            model,
+            usage,
+            stop_reason,
+            error_message,
+            timestamp,
+        } = self;
+        AssistantMessage {
+            content: content.clone(),
+            api: api.clone(),
+            provider: provider.clone(),
+            model: model.clone(),
+            usage: *usage,
+            stop_reason: *stop_reason,
+            error_message: error_message.clone(),
+            timestamp: *timestamp,
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        let AssistantMessage {
+            content,
+            api,
+            provider,
+            model,
+            usage,
+            stop_reason,
+            error_message,
+            timestamp,
+        } = source;
+        self.content.clone_from(content);
+        self.api.clone_from(api);
+        self.provider.clone_from(provider);
+        self.model.clone_from(model);
+        self.usage = *usage;
+        self.stop_reason = *stop_reason;
+        self.error_message.clone_from(error_message);
+        self.timestamp = *timestamp;
     }
 }
 

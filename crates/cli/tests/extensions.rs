@@ -235,10 +235,11 @@ fn overrides_first_registration_crashes_and_bad_extensions() {
     let second = env.script(&env.root.path().join("x/second.py"), PY_EXTENSION);
     let exits = env.script(&env.root.path().join("x/exits"), "#!/bin/sh\nexit 1\n");
     let hangs = env.script(&env.root.path().join("x/hangs"), "#!/bin/sh\n# Not `sleep 600`: the sandbox tests look for that one in ps.\nexec sleep 3600\n");
+    // Long enough for the two Python extensions to import the MCP SDK on a
+    // loaded machine (about 2 s each on an idle one; 3 s timed them out
+    // beside the sandbox tests), short enough to bound the hanging one.
     std::fs::write(
         env.agent_dir().join("settings.json"),
-        // Long enough for Python and the SDK to start on a loaded machine;
-        // the hanging one costs this much.
         json!({"extensionStartupTimeoutSec": 20}).to_string(),
     )
     .unwrap();

@@ -1846,11 +1846,36 @@ fn commands_share_kept_namespaces_and_each_ends_whole() {
     assert_eq!(texts[3].trim(), "0", "kept after a replacement: {texts:?}");
     // Nothing of the sandbox is left in the workspace or the process table.
     assert!(!f.ws.join(".git").exists() && !f.ws.join(".pi").exists());
-    let ps = Command::new("ps").args(["-eo", "args"]).output().unwrap();
+    // The kill is sent before the agent exits, but the kernel may take a
+    // moment to tear a namespace's processes down (long on a loaded
+    // machine): they must be gone within a bounded wait, not at once.
+    let left = wait_for_no_process_with("sleep 600", std::time::Duration::from_secs(30));
     assert!(
-        !String::from_utf8_lossy(&ps.stdout).contains("sleep 600"),
-        "a command's process outlived the agent"
+        left.is_empty(),
+        "a command's process outlived the agent (30 s after it exited): {left:?}"
     );
+}
+
+/// Polls the process table until no process's command line contains
+/// `needle`, for at most `limit`; returns the lines still matching (empty
+/// once they are gone).
+fn wait_for_no_process_with(needle: &str, limit: std::time::Duration) -> Vec<String> {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let ps = Command::new("ps")
+            .args(["-eo", "pid=,stat=,args="])
+            .output()
+            .unwrap();
+        let left: Vec<String> = String::from_utf8_lossy(&ps.stdout)
+            .lines()
+            .filter(|l| l.contains(needle))
+            .map(str::to_string)
+            .collect();
+        if left.is_empty() || std::time::Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
 
 /// As root, the sandbox's root is the host's, and the kernel lets the
