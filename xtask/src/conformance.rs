@@ -265,11 +265,18 @@ fn cli_flow(
         "--mcp-config".as_ref(),
         servers.as_os_str(),
     ])?;
-    let file = agent_dir.join("mcp-auth/conf.json");
-    let mode = std::fs::metadata(&file)
-        .with_context(|| format!("no token file at {}", file.display()))?
-        .permissions()
-        .mode();
+    let auth = agent_dir.join("mcp-auth");
+    let file = std::fs::read_dir(&auth)
+        .with_context(|| format!("no token folder at {}", auth.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("conf-") && n.ends_with(".json"))
+        })
+        .with_context(|| format!("no token file in {}", auth.display()))?;
+    let mode = std::fs::metadata(&file)?.permissions().mode();
     if mode & 0o777 != 0o600 {
         bail!("the token file is {:o}, not 600", mode & 0o777);
     }

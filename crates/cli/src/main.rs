@@ -49,9 +49,11 @@ fn init_tracing(verbose: bool, mcp_logs: Option<&agent_mcp::McpLogSink>) {
     let default = if verbose { "debug" } else { "warn" };
     let mut filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    // rmcp's OAuth code logs authorization codes at debug level: sign-in
-    // secrets never reach a log, whatever RUST_LOG asks for.
-    if let Ok(cap) = "rmcp::transport::auth=info".parse() {
+    // rmcp's OAuth code logs authorization codes at debug level, and its
+    // warnings carry authorization servers' words unfiltered: sign-in
+    // secrets and a server's escapes never reach a log, whatever RUST_LOG
+    // asks for (our own messages say what failed).
+    if let Ok(cap) = "rmcp::transport::auth=error".parse() {
         filter = filter.add_directive(cap);
     }
     let stderr = tracing_subscriber::fmt::layer()

@@ -24,12 +24,17 @@ async fn login(args: McpLoginArgs) -> i32 {
     };
     let mut prompt = agent_mcp::oauth::BrowserPrompt::default();
     prompt.no_browser = args.no_browser;
+    let url = match &config.transport {
+        agent_mcp::McpTransport::Http { url, .. } => url.clone(),
+        _ => String::new(),
+    };
+    eprintln!("Signing in to MCP server {} at {url}", config.name);
     match agent_mcp::oauth::login(&config, &prompt, None).await {
         Ok(()) => {
             let place = config
                 .tokens
                 .as_ref()
-                .map(|t| t.path_for(&config.name).display().to_string())
+                .map(|t| t.path_for(&config.name, &url).display().to_string())
                 .unwrap_or_default();
             eprintln!(
                 "Signed in to MCP server {}; tokens kept in {place}",

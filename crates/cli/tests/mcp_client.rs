@@ -358,8 +358,13 @@ async fn a_server_that_needs_sign_in_says_how_and_gets_no_foreign_token() {
     let agent_dir = dir.path().join("agent-dir");
     let auth = agent_dir.join("mcp-auth");
     std::fs::create_dir_all(&auth).unwrap();
+    // The file the server's name and URL lead to, recording another URL.
+    let url = format!("{}/mcp", server.base);
+    let hash = url.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
     std::fs::write(
-        auth.join("hosted.json"),
+        auth.join(format!("hosted-{hash:016x}.json")),
         json!({"version": 1, "server": "hosted", "url": "https://elsewhere.example/mcp",
                "credentials": {"client_id": "c", "granted_scopes": [],
                                "token_response": {"access_token": "TOKEN-FOR-ELSEWHERE", "token_type": "bearer"}}})
@@ -384,9 +389,9 @@ async fn a_server_that_needs_sign_in_says_how_and_gets_no_foreign_token() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains(
-            "MCP server hosted: needs OAuth sign-in: run `coding-agent mcp login hosted`"
-        ),
+        stderr.contains(&format!(
+            "MCP server hosted: needs OAuth sign-in at {url}: run `coding-agent mcp login hosted`"
+        )),
         "{stderr}"
     );
     let requests = server.requests();

@@ -591,7 +591,11 @@ pub async fn connect_mcp_servers(configs: &[McpServerConfig]) -> McpTools {
                 tools.extend(connection.definitions(listed));
                 watch_list_changes(Arc::downgrade(&connection), notices, updates.clone());
             }
-            Err(e) => warnings.push(format!("MCP server {}: {e}", config.name)),
+            // Servers' and authorization servers' words reach a terminal.
+            Err(e) => warnings.push(crate::oauth::strip_controls(&format!(
+                "MCP server {}: {e}",
+                config.name
+            ))),
         }
     }
     McpTools {

@@ -87,6 +87,25 @@ pub struct McpOAuthConfig {
     pub callback_port: Option<u16>,
 }
 
+/// Text from a server, without terminal escapes or other control
+/// characters, and not longer than 500 characters.
+pub(crate) fn strip_controls(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).take(500).collect()
+}
+
+/// `name` as one shell word, for a command the user may paste.
+pub(crate) fn shell_word(name: &str) -> String {
+    if !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ':' | '@'))
+    {
+        name.to_string()
+    } else {
+        format!("'{}'", name.replace('\'', "'\\''"))
+    }
+}
+
 /// Why a sign-in did not complete.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

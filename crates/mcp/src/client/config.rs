@@ -220,6 +220,11 @@ fn parse_server(name: &str, entry: &Value) -> Result<McpServerConfig, McpConfigE
     if !entry.is_object() {
         return Err(err("must be an object".into()));
     }
+    if name.is_empty() || name.chars().any(char::is_control) {
+        return Err(err(
+            "a server's name must be non-empty, without control characters".into(),
+        ));
+    }
     let string = |key: &str| -> Result<Option<String>, McpConfigError> {
         match entry.get(key) {
             None | Some(Value::Null) => Ok(None),

@@ -28,7 +28,7 @@ const CALLBACK_PATH: &str = "/callback";
 /// # async fn run() -> Result<(), agent_mcp::oauth::OAuthError> {
 /// let listener = agent_mcp::oauth::CallbackListener::bind(None).await?;
 /// println!("redirect to {}", listener.redirect_uri());
-/// let url = listener.wait(agent_mcp::oauth::DEFAULT_CALLBACK_TIMEOUT).await?;
+/// let url = listener.wait(Some("the-state-sent"), agent_mcp::oauth::DEFAULT_CALLBACK_TIMEOUT).await?;
 /// # let _ = url; Ok(()) }
 /// ```
 #[derive(Debug)]
@@ -68,78 +68,123 @@ impl CallbackListener {
     /// Waits for the redirect and returns its full URL (with `code`,
     /// `state` and perhaps `iss`), having told the browser it may close.
     ///
+    /// With `state`, only a redirect carrying that `state` counts: any other
+    /// process on the machine can reach a loopback port, so a redirect with
+    /// another state (or none) is answered 400 and waited past, as are
+    /// requests for other paths. Connections are served side by side, so a
+    /// connection that sends nothing cannot hold the real redirect up.
+    ///
     /// # Errors
     /// [`OAuthError::Timeout`] when nothing came in time;
     /// [`OAuthError::Denied`] when the redirect carries an `error`.
-    pub async fn wait(self, timeout: Duration) -> Result<String, OAuthError> {
-        tokio::time::timeout(timeout, self.accept_redirect())
+    pub async fn wait(self, state: Option<&str>, timeout: Duration) -> Result<String, OAuthError> {
+        let state = state.map(str::to_string);
+        tokio::time::timeout(timeout, self.accept_redirect(state))
             .await
             .map_err(|_| OAuthError::Timeout(timeout.as_secs()))?
     }
 
-    async fn accept_redirect(&self) -> Result<String, OAuthError> {
+    async fn accept_redirect(&self, state: Option<String>) -> Result<String, OAuthError> {
+        let (found, mut results) = tokio::sync::mpsc::channel(1);
+        let state = std::sync::Arc::new(state);
+        let open = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
         loop {
-            let Ok((mut stream, _)) = self.listener.accept().await else {
+            let (stream, _) = tokio::select! {
+                accepted = self.listener.accept() => match accepted {
+                    Ok(a) => a,
+                    Err(_) => continue,
+                },
+                Some(result) = results.recv() => return result,
+            };
+            // Past the cap, a connection is closed at once.
+            let Ok(permit) = open.clone().try_acquire_owned() else {
                 continue;
             };
-            // One slow or silent connection must not hold the sign-in up.
-            let head =
-                match tokio::time::timeout(Duration::from_secs(10), read_head(&mut stream)).await {
-                    Ok(Some(head)) => head,
-                    _ => continue,
-                };
-            let target = head
-                .lines()
-                .next()
-                .and_then(|line| {
-                    let mut words = line.split_whitespace();
-                    (words.next() == Some("GET"))
-                        .then(|| words.next())
-                        .flatten()
-                })
-                .unwrap_or("");
-            let path = target.split('?').next().unwrap_or("");
-            if path != CALLBACK_PATH {
-                let _ = respond(&mut stream, "404 Not Found", "Not found.").await;
-                continue;
-            }
-            let url = format!("http://127.0.0.1:{}{target}", self.port);
-            let parsed = url::Url::parse(&url).ok();
-            let query = |key: &str| {
-                parsed.as_ref().and_then(|u| {
-                    u.query_pairs()
-                        .find(|(k, _)| k == key)
-                        .map(|(_, v)| v.into_owned())
-                })
-            };
-            if let Some(error) = query("error") {
-                let description = query("error_description").unwrap_or_default();
-                let _ = respond(
-                    &mut stream,
-                    "200 OK",
-                    "Sign-in was refused. You can close this window.",
-                )
-                .await;
-                let text = if description.is_empty() {
-                    error
-                } else {
-                    format!("{error}: {description}")
-                };
-                return Err(OAuthError::Denied(strip_controls(&text)));
-            }
-            if query("code").is_none() {
-                let _ = respond(&mut stream, "400 Bad Request", "No authorization code.").await;
-                continue;
-            }
-            let _ = respond(
-                &mut stream,
-                "200 OK",
-                "Signed in. You can close this window and return to the terminal.",
-            )
-            .await;
-            return Ok(url);
+            let (found, state, port) = (found.clone(), state.clone(), self.port);
+            tokio::spawn(async move {
+                let _permit = permit;
+                if let Some(result) = serve_one(stream, port, state.as_deref()).await {
+                    let _ = found.send(result).await;
+                }
+            });
         }
     }
+}
+
+/// The most connections served at once while waiting.
+const MAX_CONNECTIONS: usize = 32;
+
+/// Answers one connection; the sign-in's outcome when it was the redirect.
+async fn serve_one(
+    mut stream: tokio::net::TcpStream,
+    port: u16,
+    state: Option<&str>,
+) -> Option<Result<String, OAuthError>> {
+    // A slow or silent connection gives up on its own.
+    let head = tokio::time::timeout(Duration::from_secs(10), read_head(&mut stream))
+        .await
+        .ok()??;
+    let target = head
+        .lines()
+        .next()
+        .and_then(|line| {
+            let mut words = line.split_whitespace();
+            (words.next() == Some("GET"))
+                .then(|| words.next())
+                .flatten()
+        })
+        .unwrap_or("");
+    let path = target.split('?').next().unwrap_or("");
+    if path != CALLBACK_PATH {
+        let _ = respond(&mut stream, "404 Not Found", "Not found.").await;
+        return None;
+    }
+    let url = format!("http://127.0.0.1:{port}{target}");
+    let parsed = url::Url::parse(&url).ok();
+    let query = |key: &str| {
+        parsed.as_ref().and_then(|u| {
+            u.query_pairs()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.into_owned())
+        })
+    };
+    if let Some(expected) = state
+        && query("state").as_deref() != Some(expected)
+    {
+        let _ = respond(
+            &mut stream,
+            "400 Bad Request",
+            "This is not the sign-in that is waiting.",
+        )
+        .await;
+        return None;
+    }
+    if let Some(error) = query("error") {
+        let description = query("error_description").unwrap_or_default();
+        let _ = respond(
+            &mut stream,
+            "200 OK",
+            "Sign-in was refused. You can close this window.",
+        )
+        .await;
+        let text = if description.is_empty() {
+            error
+        } else {
+            format!("{error}: {description}")
+        };
+        return Some(Err(OAuthError::Denied(super::strip_controls(&text))));
+    }
+    if query("code").is_none() {
+        let _ = respond(&mut stream, "400 Bad Request", "No authorization code.").await;
+        return None;
+    }
+    let _ = respond(
+        &mut stream,
+        "200 OK",
+        "Signed in. You can close this window and return to the terminal.",
+    )
+    .await;
+    Some(Ok(url))
 }
 
 /// The request head, up to the blank line; `None` when the peer sent
@@ -172,11 +217,6 @@ async fn respond(
     stream.shutdown().await
 }
 
-/// The authorization server's words, without terminal escapes.
-fn strip_controls(text: &str) -> String {
-    text.chars().filter(|c| !c.is_control()).take(500).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,8 +238,29 @@ mod tests {
         let listener = CallbackListener::bind(None).await.unwrap();
         let port = listener.port;
         assert!(listener.redirect_uri().starts_with("http://127.0.0.1:"));
-        let waiting = tokio::spawn(listener.wait(Duration::from_secs(60)));
+        let waiting =
+            tokio::spawn(async move { listener.wait(Some("s"), Duration::from_secs(60)).await });
+        // Connections that send nothing do not hold the redirect up.
+        let mut idle = Vec::new();
+        for _ in 0..5 {
+            idle.push(
+                tokio::net::TcpStream::connect(("127.0.0.1", port))
+                    .await
+                    .unwrap(),
+            );
+        }
         assert!(get(port, "/favicon.ico").await.starts_with("HTTP/1.1 404"));
+        // Another process's forged redirect is turned away, not taken.
+        assert!(
+            get(port, "/callback?code=forged&state=guess")
+                .await
+                .starts_with("HTTP/1.1 400")
+        );
+        assert!(
+            get(port, "/callback?error=access_denied&state=guess")
+                .await
+                .starts_with("HTTP/1.1 400")
+        );
         assert!(
             get(port, "/callback?state=s")
                 .await
@@ -218,7 +279,8 @@ mod tests {
     async fn an_error_redirect_is_a_refusal() {
         let listener = CallbackListener::bind(None).await.unwrap();
         let port = listener.port;
-        let waiting = tokio::spawn(listener.wait(Duration::from_secs(60)));
+        let waiting =
+            tokio::spawn(async move { listener.wait(None, Duration::from_secs(60)).await });
         get(
             port,
             "/callback?error=access_denied&error_description=no%1b[31m",
@@ -237,7 +299,7 @@ mod tests {
     async fn nothing_in_time_is_a_timeout() {
         let listener = CallbackListener::bind(None).await.unwrap();
         assert!(matches!(
-            listener.wait(Duration::from_millis(50)).await,
+            listener.wait(None, Duration::from_millis(50)).await,
             Err(OAuthError::Timeout(_))
         ));
     }

@@ -43,14 +43,28 @@ pub async fn login(
     agent_ai::providers::install_tls_provider();
     let flow = |e: AuthError| OAuthError::Flow {
         server: config.name.clone(),
-        message: e.to_string(),
+        // The authorization server's words, which may carry escapes.
+        message: super::strip_controls(&e.to_string()),
+    };
+    // Discovery and registration talk to servers that may stall: they get
+    // the server's start-up time, not rmcp's per-request limits in a row.
+    let limit = config.startup_timeout;
+    let late = |what: &str| OAuthError::Flow {
+        server: config.name.clone(),
+        message: format!(
+            "{what} took longer than {} s (startupTimeoutSec)",
+            limit.as_secs_f64()
+        ),
     };
     let challenge = match challenge {
         Some(c) => Some(c.to_string()),
         None => probe_challenge(config, url).await,
     };
     let listener = CallbackListener::bind(config.oauth.callback_port).await?;
-    let mut manager = AuthorizationManager::new(url).await.map_err(flow)?;
+    let mut manager = tokio::time::timeout(limit, AuthorizationManager::new(url))
+        .await
+        .map_err(|_| late("starting the sign-in"))?
+        .map_err(flow)?;
     manager.set_credential_store(FileCredentials::new(tokens, &config.name, url));
     let mut state = OAuthState::Unauthorized(manager);
     let mut request =
@@ -92,16 +106,45 @@ pub async fn login(
     if let Some(challenge) = challenge {
         request = request.with_challenge(challenge);
     }
-    state.start_authorization(request).await.map_err(flow)?;
+    tokio::time::timeout(limit, state.start_authorization(request))
+        .await
+        .map_err(|_| late("discovery and registration"))?
+        .map_err(flow)?;
     let auth_url = state.get_authorization_url().await.map_err(flow)?;
-    let waiting = listener.wait(DEFAULT_CALLBACK_TIMEOUT);
+    let parsed = url::Url::parse(&auth_url).map_err(|e| OAuthError::Flow {
+        server: config.name.clone(),
+        message: format!("the authorization address is not a URL: {e}"),
+    })?;
+    // The address comes from the authorization server's metadata and goes
+    // to a browser (or `xdg-open`): nothing but a web page, https or a
+    // loopback http one.
+    let loopback = matches!(parsed.host(), Some(url::Host::Domain("localhost")))
+        || matches!(parsed.host(), Some(url::Host::Ipv4(ip)) if ip.is_loopback())
+        || matches!(parsed.host(), Some(url::Host::Ipv6(ip)) if ip.is_loopback());
+    if !(parsed.scheme() == "https" || (parsed.scheme() == "http" && loopback)) {
+        return Err(OAuthError::Flow {
+            server: config.name.clone(),
+            message: format!(
+                "refused the authorization address: {} is neither https nor http on this machine",
+                super::strip_controls(parsed.scheme())
+            ),
+        });
+    }
+    let expected_state = parsed
+        .query_pairs()
+        .find(|(k, _)| k == "state")
+        .map(|(_, v)| v.into_owned());
+    let waiting = listener.wait(expected_state.as_deref(), DEFAULT_CALLBACK_TIMEOUT);
     let opening = prompt.open(&config.name, &auth_url);
     // The listener is already bound: a prompt that follows the URL at once
     // (headless) lands on it while `wait` runs.
     let (opened, redirect) = tokio::join!(opening, waiting);
     opened.map_err(OAuthError::Prompt)?;
     let redirect = redirect?;
-    state.handle_callback_url(&redirect).await.map_err(flow)?;
+    tokio::time::timeout(limit, state.handle_callback_url(&redirect))
+        .await
+        .map_err(|_| late("the token exchange"))?
+        .map_err(flow)?;
     tracing::info!(server = %config.name, "signed in to MCP server");
     Ok(())
 }
@@ -156,15 +199,31 @@ pub(crate) async fn authorized_client(
     if !tokens.has_tokens(&config.name, url) {
         return Ok(None);
     }
-    let mut manager = AuthorizationManager::new(url)
-        .await
-        .map_err(|e| format!("OAuth: {e}"))?;
-    manager.set_credential_store(FileCredentials::new(tokens, &config.name, url));
-    match manager.initialize_from_store().await {
-        Ok(true) => {}
-        Ok(false) => return Ok(None),
-        Err(e) => return Err(format!("OAuth: cannot use the stored sign-in: {e}")),
-    }
+    // Discovery again (the stored tokens name no endpoints): bounded by the
+    // start-up time like the rest of the connection.
+    let started = tokio::time::timeout(config.startup_timeout, async {
+        let mut manager = AuthorizationManager::new(url).await?;
+        manager.set_credential_store(FileCredentials::new(tokens, &config.name, url));
+        let usable = manager.initialize_from_store().await?;
+        Ok::<_, AuthError>(usable.then_some(manager))
+    })
+    .await;
+    let manager = match started {
+        Err(_) => {
+            return Err(format!(
+                "OAuth discovery did not finish within {} s (startupTimeoutSec)",
+                config.startup_timeout.as_secs_f64()
+            ));
+        }
+        Ok(Ok(Some(manager))) => manager,
+        Ok(Ok(None)) => return Ok(None),
+        Ok(Err(e)) => {
+            return Err(format!(
+                "OAuth: cannot use the stored sign-in: {}",
+                super::strip_controls(&e.to_string())
+            ));
+        }
+    };
     let http = reqwest::Client::builder()
         .build()
         .map_err(|e| format!("OAuth: {e}"))?;
@@ -173,9 +232,11 @@ pub(crate) async fn authorized_client(
 
 /// The words for a server that needs a sign-in nobody can give now.
 pub(crate) fn needs_sign_in(config: &McpServerConfig) -> String {
+    let url = http_url(config).unwrap_or_default();
     format!(
-        "needs OAuth sign-in: run `coding-agent mcp login {}` (or call agent_mcp::oauth::login)",
-        config.name
+        "needs OAuth sign-in at {}: run `coding-agent mcp login {}` (or call agent_mcp::oauth::login)",
+        super::strip_controls(url),
+        super::shell_word(&config.name)
     )
 }
 
@@ -236,29 +297,20 @@ impl CredentialStore for FileCredentials {
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        self.tokens.clear(&self.server).map_err(store_error)
+        self.tokens
+            .clear(&self.server, &self.url)
+            .map_err(store_error)
     }
 
     async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
         // Two agents sharing the store must not both spend one rotating
         // refresh token: an exclusive lock on a file beside the tokens.
-        self.tokens.ensure_dir().map_err(store_error)?;
-        let path = self.tokens.lock_path(&self.server);
-        let lock = tokio::task::spawn_blocking(move || -> std::io::Result<std::fs::File> {
-            use std::os::unix::fs::OpenOptionsExt;
-            let file = std::fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .mode(0o600)
-                .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-                .open(&path)?;
-            rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
-            Ok(file)
-        })
-        .await
-        .map_err(store_error)?
-        .map_err(store_error)?;
+        let tokens = self.tokens.clone();
+        let (server, url) = (self.server.clone(), self.url.clone());
+        let lock = tokio::task::spawn_blocking(move || tokens.lock(&server, &url))
+            .await
+            .map_err(store_error)?
+            .map_err(store_error)?;
         Ok(Some(CredentialRefreshGuard::new(lock)))
     }
 }
