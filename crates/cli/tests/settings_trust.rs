@@ -131,3 +131,33 @@ fn the_tool_command_obeys_allowed_tools() {
     );
     assert!(!marker.exists(), "a disallowed tool ran");
 }
+
+#[test]
+fn an_unknown_key_is_a_warning_naming_it_and_the_run_goes_on() {
+    let agent = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        agent.path().join("settings.json"),
+        r#"{"bashTimeoutSecs": 5, "theme": "dark"}"#,
+    )
+    .unwrap();
+    let s = script(
+        work.path(),
+        &[json!({"content":[{"type":"text","text":"hi"}]})],
+    );
+    let out = bin(agent.path())
+        .arg("--script")
+        .arg(&s)
+        .arg("--cwd")
+        .arg(work.path())
+        .args(["-p", "hello"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("warning:").count(), 1, "{err}");
+    assert!(err.contains("settings.json"), "{err}");
+    assert!(err.contains("`bashTimeoutSecs`"), "{err}");
+    assert!(!err.contains("theme"), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "hi");
+}
