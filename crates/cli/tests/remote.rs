@@ -6,7 +6,7 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_remote::{Remote, RemoteOptions, RemoteTarget};
@@ -524,6 +524,49 @@ async fn two_spellings_of_one_remote_file_share_a_queue() {
         std::fs::read_to_string(p.ws.join("notes.txt")).unwrap(),
         "b1\nb2\nb3\nb4\nb5\nb6\n"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_handle_of_a_remote_shares_its_mutation_queue() {
+    if !can_switch_users() {
+        return;
+    }
+    let p = place(OTHER);
+    std::os::unix::fs::symlink(p.ws.join("notes.txt"), p.ws.join("link.txt")).unwrap();
+    let remote = connect(&exec_uri(&p, OTHER), Vec::new()).await;
+    let first = remote.mutation_queue();
+    let second = remote.clone().mutation_queue();
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let (entered, is_entered) = tokio::sync::oneshot::channel();
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    let (queue, log, path) = (first.clone(), order.clone(), p.ws.join("notes.txt"));
+    let holder = tokio::spawn(async move {
+        queue
+            .run(&path, async {
+                entered.send(()).unwrap();
+                released.await.unwrap();
+                log.lock().unwrap().push("first done");
+            })
+            .await
+            .unwrap();
+    });
+    is_entered.await.unwrap();
+    // The file held through one handle is busy through the other.
+    assert_eq!(second.active_keys(), 1);
+    let (queue, log, path) = (second.clone(), order.clone(), p.ws.join("link.txt"));
+    let waiter = tokio::spawn(async move {
+        queue
+            .run(&path, async { log.lock().unwrap().push("second ran") })
+            .await
+            .unwrap();
+    });
+    // Give the second a chance to overtake; it must wait instead.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(order.lock().unwrap().is_empty());
+    release.send(()).unwrap();
+    holder.await.unwrap();
+    waiter.await.unwrap();
+    assert_eq!(*order.lock().unwrap(), ["first done", "second ran"]);
 }
 
 #[test]
