@@ -57,6 +57,7 @@ mod render;
 mod schema;
 mod truncate;
 mod typed;
+pub mod wildcard;
 
 pub use closure_tool::{ToolBuilder, tool};
 pub use context::{
