@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use agent_remote::{Remote, RemoteOptions, RemoteTarget};
 use serde_json::{Value, json};
+use test_support::process::{processes_of, wait_until};
+use test_support::tool_call::execute_one;
 
 /// The uid the `exec:` remote runs as.
 const OTHER: u32 = 65534;
@@ -289,41 +291,6 @@ fn connection_errors_say_what_is_wrong() {
     assert!(stderr.contains("cannot start docker"), "{stderr}");
 }
 
-/// Processes of `uid` whose command line contains `needle`.
-fn processes_of(uid: u32, needle: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(meta) = std::fs::metadata(entry.path()) else {
-            continue;
-        };
-        if meta.uid() != uid {
-            continue;
-        }
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        if String::from_utf8_lossy(&cmdline)
-            .replace('\0', " ")
-            .contains(needle)
-        {
-            found.push(pid);
-        }
-    }
-    found
-}
-
-async fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
-    // A bound against hangs, not a speed requirement.
-    for _ in 0..600 {
-        if check() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out waiting until {what}");
-}
-
 async fn connect(uri: &str, extra_ssh: Vec<String>) -> Remote {
     let options = RemoteOptions::default()
         .helper_binary(bin())
@@ -345,16 +312,7 @@ async fn bash_on(
         .tool("bash")
         .unwrap();
     let call = agent_ai::ToolCall::new("c", "bash", json!({ "command": command }));
-    agent_core::execute_tool_call_with(
-        &[tool.tool()],
-        &call,
-        &cancel,
-        None,
-        &agent_core::Extensions::default(),
-        |_| {},
-    )
-    .await
-    .0
+    execute_one(&tool.tool(), &call, &cancel).await.0
 }
 
 fn result_text(r: &agent_core::AgentToolResult) -> String {
@@ -505,15 +463,7 @@ async fn two_spellings_of_one_remote_file_share_a_queue() {
         );
         let edit = edit.clone();
         calls.push(tokio::spawn(async move {
-            agent_core::execute_tool_call_with(
-                &[edit],
-                &call,
-                &agent_core::CancellationToken::new(),
-                None,
-                &agent_core::Extensions::default(),
-                |_| {},
-            )
-            .await
+            execute_one(&edit, &call, &agent_core::CancellationToken::new()).await
         }));
     }
     for c in calls {
