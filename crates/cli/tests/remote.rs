@@ -409,14 +409,23 @@ async fn cancelling_kills_the_remote_process_tree() {
     assert_eq!(remote.channels_opened(), 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_spellings_of_one_remote_file_share_a_queue() {
+/// A place whose `link.txt` is a symlink to `notes.txt`, and a remote
+/// there; `None` where users cannot be switched.
+async fn linked_place_and_remote() -> Option<(Place, Remote)> {
     if !can_switch_users() {
-        return;
+        return None;
     }
     let p = place(OTHER);
     std::os::unix::fs::symlink(p.ws.join("notes.txt"), p.ws.join("link.txt")).unwrap();
     let remote = connect(&exec_uri(&p, OTHER), Vec::new()).await;
+    Some((p, remote))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_spellings_of_one_remote_file_share_a_queue() {
+    let Some((p, remote)) = linked_place_and_remote().await else {
+        return;
+    };
     let queue = remote.mutation_queue();
     let inside = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let overlaps = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -478,12 +487,9 @@ async fn two_spellings_of_one_remote_file_share_a_queue() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_handle_of_a_remote_shares_its_mutation_queue() {
-    if !can_switch_users() {
+    let Some((p, remote)) = linked_place_and_remote().await else {
         return;
-    }
-    let p = place(OTHER);
-    std::os::unix::fs::symlink(p.ws.join("notes.txt"), p.ws.join("link.txt")).unwrap();
-    let remote = connect(&exec_uri(&p, OTHER), Vec::new()).await;
+    };
     let first = remote.mutation_queue();
     let second = remote.clone().mutation_queue();
     let order = Arc::new(Mutex::new(Vec::new()));
