@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use test_support::corpus;
 
+mod local;
 mod remote;
 
 /// One measured run of a process.
@@ -328,22 +329,68 @@ fn sh(cmd: String) -> Box<dyn FnMut() -> Command> {
     })
 }
 
-/// `cargo xtask bench [--quick] [--runs N]`.
-pub fn run(args: &[String]) -> Result<()> {
-    let quick = args.iter().any(|a| a == "--quick");
-    let runs = args
-        .iter()
-        .position(|a| a == "--runs")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(if quick { 3 } else { 5 });
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .context("xtask has no parent directory")?
-        .to_path_buf();
-    let bench_dir = root.join("target").join("bench");
-    std::fs::create_dir_all(&bench_dir)?;
+/// What `cargo xtask bench` was asked for.
+struct Options {
+    /// `--quick`: smaller inputs, fewer runs, no cargo-registry tree.
+    quick: bool,
+    /// `--runs N` (default 3 quick, else 5).
+    runs: usize,
+    /// `--only TEXT`.
+    only: Option<String>,
+}
 
+impl Options {
+    fn parse(args: &[String]) -> Options {
+        let value_of = |flag: &str| {
+            args.iter()
+                .position(|a| a == flag)
+                .and_then(|i| args.get(i + 1))
+        };
+        let quick = args.iter().any(|a| a == "--quick");
+        Options {
+            quick,
+            runs: value_of("--runs")
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(if quick { 3 } else { 5 }),
+            only: value_of("--only").cloned(),
+        }
+    }
+}
+
+/// The generated inputs, under `target/bench`.
+struct Inputs {
+    bench_dir: PathBuf,
+    /// A source tree of generated files.
+    corpus_dir: PathBuf,
+    /// A file of `big_lines` lines.
+    big: PathBuf,
+    big_lines: usize,
+}
+
+impl Inputs {
+    fn generate(bench_dir: PathBuf, quick: bool) -> Result<Inputs> {
+        let files = if quick { 5_000 } else { 50_000 };
+        let big_lines = if quick { 1_100_000 } else { 11_000_000 };
+        let corpus_dir = bench_dir.join(format!("corpus-{files}"));
+        let big = bench_dir.join(format!("big-{big_lines}.txt"));
+        println!(
+            "==> corpus: {files} files in {} (seed 42)",
+            corpus_dir.display()
+        );
+        corpus::generate_tree(&corpus_dir, files, 42)?;
+        println!("==> big file: {big_lines} lines in {}", big.display());
+        corpus::generate_big_file(&big, big_lines)?;
+        Ok(Inputs {
+            bench_dir,
+            corpus_dir,
+            big,
+            big_lines,
+        })
+    }
+}
+
+/// Builds the release `coding-agent` and returns its path.
+fn build_release(root: &Path) -> Result<PathBuf> {
     println!("==> building release binaries");
     let status = Command::new("cargo")
         .args([
@@ -354,394 +401,88 @@ pub fn run(args: &[String]) -> Result<()> {
             "--bin",
             "coding-agent",
         ])
-        .current_dir(&root)
+        .current_dir(root)
         .status()?;
     if !status.success() {
         bail!("release build failed");
     }
-    let bin = root.join("target/release/coding-agent");
+    Ok(root.join("target/release/coding-agent"))
+}
 
-    let files = if quick { 5_000 } else { 50_000 };
-    let big_lines = if quick { 1_100_000 } else { 11_000_000 };
-    let corpus_dir = bench_dir.join(format!("corpus-{files}"));
-    let big = bench_dir.join(format!("big-{big_lines}.txt"));
-    println!(
-        "==> corpus: {files} files in {} (seed 42)",
-        corpus_dir.display()
-    );
-    corpus::generate_tree(&corpus_dir, files, 42)?;
-    println!("==> big file: {big_lines} lines in {}", big.display());
-    corpus::generate_big_file(&big, big_lines)?;
-
-    let rg = which(&["rg"]);
-    let fd = which(&["fdfind", "fd"]);
-    // Debian's fd 8 predates --no-require-git; outside a git repository it then
-    // skips .gitignore files, which only makes its job lighter.
-    let fd_no_require_git = match &fd {
-        Some(fd)
-            if Command::new(fd)
-                .arg("--help")
-                .output()
-                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("--no-require-git")) =>
-        {
-            " --no-require-git"
-        }
-        _ => "",
-    };
-    let only = args
-        .iter()
-        .position(|a| a == "--only")
-        .and_then(|i| args.get(i + 1))
-        .cloned();
-    let mut b = Bench {
-        runs,
-        bin,
-        rows: Vec::new(),
-        only: only.clone(),
-    };
+fn print_header() {
     println!(
         "\n| {:<44} | {:<26} | {:<26} | {:>6} | {:>10} | note",
         "figure", "ours (median [min-max])", "reference", "ratio", "peak RSS"
     );
     println!("|{}|", "-".repeat(140));
+}
 
-    let mut trees: Vec<(String, PathBuf)> = vec![("generated".into(), corpus_dir.clone())];
+/// The trees the search rows run over: the generated corpus, and (not
+/// quick) the cargo registry, a real tree of sources.
+fn search_trees(corpus_dir: &Path, quick: bool) -> Vec<(String, PathBuf)> {
+    let mut trees: Vec<(String, PathBuf)> = vec![("generated".into(), corpus_dir.to_path_buf())];
     if !quick && let Some(home) = std::env::var_os("HOME") {
         let registry = PathBuf::from(home).join(".cargo/registry/src");
         if registry.is_dir() {
             trees.push(("cargo registry".into(), registry));
         }
     }
-    for (label, tree) in &trees {
-        let t = tree.clone();
-        let ours_rare = tool_cmd(
-            &b.bin,
-            "grep",
-            &t,
-            json!({"pattern": corpus::RARE, "limit": 1_000_000}),
-        );
-        let reference = rg.as_ref().map(|rg| {
-            (
-                "rg -n".to_string(),
-                sh(format!("{rg} -n {} {}", corpus::RARE, t.display())),
-            )
-        });
-        b.compare(
-            &format!("grep rare pattern ({label})"),
-            ours_rare,
-            reference,
-            "both scan every file",
-        )?;
+    trees
+}
 
-        let ours_common = tool_cmd(
-            &b.bin,
-            "grep",
-            &t,
-            json!({"pattern": "return", "limit": 100}),
-        );
-        let reference = rg.as_ref().map(|rg| {
-            (
-                "rg -n --sort path | head -100".to_string(),
-                sh(format!(
-                    "{rg} -n --sort path return {} | head -n 100",
-                    t.display()
-                )),
-            )
-        });
-        b.compare(
-            &format!("grep common pattern, limit 100 ({label})"),
-            ours_common,
-            reference,
-            "both: first 100 matches in path order, stopping early",
-        )?;
-
-        let ours_find = tool_cmd(
-            &b.bin,
-            "find",
-            &t,
-            json!({"pattern": "*.rs", "limit": 10_000_000}),
-        );
-        let reference = fd.as_ref().map(|fd| {
-            (
-                "fd --glob | sort".to_string(),
-                sh(format!(
-                    "{fd} --glob --hidden{fd_no_require_git} '*.rs' {} | sort",
-                    t.display()
-                )),
-            )
-        });
-        b.compare(
-            &format!("find *.rs ({label})"),
-            ours_find,
-            reference,
-            "both sorted",
-        )?;
-        let ours_find = tool_cmd(
-            &b.bin,
-            "find",
-            &t,
-            json!({"pattern": "*.rs", "limit": 10_000_000}),
-        );
-        let reference = fd.as_ref().map(|fd| {
-            (
-                "fd --glob (unsorted)".to_string(),
-                sh(format!(
-                    "{fd} --glob --hidden{fd_no_require_git} '*.rs' {}",
-                    t.display()
-                )),
-            )
-        });
-        b.compare(
-            &format!("find *.rs vs unsorted fd ({label})"),
-            ours_find,
-            reference,
-            "fd does not sort",
-        )?;
-    }
-
-    let find_tree = trees
-        .last()
-        .map(|(_, t)| t.clone())
-        .unwrap_or(corpus_dir.clone());
-    b.mcp_rows(&bench_dir, &find_tree, quick)?;
-    let registry = trees
-        .iter()
-        .find(|(label, _)| label == "cargo registry")
-        .map(|(_, t)| t.clone());
-    b.remote_rows(&bench_dir, registry.as_deref(), quick)?;
-
-    let wide = bench_dir.join("wide-dir");
-    if !wide.join("f9999").exists() {
-        std::fs::create_dir_all(&wide)?;
-        for i in 0..10_000 {
-            std::fs::write(wide.join(format!("f{i}")), "")?;
-        }
-    }
-    b.compare(
-        "ls 10,000 entries",
-        tool_cmd(&b.bin, "ls", &wide, json!({"limit": 100_000})),
-        Some(("ls -1a".into(), sh(format!("ls -1a {}", wide.display())))),
-        "",
-    )?;
-
-    let offset = big_lines - 1_000_000;
-    let big_name = big
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default()
-        .to_string();
-    let read_args = json!({"path": big_name, "offset": offset, "limit": 2000});
-    b.compare(
-        &format!("read 2000 lines at offset {offset}"),
-        tool_cmd(&b.bin, "read", &bench_dir, read_args.clone()),
-        Some((
-            "sed -n X,Yp".into(),
-            sh(format!(
-                "sed -n '{offset},{}p;{}q' {}",
-                offset + 1999,
-                offset + 2000,
-                big.display()
-            )),
-        )),
-        "file streamed, not loaded",
-    )?;
-    b.compare(
-        &format!("read 2000 lines at offset {offset} vs tail|head"),
-        tool_cmd(&b.bin, "read", &bench_dir, read_args),
-        Some((
-            "tail -n +X | head".into(),
-            sh(format!(
-                "tail -n +{offset} {} | head -n 2000",
-                big.display()
-            )),
-        )),
-        "",
-    )?;
-
-    // The head of a huge file: 2,000 lines (more than read sniffs for binary
-    // content), then a 64 GiB hole (nothing on disk). Counting all its lines
-    // would mean reading 64 GiB of zeros.
-    let sparse = bench_dir.join("sparse-64g-v2.log");
-    if std::fs::metadata(&sparse).map(|m| m.len()).unwrap_or(0) != 64 << 30 {
-        let head: String = (1..=2000)
-            .map(|i| format!("line {i} of a long log file, with some words to read\n"))
-            .collect();
-        std::fs::write(&sparse, head)?;
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&sparse)?
-            .set_len(64 << 30)?;
-    }
-    b.compare(
-        "read 2 lines at the head of a 64 GiB sparse file",
-        tool_cmd(
-            &b.bin,
-            "read",
-            &bench_dir,
-            json!({"path": "sparse-64g-v2.log", "limit": 2}),
-        ),
-        Some((
-            "head -n 2".into(),
-            sh(format!("head -n 2 {}", sparse.display())),
-        )),
-        "the rest is counted up to 32 MB, then a lower bound is given",
-    )?;
-
-    // A model answering 1 MB in 4-byte deltas, from a loopback server in a
-    // process of its own (a forked child would report this process's memory).
-    let server = crate::stream_server::spawn(1 << 20, 4)?;
-    let mut stream_agent = {
-        let (bin, base, dir) = (b.bin.clone(), server.base_url(), bench_dir.clone());
-        move || {
-            let mut c = Command::new(&bin);
-            c.args(["--provider", "openai", "--api-key", "bench", "--base-url"])
-                .arg(&base)
-                .args(["--model", "bench", "--no-tools", "--cwd"])
-                .arg(&dir)
-                .args(["-p", "write a long answer"])
-                .env("CODING_AGENT_DIR", dir.join("no-agent-dir"));
-            c
-        }
-    };
-    b.compare(
-        "agent -p: 1 MB answer in 4-byte deltas",
-        &mut stream_agent,
-        None,
-        "262,144 SSE events over loopback, through the whole loop",
-    )?;
-
-    // The sandbox's cost per bash call: bubblewrap's namespaces and the
-    // seccomp filter around every command. A whole process per call also
-    // pays the one-time check that bubblewrap works here.
-    let sandboxed = {
-        let (bin, dir) = (b.bin.clone(), bench_dir.clone());
-        move || {
-            let mut c = Command::new(&bin);
-            c.args(["tool", "bash", "--sandbox", "workspace-write", "--cwd"])
-                .arg(&dir)
-                .args(["--args", r#"{"command":"true"}"#]);
-            c
-        }
-    };
-    b.compare(
-        "bash start-up, sandbox on",
-        sandboxed,
-        Some((
-            "the same, --sandbox off".into(),
-            Box::new(tool_cmd(
-                &b.bin,
-                "bash",
-                &bench_dir,
-                json!({"command": "true"}),
-            )),
-        )),
-        "whole process per call, incl. the one-time bubblewrap check",
-    )?;
-    // Per call inside one process, as the agent runs them: 50 calls.
-    let calls = 50;
-    let batch = bench_dir.join("bash-true-50.jsonl");
-    std::fs::write(
-        &batch,
-        (0..calls)
-            .map(|_| format!("{}\n", json!({"tool": "bash", "args": {"command": "true"}})))
-            .collect::<String>(),
-    )?;
-    let batch_of = |mode: &'static str| {
-        let (bin, dir, batch) = (b.bin.clone(), bench_dir.clone(), batch.clone());
-        move || {
-            let mut c = Command::new(&bin);
-            c.args(["tool", "--sandbox", mode, "--cwd"])
-                .arg(&dir)
-                .arg("--batch")
-                .arg(&batch);
-            c
-        }
-    };
-    b.compare(
-        "50 bash calls in one process, sandbox on",
-        batch_of("workspace-write"),
-        Some(("the same, --sandbox off".into(), Box::new(batch_of("off")))),
-        "extra per call = (on - off) / 50; target: under 5 ms",
-    )?;
-
-    let bytes: u64 = if quick { 100_000_000 } else { 1_000_000_000 };
-    let produce = format!("yes 'a line of output from a chatty command' | head -c {bytes}");
-    b.compare(
-        &format!("bash printing {} MB", bytes / 1_000_000),
-        tool_cmd(
-            &b.bin,
-            "bash",
-            &bench_dir,
-            json!({"command": produce.clone(), "timeout": 0}),
-        ),
-        Some(("sh -c CMD > /dev/null".into(), sh(produce))),
-        "ours also saves the full output to a temp file",
-    )?;
-    let spill = bench_dir.join("sh-output.log");
-    b.compare(
-        &format!("bash printing {} MB vs writing it to a file", bytes / 1_000_000),
-        tool_cmd(&b.bin, "bash", &bench_dir, json!({"command": format!("yes 'a line of output from a chatty command' | head -c {bytes}"), "timeout": 0})),
-        Some((
-            "sh -c 'CMD > file'".into(),
-            sh(format!("yes 'a line of output from a chatty command' | head -c {bytes} > {}", spill.display())),
-        )),
-        "both write every byte to a file",
-    )?;
-    let _ = std::fs::remove_file(&spill);
-    // Remove the full-output files the bash runs left behind.
-    if let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) {
-        for e in entries.flatten() {
-            if e.file_name()
-                .to_string_lossy()
-                .starts_with("coding-agent-bash-")
-            {
-                let _ = std::fs::remove_file(e.path());
-            }
-        }
-    }
-
-    println!("\n==> in-process figures (cargo bench -p tools-builtin --bench tools)");
-    let out = Command::new("cargo")
-        .args([
-            "bench",
-            "-q",
-            "-p",
-            "tools-builtin",
-            "--bench",
-            "tools",
-            "--",
-            "--json",
-            "--corpus",
-        ])
-        .args(only.iter().flat_map(|o| ["--only", o.as_str()]))
-        .arg(&corpus_dir)
-        .arg("--big-file")
-        .arg(&big)
-        .args(["--runs", &runs.to_string()])
-        .args(quick.then_some("--quick"))
-        .current_dir(&root)
-        .stderr(Stdio::inherit())
-        .output()?;
-    if !out.status.success() {
-        bail!("the in-process benchmark failed");
-    }
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        if let Ok(row) = serde_json::from_str::<Value>(line)
-            && row.get("figure").is_some()
-        {
-            print_row(&row);
-            b.rows.push(row);
-        }
-    }
-
+/// Writes `target/bench/report.json`.
+fn write_report(bench_dir: &Path, options: &Options, rows: &[Value]) -> Result<()> {
     let report = json!({
-        "runs": runs,
-        "quick": quick,
+        "runs": options.runs,
+        "quick": options.quick,
         "machine": {"cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)},
-        "rows": b.rows,
+        "rows": rows,
     });
     let path = bench_dir.join("report.json");
     std::fs::write(&path, serde_json::to_string_pretty(&report)?)?;
     println!("\nreport written to {}", path.display());
     Ok(())
+}
+
+/// `cargo xtask bench [--quick] [--runs N] [--only TEXT]`.
+pub fn run(args: &[String]) -> Result<()> {
+    let options = Options::parse(args);
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .context("xtask has no parent directory")?
+        .to_path_buf();
+    let bench_dir = root.join("target").join("bench");
+    std::fs::create_dir_all(&bench_dir)?;
+    let bin = build_release(&root)?;
+    let inputs = Inputs::generate(bench_dir, options.quick)?;
+    let references = local::References::find();
+    let mut b = Bench {
+        runs: options.runs,
+        bin,
+        rows: Vec::new(),
+        only: options.only.clone(),
+    };
+    print_header();
+
+    let trees = search_trees(&inputs.corpus_dir, options.quick);
+    for (label, tree) in &trees {
+        b.search_rows(label, tree, &references)?;
+    }
+    let find_tree = trees
+        .last()
+        .map(|(_, t)| t.clone())
+        .unwrap_or(inputs.corpus_dir.clone());
+    b.mcp_rows(&inputs.bench_dir, &find_tree, options.quick)?;
+    let registry = trees
+        .iter()
+        .find(|(label, _)| label == "cargo registry")
+        .map(|(_, t)| t.clone());
+    b.remote_rows(&inputs.bench_dir, registry.as_deref(), options.quick)?;
+    b.ls_rows(&inputs.bench_dir)?;
+    b.read_rows(&inputs)?;
+    b.stream_rows(&inputs.bench_dir)?;
+    b.sandbox_rows(&inputs.bench_dir)?;
+    b.bash_output_rows(&inputs.bench_dir, options.quick)?;
+    b.in_process_rows(&root, &inputs, &options)?;
+    write_report(&inputs.bench_dir, &options, &b.rows)
 }

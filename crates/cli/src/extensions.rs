@@ -56,8 +56,8 @@ pub fn specs(args: &RunArgs, settings: &Settings, cwd: &Path) -> Vec<ExtensionSp
     specs
 }
 
-fn seconds(settings: &Settings, key: &str, default: Duration) -> Duration {
-    match settings.get(key).and_then(|v| v.as_f64()) {
+fn seconds(setting: Option<f64>, default: Duration) -> Duration {
+    match setting {
         Some(s) if s > 0.0 && s.is_finite() => Duration::from_secs_f64(s.min(86_400.0)),
         _ => default,
     }
@@ -76,12 +76,9 @@ pub async fn load(
         return LoadedExtensions::default();
     }
     let mut options = ExtensionOptions::default();
-    options.startup_timeout = seconds(
-        settings,
-        "extensionStartupTimeoutSec",
-        options.startup_timeout,
-    );
-    options.tool_timeout = seconds(settings, "extensionToolTimeoutSec", options.tool_timeout);
+    let known = settings.known();
+    options.startup_timeout = seconds(known.extension_startup_timeout_sec, options.startup_timeout);
+    options.tool_timeout = seconds(known.extension_tool_timeout_sec, options.tool_timeout);
     // The project's extensions may have been written by a sandboxed command:
     // with the sandbox on they run inside it, or not at all.
     if policy.is_on() && specs.iter().any(|s| s.source == ExtensionSource::Project) {

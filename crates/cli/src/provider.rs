@@ -40,13 +40,14 @@ pub fn select(
     args: &RunArgs,
     settings: &Settings,
 ) -> Result<(Arc<dyn ModelClient>, Model), String> {
-    let setting = |k: &str| settings.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    let known = settings.known();
     let kind = match args.provider {
         Some(k) => k,
         None if args.script.is_some() => ProviderKind::Scripted,
-        None => match setting("defaultProvider")
-            .or_else(|| setting("provider"))
+        None => match known
+            .default_provider
             .as_deref()
+            .or(known.provider.as_deref())
         {
             Some("openai") => ProviderKind::Openai,
             Some("anthropic") => ProviderKind::Anthropic,
@@ -60,8 +61,8 @@ pub fn select(
     let model_id = args
         .model
         .clone()
-        .or_else(|| setting("defaultModel"))
-        .or_else(|| setting("model"));
+        .or_else(|| known.default_model.clone())
+        .or_else(|| known.model.clone());
     match kind {
         ProviderKind::Scripted => {
             let Some(path) = &args.script else {

@@ -104,6 +104,24 @@ fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf, UsageError> {
         .map_err(|e| UsageError(format!("invalid --cwd {}: {e}", cwd.display())))
 }
 
+/// The remote of `--remote`, connected, and the working directory: with a
+/// remote, `--cwd` there (relative to its working directory, which is the
+/// default); else `--cwd` here.
+async fn remote_and_cwd(
+    remote: &crate::args::RemoteArgs,
+    cwd: Option<&Path>,
+    sandbox: Option<agent_sandbox::SandboxMode>,
+) -> Result<(Option<agent_remote::Remote>, PathBuf), UsageError> {
+    let Some(uri) = &remote.remote else {
+        return Ok((None, resolve_cwd(cwd)?));
+    };
+    let connected = crate::remote::connect(uri, remote, sandbox)
+        .await
+        .map_err(UsageError)?;
+    let cwd = crate::remote::remote_dir(&connected, cwd);
+    Ok((Some(connected), cwd))
+}
+
 /// `coding-agent tool NAME --args JSON`.
 pub async fn single(
     name: &str,
@@ -114,18 +132,7 @@ pub async fn single(
 ) -> Result<(), UsageError> {
     let args: Value = serde_json::from_str(args)
         .map_err(|e| UsageError(format!("--args is not valid JSON: {e}")))?;
-    let remote = match &remote.remote {
-        Some(uri) => Some(
-            crate::remote::connect(uri, remote, sandbox)
-                .await
-                .map_err(UsageError)?,
-        ),
-        None => None,
-    };
-    let cwd = match &remote {
-        Some(r) => crate::remote::remote_dir(r, cwd),
-        None => resolve_cwd(cwd)?,
-    };
+    let (remote, cwd) = remote_and_cwd(remote, cwd, sandbox).await?;
     let cancel = CancellationToken::new();
     let ctrl_c = cancel.clone();
     tokio::spawn(async move {
@@ -234,18 +241,7 @@ pub async fn batch(
     remote: &crate::args::RemoteArgs,
 ) -> Result<(), UsageError> {
     // One channel for the whole batch.
-    let remote = match &remote.remote {
-        Some(uri) => Some(
-            crate::remote::connect(uri, remote, sandbox)
-                .await
-                .map_err(UsageError)?,
-        ),
-        None => None,
-    };
-    let default_cwd = match &remote {
-        Some(r) => crate::remote::remote_dir(r, cwd),
-        None => resolve_cwd(cwd)?,
-    };
+    let (remote, default_cwd) = remote_and_cwd(remote, cwd, sandbox).await?;
     let reader: Box<dyn BufRead + Send> = if source == "-" {
         Box::new(std::io::BufReader::new(std::io::stdin()))
     } else {

@@ -10,8 +10,13 @@ use coding_agent::trust::{TrustOutcome, TrustStore, resolve_project_trust};
 use crate::args::TrustArgs;
 
 /// Applies the project's code-running settings if it is trusted; asks on a
-/// terminal when `may_ask`, else leaves them out with one warning.
+/// terminal when `may_ask`, else leaves them out with one warning. The
+/// settings' own warnings (unknown keys) are printed first: every command
+/// that loads settings for a run comes through here.
 pub fn apply(settings: &mut Settings, cwd: &Path, may_ask: bool) {
+    for warning in settings.warnings() {
+        eprintln!("coding-agent: warning: {warning}");
+    }
     let store = TrustStore::in_agent_dir();
     let can_ask = may_ask && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut ask = |question: &str| -> bool {

@@ -6,11 +6,13 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_remote::{Remote, RemoteOptions, RemoteTarget};
 use serde_json::{Value, json};
+use test_support::process::{processes_of, wait_until};
+use test_support::tool_call::execute_one;
 
 /// The uid the `exec:` remote runs as.
 const OTHER: u32 = 65534;
@@ -289,41 +291,6 @@ fn connection_errors_say_what_is_wrong() {
     assert!(stderr.contains("cannot start docker"), "{stderr}");
 }
 
-/// Processes of `uid` whose command line contains `needle`.
-fn processes_of(uid: u32, needle: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(meta) = std::fs::metadata(entry.path()) else {
-            continue;
-        };
-        if meta.uid() != uid {
-            continue;
-        }
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        if String::from_utf8_lossy(&cmdline)
-            .replace('\0', " ")
-            .contains(needle)
-        {
-            found.push(pid);
-        }
-    }
-    found
-}
-
-async fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
-    // A bound against hangs, not a speed requirement.
-    for _ in 0..600 {
-        if check() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out waiting until {what}");
-}
-
 async fn connect(uri: &str, extra_ssh: Vec<String>) -> Remote {
     let options = RemoteOptions::default()
         .helper_binary(bin())
@@ -345,16 +312,7 @@ async fn bash_on(
         .tool("bash")
         .unwrap();
     let call = agent_ai::ToolCall::new("c", "bash", json!({ "command": command }));
-    agent_core::execute_tool_call_with(
-        &[tool.tool()],
-        &call,
-        &cancel,
-        None,
-        &agent_core::Extensions::default(),
-        |_| {},
-    )
-    .await
-    .0
+    execute_one(&tool.tool(), &call, &cancel).await.0
 }
 
 fn result_text(r: &agent_core::AgentToolResult) -> String {
@@ -451,14 +409,23 @@ async fn cancelling_kills_the_remote_process_tree() {
     assert_eq!(remote.channels_opened(), 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_spellings_of_one_remote_file_share_a_queue() {
+/// A place whose `link.txt` is a symlink to `notes.txt`, and a remote
+/// there; `None` where users cannot be switched.
+async fn linked_place_and_remote() -> Option<(Place, Remote)> {
     if !can_switch_users() {
-        return;
+        return None;
     }
     let p = place(OTHER);
     std::os::unix::fs::symlink(p.ws.join("notes.txt"), p.ws.join("link.txt")).unwrap();
     let remote = connect(&exec_uri(&p, OTHER), Vec::new()).await;
+    Some((p, remote))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_spellings_of_one_remote_file_share_a_queue() {
+    let Some((p, remote)) = linked_place_and_remote().await else {
+        return;
+    };
     let queue = remote.mutation_queue();
     let inside = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let overlaps = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -505,15 +472,7 @@ async fn two_spellings_of_one_remote_file_share_a_queue() {
         );
         let edit = edit.clone();
         calls.push(tokio::spawn(async move {
-            agent_core::execute_tool_call_with(
-                &[edit],
-                &call,
-                &agent_core::CancellationToken::new(),
-                None,
-                &agent_core::Extensions::default(),
-                |_| {},
-            )
-            .await
+            execute_one(&edit, &call, &agent_core::CancellationToken::new()).await
         }));
     }
     for c in calls {
@@ -524,6 +483,46 @@ async fn two_spellings_of_one_remote_file_share_a_queue() {
         std::fs::read_to_string(p.ws.join("notes.txt")).unwrap(),
         "b1\nb2\nb3\nb4\nb5\nb6\n"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_handle_of_a_remote_shares_its_mutation_queue() {
+    let Some((p, remote)) = linked_place_and_remote().await else {
+        return;
+    };
+    let first = remote.mutation_queue();
+    let second = remote.clone().mutation_queue();
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let (entered, is_entered) = tokio::sync::oneshot::channel();
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    let (queue, log, path) = (first.clone(), order.clone(), p.ws.join("notes.txt"));
+    let holder = tokio::spawn(async move {
+        queue
+            .run(&path, async {
+                entered.send(()).unwrap();
+                released.await.unwrap();
+                log.lock().unwrap().push("first done");
+            })
+            .await
+            .unwrap();
+    });
+    is_entered.await.unwrap();
+    // The file held through one handle is busy through the other.
+    assert_eq!(second.active_keys(), 1);
+    let (queue, log, path) = (second.clone(), order.clone(), p.ws.join("link.txt"));
+    let waiter = tokio::spawn(async move {
+        queue
+            .run(&path, async { log.lock().unwrap().push("second ran") })
+            .await
+            .unwrap();
+    });
+    // Give the second a chance to overtake; it must wait instead.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(order.lock().unwrap().is_empty());
+    release.send(()).unwrap();
+    holder.await.unwrap();
+    waiter.await.unwrap();
+    assert_eq!(*order.lock().unwrap(), ["first done", "second ran"]);
 }
 
 #[test]

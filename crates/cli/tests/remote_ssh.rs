@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use agent_remote::{Remote, RemoteOptions, RemoteTarget};
 use serde_json::{Value, json};
+use test_support::process::{processes_of, wait_until};
+use test_support::tool_call::execute_one;
 
 /// The remote user the server logs in.
 const USER: &str = "ca-remote-test";
@@ -225,30 +227,6 @@ async fn connect(server: &Sshd) -> Remote {
         .unwrap()
 }
 
-fn processes_of(uid: u32, needle: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
-        .filter(|e| std::fs::metadata(e.path()).is_ok_and(|m| m.uid() == uid))
-        .filter(|e| {
-            String::from_utf8_lossy(&std::fs::read(e.path().join("cmdline")).unwrap_or_default())
-                .replace('\0', " ")
-                .contains(needle)
-        })
-        .count()
-}
-
-async fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
-    for _ in 0..600 {
-        if check() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out waiting until {what}");
-}
-
 /// The scripted model asks for every built-in tool and a custom one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_run_over_ssh_with_a_custom_tool_one_connection_and_a_cut_link() {
@@ -358,15 +336,7 @@ async fn an_agent_run_over_ssh_with_a_custom_tool_one_connection_and_a_cut_link(
     let read = tools.tool("read").unwrap().tool();
     for i in 0..100 {
         let call = agent_ai::ToolCall::new(format!("r{i}"), "read", json!({"path": "notes.txt"}));
-        let (_, is_error) = agent_core::execute_tool_call_with(
-            std::slice::from_ref(&read),
-            &call,
-            &agent_core::CancellationToken::new(),
-            None,
-            &agent_core::Extensions::default(),
-            |_| {},
-        )
-        .await;
+        let (_, is_error) = execute_one(&read, &call, &agent_core::CancellationToken::new()).await;
         assert!(!is_error);
     }
     assert_eq!(remote.channels_opened(), 1);
@@ -380,18 +350,10 @@ async fn an_agent_run_over_ssh_with_a_custom_tool_one_connection_and_a_cut_link(
     let m = marker.clone();
     let running = tokio::spawn(async move {
         let call = agent_ai::ToolCall::new("b", "bash", json!({ "command": m }));
-        agent_core::execute_tool_call_with(
-            &[bash],
-            &call,
-            &agent_core::CancellationToken::new(),
-            None,
-            &agent_core::Extensions::default(),
-            |_| {},
-        )
-        .await
+        execute_one(&bash, &call, &agent_core::CancellationToken::new()).await
     });
     wait_until("the remote sleep runs", || {
-        processes_of(server.uid, &marker) > 0
+        !processes_of(server.uid, &marker).is_empty()
     })
     .await;
     let ssh = remote.transport_pid().unwrap();
@@ -411,19 +373,11 @@ async fn an_agent_run_over_ssh_with_a_custom_tool_one_connection_and_a_cut_link(
         .to_string();
     assert!(text.contains("was lost"), "{text}");
     wait_until("the remote command is killed", || {
-        processes_of(server.uid, &marker) == 0
+        processes_of(server.uid, &marker).is_empty()
     })
     .await;
     let call = agent_ai::ToolCall::new("again", "read", json!({"path": "notes.txt"}));
-    let (_, is_error) = agent_core::execute_tool_call_with(
-        &[read],
-        &call,
-        &agent_core::CancellationToken::new(),
-        None,
-        &agent_core::Extensions::default(),
-        |_| {},
-    )
-    .await;
+    let (_, is_error) = execute_one(&read, &call, &agent_core::CancellationToken::new()).await;
     assert!(!is_error);
     assert_eq!(remote.channels_opened(), 2);
 }

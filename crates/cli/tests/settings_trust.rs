@@ -22,6 +22,19 @@ fn script(dir: &Path, turns: &[Value]) -> std::path::PathBuf {
     path
 }
 
+/// `coding-agent -p hello` in `work`, the model answering "hi".
+fn print_hello(agent_dir: &Path, work: &Path) -> std::process::Output {
+    let s = script(work, &[json!({"content":[{"type":"text","text":"hi"}]})]);
+    bin(agent_dir)
+        .arg("--script")
+        .arg(&s)
+        .arg("--cwd")
+        .arg(work)
+        .args(["-p", "hello"])
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_settings_typo_stops_the_cli_instead_of_dropping_allowed_tools() {
     let agent = tempfile::tempdir().unwrap();
@@ -31,18 +44,7 @@ fn a_settings_typo_stops_the_cli_instead_of_dropping_allowed_tools() {
         "{\n  \"allowedTools\": [\"read\"],\n}\n",
     )
     .unwrap();
-    let s = script(
-        work.path(),
-        &[json!({"content":[{"type":"text","text":"hi"}]})],
-    );
-    let out = bin(agent.path())
-        .arg("--script")
-        .arg(&s)
-        .arg("--cwd")
-        .arg(work.path())
-        .args(["-p", "hello"])
-        .output()
-        .unwrap();
+    let out = print_hello(agent.path(), work.path());
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("settings.json"), "{err}");
@@ -130,4 +132,23 @@ fn the_tool_command_obeys_allowed_tools() {
         "{result}"
     );
     assert!(!marker.exists(), "a disallowed tool ran");
+}
+
+#[test]
+fn an_unknown_key_is_a_warning_naming_it_and_the_run_goes_on() {
+    let agent = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        agent.path().join("settings.json"),
+        r#"{"bashTimeoutSecs": 5, "theme": "dark"}"#,
+    )
+    .unwrap();
+    let out = print_hello(agent.path(), work.path());
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("warning:").count(), 1, "{err}");
+    assert!(err.contains("settings.json"), "{err}");
+    assert!(err.contains("`bashTimeoutSecs`"), "{err}");
+    assert!(!err.contains("theme"), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "hi");
 }

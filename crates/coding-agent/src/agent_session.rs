@@ -15,7 +15,7 @@ use crate::extension::{Extension, ExtensionApi};
 use crate::permissions::{PermissionGate, PermissionPrompt, PermissionRules};
 use crate::registry::{ToolRegistry, ToolSelection};
 use crate::sessions::SessionManager;
-use crate::settings::{Settings, agent_dir};
+use crate::settings::{QueueModeSetting, Settings, agent_dir};
 use crate::system_prompt::{SystemPromptOptions, build_system_prompt, load_context_files};
 use agent_tool::{Extensions, FileMutationQueue, ToolDefinition, WorkingDir};
 
@@ -339,8 +339,8 @@ impl AgentSessionBuilder {
         let mut options = AgentOptions::new(self.model, self.client);
         options.tool_extensions = extensions.clone();
         options.tool_execution = self.tool_execution;
-        options.steering_mode = queue_mode(settings.get("steeringMode"));
-        options.follow_up_mode = queue_mode(settings.get("followUpMode"));
+        options.steering_mode = queue_mode(settings.known().steering_mode);
+        options.follow_up_mode = queue_mode(settings.known().follow_up_mode);
         if let Some(n) = settings.max_parallel_tools() {
             options.max_parallel_tools = n;
         }
@@ -454,10 +454,10 @@ fn chain_hooks(
 }
 
 /// `"all"` delivers every queued message at once; anything else one at a time.
-fn queue_mode(value: Option<&serde_json::Value>) -> QueueMode {
-    match value.and_then(|v| v.as_str()) {
-        Some("all") => QueueMode::All,
-        _ => QueueMode::OneAtATime,
+fn queue_mode(value: Option<QueueModeSetting>) -> QueueMode {
+    match value {
+        Some(QueueModeSetting::All) => QueueMode::All,
+        Some(QueueModeSetting::OneAtATime) | None => QueueMode::OneAtATime,
     }
 }
 

@@ -47,18 +47,15 @@ impl Default for CompactionSettings {
 impl CompactionSettings {
     /// `compaction.*` from the settings, defaults where absent.
     pub fn from_settings(settings: &crate::Settings) -> Self {
-        let mut out = Self::default();
-        let get = |key: &str| settings.get_path(&format!("compaction.{key}"));
-        if let Some(Value::Bool(b)) = get("enabled") {
-            out.enabled = *b;
+        let defaults = Self::default();
+        let given = &settings.known().compaction;
+        CompactionSettings {
+            enabled: given.enabled.unwrap_or(defaults.enabled),
+            reserve_tokens: given.reserve_tokens.unwrap_or(defaults.reserve_tokens),
+            keep_recent_tokens: given
+                .keep_recent_tokens
+                .map_or(defaults.keep_recent_tokens, |n| n.max(1)),
         }
-        if let Some(n) = get("reserveTokens").and_then(Value::as_u64) {
-            out.reserve_tokens = n;
-        }
-        if let Some(n) = get("keepRecentTokens").and_then(Value::as_u64) {
-            out.keep_recent_tokens = n.max(1);
-        }
-        out
     }
 }
 

@@ -37,8 +37,9 @@ pub use extension::{
 pub use project_file::MAX_PROJECT_FILE_BYTES;
 pub use registry::{ToolRegistry, ToolSelection, ToolSource};
 pub use settings::{
-    DEFAULT_BASH_TIMEOUT_SECONDS, DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS,
-    Settings, SettingsError, agent_dir,
+    CompactionValues, DEFAULT_BASH_TIMEOUT_SECONDS, DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS,
+    ImageSettings, KnownSettings, MAX_TIMEOUT_SECONDS, QueueModeSetting, Seconds, Settings,
+    SettingsError, agent_dir,
 };
 pub use system_prompt::{
     BASH_EXPLORATION_GUIDELINE, CLOSING_GUIDELINES, ContextFile, SystemPromptOptions,

@@ -19,13 +19,21 @@
 //! regular file, is larger than 1 MiB, is not valid JSON, or holds a known key
 //! with a value of the wrong type is an error ([`Settings::load`] returns it,
 //! naming the file, the line or key, and the reason) rather than being
-//! ignored. Unknown keys are kept.
+//! ignored. Unknown keys are kept (extensions may read them) and named in
+//! [`Settings::warnings`], so a misspelt key does not go unnoticed.
+//!
+//! What the agent reads, it reads typed: [`Settings::known`]
+//! ([`KnownSettings`]), built from the merged values.
+
+mod known;
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use crate::project_file::{MAX_PROJECT_FILE_BYTES, read_regular_file};
+
+pub use known::{CompactionValues, ImageSettings, KnownSettings, QueueModeSetting, Seconds};
 
 pub use agent_tool::{DEFAULT_BASH_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS};
 
@@ -67,6 +75,10 @@ pub struct Settings {
     /// The held-back values once applied (the project is trusted), so
     /// that what came from the project can still be told apart.
     applied: Map<String, Value>,
+    /// `values` typed; rebuilt whenever `values` changes.
+    known: KnownSettings,
+    /// What the files held that is not an error but deserves a word.
+    warnings: Vec<String>,
 }
 
 /// Keys whose values start programs: a project's values of these are held
@@ -173,15 +185,38 @@ impl Settings {
         global: Option<&Path>,
         project: Option<&Path>,
     ) -> Result<Self, SettingsError> {
-        let read = |path: Option<&Path>| -> Result<Value, SettingsError> {
-            match path {
-                Some(path) => read_settings_file(path),
-                None => Ok(Value::Object(Map::new())),
+        let mut warnings = Vec::new();
+        let mut read = |path: Option<&Path>| -> Result<Value, SettingsError> {
+            let Some(path) = path else {
+                return Ok(Value::Object(Map::new()));
+            };
+            let (value, unknown) = read_settings_file(path)?;
+            if !unknown.is_empty() {
+                let keys: Vec<String> = unknown.iter().map(|k| format!("`{k}`")).collect();
+                warnings.push(format!(
+                    "{}: unknown settings, not used by coding-agent (kept for extensions): {}",
+                    path.display(),
+                    keys.join(", ")
+                ));
             }
+            Ok(value)
         };
         let global = read(global)?;
         let project = read(project)?;
-        Ok(Self::merged(global, project))
+        let mut settings = Self::merged(global, project);
+        settings.warnings = warnings;
+        Ok(settings)
+    }
+
+    /// What the files held that is worth a warning but is not an error:
+    /// unknown keys, by file. Empty for settings not read from files.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The values in force, typed (what the agent itself reads).
+    pub fn known(&self) -> &KnownSettings {
+        &self.known
     }
 
     /// Settings from one JSON object (anything else counts as empty). Values
@@ -189,10 +224,9 @@ impl Settings {
     pub fn from_value(value: Value) -> Self {
         match value {
             Value::Object(values) => Settings {
+                known: known::lenient(&values),
                 values,
-                project: Map::new(),
-                held_back: Map::new(),
-                applied: Map::new(),
+                ..Settings::default()
             },
             _ => Settings::default(),
         }
@@ -234,10 +268,12 @@ impl Settings {
             }
         }
         Settings {
+            known: known::lenient(&values),
             values,
             project: tighten_only,
             held_back,
             applied: Map::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -254,6 +290,7 @@ impl Settings {
             self.applied.insert(key.clone(), value.clone());
             merge_key(&mut self.values, key, value);
         }
+        self.known = known::lenient(&self.values);
     }
 
     /// The project file's value of a code-running key once applied by
@@ -287,6 +324,7 @@ impl Settings {
     /// Sets a top-level key (for programs that configure in code).
     pub fn set(&mut self, key: impl Into<String>, value: Value) {
         self.values.insert(key.into(), value);
+        self.known = known::lenient(&self.values);
     }
 
     /// Everything, as one JSON object.
@@ -296,12 +334,12 @@ impl Settings {
 
     /// `shellPath`: the shell bash runs commands with.
     pub fn shell_path(&self) -> Option<String> {
-        self.get_str("shellPath")
+        non_empty(&self.known.shell_path)
     }
 
     /// `shellCommandPrefix`: prepended to every bash command.
     pub fn shell_command_prefix(&self) -> Option<String> {
-        self.get_str("shellCommandPrefix")
+        non_empty(&self.known.shell_command_prefix)
     }
 
     /// `bashTimeoutSeconds`: default timeout of bash calls; `None` when `0`
@@ -309,7 +347,10 @@ impl Settings {
     /// that is not a non-negative number gives the default (files with such
     /// values are refused by [`Settings::load`]).
     pub fn bash_timeout_seconds(&self) -> Option<f64> {
-        agent_tool::timeout_setting(self.get("bashTimeoutSeconds"), DEFAULT_BASH_TIMEOUT_SECONDS)
+        timeout(
+            self.known.bash_timeout_seconds,
+            DEFAULT_BASH_TIMEOUT_SECONDS,
+        )
     }
 
     /// The values in force, as tools read them (see [`agent_tool::ToolSettings`]).
@@ -320,8 +361,8 @@ impl Settings {
     /// `streamIdleTimeoutSeconds`: how long a model stream may stay silent
     /// before the request fails (default 300); `None` when `0` (disabled).
     pub fn stream_idle_timeout_seconds(&self) -> Option<f64> {
-        agent_tool::timeout_setting(
-            self.get("streamIdleTimeoutSeconds"),
+        timeout(
+            self.known.stream_idle_timeout_seconds,
             DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS,
         )
     }
@@ -329,10 +370,9 @@ impl Settings {
     /// `maxParallelTools`: how many tool calls may execute at once; further
     /// calls wait for a slot. `None` when absent (the caller picks a default).
     pub fn max_parallel_tools(&self) -> Option<usize> {
-        self.get("maxParallelTools")
-            .and_then(Value::as_u64)
-            .filter(|n| *n > 0)
-            .map(|n| n.min(u32::MAX as u64) as usize)
+        self.known
+            .max_parallel_tools
+            .map(|n| n.get().min(u32::MAX as u64) as usize)
     }
 
     /// `constrainedSampling`: `true` sends every tool whose schema allows it
@@ -340,56 +380,58 @@ impl Settings {
     /// server that refuses `strict`), absent leaves it to what each tool
     /// declares.
     pub fn constrained_sampling(&self) -> Option<bool> {
-        self.get("constrainedSampling").and_then(Value::as_bool)
+        self.known.constrained_sampling
     }
 
     /// `images.autoResize` (default true).
     pub fn images_auto_resize(&self) -> bool {
-        self.get_path("images.autoResize")
-            .and_then(Value::as_bool)
-            .unwrap_or(true)
+        self.known.images.auto_resize.unwrap_or(true)
     }
 
     /// `images.blockImages` (default false).
     pub fn images_block_images(&self) -> bool {
-        self.get_path("images.blockImages")
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
+        self.known.images.block_images.unwrap_or(false)
     }
 
     /// `allowedTools`: when present, the only tools that may be offered or run.
     pub fn allowed_tools(&self) -> Option<Vec<String>> {
-        self.get("allowedTools").and_then(Value::as_array).map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-    }
-
-    fn get_str(&self, key: &str) -> Option<String> {
-        self.get(key)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
+        self.known.allowed_tools.clone()
     }
 }
 
-fn read_settings_file(path: &Path) -> Result<Value, SettingsError> {
+/// A string setting; empty counts as unset.
+fn non_empty(value: &Option<String>) -> Option<String> {
+    value.as_ref().filter(|s| !s.is_empty()).cloned()
+}
+
+/// A timeout setting: `None` when `0` (disabled), clamped to
+/// [`MAX_TIMEOUT_SECONDS`], the default when absent (as
+/// [`agent_tool::timeout_setting`] reads the tools' copy).
+fn timeout(value: Option<Seconds>, default: f64) -> Option<f64> {
+    match value {
+        Some(Seconds(0.0)) => None,
+        Some(Seconds(t)) => Some(t.min(MAX_TIMEOUT_SECONDS)),
+        None => Some(default),
+    }
+}
+
+/// One file's object, checked, with its unknown keys (dotted).
+fn read_settings_file(path: &Path) -> Result<(Value, Vec<String>), SettingsError> {
     let error = |message: String| SettingsError {
         path: path.to_path_buf(),
         message,
     };
+    let empty = || (Value::Object(Map::new()), Vec::new());
     let text = match read_regular_file(path, MAX_PROJECT_FILE_BYTES) {
         Ok(Some(t)) => t,
-        Ok(None) => return Ok(Value::Object(Map::new())),
+        Ok(None) => return Ok(empty()),
         Err(e) => return Err(error(format!("cannot read the settings file: {e}"))),
     };
     if text.trim().is_empty() {
-        return Ok(Value::Object(Map::new()));
+        return Ok(empty());
     }
-    let mut value = match serde_json::from_str::<Value>(&text) {
-        Ok(v @ Value::Object(_)) => v,
+    let mut map = match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => map,
         Ok(_) => return Err(error("settings must be a JSON object".to_string())),
         Err(e) => {
             return Err(error(format!(
@@ -399,103 +441,27 @@ fn read_settings_file(path: &Path) -> Result<Value, SettingsError> {
             )));
         }
     };
-    if let Value::Object(map) = &mut value {
-        validate(map).map_err(error)?;
-    }
-    Ok(value)
+    let unknown = known::check(&map).map_err(error)?;
+    clamp_timeouts(&mut map);
+    Ok((Value::Object(map), unknown))
 }
 
-/// The expected type of each known key, checked when a file is loaded.
-fn validate(map: &mut Map<String, Value>) -> Result<(), String> {
-    fn string(map: &Map<String, Value>, key: &str) -> Result<(), String> {
-        match map.get(key) {
-            None | Some(Value::String(_)) => Ok(()),
-            Some(v) => Err(format!("`{key}` must be a string, got {v}")),
+/// Timeouts above [`MAX_TIMEOUT_SECONDS`] are clamped in the values
+/// themselves: tools read their own copy ([`agent_tool::ToolSettings`]).
+fn clamp_timeouts(map: &mut Map<String, Value>) {
+    for key in ["bashTimeoutSeconds", "streamIdleTimeoutSeconds"] {
+        if let Some(t) = map.get(key).and_then(Value::as_f64)
+            && t > MAX_TIMEOUT_SECONDS
+        {
+            tracing::warn!(
+                key,
+                value = t,
+                max = MAX_TIMEOUT_SECONDS,
+                "clamping a timeout"
+            );
+            map.insert(key.to_string(), Value::from(MAX_TIMEOUT_SECONDS));
         }
     }
-    fn boolean(map: &Map<String, Value>, key: &str, shown: &str) -> Result<(), String> {
-        match map.get(key) {
-            None | Some(Value::Bool(_)) => Ok(()),
-            Some(v) => Err(format!("`{shown}` must be true or false, got {v}")),
-        }
-    }
-    fn seconds(map: &mut Map<String, Value>, key: &str) -> Result<(), String> {
-        let Some(v) = map.get(key) else { return Ok(()) };
-        match v.as_f64() {
-            Some(t) if t >= 0.0 && t.is_finite() => {
-                if t > MAX_TIMEOUT_SECONDS {
-                    tracing::warn!(
-                        key,
-                        value = t,
-                        max = MAX_TIMEOUT_SECONDS,
-                        "clamping a timeout"
-                    );
-                    map.insert(key.to_string(), Value::from(MAX_TIMEOUT_SECONDS));
-                }
-                Ok(())
-            }
-            _ => Err(format!(
-                "`{key}` must be a non-negative number of seconds (0 disables it), got {v}"
-            )),
-        }
-    }
-    for key in [
-        "shellPath",
-        "shellCommandPrefix",
-        "defaultProvider",
-        "defaultModel",
-    ] {
-        string(map, key)?;
-    }
-    boolean(map, "constrainedSampling", "constrainedSampling")?;
-    seconds(map, "bashTimeoutSeconds")?;
-    seconds(map, "streamIdleTimeoutSeconds")?;
-    match map.get("images") {
-        None => {}
-        Some(Value::Object(images)) => {
-            boolean(images, "autoResize", "images.autoResize")?;
-            boolean(images, "blockImages", "images.blockImages")?;
-        }
-        Some(v) => return Err(format!("`images` must be an object, got {v}")),
-    }
-    match map.get("allowedTools") {
-        None => {}
-        Some(Value::Array(items)) if items.iter().all(Value::is_string) => {}
-        Some(v) => {
-            return Err(format!(
-                "`allowedTools` must be a list of tool names, got {v}"
-            ));
-        }
-    }
-    for key in ["steeringMode", "followUpMode"] {
-        match map.get(key) {
-            None => {}
-            Some(Value::String(s)) if s == "all" || s == "one-at-a-time" => {}
-            Some(v) => {
-                return Err(format!(
-                    "`{key}` must be \"one-at-a-time\" or \"all\", got {v}"
-                ));
-            }
-        }
-    }
-    match map.get("mcpServers") {
-        None | Some(Value::Object(_)) => {}
-        Some(v) => {
-            return Err(format!(
-                "`mcpServers` must be an object of servers, got {v}"
-            ));
-        }
-    }
-    match map.get("maxParallelTools") {
-        None => {}
-        Some(v) if v.as_u64().is_some_and(|n| n > 0) => {}
-        Some(v) => {
-            return Err(format!(
-                "`maxParallelTools` must be a positive integer, got {v}"
-            ));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -667,5 +633,77 @@ mod tests {
         std::fs::write(&big, " ".repeat(2 * 1024 * 1024)).unwrap();
         let e = Settings::load_files(None, Some(&big)).unwrap_err();
         assert!(e.message.contains("larger than"), "{e}");
+    }
+
+    #[test]
+    fn unknown_keys_are_kept_and_reported_by_name() {
+        let s = load_pair(
+            r#"{"shelPath": "/bin/zsh", "theme": "dark"}"#,
+            r#"{"images": {"autoResise": false}, "compaction": {"enable": false}, "bashTimeoutSeconds": 5}"#,
+        )
+        .unwrap();
+        let [global, project] = s.warnings() else {
+            panic!("one warning per file: {:?}", s.warnings());
+        };
+        assert!(global.contains("global.json"), "{global}");
+        assert!(global.contains("`shelPath`"), "{global}");
+        // Pi's own keys are not this agent's, but not mistakes either.
+        assert!(!global.contains("theme"), "{global}");
+        assert!(project.contains("project.json"), "{project}");
+        assert!(project.contains("`images.autoResise`"), "{project}");
+        assert!(project.contains("`compaction.enable`"), "{project}");
+        assert!(!project.contains("bashTimeoutSeconds"), "{project}");
+        // Kept for extensions, and the known keys still apply.
+        assert_eq!(s.get("shelPath"), Some(&json!("/bin/zsh")));
+        assert_eq!(s.bash_timeout_seconds(), Some(5.0));
+        assert!(s.images_auto_resize());
+        // Known keys only: no warning.
+        let s = load_pair(r#"{"shellPath": "/bin/zsh"}"#, r#"{"images": {}}"#).unwrap();
+        assert!(s.warnings().is_empty(), "{:?}", s.warnings());
+    }
+
+    #[test]
+    fn a_known_key_of_the_wrong_type_is_an_error_naming_it() {
+        for (project, key) in [
+            (r#"{"maxParallelTools": 0}"#, "`maxParallelTools`"),
+            (r#"{"maxParallelTools": "4"}"#, "`maxParallelTools`"),
+            (
+                r#"{"compaction": {"reserveTokens": "lots"}}"#,
+                "`compaction.reserveTokens`",
+            ),
+            (r#"{"compaction": 3}"#, "`compaction`"),
+            (r#"{"extensions": [1]}"#, "`extensions`"),
+            (r#"{"mcpServers": []}"#, "`mcpServers`"),
+            (r#"{"shellPath": null}"#, "`shellPath`"),
+            (r#"{"images": null}"#, "`images`"),
+            (
+                r#"{"streamIdleTimeoutSeconds": -1.5}"#,
+                "`streamIdleTimeoutSeconds`",
+            ),
+        ] {
+            let e = load_pair("{}", project).unwrap_err();
+            assert!(e.message.contains(key), "{project}: {e}");
+            assert!(e.to_string().contains("project.json"), "{e}");
+        }
+        let e = load_pair(r#"{"bashTimeoutSeconds": "10"}"#, "{}").unwrap_err();
+        assert!(e.message.contains("non-negative number of seconds"), "{e}");
+    }
+
+    #[test]
+    fn values_from_code_fall_back_key_by_key() {
+        let s = Settings::from_value(json!({
+            "images": {"autoResize": "no", "blockImages": true},
+            "maxParallelTools": 0,
+            "steeringMode": "all",
+            "defaultModel": 7
+        }));
+        assert!(s.images_auto_resize());
+        assert!(s.images_block_images());
+        assert_eq!(s.max_parallel_tools(), None);
+        assert_eq!(s.known().steering_mode, Some(QueueModeSetting::All));
+        assert_eq!(s.known().default_model, None);
+        let mut s = s;
+        s.set("defaultModel", json!("m"));
+        assert_eq!(s.known().default_model.as_deref(), Some("m"));
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use agent_tool::{FileMutationQueue, Operations, ToolDefinition, decorate};
@@ -129,6 +129,28 @@ struct Shared {
     current: Mutex<Option<Arc<Connection>>>,
     opened: AtomicUsize,
     hello: Hello,
+    /// The one mutation queue of this remote: every handle's
+    /// [`Remote::mutation_queue`] is a clone, so edits through any of them
+    /// wait for each other.
+    queue: FileMutationQueue,
+}
+
+/// The queue of [`Shared::queue`]. Its key function holds the remote
+/// weakly: the queue lives inside the shared state, and a strong handle
+/// there would keep the connection and its runtime alive for ever.
+fn remote_queue(shared: Weak<Shared>) -> FileMutationQueue {
+    FileMutationQueue::keyed_by(Arc::new(move |path: &Path| {
+        let Some(shared) = shared.upgrade() else {
+            return Err(std::io::Error::other("the remote is closed"));
+        };
+        let remote = Remote { shared };
+        match remote.call(Op::RealPath {
+            path: path.to_path_buf(),
+        })? {
+            (Reply::Path { path }, _) => Ok(path),
+            (other, _) => Err(crate::ops::unexpected(&other)),
+        }
+    }))
 }
 
 impl Drop for Shared {
@@ -196,7 +218,7 @@ impl Remote {
         };
         tracing::info!(%target, cwd = %connection.hello.cwd.display(), "remote: connected");
         Ok(Remote {
-            shared: Arc::new(Shared {
+            shared: Arc::new_cyclic(|shared| Shared {
                 hello: connection.hello.clone(),
                 target,
                 options,
@@ -204,6 +226,7 @@ impl Remote {
                 handle,
                 current: Mutex::new(Some(Arc::new(connection))),
                 opened: AtomicUsize::new(1),
+                queue: remote_queue(shared.clone()),
             }),
         })
     }
@@ -285,18 +308,11 @@ impl Remote {
         }
     }
 
-    /// A mutation queue keyed by the remote's canonical paths, so two
-    /// spellings of one remote file (a symlink, `..`) share a queue.
+    /// The remote's mutation queue, keyed by the remote's canonical paths,
+    /// so two spellings of one remote file (a symlink, `..`) share a queue.
+    /// Every call, on any clone of this `Remote`, gives the same queue.
     pub fn mutation_queue(&self) -> FileMutationQueue {
-        let remote = self.clone();
-        FileMutationQueue::keyed_by(Arc::new(move |path: &Path| {
-            match remote.call(Op::RealPath {
-                path: path.to_path_buf(),
-            })? {
-                (Reply::Path { path }, _) => Ok(path),
-                (other, _) => Err(crate::ops::unexpected(&other)),
-            }
-        }))
+        self.shared.queue.clone()
     }
 
     /// Closes the current channel (calls in flight fail); the next call

@@ -734,34 +734,11 @@ impl EnvFilter<'_> {
 fn secret_env_matcher(patterns: &[String]) -> Result<globset::GlobSet, globset::Error> {
     let mut set = globset::GlobSetBuilder::new();
     for pattern in patterns {
-        set.add(secret_env_glob(pattern)?);
+        set.add(agent_tool::wildcard::wildcard_glob(
+            &pattern.to_ascii_lowercase(),
+        )?);
     }
     set.build()
-}
-
-fn secret_env_glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
-    // A run of stars is one star here; globset would read `**/` as "any
-    // directories".
-    let mut glob = String::with_capacity(pattern.len());
-    let mut after_star = false;
-    for c in pattern.to_ascii_lowercase().chars() {
-        let star = c == '*';
-        match c {
-            '*' if after_star => {}
-            '*' => glob.push('*'),
-            '?' | '[' | ']' | '{' | '}' => {
-                glob.push('[');
-                glob.push(c);
-                glob.push(']');
-            }
-            c => glob.push(c),
-        }
-        after_star = star;
-    }
-    globset::GlobBuilder::new(&glob)
-        .literal_separator(false)
-        .backslash_escape(false)
-        .build()
 }
 
 /// A `sandbox` setting of the wrong shape.

@@ -1,9 +1,10 @@
 //! Running a built-in tool the way the loop does: prepare, validate, execute.
 
 use std::path::Path;
+use std::sync::Arc;
 
-use agent_ai::validate_tool_arguments;
-use agent_core::{AgentToolResult, CancellationToken, ToolCallContext, ToolUpdateSink};
+use agent_ai::{ToolCall, validate_tool_arguments};
+use agent_core::{AgentTool, AgentToolResult, CancellationToken, ToolCallContext, ToolUpdateSink};
 use coding_agent::{Settings, ToolDefinition};
 use serde_json::Value;
 
@@ -57,6 +58,26 @@ fn failed(message: String) -> Outcome {
         result: AgentToolResult::error(message),
         is_error: true,
     }
+}
+
+/// Runs `call` of `tool` the way the MCP server and `coding-agent tool` do
+/// (`agent_core::execute_tool_call_with`: lookup, preparation, validation,
+/// execution), with no hook, no extensions and updates dropped; the result
+/// and whether it is an error.
+pub async fn execute_one(
+    tool: &Arc<dyn AgentTool>,
+    call: &ToolCall,
+    cancel: &CancellationToken,
+) -> (AgentToolResult, bool) {
+    agent_core::execute_tool_call_with(
+        std::slice::from_ref(tool),
+        call,
+        cancel,
+        None,
+        &agent_core::Extensions::default(),
+        |_| {},
+    )
+    .await
 }
 
 /// Calls the built-in `name` in `cwd` with default settings.

@@ -58,6 +58,7 @@ mod restore;
 mod schema;
 mod truncate;
 mod typed;
+pub mod wildcard;
 
 pub use closure_tool::{ToolBuilder, tool};
 pub use context::{

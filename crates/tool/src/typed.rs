@@ -3,9 +3,11 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use agent_ai::providers::lowering::strip_schema_noise;
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use schemars::JsonSchema;
+use schemars::transform::RecursiveTransform;
+use schemars::{JsonSchema, Schema};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -174,14 +176,13 @@ pub fn params_schema<P: JsonSchema>() -> Value {
             s.inline_subschemas = true;
             s.meta_schema = None;
         })
+        .with_transform(RecursiveTransform(remove_rust_noise))
         .into_generator();
     let mut value = generator.into_root_schema_for::<P>().to_value();
     if let Some(obj) = value.as_object_mut() {
         obj.remove("title");
-        obj.remove("$schema");
         obj.remove("$defs");
     }
-    clean_schema(&mut value);
     value
 }
 
@@ -196,13 +197,14 @@ pub fn object_params_schema<P: JsonSchema>() -> Value {
     }
 }
 
-/// Removes Rust-specific noise from a schema node and its subschemas.
-fn clean_schema(node: &mut Value) {
-    let Some(obj) = node.as_object_mut() else {
+/// Removes Rust-specific noise from one schema node; the generator applies
+/// it to every subschema too ([`RecursiveTransform`], parent first, so what
+/// a collapsed `Option` branch brings in is cleaned as a child).
+fn remove_rust_noise(schema: &mut Schema) {
+    let Some(obj) = schema.as_object_mut() else {
         return;
     };
-    obj.remove("format");
-    obj.remove("$schema");
+    strip_schema_noise(obj);
     if obj.get("default").is_some_and(Value::is_null) {
         obj.remove("default");
     }
@@ -273,21 +275,6 @@ fn clean_schema(node: &mut Value) {
                 None => joined,
             };
             obj.insert("description".into(), Value::from(description));
-        }
-    }
-    for key in ["properties", "patternProperties", "$defs"] {
-        if let Some(Value::Object(props)) = obj.get_mut(key) {
-            props.values_mut().for_each(clean_schema);
-        }
-    }
-    for key in ["items", "additionalProperties", "not", "contains"] {
-        if let Some(sub) = obj.get_mut(key) {
-            clean_schema(sub);
-        }
-    }
-    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
-        if let Some(Value::Array(subs)) = obj.get_mut(key) {
-            subs.iter_mut().for_each(clean_schema);
         }
     }
 }

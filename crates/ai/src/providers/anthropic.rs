@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -173,6 +174,65 @@ fn convert_messages(context: &Context) -> Vec<Value> {
     out
 }
 
+/// One Messages stream event, as far as it is read: one struct for every
+/// `type` (each reads its own fields), every field optional (`null` counts
+/// as absent), unknown fields and types ignored.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Event {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    /// The content block of `content_block_*`.
+    index: Option<u64>,
+    /// `message_start`'s message.
+    message: Option<MessageStart>,
+    /// `content_block_start`'s block.
+    content_block: Option<BlockStart>,
+    /// `content_block_delta`'s and `message_delta`'s delta.
+    delta: Option<Delta>,
+    /// `message_delta`'s usage.
+    usage: Option<EventUsage>,
+    /// `error`'s error: any shape (`type` and `message` when it is an object).
+    error: Option<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct MessageStart {
+    usage: Option<EventUsage>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct EventUsage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct BlockStart {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    text: Option<String>,
+    id: Option<String>,
+    name: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Delta {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    text: Option<String>,
+    thinking: Option<String>,
+    signature: Option<String>,
+    partial_json: Option<String>,
+    stop_reason: Option<String>,
+}
+
 enum Open {
     Text(usize),
     Thinking(usize),
@@ -187,79 +247,79 @@ struct Stream {
 }
 
 impl Stream {
+    /// Handles one event's data; `false` when the message is complete.
     fn event(&mut self, data: &str) -> Result<bool, String> {
-        let v: Value =
+        let event: Event =
             serde_json::from_str(data).map_err(|e| format!("Invalid stream event: {e}"))?;
-        match v["type"].as_str().unwrap_or("") {
+        self.apply(event)
+    }
+
+    /// Applies one parsed event; `Err` when it is an `error` event.
+    fn apply(&mut self, v: Event) -> Result<bool, String> {
+        let index = v.index.unwrap_or(0);
+        match v.kind.as_deref().unwrap_or("") {
             "message_start" => {
                 self.b.start();
-                let u = &v["message"]["usage"];
+                let u = v.message.and_then(|m| m.usage).unwrap_or_default();
                 let usage = &mut self.b.message().usage;
-                usage.input = u["input_tokens"].as_u64().unwrap_or(0);
-                usage.cache_read = u["cache_read_input_tokens"].as_u64().unwrap_or(0);
-                usage.cache_write = u["cache_creation_input_tokens"].as_u64().unwrap_or(0);
-                usage.output = u["output_tokens"].as_u64().unwrap_or(0);
+                usage.input = u.input_tokens.unwrap_or(0);
+                usage.cache_read = u.cache_read_input_tokens.unwrap_or(0);
+                usage.cache_write = u.cache_creation_input_tokens.unwrap_or(0);
+                usage.output = u.output_tokens.unwrap_or(0);
             }
             "content_block_start" => {
-                let index = v["index"].as_u64().unwrap_or(0);
-                let block = &v["content_block"];
-                let open = match block["type"].as_str() {
+                let block = v.content_block.unwrap_or_default();
+                let open = match block.kind.as_deref() {
                     Some("text") => {
                         let i = self.b.begin_text();
-                        if let Some(t) = block["text"].as_str().filter(|t| !t.is_empty()) {
+                        if let Some(t) = block.text.as_deref().filter(|t| !t.is_empty()) {
                             self.b.append_text(i, t);
                         }
                         Open::Text(i)
                     }
                     Some("thinking") => Open::Thinking(self.b.begin_thinking()),
                     Some("tool_use") => Open::Tool(self.b.begin_tool_call(
-                        block["id"].as_str().unwrap_or(""),
-                        block["name"].as_str().unwrap_or(""),
+                        block.id.as_deref().unwrap_or(""),
+                        block.name.as_deref().unwrap_or(""),
                     )),
                     _ => return Ok(true),
                 };
                 self.open.insert(index, open);
             }
             "content_block_delta" => {
-                let index = v["index"].as_u64().unwrap_or(0);
-                let d = &v["delta"];
-                match (self.open.get(&index), d["type"].as_str()) {
+                let d = v.delta.unwrap_or_default();
+                let text = |t: Option<String>| t.unwrap_or_default();
+                match (self.open.get(&index), d.kind.as_deref()) {
                     (Some(Open::Text(i)), Some("text_delta")) => {
                         let i = *i;
-                        self.b.append_text(i, d["text"].as_str().unwrap_or(""));
+                        self.b.append_text(i, &text(d.text));
                     }
                     (Some(Open::Thinking(i)), Some("thinking_delta")) => {
                         let i = *i;
-                        self.b
-                            .append_thinking(i, d["thinking"].as_str().unwrap_or(""));
+                        self.b.append_thinking(i, &text(d.thinking));
                     }
                     (Some(Open::Thinking(i)), Some("signature_delta")) => {
                         let i = *i;
-                        self.b
-                            .append_signature(i, d["signature"].as_str().unwrap_or(""));
+                        self.b.append_signature(i, &text(d.signature));
                     }
                     (Some(Open::Tool(i)), Some("input_json_delta")) => {
                         let i = *i;
-                        self.b
-                            .append_tool_args(i, d["partial_json"].as_str().unwrap_or(""));
+                        self.b.append_tool_args(i, &text(d.partial_json));
                     }
                     _ => {}
                 }
             }
-            "content_block_stop" => {
-                let index = v["index"].as_u64().unwrap_or(0);
-                match self.open.remove(&index) {
-                    Some(Open::Text(i)) => self.b.end_text(i),
-                    Some(Open::Thinking(i)) => self.b.end_thinking(i),
-                    Some(Open::Tool(i)) => self.b.end_tool_call(i),
-                    None => {}
-                }
-            }
+            "content_block_stop" => match self.open.remove(&index) {
+                Some(Open::Text(i)) => self.b.end_text(i),
+                Some(Open::Thinking(i)) => self.b.end_thinking(i),
+                Some(Open::Tool(i)) => self.b.end_tool_call(i),
+                None => {}
+            },
             "message_delta" => {
-                if let Some(r) = v["delta"]["stop_reason"].as_str() {
-                    self.stop = Some(r.to_string());
+                if let Some(r) = v.delta.and_then(|d| d.stop_reason) {
+                    self.stop = Some(r);
                 }
-                if let Some(o) = v["usage"]["output_tokens"].as_u64() {
+                if let Some(o) = v.usage.and_then(|u| u.output_tokens) {
                     self.b.message().usage.output = o;
                 }
             }
@@ -268,7 +328,7 @@ impl Stream {
                 return Ok(false);
             }
             "error" => {
-                let e = &v["error"];
+                let e = v.error.unwrap_or_default();
                 return Err(match (e["type"].as_str(), e["message"].as_str()) {
                     (Some(t), Some(m)) => format!("{t}: {m}"),
                     (_, Some(m)) => m.to_string(),
@@ -381,9 +441,12 @@ impl ModelClient for AnthropicClient {
                 Ok(body) => {
                     // A whole message: replay it as the events a stream would have sent.
                     let mut outcome = body.map(|v| message_as_events(&v));
-                    if let Ok(events) = &outcome {
-                        for e in events {
-                            if let Err(err) = state.event(&e.to_string()) {
+                    if let Ok(events) = &mut outcome {
+                        for e in std::mem::take(events) {
+                            let applied = serde_json::from_value(e)
+                                .map_err(|e| format!("Invalid response: {e}"))
+                                .and_then(|event| state.apply(event));
+                            if let Err(err) = applied {
                                 outcome = Err(err);
                                 break;
                             }

@@ -33,8 +33,27 @@ pub fn check_tool_name(name: &str) -> Result<(), ToolNameError> {
     }
 }
 
-/// A schema without the keys providers reject or ignore (`$schema`, `$id`,
-/// `format`, `title`, `examples`), recursively through subschemas.
+/// Removes from one schema node (not its subschemas) what no reader of a
+/// tool schema needs: the meta-schema reference `$schema` and `format`
+/// (providers refuse formats they do not know, and `schemars`' integer
+/// formats such as `uint32` mean nothing to a model).
+///
+/// The one list of these keys: [`clean_schema`] uses it on every node, and
+/// so does agent-tool's schemars transform behind `params_schema`.
+///
+/// ```
+/// let mut node = serde_json::json!({"type": "integer", "format": "uint32", "$schema": "x"});
+/// agent_ai::providers::lowering::strip_schema_noise(node.as_object_mut().unwrap());
+/// assert_eq!(node, serde_json::json!({"type": "integer"}));
+/// ```
+pub fn strip_schema_noise(node: &mut Map<String, Value>) {
+    node.remove("$schema");
+    node.remove("format");
+}
+
+/// A schema without the keys providers reject or ignore (those of
+/// [`strip_schema_noise`], and `$id`, `title`, `examples`), recursively
+/// through subschemas.
 pub fn clean_schema(schema: &Value) -> Value {
     let mut out = schema.clone();
     clean_node(&mut out);
@@ -55,7 +74,8 @@ fn clean_node(node: &mut Value) {
     let Some(obj) = node.as_object_mut() else {
         return;
     };
-    for key in ["$schema", "$id", "format", "title", "examples"] {
+    strip_schema_noise(obj);
+    for key in ["$id", "title", "examples"] {
         obj.remove(key);
     }
     for key in ["properties", "patternProperties", "$defs", "definitions"] {

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -187,19 +188,81 @@ fn convert_messages(context: &Context) -> Vec<Value> {
     out
 }
 
-fn usage_from(v: &Value) -> Usage {
-    let prompt = v["prompt_tokens"].as_u64().unwrap_or(0);
-    let completion = v["completion_tokens"].as_u64().unwrap_or(0);
-    let cached = v
-        .pointer("/prompt_tokens_details/cached_tokens")
-        .and_then(Value::as_u64)
+/// One streamed `chat.completion.chunk`, as far as it is read. Every field
+/// is optional (`null` counts as absent) and unknown fields are ignored:
+/// compatible servers differ in what they send.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Chunk {
+    /// Any shape: an object with a `message`, or a bare string.
+    error: Option<Value>,
+    usage: Option<ChunkUsage>,
+    choices: Option<Vec<Choice>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Choice {
+    delta: Option<Delta>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Delta {
+    content: Option<String>,
+    /// DeepSeek's and vLLM's name for the thinking text.
+    reasoning_content: Option<String>,
+    /// OpenRouter's and Ollama's name for it.
+    reasoning: Option<String>,
+    tool_calls: Option<Vec<CallDelta>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct CallDelta {
+    index: Option<u64>,
+    id: Option<String>,
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct FunctionDelta {
+    name: Option<String>,
+    /// A fragment of JSON text, or (some servers) the arguments parsed.
+    arguments: Option<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ChunkUsage {
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+    total_tokens: Option<u64>,
+    prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PromptTokensDetails {
+    cached_tokens: Option<u64>,
+}
+
+fn usage_from(u: &ChunkUsage) -> Usage {
+    let prompt = u.prompt_tokens.unwrap_or(0);
+    let completion = u.completion_tokens.unwrap_or(0);
+    let cached = u
+        .prompt_tokens_details
+        .as_ref()
+        .and_then(|d| d.cached_tokens)
         .unwrap_or(0);
     Usage {
         input: prompt.saturating_sub(cached),
         output: completion,
         cache_read: cached,
         cache_write: 0,
-        total_tokens: v["total_tokens"].as_u64().unwrap_or(prompt + completion),
+        total_tokens: u.total_tokens.unwrap_or(prompt + completion),
         cost: Default::default(),
     }
 }
@@ -229,9 +292,14 @@ impl Stream {
         if data.trim() == "[DONE]" {
             return Ok(false);
         }
-        let v: Value =
+        let chunk: Chunk =
             serde_json::from_str(data).map_err(|e| format!("Invalid stream chunk: {e}"))?;
-        if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
+        self.apply(chunk)
+    }
+
+    /// Applies one parsed chunk; `Err` when it carries an error.
+    fn apply(&mut self, chunk: Chunk) -> Result<bool, String> {
+        if let Some(err) = chunk.error {
             let msg = err["message"]
                 .as_str()
                 .map(str::to_string)
@@ -239,15 +307,15 @@ impl Stream {
             return Err(msg);
         }
         self.b.start();
-        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+        if let Some(u) = &chunk.usage {
             self.b.message().usage = usage_from(u);
         }
-        let Some(choice) = v["choices"].get(0) else {
+        let Some(choice) = chunk.choices.and_then(|c| c.into_iter().next()) else {
             return Ok(true);
         };
-        let delta = &choice["delta"];
-        for key in ["reasoning_content", "reasoning"] {
-            if let Some(r) = delta[key].as_str().filter(|s| !s.is_empty()) {
+        let delta = choice.delta.unwrap_or_default();
+        for reasoning in [&delta.reasoning_content, &delta.reasoning] {
+            if let Some(r) = reasoning.as_deref().filter(|s| !s.is_empty()) {
                 let i = match self.thinking {
                     Some(i) => i,
                     None => {
@@ -259,7 +327,7 @@ impl Stream {
                 self.b.append_thinking(i, r);
             }
         }
-        if let Some(t) = delta["content"].as_str().filter(|s| !s.is_empty()) {
+        if let Some(t) = delta.content.as_deref().filter(|s| !s.is_empty()) {
             if let Some(i) = self.thinking.take() {
                 self.b.end_thinking(i);
             }
@@ -273,43 +341,40 @@ impl Stream {
             };
             self.b.append_text(i, t);
         }
-        if let Some(calls) = delta["tool_calls"].as_array() {
-            for call in calls {
-                let id = call["id"].as_str();
-                // Some servers omit `index`: a new id starts a call, anything else
-                // continues the latest one.
-                let key = match call["index"].as_u64() {
-                    Some(k) => k,
-                    None if id.is_some_and(|id| !id.is_empty()) || self.calls.is_empty() => {
-                        self.calls.len() as u64
-                    }
-                    None => self.calls.len() as u64 - 1,
-                };
-                let name = call.pointer("/function/name").and_then(Value::as_str);
-                let index = match self.calls.get(&key) {
-                    Some(&i) => {
-                        self.b.set_tool_call_identity(i, id, None);
-                        i
-                    }
-                    None => {
-                        self.close_text();
-                        let i = self.b.begin_tool_call(id.unwrap_or(""), name.unwrap_or(""));
-                        self.calls.insert(key, i);
-                        i
-                    }
-                };
-                match call.pointer("/function/arguments") {
-                    Some(Value::String(args)) => self.b.append_tool_args(index, args),
-                    // Some servers send the arguments already parsed.
-                    Some(args @ Value::Object(_)) => {
-                        self.b.append_tool_args(index, &args.to_string())
-                    }
-                    _ => {}
+        for call in delta.tool_calls.into_iter().flatten() {
+            let id = call.id.as_deref();
+            // Some servers omit `index`: a new id starts a call, anything else
+            // continues the latest one.
+            let key = match call.index {
+                Some(k) => k,
+                None if id.is_some_and(|id| !id.is_empty()) || self.calls.is_empty() => {
+                    self.calls.len() as u64
                 }
+                None => self.calls.len() as u64 - 1,
+            };
+            let function = call.function.unwrap_or_default();
+            let name = function.name.as_deref();
+            let index = match self.calls.get(&key) {
+                Some(&i) => {
+                    self.b.set_tool_call_identity(i, id, None);
+                    i
+                }
+                None => {
+                    self.close_text();
+                    let i = self.b.begin_tool_call(id.unwrap_or(""), name.unwrap_or(""));
+                    self.calls.insert(key, i);
+                    i
+                }
+            };
+            match &function.arguments {
+                Some(Value::String(args)) => self.b.append_tool_args(index, args),
+                // Some servers send the arguments already parsed.
+                Some(args @ Value::Object(_)) => self.b.append_tool_args(index, &args.to_string()),
+                _ => {}
             }
         }
-        if let Some(reason) = choice["finish_reason"].as_str() {
-            self.finish = Some(reason.to_string());
+        if let Some(reason) = choice.finish_reason {
+            self.finish = Some(reason);
         }
         Ok(true)
     }
@@ -394,8 +459,11 @@ impl ModelClient for OpenAiClient {
                 Err(stream) => stream,
                 Ok(body) => {
                     // A whole completion: replay it as one chunk.
-                    let outcome =
-                        body.and_then(|v| state.chunk(&completion_as_chunk(&v).to_string()));
+                    let outcome = body.and_then(|v| {
+                        let chunk = serde_json::from_value(completion_as_chunk(&v))
+                            .map_err(|e| format!("Invalid response: {e}"))?;
+                        state.apply(chunk)
+                    });
                     state.end_blocks();
                     let has_calls = state.b.has_tool_calls();
                     match outcome {

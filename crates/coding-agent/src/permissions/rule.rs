@@ -254,29 +254,7 @@ impl Wildcard {
     /// # Errors
     /// A pattern too large to compile.
     pub(super) fn new(text: &str) -> Result<Self, String> {
-        // A run of stars is one star here; left as `**`, globset would read
-        // `a/**/b` as "any directories" and let it match `a/b`.
-        let mut glob = String::with_capacity(text.len());
-        let mut after_star = false;
-        for c in text.chars() {
-            let star = c == '*';
-            match c {
-                '*' if after_star => {}
-                '*' => glob.push('*'),
-                '?' | '[' | ']' | '{' | '}' => {
-                    glob.push('[');
-                    glob.push(c);
-                    glob.push(']');
-                }
-                c => glob.push(c),
-            }
-            after_star = star;
-        }
-        let glob = globset::GlobBuilder::new(&glob)
-            .literal_separator(false)
-            .backslash_escape(false)
-            .build()
-            .map_err(|e| e.to_string())?;
+        let glob = agent_tool::wildcard::wildcard_glob(text).map_err(|e| e.to_string())?;
         // A set, not `compile_matcher`, which panics where a set's build
         // returns an error (a pattern past the regex size limit).
         let matcher = globset::GlobSetBuilder::new()
