@@ -69,7 +69,7 @@ impl OpenAiClient {
     /// Sends every tool whose schema allows it in OpenAI strict mode, as
     /// if each asked for [`ConstrainedSampling::prefer`](crate::ConstrainedSampling::prefer).
     /// Without this, only the tools that ask for constrained sampling are
-    /// sent strict (see [`sends_strict`](super::lowering::sends_strict)).
+    /// sent strict (see [`sends_strict`]).
     pub fn with_strict_tools(mut self, strict: bool) -> Self {
         self.strict_tools = strict;
         self
