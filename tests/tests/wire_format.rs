@@ -130,6 +130,39 @@ fn events_use_snake_case_types_and_camel_case_fields() {
 }
 
 #[test]
+fn message_update_shares_the_snapshot_and_keeps_pi_shape() {
+    use std::sync::Arc;
+    let mut partial = agent_ai::AssistantMessage::empty("scripted", "m");
+    partial.content.push(ContentBlock::text("he"));
+    let partial = Arc::new(partial);
+    let update = AgentEvent::MessageUpdate {
+        message: partial.clone(),
+        assistant_message_event: agent_ai::AssistantMessageEvent::TextDelta {
+            content_index: 0,
+            delta: "he".into(),
+            partial: partial.clone(),
+        },
+    };
+    let v = serde_json::to_value(&update).unwrap();
+    assert_eq!(v["type"], "message_update");
+    assert_eq!(v["message"]["role"], "assistant");
+    assert_eq!(v["message"]["content"][0]["text"], "he");
+    assert_eq!(v["assistantMessageEvent"]["type"], "text_delta");
+    assert_eq!(v["assistantMessageEvent"]["contentIndex"], 0);
+    assert_eq!(
+        v["assistantMessageEvent"]["partial"]["content"][0]["text"],
+        "he"
+    );
+    let back: AgentEvent = serde_json::from_value(v.clone()).unwrap();
+    assert_eq!(back, update);
+    // Any other role is refused, with the reason.
+    let mut wrong = v;
+    wrong["message"] = serde_json::to_value(agent_ai::Message::user("hi")).unwrap();
+    let err = serde_json::from_value::<AgentEvent>(wrong).unwrap_err();
+    assert!(err.to_string().contains("not a user message"), "{err}");
+}
+
+#[test]
 fn content_block_helpers() {
     assert_eq!(ContentBlock::text("x").as_text(), Some("x"));
     assert_eq!(

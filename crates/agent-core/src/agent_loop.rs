@@ -292,59 +292,53 @@ async fn stream_assistant_response(
         context.messages = std::mem::take(&mut request.messages);
     }
     let mut started = false;
-    let mut last: Option<AssistantMessage> = None;
+    // The newest snapshot, shared with the provider: keeping only this one
+    // lets the provider reuse the previous one's buffer for the next event.
+    let mut last: Option<Arc<AssistantMessage>> = None;
+    let owned = |last: Option<Arc<AssistantMessage>>| last.map(Arc::unwrap_or_clone);
     loop {
         // A client that ignores cancellation must not keep the loop waiting.
         let next = tokio::select! {
             biased;
             event = stream.next() => event,
-            _ = cancel.cancelled() => return finish(aborted(last), started),
+            _ = cancel.cancelled() => return finish(aborted(owned(last)), started),
         };
         let Some(event) = next else {
             let mut msg =
-                last.unwrap_or_else(|| AssistantMessage::empty(&model.provider, &model.id));
+                owned(last).unwrap_or_else(|| AssistantMessage::empty(&model.provider, &model.id));
             msg.stop_reason = StopReason::Error;
             msg.error_message = Some("model stream ended without a final event".to_string());
             return finish(msg, started);
         };
         match event {
+            AssistantMessageEvent::Done { message, .. } => return finish(message, started),
+            AssistantMessageEvent::Error { error, .. } => return finish(error, started),
             AssistantMessageEvent::Start { partial } => {
                 if !started {
                     started = true;
                     emit(&AgentEvent::MessageStart {
-                        message: Message::Assistant(partial.clone()),
+                        message: Message::Assistant(AssistantMessage::clone(&partial)),
                     });
                 }
                 last = Some(partial);
             }
-            AssistantMessageEvent::Done { message, .. } => return finish(message, started),
-            AssistantMessageEvent::Error { error, .. } => return finish(error, started),
             delta => {
+                let Some(partial) = delta.partial().cloned() else {
+                    continue;
+                };
                 if !started {
                     started = true;
                     emit(&AgentEvent::MessageStart {
-                        message: Message::Assistant(delta.message().clone()),
+                        message: Message::Assistant(AssistantMessage::clone(&partial)),
                     });
                 }
-                // One copy of the partial per update: lent to the sinks, then
-                // kept, and refreshed in place from the next snapshot
-                // (`clone_from` reuses its blocks: a message of many calls is
-                // not allocated again for every delta).
-                let mut partial = last
-                    .take()
-                    .unwrap_or_else(|| AssistantMessage::empty(&model.provider, &model.id));
-                partial.clone_from(delta.message());
                 let event = AgentEvent::MessageUpdate {
-                    message: Message::Assistant(partial),
+                    message: partial,
                     assistant_message_event: delta,
                 };
                 emit(&event);
-                if let AgentEvent::MessageUpdate {
-                    message: Message::Assistant(partial),
-                    ..
-                } = event
-                {
-                    last = Some(partial);
+                if let AgentEvent::MessageUpdate { message, .. } = event {
+                    last = Some(message);
                 }
             }
         }

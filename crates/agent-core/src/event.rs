@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use agent_ai::{AssistantMessageEvent, Message, ToolResultMessage};
+use agent_ai::{AssistantMessage, AssistantMessageEvent, Message, ToolResultMessage};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -46,8 +46,10 @@ pub enum AgentEvent {
     },
     /// An assistant message is streaming.
     MessageUpdate {
-        /// The message so far.
-        message: Message,
+        /// The message so far: the same shared snapshot as the provider
+        /// event's `partial` (on the wire, an assistant [`Message`]).
+        #[serde(with = "assistant_snapshot")]
+        message: Arc<AssistantMessage>,
         /// The provider event that changed it.
         #[serde(rename = "assistantMessageEvent")]
         assistant_message_event: AssistantMessageEvent,
@@ -146,6 +148,41 @@ impl AgentEvent {
             AgentEvent::AutoCompactionEnd { .. } => "auto_compaction_end",
             AgentEvent::ToolExecutionUpdate { .. } => "tool_execution_update",
             AgentEvent::ToolExecutionEnd { .. } => "tool_execution_end",
+        }
+    }
+}
+
+/// A shared assistant message written and read as a [`Message`] (with its
+/// `role`), so `message_update` keeps Pi's shape.
+mod assistant_snapshot {
+    use std::sync::Arc;
+
+    use agent_ai::{AssistantMessage, Message};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize)]
+    #[serde(tag = "role")]
+    enum Tagged<'a> {
+        #[serde(rename = "assistant")]
+        Assistant(&'a AssistantMessage),
+    }
+
+    pub(super) fn serialize<S: Serializer>(
+        message: &Arc<AssistantMessage>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        Tagged::Assistant(message).serialize(serializer)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Arc<AssistantMessage>, D::Error> {
+        match Message::deserialize(deserializer)? {
+            Message::Assistant(message) => Ok(Arc::new(message)),
+            other => Err(serde::de::Error::custom(format!(
+                "message_update carries an assistant message, not a {} message",
+                other.role()
+            ))),
         }
     }
 }

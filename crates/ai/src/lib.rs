@@ -20,6 +20,7 @@ mod content;
 mod context;
 mod message;
 mod model;
+mod partial;
 pub mod providers;
 mod stream;
 mod tool;
@@ -32,6 +33,7 @@ pub use message::{
     UserMessage, now_millis,
 };
 pub use model::Model;
+pub use partial::{MessageEdit, PartialMessage};
 pub use stream::{
     AssistantEventStream, AssistantMessageEvent, ModelClient, StreamOptions, complete,
 };

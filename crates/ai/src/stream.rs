@@ -1,5 +1,7 @@
 //! Streaming model responses: the event vocabulary and the client trait.
 
+use std::sync::Arc;
+
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
@@ -12,7 +14,9 @@ use crate::model::Model;
 /// One step of a streamed assistant message, tagged by `type` on the wire.
 ///
 /// Every event carries `partial`: the message as assembled so far, so a consumer
-/// never has to re-assemble deltas itself. A well-formed stream starts with
+/// never has to re-assemble deltas itself. It is shared ([`Arc`]): a provider
+/// makes each one from a [`crate::PartialMessage`] at the cost of the change,
+/// and a consumer that keeps only the newest lets that buffer be reused. A well-formed stream starts with
 /// [`AssistantMessageEvent::Start`] and ends with exactly one
 /// [`AssistantMessageEvent::Done`] or [`AssistantMessageEvent::Error`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,7 +26,7 @@ pub enum AssistantMessageEvent {
     /// The message began.
     Start {
         /// The (empty) message.
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// A text block began at `contentIndex`.
     TextStart {
@@ -30,7 +34,7 @@ pub enum AssistantMessageEvent {
         #[serde(rename = "contentIndex")]
         content_index: usize,
         /// The message so far.
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// More text for the block at `contentIndex`.
     TextDelta {
@@ -40,7 +44,7 @@ pub enum AssistantMessageEvent {
         /// The new text.
         delta: String,
         /// The message so far.
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// The text block at `contentIndex` is complete.
     TextEnd {
@@ -50,7 +54,7 @@ pub enum AssistantMessageEvent {
         /// The block's full text.
         content: String,
         /// The message so far.
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// A thinking block began.
     ThinkingStart {
@@ -58,7 +62,7 @@ pub enum AssistantMessageEvent {
         #[serde(rename = "contentIndex")]
         content_index: usize,
         /// The message so far.
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// More reasoning text.
     ThinkingDelta {
@@ -68,7 +72,7 @@ pub enum AssistantMessageEvent {
         /// The new text.
         delta: String,
         /// The message so far.
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// The thinking block is complete.
     ThinkingEnd {
@@ -78,7 +82,7 @@ pub enum AssistantMessageEvent {
         /// The block's full text.
         content: String,
         /// The message so far.
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// A tool call began.
     #[serde(rename = "toolcall_start")]
@@ -87,7 +91,7 @@ pub enum AssistantMessageEvent {
         #[serde(rename = "contentIndex")]
         content_index: usize,
         /// The message so far.
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// More of the tool call's JSON arguments.
     #[serde(rename = "toolcall_delta")]
@@ -98,7 +102,7 @@ pub enum AssistantMessageEvent {
         /// A fragment of the arguments' JSON text.
         delta: String,
         /// The message so far.
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// The tool call is complete, with parsed arguments.
     #[serde(rename = "toolcall_end")]
@@ -110,7 +114,7 @@ pub enum AssistantMessageEvent {
         #[serde(rename = "toolCall")]
         tool_call: ToolCall,
         /// The message so far.
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// The message finished normally.
     Done {
@@ -144,6 +148,32 @@ impl AssistantMessageEvent {
             | AssistantMessageEvent::ToolCallEnd { partial, .. } => partial,
             AssistantMessageEvent::Done { message, .. } => message,
             AssistantMessageEvent::Error { error, .. } => error,
+        }
+    }
+
+    /// The shared snapshot a streaming event carries; `None` for the final
+    /// events, whose message is owned.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use agent_ai::{AssistantMessage, AssistantMessageEvent};
+    /// let partial = Arc::new(AssistantMessage::empty("p", "m"));
+    /// let event = AssistantMessageEvent::Start { partial: partial.clone() };
+    /// assert!(Arc::ptr_eq(event.partial().unwrap(), &partial));
+    /// ```
+    pub fn partial(&self) -> Option<&Arc<AssistantMessage>> {
+        match self {
+            AssistantMessageEvent::Start { partial }
+            | AssistantMessageEvent::TextStart { partial, .. }
+            | AssistantMessageEvent::TextDelta { partial, .. }
+            | AssistantMessageEvent::TextEnd { partial, .. }
+            | AssistantMessageEvent::ThinkingStart { partial, .. }
+            | AssistantMessageEvent::ThinkingDelta { partial, .. }
+            | AssistantMessageEvent::ThinkingEnd { partial, .. }
+            | AssistantMessageEvent::ToolCallStart { partial, .. }
+            | AssistantMessageEvent::ToolCallDelta { partial, .. }
+            | AssistantMessageEvent::ToolCallEnd { partial, .. } => Some(partial),
+            AssistantMessageEvent::Done { .. } | AssistantMessageEvent::Error { .. } => None,
         }
     }
 
@@ -196,14 +226,17 @@ pub async fn complete(
 ) -> AssistantMessage {
     use futures::StreamExt;
     let mut stream = client.stream(model, context, options);
-    let mut last: Option<AssistantMessage> = None;
+    let mut last: Option<Arc<AssistantMessage>> = None;
     while let Some(event) = stream.next().await {
-        if event.is_final() {
-            return event.message().clone();
+        match event {
+            AssistantMessageEvent::Done { message, .. } => return message,
+            AssistantMessageEvent::Error { error, .. } => return error,
+            other => last = other.partial().cloned(),
         }
-        last = Some(event.message().clone());
     }
-    let mut msg = last.unwrap_or_else(|| AssistantMessage::empty(&model.provider, &model.id));
+    let mut msg = last
+        .map(Arc::unwrap_or_clone)
+        .unwrap_or_else(|| AssistantMessage::empty(&model.provider, &model.id));
     msg.stop_reason = StopReason::Error;
     msg.error_message = Some("model stream ended without a final event".to_string());
     msg

@@ -3,11 +3,11 @@
 //! Streaming must stay linear in the size of the answer. The provider task
 //! therefore never copies the partial message: it sends small [`Op`]s (a
 //! delta, a new block) over a channel, and the consumer's side of the stream
-//! ([`EventStream`]) applies them to its own copy of the message. Each event
-//! handed out carries one snapshot of that copy, and when the consumer falls
-//! behind, consecutive deltas of the same block are merged into one event, so
-//! the number of snapshots follows the consumer's pace, not the number of
-//! deltas on the wire.
+//! ([`EventStream`]) applies them to its own [`PartialMessage`], whose
+//! snapshots cost the size of the change. When the consumer falls behind,
+//! consecutive deltas of the same block are merged into one event, so the
+//! number of events follows the consumer's pace, not the number of deltas
+//! on the wire.
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::content::{ContentBlock, ThinkingContent, ToolCall};
 use crate::message::{AssistantMessage, StopReason, now_millis};
+use crate::partial::{MessageEdit, PartialMessage};
 use crate::stream::{AssistantEventStream, AssistantMessageEvent};
 
 /// One change to the message, as sent from the provider task.
@@ -46,7 +47,7 @@ enum Op {
 pub(crate) fn message_stream(base: AssistantMessage) -> (MessageBuilder, AssistantEventStream) {
     let (tx, rx) = unbounded();
     let stream = EventStream {
-        msg: base.clone(),
+        msg: PartialMessage::new(base.clone()),
         rx,
         lookahead: None,
         done: false,
@@ -56,7 +57,7 @@ pub(crate) fn message_stream(base: AssistantMessage) -> (MessageBuilder, Assista
 
 /// The consumer's half: applies ops to its own message and hands out events.
 struct EventStream {
-    msg: AssistantMessage,
+    msg: PartialMessage,
     rx: UnboundedReceiver<Op>,
     lookahead: Option<Op>,
     done: bool,
@@ -95,9 +96,13 @@ impl EventStream {
                 None => break,
             }
         }
-        match (kind, self.msg.content.get_mut(index)) {
-            (0, Some(ContentBlock::Text(t))) => t.text.push_str(&delta),
-            (1, Some(ContentBlock::Thinking(t))) => t.thinking.push_str(&delta),
+        match kind {
+            0 => self
+                .msg
+                .apply(MessageEdit::AppendText(index, delta.clone())),
+            1 => self
+                .msg
+                .apply(MessageEdit::AppendThinking(index, delta.clone())),
             _ => {}
         }
         (index, delta, kind)
@@ -108,17 +113,17 @@ impl EventStream {
         use AssistantMessageEvent as E;
         Some(match op {
             Op::Start => E::Start {
-                partial: self.msg.clone(),
+                partial: self.msg.snapshot(),
             },
             Op::Begin(block) => {
-                let content_index = self.msg.content.len();
+                let content_index = self.msg.get().content.len();
                 let kind = match &block {
                     ContentBlock::Thinking(_) => 1,
                     ContentBlock::ToolCall(_) => 2,
                     _ => 0,
                 };
-                self.msg.content.push(block);
-                let partial = self.msg.clone();
+                self.msg.apply(MessageEdit::Push(block));
+                let partial = self.msg.snapshot();
                 match kind {
                     0 => E::TextStart {
                         content_index,
@@ -135,20 +140,16 @@ impl EventStream {
                 }
             }
             Op::Replace(index, block) => {
-                if let Some(slot) = self.msg.content.get_mut(index) {
-                    *slot = block;
-                }
+                self.msg.apply(MessageEdit::Set(index, block));
                 return None;
             }
             Op::Signature(index, signature) => {
-                if let Some(ContentBlock::Thinking(t)) = self.msg.content.get_mut(index) {
-                    t.thinking_signature = signature;
-                }
+                self.msg.apply(MessageEdit::Signature(index, signature));
                 return None;
             }
             delta @ (Op::Text(..) | Op::Thinking(..) | Op::ToolArgs(..)) => {
                 let (content_index, delta, kind) = self.merge_deltas(cx, delta);
-                let partial = self.msg.clone();
+                let partial = self.msg.snapshot();
                 match kind {
                     0 => E::TextDelta {
                         content_index,
@@ -168,35 +169,36 @@ impl EventStream {
                 }
             }
             Op::EndText(content_index) => {
-                let content = match self.msg.content.get(content_index) {
+                let content = match self.msg.get().content.get(content_index) {
                     Some(ContentBlock::Text(t)) => t.text.clone(),
                     _ => return None,
                 };
                 E::TextEnd {
                     content_index,
                     content,
-                    partial: self.msg.clone(),
+                    partial: self.msg.snapshot(),
                 }
             }
             Op::EndThinking(content_index) => {
-                let content = match self.msg.content.get(content_index) {
+                let content = match self.msg.get().content.get(content_index) {
                     Some(ContentBlock::Thinking(t)) => t.thinking.clone(),
                     _ => return None,
                 };
                 E::ThinkingEnd {
                     content_index,
                     content,
-                    partial: self.msg.clone(),
+                    partial: self.msg.snapshot(),
                 }
             }
             Op::EndToolCall(content_index, tool_call) => {
-                if let Some(slot) = self.msg.content.get_mut(content_index) {
-                    *slot = ContentBlock::ToolCall(tool_call.clone());
-                }
+                self.msg.apply(MessageEdit::Set(
+                    content_index,
+                    ContentBlock::ToolCall(tool_call.clone()),
+                ));
                 E::ToolCallEnd {
                     content_index,
                     tool_call,
-                    partial: self.msg.clone(),
+                    partial: self.msg.snapshot(),
                 }
             }
             Op::Done(reason, message) => {

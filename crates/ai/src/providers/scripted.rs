@@ -41,6 +41,7 @@ use crate::content::ContentBlock;
 use crate::context::Context;
 use crate::message::{AssistantMessage, StopReason, Usage, now_millis};
 use crate::model::Model;
+use crate::partial::{MessageEdit, PartialMessage};
 use crate::stream::{AssistantEventStream, AssistantMessageEvent, ModelClient, StreamOptions};
 
 /// Size of the pieces text and argument JSON are streamed in.
@@ -226,7 +227,7 @@ impl ModelClient for ScriptedClient {
         let replay = Replay {
             delay: turn.delay_ms.map(Duration::from_millis),
             steps: plan(&turn).into_iter(),
-            msg: base,
+            msg: PartialMessage::new(base),
             turn,
             cancel,
             finished: false,
@@ -273,7 +274,7 @@ fn plan(turn: &ScriptedTurn) -> Vec<Step> {
 struct Replay {
     delay: Option<Duration>,
     steps: std::vec::IntoIter<Step>,
-    msg: AssistantMessage,
+    msg: PartialMessage,
     turn: ScriptedTurn,
     cancel: tokio_util::sync::CancellationToken,
     finished: bool,
@@ -282,7 +283,7 @@ struct Replay {
 impl Replay {
     fn abort(&mut self) -> AssistantMessageEvent {
         self.finished = true;
-        let mut msg = self.msg.clone();
+        let mut msg = self.msg.to_message();
         msg.stop_reason = StopReason::Aborted;
         msg.error_message = Some("Request was aborted".to_string());
         AssistantMessageEvent::Error {
@@ -308,90 +309,91 @@ impl Replay {
         let msg = &mut self.msg;
         Some(match step {
             Step::Start => AssistantMessageEvent::Start {
-                partial: msg.clone(),
+                partial: msg.snapshot(),
             },
             Step::Begin(i) => {
-                let content_index = msg.content.len();
+                let content_index = msg.get().content.len();
                 match &self.turn.content[i] {
                     ContentBlock::Text(_) => {
-                        msg.content.push(ContentBlock::text(""));
+                        msg.apply(MessageEdit::Push(ContentBlock::text("")));
                         AssistantMessageEvent::TextStart {
                             content_index,
-                            partial: msg.clone(),
+                            partial: msg.snapshot(),
                         }
                     }
                     ContentBlock::Thinking(_) => {
-                        msg.content
-                            .push(ContentBlock::Thinking(crate::ThinkingContent {
+                        msg.apply(MessageEdit::Push(ContentBlock::Thinking(
+                            crate::ThinkingContent {
                                 thinking: String::new(),
                                 thinking_signature: None,
-                            }));
+                            },
+                        )));
                         AssistantMessageEvent::ThinkingStart {
                             content_index,
-                            partial: msg.clone(),
+                            partial: msg.snapshot(),
                         }
                     }
                     ContentBlock::ToolCall(c) => {
                         let mut streaming = c.clone();
                         streaming.arguments = serde_json::Value::Object(Default::default());
-                        msg.content.push(ContentBlock::ToolCall(streaming));
+                        msg.apply(MessageEdit::Push(ContentBlock::ToolCall(streaming)));
                         AssistantMessageEvent::ToolCallStart {
                             content_index,
-                            partial: msg.clone(),
+                            partial: msg.snapshot(),
                         }
                     }
                     image @ ContentBlock::Image(_) => {
                         // Images are not streamed; they appear whole in the next snapshot.
-                        msg.content.push(image.clone());
+                        msg.apply(MessageEdit::Push(image.clone()));
                         return Box::pin(self.next_event()).await;
                     }
                 }
             }
             Step::Delta(i, delta) => {
-                let content_index = msg.content.len() - 1;
-                match (&self.turn.content[i], msg.content.last_mut()) {
-                    (ContentBlock::Text(_), Some(ContentBlock::Text(cur))) => {
-                        cur.text.push_str(&delta);
+                let content_index = msg.get().content.len() - 1;
+                match (&self.turn.content[i], msg.get().content.last()) {
+                    (ContentBlock::Text(_), Some(ContentBlock::Text(_))) => {
+                        msg.apply(MessageEdit::AppendText(content_index, delta.clone()));
                         AssistantMessageEvent::TextDelta {
                             content_index,
                             delta,
-                            partial: msg.clone(),
+                            partial: msg.snapshot(),
                         }
                     }
-                    (ContentBlock::Thinking(_), Some(ContentBlock::Thinking(cur))) => {
-                        cur.thinking.push_str(&delta);
+                    (ContentBlock::Thinking(_), Some(ContentBlock::Thinking(_))) => {
+                        msg.apply(MessageEdit::AppendThinking(content_index, delta.clone()));
                         AssistantMessageEvent::ThinkingDelta {
                             content_index,
                             delta,
-                            partial: msg.clone(),
+                            partial: msg.snapshot(),
                         }
                     }
                     _ => AssistantMessageEvent::ToolCallDelta {
                         content_index,
                         delta,
-                        partial: msg.clone(),
+                        partial: msg.snapshot(),
                     },
                 }
             }
             Step::End(i) => {
-                let content_index = msg.content.len() - 1;
+                let content_index = msg.get().content.len() - 1;
                 let block = self.turn.content[i].clone();
-                msg.content[content_index] = block.clone();
+                msg.apply(MessageEdit::Set(content_index, block.clone()));
                 match block {
                     ContentBlock::Text(t) => AssistantMessageEvent::TextEnd {
                         content_index,
                         content: t.text,
-                        partial: msg.clone(),
+                        partial: msg.snapshot(),
                     },
                     ContentBlock::Thinking(t) => AssistantMessageEvent::ThinkingEnd {
                         content_index,
                         content: t.thinking,
-                        partial: msg.clone(),
+                        partial: msg.snapshot(),
                     },
                     ContentBlock::ToolCall(tool_call) => AssistantMessageEvent::ToolCallEnd {
                         content_index,
                         tool_call,
-                        partial: msg.clone(),
+                        partial: msg.snapshot(),
                     },
                     ContentBlock::Image(_) => return Box::pin(self.next_event()).await,
                 }
@@ -399,9 +401,6 @@ impl Replay {
             Step::Finish => {
                 self.finished = true;
                 let turn = &self.turn;
-                if let Some(usage) = turn.usage {
-                    msg.usage = usage;
-                }
                 let has_tool_call = turn
                     .content
                     .iter()
@@ -411,6 +410,11 @@ impl Replay {
                 } else {
                     StopReason::Stop
                 });
+                // The final message is owned: one copy per turn.
+                let mut msg = msg.to_message();
+                if let Some(usage) = turn.usage {
+                    msg.usage = usage;
+                }
                 msg.stop_reason = reason;
                 msg.timestamp = now_millis();
                 match reason {
@@ -420,14 +424,11 @@ impl Replay {
                                 .clone()
                                 .unwrap_or_else(|| "scripted error".to_string()),
                         );
-                        AssistantMessageEvent::Error {
-                            reason,
-                            error: msg.clone(),
-                        }
+                        AssistantMessageEvent::Error { reason, error: msg }
                     }
                     _ => AssistantMessageEvent::Done {
                         reason,
-                        message: msg.clone(),
+                        message: msg,
                     },
                 }
             }
