@@ -74,10 +74,15 @@ fn main() {
     let cli = Cli::parse();
     let mcp_logs = matches!(cli.command, Some(Command::Mcp(_))).then(agent_mcp::McpLogSink::new);
     init_tracing(cli.run.verbose, mcp_logs.as_ref());
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // One tool call needs no worker threads (blocking work goes to tokio's
+    // blocking pool either way); every other command runs tasks side by side.
+    let one_call = matches!(&cli.command, Some(Command::Tool(t)) if t.batch.is_none());
+    let mut builder = if one_call {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("coding-agent: cannot start the async runtime: {e}");
