@@ -17,7 +17,7 @@ impl ModelClient for Counter {
         message.content.push(ContentBlock::text(format!("{} message(s)", context.messages.len())));
         message.stop_reason = StopReason::Stop;
         Box::pin(futures::stream::iter([
-            AssistantMessageEvent::Start { partial: AssistantMessage::empty(&model.provider, &model.id) },
+            AssistantMessageEvent::Start { partial: std::sync::Arc::new(AssistantMessage::empty(&model.provider, &model.id)) },
             AssistantMessageEvent::Done { reason: StopReason::Stop, message },
         ]))
     }
