@@ -66,7 +66,7 @@ fn stats(v: &[f64]) -> Value {
     json!({"median": median(v.to_vec()), "min": min, "max": max, "runs": v})
 }
 
-fn which(names: &[&str]) -> Option<String> {
+pub(crate) fn which(names: &[&str]) -> Option<String> {
     names.iter().find_map(|n| {
         Command::new("sh")
             .args(["-c", &format!("command -v {n}")])
@@ -390,7 +390,7 @@ impl Inputs {
 }
 
 /// Builds the release `coding-agent` and returns its path.
-fn build_release(root: &Path) -> Result<PathBuf> {
+pub(crate) fn build_release(root: &Path) -> Result<PathBuf> {
     println!("==> building release binaries");
     let status = Command::new("cargo")
         .args([

@@ -7,10 +7,13 @@
 //! - `conformance`: the official MCP conformance suite against our client.
 //! - `bench [--quick] [--runs N] [--only TEXT]`: speed and memory against ripgrep, fd and
 //!   coreutils; a table and `target/bench/report.json`.
+//! - `link-order [--check]`: the functions start-up runs, recorded under
+//!   callgrind into the CLI's symbol ordering file (`--check`: coverage only).
 
 mod bench;
 mod checks;
 mod conformance;
+mod link_order;
 mod mcp_bench;
 mod stream_server;
 mod tidy;
@@ -30,10 +33,11 @@ fn main() -> Result<()> {
         Some("unused-deps") => checks::unused_dependencies(&workspace_root()?),
         Some("external-project") => checks::external_project(&workspace_root()?),
         Some("conformance") => conformance::run(&workspace_root()?),
+        Some("link-order") => link_order::run(&workspace_root()?, &args[1..]),
         Some("conformance-cli-client") => conformance::cli_client(&args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             println!(
-                "usage: cargo xtask <command>\n\ncommands:\n  test-all [--slow]   fmt, unused deps, clippy, tests, docs, external project (--slow adds the slow hardening tests)\n  bench [--quick] [--only TEXT]  speed and memory against rg, fd and coreutils (rows whose name contains TEXT)\n  tidy                the architecture's invariants (crate graph, tool names, operations)\n  unused-deps         dependencies a crate declares but never names\n  external-project    the crates used by path from a fresh project\n  conformance         the official MCP conformance suite against our MCP client (npm)"
+                "usage: cargo xtask <command>\n\ncommands:\n  test-all [--slow]   fmt, unused deps, clippy, tests, docs, external project (--slow adds the slow hardening tests)\n  bench [--quick] [--only TEXT]  speed and memory against rg, fd and coreutils (rows whose name contains TEXT)\n  tidy                the architecture's invariants (crate graph, tool names, operations)\n  unused-deps         dependencies a crate declares but never names\n  external-project    the crates used by path from a fresh project\n  conformance         the official MCP conformance suite against our MCP client (npm)\n  link-order [--check]  record the release binary's start-up functions into crates/cli/startup.order (valgrind)"
             );
             Ok(())
         }
