@@ -521,7 +521,7 @@ impl Extension for Recording {
                         json!({"ms": 1, "label": "rewritten"}),
                     ))),
                     "block" => Ok(Some(ToolCallDecision::block("blocked by policy"))),
-                    "fail" => Err("cannot decide".to_string()),
+                    "fail" => Err("cannot decide".into()),
                     _ => Ok(None),
                 }
             }

@@ -135,19 +135,9 @@ pub enum AssistantMessageEvent {
 impl AssistantMessageEvent {
     /// The message as it stands after this event.
     pub fn message(&self) -> &AssistantMessage {
-        match self {
-            AssistantMessageEvent::Start { partial }
-            | AssistantMessageEvent::TextStart { partial, .. }
-            | AssistantMessageEvent::TextDelta { partial, .. }
-            | AssistantMessageEvent::TextEnd { partial, .. }
-            | AssistantMessageEvent::ThinkingStart { partial, .. }
-            | AssistantMessageEvent::ThinkingDelta { partial, .. }
-            | AssistantMessageEvent::ThinkingEnd { partial, .. }
-            | AssistantMessageEvent::ToolCallStart { partial, .. }
-            | AssistantMessageEvent::ToolCallDelta { partial, .. }
-            | AssistantMessageEvent::ToolCallEnd { partial, .. } => partial,
-            AssistantMessageEvent::Done { message, .. } => message,
-            AssistantMessageEvent::Error { error, .. } => error,
+        match self.snapshot() {
+            Ok(partial) => partial,
+            Err(last) => last,
         }
     }
 
@@ -162,6 +152,12 @@ impl AssistantMessageEvent {
     /// assert!(Arc::ptr_eq(event.partial().unwrap(), &partial));
     /// ```
     pub fn partial(&self) -> Option<&Arc<AssistantMessage>> {
+        self.snapshot().ok()
+    }
+
+    // One match for both accessors: a streaming event's shared snapshot, or
+    // the owned message of a final one.
+    fn snapshot(&self) -> Result<&Arc<AssistantMessage>, &AssistantMessage> {
         match self {
             AssistantMessageEvent::Start { partial }
             | AssistantMessageEvent::TextStart { partial, .. }
@@ -172,8 +168,9 @@ impl AssistantMessageEvent {
             | AssistantMessageEvent::ThinkingEnd { partial, .. }
             | AssistantMessageEvent::ToolCallStart { partial, .. }
             | AssistantMessageEvent::ToolCallDelta { partial, .. }
-            | AssistantMessageEvent::ToolCallEnd { partial, .. } => Some(partial),
-            AssistantMessageEvent::Done { .. } | AssistantMessageEvent::Error { .. } => None,
+            | AssistantMessageEvent::ToolCallEnd { partial, .. } => Ok(partial),
+            AssistantMessageEvent::Done { message, .. } => Err(message),
+            AssistantMessageEvent::Error { error, .. } => Err(error),
         }
     }
 

@@ -92,16 +92,21 @@ pub struct ToolResultPatch {
     pub is_error: Option<bool>,
 }
 
+/// What a handler's `Err` carries: any error of the extension's own, so a
+/// handler can use `?` on what it calls. Its text is what the model or the
+/// log sees.
+pub type HandlerError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Handles `tool_call` events. An `Err` blocks the call.
 pub type ToolCallHandler = Arc<
-    dyn Fn(ToolCallEvent) -> BoxFuture<'static, Result<Option<ToolCallDecision>, String>>
+    dyn Fn(ToolCallEvent) -> BoxFuture<'static, Result<Option<ToolCallDecision>, HandlerError>>
         + Send
         + Sync,
 >;
 
 /// Handles `tool_result` events. An `Err` is logged and ignored.
 pub type ToolResultHandler = Arc<
-    dyn Fn(ToolResultEvent) -> BoxFuture<'static, Result<Option<ToolResultPatch>, String>>
+    dyn Fn(ToolResultEvent) -> BoxFuture<'static, Result<Option<ToolResultPatch>, HandlerError>>
         + Send
         + Sync,
 >;
@@ -164,8 +169,9 @@ impl ExtensionApi {
     pub fn on_tool_call<F, Fut>(&mut self, handler: F)
     where
         F: Fn(ToolCallEvent) -> Fut + Send + Sync + 'static,
-        Fut:
-            std::future::Future<Output = Result<Option<ToolCallDecision>, String>> + Send + 'static,
+        Fut: std::future::Future<Output = Result<Option<ToolCallDecision>, HandlerError>>
+            + Send
+            + 'static,
     {
         let handler: ToolCallHandler = Arc::new(move |e| handler(e).boxed());
         self.tool_call.push((self.extension.clone(), handler));
@@ -177,7 +183,9 @@ impl ExtensionApi {
     pub fn on_tool_result<F, Fut>(&mut self, handler: F)
     where
         F: Fn(ToolResultEvent) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Result<Option<ToolResultPatch>, String>> + Send + 'static,
+        Fut: std::future::Future<Output = Result<Option<ToolResultPatch>, HandlerError>>
+            + Send
+            + 'static,
     {
         let handler: ToolResultHandler = Arc::new(move |e| handler(e).boxed());
         self.tool_result.push((self.extension.clone(), handler));

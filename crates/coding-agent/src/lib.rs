@@ -31,8 +31,8 @@ pub use agent_session::{
     AgentSession, AgentSessionBuilder, IMAGES_BLOCKED_TEXT, SessionBuildError, tool_extensions,
 };
 pub use extension::{
-    Extension, ExtensionApi, ToolCallDecision, ToolCallEvent, ToolCallHandler, ToolResultEvent,
-    ToolResultHandler, ToolResultPatch, discover_extensions,
+    Extension, ExtensionApi, HandlerError, ToolCallDecision, ToolCallEvent, ToolCallHandler,
+    ToolResultEvent, ToolResultHandler, ToolResultPatch, discover_extensions,
 };
 pub use project_file::MAX_PROJECT_FILE_BYTES;
 pub use registry::{ToolRegistry, ToolSelection, ToolSource};

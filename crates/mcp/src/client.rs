@@ -257,26 +257,19 @@ impl Connection {
             let authorized = crate::oauth::authorized_client(config)
                 .await
                 .map_err(StartError::Other)?;
-            let serving = match authorized {
-                Some(auth) => {
-                    let transport =
-                        rmcp::transport::StreamableHttpClientTransport::with_client(auth, settings);
-                    tokio::time::timeout(
-                        config.startup_timeout,
-                        handler.serve_with_lifecycle(transport, lifecycle.clone()),
-                    )
-                    .await
-                }
-                None => {
-                    let transport =
-                        rmcp::transport::StreamableHttpClientTransport::from_config(settings);
-                    tokio::time::timeout(
-                        config.startup_timeout,
-                        handler.serve_with_lifecycle(transport, lifecycle.clone()),
-                    )
-                    .await
-                }
+            // The two transports are different types; `Either` lets one
+            // timeout cover whichever handshake runs.
+            let handshake = match authorized {
+                Some(auth) => futures::future::Either::Left(handler.serve_with_lifecycle(
+                    rmcp::transport::StreamableHttpClientTransport::with_client(auth, settings),
+                    lifecycle.clone(),
+                )),
+                None => futures::future::Either::Right(handler.serve_with_lifecycle(
+                    rmcp::transport::StreamableHttpClientTransport::from_config(settings),
+                    lifecycle.clone(),
+                )),
             };
+            let serving = tokio::time::timeout(config.startup_timeout, handshake).await;
             let error = match serving {
                 Ok(Ok(client)) => return Ok(client),
                 Ok(Err(e)) => e,

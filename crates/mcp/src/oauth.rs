@@ -49,7 +49,7 @@ pub use flow::login;
 pub(crate) use flow::{authorized_client, needs_sign_in};
 #[cfg(feature = "http")]
 pub use prompt::HeadlessPrompt;
-pub use prompt::{AuthPrompt, AuthorizationPrompt, BrowserPrompt};
+pub use prompt::{AuthPrompt, AuthorizationPrompt, BrowserPrompt, PromptError};
 pub use store::{TokenStore, TokenStoreError};
 
 /// How a server's client is identified to its authorization server, and
@@ -132,7 +132,7 @@ pub enum OAuthError {
     Denied(String),
     /// The prompt could not show or follow the authorization URL.
     #[error("cannot open the authorization page: {0}")]
-    Prompt(String),
+    Prompt(#[source] PromptError),
     /// Discovery, registration, the token exchange or a check failed.
     #[error("OAuth sign-in to {server} failed: {message}")]
     Flow {

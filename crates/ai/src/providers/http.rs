@@ -207,7 +207,11 @@ impl PreparedRequest {
                     .map(|e| e.to_string())
                     // A tool that requires constrained sampling its schema
                     // cannot have is refused, not sent unconstrained.
-                    .or_else(|| super::lowering::sends_strict(t, false).err())
+                    .or_else(|| {
+                        super::lowering::sends_strict(t, false)
+                            .err()
+                            .map(|e| e.to_string())
+                    })
             }),
         }
     }

@@ -246,6 +246,19 @@ fn incompatible_node(node: &Value, path: String) -> Option<String> {
     None
 }
 
+/// A tool that requires constrained sampling
+/// ([`StrictMode::Require`]) has a schema strict mode cannot express.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "Tool \"{tool}\" requires constrained sampling, but its schema cannot be sent strict: {reason}"
+)]
+pub struct StrictSchemaError {
+    /// The tool's name.
+    pub tool: String,
+    /// What in the schema strict mode refuses, with its JSON pointer.
+    pub reason: String,
+}
+
 /// Whether `tool` is sent in strict mode: when it asks for constrained
 /// sampling (or `strict_all`, a provider-wide request, asks for every
 /// tool) and its schema allows it.
@@ -253,7 +266,7 @@ fn incompatible_node(node: &Value, path: String) -> Option<String> {
 /// # Errors
 /// The tool requires strict mode ([`StrictMode::Require`]) and its schema
 /// cannot be sent strict: the message names the tool and the reason.
-pub fn sends_strict(tool: &Tool, strict_all: bool) -> Result<bool, String> {
+pub fn sends_strict(tool: &Tool, strict_all: bool) -> Result<bool, StrictSchemaError> {
     let mode = match tool.constrained_sampling {
         Some(c) => c.strict(),
         None if strict_all => StrictMode::Prefer,
@@ -262,10 +275,10 @@ pub fn sends_strict(tool: &Tool, strict_all: bool) -> Result<bool, String> {
     match (strict_incompatibility(&tool.parameters), mode) {
         (None, _) => Ok(true),
         (Some(_), StrictMode::Prefer) => Ok(false),
-        (Some(why), StrictMode::Require) => Err(format!(
-            "Tool \"{}\" requires constrained sampling, but its schema cannot be sent strict: {why}",
-            tool.name
-        )),
+        (Some(reason), StrictMode::Require) => Err(StrictSchemaError {
+            tool: tool.name.clone(),
+            reason,
+        }),
     }
 }
 
@@ -531,9 +544,11 @@ mod tests {
         );
         let open_required =
             Tool::new("any", "", open).with_constrained_sampling(ConstrainedSampling::require());
+        let refused = sends_strict(&open_required, false).unwrap_err();
+        assert_eq!(refused.tool, "any");
         assert_eq!(
-            sends_strict(&open_required, false),
-            Err("Tool \"any\" requires constrained sampling, but its schema cannot be sent strict: the root takes properties of its own choosing".to_string())
+            refused.to_string(),
+            "Tool \"any\" requires constrained sampling, but its schema cannot be sent strict: the root takes properties of its own choosing"
         );
     }
 

@@ -5,12 +5,16 @@ use std::sync::Arc;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
+/// Why a prompt could not show or follow the authorization URL: any error
+/// of the prompt's own, so an implementation can use `?` on what it calls.
+pub type PromptError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Takes the authorization URL of a sign-in to the authorization server:
 /// a browser for a person, or a program that follows it itself. The
 /// sign-in then waits for the redirect on its loopback listener.
 pub trait AuthorizationPrompt: Send + Sync {
     /// Opens `url`; an error ends the sign-in.
-    fn open<'a>(&'a self, server: &'a str, url: &'a str) -> BoxFuture<'a, Result<(), String>>;
+    fn open<'a>(&'a self, server: &'a str, url: &'a str) -> BoxFuture<'a, Result<(), PromptError>>;
 }
 
 /// A shared [`AuthorizationPrompt`], as a server's configuration holds it.
@@ -51,7 +55,7 @@ pub struct BrowserPrompt {
 }
 
 impl AuthorizationPrompt for BrowserPrompt {
-    fn open<'a>(&'a self, server: &'a str, url: &'a str) -> BoxFuture<'a, Result<(), String>> {
+    fn open<'a>(&'a self, server: &'a str, url: &'a str) -> BoxFuture<'a, Result<(), PromptError>> {
         async move {
             eprintln!(
                 "To sign in to MCP server {server}, open this address in a browser:\n\n  {url}\n"
@@ -103,16 +107,19 @@ pub struct HeadlessPrompt;
 
 #[cfg(feature = "http")]
 impl AuthorizationPrompt for HeadlessPrompt {
-    fn open<'a>(&'a self, _server: &'a str, url: &'a str) -> BoxFuture<'a, Result<(), String>> {
+    fn open<'a>(
+        &'a self,
+        _server: &'a str,
+        url: &'a str,
+    ) -> BoxFuture<'a, Result<(), PromptError>> {
         async move {
             agent_ai::providers::install_tls_provider();
             let client = reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::limited(10))
                 .timeout(std::time::Duration::from_secs(30))
-                .build()
-                .map_err(|e| e.to_string())?;
+                .build()?;
             // The last hop is our own listener, which answers and closes.
-            client.get(url).send().await.map_err(|e| e.to_string())?;
+            client.get(url).send().await?;
             Ok(())
         }
         .boxed()
