@@ -307,3 +307,57 @@ async fn ignore_files_above_the_project_hide_nothing() {
         out.text
     );
 }
+
+/// A FIFO, or a link to an endless device, named like an ignore file is
+/// skipped: a blocking open of it would hang the walk until cancelled. A
+/// sandboxed command can plant one anywhere in the workspace.
+#[tokio::test]
+async fn ignore_files_that_are_not_regular_files_are_skipped() {
+    let dir = tree();
+    let d = dir.path();
+    write(d, "deep/down/found.txt", "hello fifo\n");
+    let fifo = d.join("deep/.gitignore");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::os::unix::fs::symlink("/dev/zero", d.join("deep/down/.ignore")).unwrap();
+    // On a thread of its own: a blocking open would stall any runtime.
+    let (sent, searched) = std::sync::mpsc::channel();
+    let root = d.to_path_buf();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let _ = sent.send(runtime.block_on(async {
+            let grep = call("grep", &root, json!({"pattern": "hello fifo"})).await;
+            let find = call("find", &root, json!({"pattern": "**/found.txt"})).await;
+            (grep, find)
+        }));
+    });
+    let searched = searched.recv_timeout(std::time::Duration::from_secs(60)); // hang guard
+    let Ok((grep, find)) = searched else {
+        // Let the blocked opens return before failing.
+        use std::os::unix::fs::OpenOptionsExt;
+        for _ in 0..16 {
+            let _ = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+                .open(&fifo);
+        }
+        panic!("grep or find hung on a FIFO named .gitignore");
+    };
+    assert_eq!(
+        grep.text, "deep/down/found.txt:1: hello fifo",
+        "{}",
+        grep.text
+    );
+    assert_eq!(find.text, "deep/down/found.txt", "{}", find.text);
+    // The other ignore files still count.
+    let out = call("find", d, json!({"pattern": "*.log"})).await;
+    assert!(!out.text.contains("debug.log"), "{}", out.text);
+}

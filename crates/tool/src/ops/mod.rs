@@ -9,6 +9,7 @@
 
 mod denied;
 mod files;
+mod ignore_files;
 mod output_file;
 mod process;
 pub mod process_tree;

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 
 use ignore::{WalkBuilder, WalkState};
 
+use super::ignore_files::IgnoreRules;
+
 /// An entry found by [`FileOps::walk`](super::FileOps::walk).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WalkEntry {
@@ -41,85 +43,31 @@ pub struct WalkOptions<'a> {
 /// A [`FileOps::walk`](super::FileOps::walk) visitor; returns `false` to stop the walk.
 pub type WalkVisitor<'a> = &'a (dyn Fn(WalkEntry) -> bool + Sync);
 
-/// A walker over `root` with the workspace's ignore rules (see the module docs).
+/// A walker over `root` with the workspace's ignore rules (see the module
+/// docs). The ignore files are read by [`IgnoreRules`], never by the walker
+/// itself: a FIFO or a link named `.gitignore` cannot hang or flood a walk.
 pub fn walk_builder(root: &Path) -> WalkBuilder {
-    let absolute = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    // Ignore files between the repository root and the search root (the
-    // walker reads those from the search root down itself).
-    let above = absolute
-        .ancestors()
-        .position(|dir| dir.join(".git").exists())
-        .map(|depth| repository_ignores(&absolute, depth))
-        .unwrap_or_default();
+    let rules = IgnoreRules::new(root);
     let mut builder = WalkBuilder::new(root);
     builder
         .hidden(false)
-        .ignore(true)
-        .git_ignore(true)
-        .git_global(true)
-        .git_exclude(true)
-        .require_git(false)
-        // Never read ignore files of parent directories: inside a repository
-        // the ones up to its root come from `above`, outside one none apply.
+        .ignore(false)
+        .git_ignore(false)
+        .git_global(false)
+        .git_exclude(false)
         .parents(false)
-        .follow_links(false)
-        .add_custom_ignore_filename(".rgignore");
-    let walk_root = root.to_path_buf();
+        .follow_links(false);
     builder.filter_entry(move |entry| {
         if entry.file_name() == ".git" {
             return false;
         }
-        if above.is_empty() || entry.depth() == 0 {
+        if entry.depth() == 0 {
             return true;
         }
-        // The same entry as seen from the canonical root.
-        let path = match entry.path().strip_prefix(&walk_root) {
-            Ok(relative) => absolute.join(relative),
-            Err(_) => entry.path().to_path_buf(),
-        };
         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        // The deepest ignore file with an opinion decides.
-        for matcher in &above {
-            match matcher.matched(&path, is_dir) {
-                ignore::Match::Ignore(_) => return false,
-                ignore::Match::Whitelist(_) => return true,
-                ignore::Match::None => {}
-            }
-        }
-        true
+        !rules.is_ignored(entry.path(), entry.depth(), is_dir)
     });
     builder
-}
-
-/// Matchers for the ignore files of the directories from the search root's
-/// parent up to the repository root (`depth` levels above `root`), deepest
-/// first, plus the repository's `.git/info/exclude`.
-fn repository_ignores(root: &Path, depth: usize) -> Vec<ignore::gitignore::Gitignore> {
-    let mut matchers = Vec::new();
-    for dir in root.ancestors().skip(1).take(depth) {
-        let mut builder = ignore::gitignore::GitignoreBuilder::new(dir);
-        for name in [".gitignore", ".ignore", ".rgignore"] {
-            let file = dir.join(name);
-            if file.is_file() {
-                let _ = builder.add(file);
-            }
-        }
-        if let Ok(matcher) = builder.build()
-            && !matcher.is_empty()
-        {
-            matchers.push(matcher);
-        }
-    }
-    if let Some(repo) = root.ancestors().nth(depth) {
-        let mut builder = ignore::gitignore::GitignoreBuilder::new(repo);
-        let _ = builder.add(repo.join(".git").join("info").join("exclude"));
-        if let Ok(matcher) = builder.build()
-            && !matcher.is_empty()
-        {
-            matchers.push(matcher);
-        }
-    }
-    matchers
 }
 
 /// A glob that selects files, matched like an ignore-file pattern: with a

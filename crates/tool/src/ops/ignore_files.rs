@@ -1,0 +1,327 @@
+//! The ignore files of a walk, read by us rather than by the walker.
+//!
+//! The `ignore` crate opens every `.gitignore` it meets with a plain
+//! blocking `open`. A repository is written by someone else, and a sandboxed
+//! command can `mkfifo` anywhere in the workspace: a FIFO named `.gitignore`
+//! would hang that open (and every grep and find) until cancelled, and a
+//! link to `/dev/zero` would never end. So the walker reads no ignore file
+//! itself; [`IgnoreRules`] reads them, each opened without blocking and
+//! without following a link (as git has done since 2.32), accepted only if
+//! the opened file is a regular one of at most [`MAX_IGNORE_FILE_BYTES`]
+//! (git's own limit). Anything else is skipped with a debug line, and the
+//! directory is still walked.
+//!
+//! The precedence is the `ignore` crate's, so results do not change:
+//! `.rgignore`, then `.ignore`, then `.gitignore`, then the repository's
+//! `.git/info/exclude`, then the global git excludes; within one kind, the
+//! deepest directory with an opinion decides, and `.gitignore` files above
+//! the nearest directory holding `.git` do not apply.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+/// Git refuses ignore files larger than this (100 MiB); so do we.
+pub(crate) const MAX_IGNORE_FILE_BYTES: u64 = 100 * 1024 * 1024;
+
+/// The rules one directory contributes.
+#[derive(Default)]
+struct Level {
+    /// `.rgignore`.
+    custom: Option<Gitignore>,
+    /// `.ignore`.
+    ignore: Option<Gitignore>,
+    /// `.gitignore`.
+    git: Option<Gitignore>,
+    /// `.git/info/exclude`, for a directory holding a `.git` directory.
+    exclude: Option<Gitignore>,
+    /// The directory holds `.git`: `.gitignore` files above it do not apply.
+    has_git: bool,
+}
+
+impl Level {
+    /// Reads the ignore files of `dir`; `None` when it has none and is no
+    /// repository root (most directories: nothing to keep).
+    fn read(dir: &Path) -> Option<Arc<Level>> {
+        let has_git = std::fs::symlink_metadata(dir.join(".git")).is_ok();
+        let level = Level {
+            custom: matcher(dir, &[dir.join(".rgignore")]),
+            ignore: matcher(dir, &[dir.join(".ignore")]),
+            git: matcher(dir, &[dir.join(".gitignore")]),
+            exclude: if has_git {
+                matcher(dir, &[dir.join(".git").join("info").join("exclude")])
+            } else {
+                None
+            },
+            has_git,
+        };
+        let empty = level.custom.is_none()
+            && level.ignore.is_none()
+            && level.git.is_none()
+            && level.exclude.is_none()
+            && !has_git;
+        (!empty).then(|| Arc::new(level))
+    }
+
+    /// A directory above the walk's root, inside its repository: its
+    /// ignore files count as one `.gitignore` (the walk never read them
+    /// separately), and the repository root's excludes keep their own rank.
+    fn read_above(dir: &Path, exclude: Option<PathBuf>) -> Option<Arc<Level>> {
+        let files = [
+            dir.join(".gitignore"),
+            dir.join(".ignore"),
+            dir.join(".rgignore"),
+        ];
+        let level = Level {
+            git: matcher(dir, &files),
+            exclude: exclude.and_then(|file| matcher(dir, &[file])),
+            ..Level::default()
+        };
+        (level.git.is_some() || level.exclude.is_some()).then(|| Arc::new(level))
+    }
+}
+
+/// A matcher rooted at `root` over the readable, regular `files`; `None`
+/// when they hold no pattern.
+fn matcher(root: &Path, files: &[PathBuf]) -> Option<Gitignore> {
+    let mut builder = GitignoreBuilder::new(root);
+    let mut any = false;
+    for file in files {
+        any |= add_file(&mut builder, file);
+    }
+    if !any {
+        return None;
+    }
+    builder.build().ok().filter(|m| !m.is_empty())
+}
+
+/// Adds the patterns of `file` to `builder`, as `GitignoreBuilder::add`
+/// would (a leading BOM dropped, lines that are not UTF-8 skipped), but only
+/// if `file` is a regular file, opened without blocking or following a
+/// link. Whether anything was added.
+fn add_file(builder: &mut GitignoreBuilder, file: &Path) -> bool {
+    let Some(bytes) = read_ignore_file(file) else {
+        return false;
+    };
+    let mut added = false;
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Ok(mut line) = std::str::from_utf8(line) else {
+            continue;
+        };
+        if i == 0 {
+            line = line.strip_prefix('\u{feff}').unwrap_or(line);
+        }
+        // A malformed pattern is skipped, as the walker skipped it.
+        added |= builder.add_line(Some(file.to_path_buf()), line).is_ok();
+    }
+    added
+}
+
+/// The content of the ignore file at `path`, or `None` when there is none
+/// or it is not one we read (see the module docs).
+pub(crate) fn read_ignore_file(path: &Path) -> Option<Vec<u8>> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = match rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NOCTTY,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => return None,
+        Err(e) => {
+            tracing::debug!(path = %path.display(), error = %e, "ignore file skipped");
+            return None;
+        }
+    };
+    let stat = rustix::fs::fstat(&fd).ok()?;
+    let kind = rustix::fs::FileType::from_raw_mode(stat.st_mode);
+    let size = u64::try_from(stat.st_size).unwrap_or(u64::MAX);
+    if kind != rustix::fs::FileType::RegularFile || size > MAX_IGNORE_FILE_BYTES {
+        tracing::debug!(path = %path.display(), ?kind, size, "ignore file skipped: not a regular file of at most 100 MiB");
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    // The file may grow after the check: never read past the limit.
+    std::fs::File::from(fd)
+        .take(MAX_IGNORE_FILE_BYTES)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(bytes)
+}
+
+/// Whether a walked path is ignored, by the rules of the module docs.
+pub(crate) struct IgnoreRules {
+    /// The walk's root, as its entries' paths start.
+    root: PathBuf,
+    /// The root's canonical form, for the rules from above it.
+    absolute: PathBuf,
+    /// The directories from the root's parent up to the repository root,
+    /// deepest first (none outside a repository).
+    above: Vec<Arc<Level>>,
+    /// The global git excludes.
+    global: Option<Gitignore>,
+    /// Each directory of the walk that has rules, read once.
+    levels: RwLock<HashMap<PathBuf, Option<Arc<Level>>>>,
+}
+
+impl IgnoreRules {
+    /// The rules for a walk of `root`.
+    pub(crate) fn new(root: &Path) -> Self {
+        let absolute = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        // Inside a repository the ignore files between its root and the
+        // walk's root apply too; outside one, none above the walk's root.
+        let above = absolute
+            .ancestors()
+            .position(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
+            .map(|depth| repository_levels(&absolute, depth))
+            .unwrap_or_default();
+        let global = ignore::gitignore::gitconfig_excludes_path()
+            .and_then(|file| matcher(Path::new(""), &[file]));
+        IgnoreRules {
+            root: root.to_path_buf(),
+            absolute,
+            above,
+            global,
+            levels: RwLock::new(HashMap::new()),
+        }
+    }
+
+    /// The rules of the walked directory `dir`, read on first use.
+    fn level(&self, dir: &Path) -> Option<Arc<Level>> {
+        if let Ok(levels) = self.levels.read()
+            && let Some(level) = levels.get(dir)
+        {
+            return level.clone();
+        }
+        let level = Level::read(dir);
+        if let Ok(mut levels) = self.levels.write() {
+            levels.insert(dir.to_path_buf(), level.clone());
+        }
+        level
+    }
+
+    /// Whether the entry at `path`, `depth` levels below the root, is
+    /// ignored.
+    pub(crate) fn is_ignored(&self, path: &Path, depth: usize, is_dir: bool) -> bool {
+        let inside: Vec<Arc<Level>> = path
+            .ancestors()
+            .skip(1)
+            .take(depth)
+            .filter_map(|dir| self.level(dir))
+            .collect();
+        // The rules from above the root see the path from the canonical root.
+        let from_above = || match path.strip_prefix(&self.root) {
+            Ok(relative) => self.absolute.join(relative),
+            Err(_) => path.to_path_buf(),
+        };
+        let above_path = (!self.above.is_empty()).then(from_above);
+        let levels = inside.iter().map(|l| (l, path)).chain(
+            self.above
+                .iter()
+                .map(|l| (l, above_path.as_deref().unwrap_or(path))),
+        );
+        let mut found = [Match::None, Match::None, Match::None, Match::None];
+        let mut saw_git = false;
+        for (level, path) in levels {
+            let kinds = [&level.custom, &level.ignore, &level.git, &level.exclude];
+            for (kind, (slot, rules)) in found.iter_mut().zip(kinds).enumerate() {
+                // `.gitignore` and the excludes stop at the nearest repository.
+                if kind >= 2 && saw_git {
+                    continue;
+                }
+                if slot.is_none()
+                    && let Some(rules) = rules
+                {
+                    *slot = match rules.matched(path, is_dir) {
+                        Match::None => Match::None,
+                        Match::Ignore(_) => Match::Ignore(()),
+                        Match::Whitelist(_) => Match::Whitelist(()),
+                    };
+                }
+            }
+            saw_git |= level.has_git;
+        }
+        let global = match &self.global {
+            Some(rules) => match rules.matched(path, is_dir) {
+                Match::None => Match::None,
+                Match::Ignore(_) => Match::Ignore(()),
+                Match::Whitelist(_) => Match::Whitelist(()),
+            },
+            None => Match::None,
+        };
+        let [custom, ignore, git, exclude] = found;
+        custom.or(ignore).or(git).or(exclude).or(global).is_ignore()
+    }
+}
+
+/// The rules of the directories from `root`'s parent up to the repository
+/// root (`depth` levels above `root`), deepest first; the repository's
+/// `.git/info/exclude` counts with its root.
+fn repository_levels(root: &Path, depth: usize) -> Vec<Arc<Level>> {
+    let mut levels = Vec::new();
+    for (i, dir) in root.ancestors().skip(1).take(depth).enumerate() {
+        let exclude = (i + 1 == depth).then(|| dir.join(".git").join("info").join("exclude"));
+        if let Some(level) = Level::read_above(dir, exclude) {
+            levels.push(level);
+        }
+    }
+    levels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_regular_files_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join(".gitignore");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        // Would block forever with a blocking open.
+        assert_eq!(read_ignore_file(&fifo), None);
+        let link = dir.path().join(".ignore");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        assert_eq!(read_ignore_file(&link), None);
+        std::fs::write(dir.path().join(".rgignore"), "\u{feff}a\r\nb\n").unwrap();
+        assert_eq!(
+            read_ignore_file(&dir.path().join(".rgignore")).as_deref(),
+            Some("\u{feff}a\r\nb\n".as_bytes())
+        );
+    }
+
+    #[test]
+    fn precedence_is_the_walkers() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join(".gitignore"), "*.log\nkeep.txt\n").unwrap();
+        std::fs::write(root.join(".ignore"), "!keep.txt\n").unwrap();
+        std::fs::write(root.join("sub/.gitignore"), "!important.log\n").unwrap();
+        let rules = IgnoreRules::new(root);
+        assert!(rules.is_ignored(&root.join("a.log"), 1, false));
+        assert!(
+            !rules.is_ignored(&root.join("keep.txt"), 1, false),
+            ".ignore beats .gitignore"
+        );
+        assert!(
+            !rules.is_ignored(&root.join("sub/important.log"), 2, false),
+            "deeper decides"
+        );
+        assert!(rules.is_ignored(&root.join("sub/other.log"), 2, false));
+        // A nested repository does not see the outer .gitignore.
+        std::fs::create_dir_all(root.join("sub/inner/.git")).unwrap();
+        assert!(!rules.is_ignored(&root.join("sub/inner/x.log"), 3, false));
+    }
+}
