@@ -221,9 +221,15 @@ pub struct DemoArgs {
     /// Output mode.
     #[arg(long, value_enum, default_value_t = Mode::Text)]
     pub mode: Mode,
-    /// Where to create the demo workspace (default: a new temporary directory).
+    /// Where to create the demo workspace (default: a new temporary
+    /// directory). It must be new or empty.
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    /// With --dir: add the demo files to a directory that holds other
+    /// files. A file the demo would write that is already there is still
+    /// refused, never overwritten.
+    #[arg(long, requires = "dir")]
+    pub allow_non_empty: bool,
 }
 
 /// Which model API to use.

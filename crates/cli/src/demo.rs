@@ -37,20 +37,71 @@ exit $fail
 pub const DEMO_PROMPT: &str =
     "The checks in this project fail. Find out why, fix it, and note the fix in a changelog.";
 
+/// The files the demo writes: the project, then what the scripted model
+/// writes into it.
+const DEMO_FILES: [&str; 6] = [
+    "README.md",
+    "src/calc.py",
+    "check.sh",
+    ".gitignore",
+    "build/output.txt",
+    "CHANGELOG.md",
+];
+
+/// Why `dir` cannot take the demo project, if it cannot: a directory that
+/// holds anything is refused unless `allow_non_empty`, and even then no
+/// file the demo writes may be there already. The demo never overwrites.
+fn refusal(dir: &Path, allow_non_empty: bool) -> Option<String> {
+    let mut entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return Some(format!("cannot use {}: {e}", dir.display())),
+    };
+    if entries.next().is_none() {
+        return None;
+    }
+    if !allow_non_empty {
+        return Some(format!(
+            "{} is not empty; choose a new or empty directory (--allow-non-empty adds the demo files beside what is there, and never overwrites)",
+            dir.display()
+        ));
+    }
+    let taken: Vec<&str> = DEMO_FILES
+        .into_iter()
+        .filter(|f| std::fs::symlink_metadata(dir.join(f)).is_ok())
+        .collect();
+    (!taken.is_empty()).then(|| {
+        format!(
+            "{} already holds {}, which the demo would write; choose another directory",
+            dir.display(),
+            taken.join(", ")
+        )
+    })
+}
+
 fn write_project(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir.join("src"))?;
     std::fs::create_dir_all(dir.join("build"))?;
-    std::fs::write(
-        dir.join("README.md"),
-        "# calc\n\nA tiny calculator library. Run `sh check.sh` to check it.\n",
-    )?;
-    std::fs::write(dir.join("src/calc.py"), CALC)?;
-    std::fs::write(dir.join("check.sh"), CHECK)?;
-    std::fs::write(dir.join(".gitignore"), "build/\n")?;
-    std::fs::write(
-        dir.join("build/output.txt"),
-        "generated; ignored by grep and find\n",
-    )?;
+    let files = [
+        (
+            "README.md",
+            "# calc\n\nA tiny calculator library. Run `sh check.sh` to check it.\n",
+        ),
+        ("src/calc.py", CALC),
+        ("check.sh", CHECK),
+        (".gitignore", "build/\n"),
+        ("build/output.txt", "generated; ignored by grep and find\n"),
+    ];
+    for (name, content) in files {
+        // `create_new`: whatever appeared since the check is never replaced.
+        std::io::Write::write_all(
+            &mut std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(dir.join(name))?,
+            content.as_bytes(),
+        )?;
+    }
     Ok(())
 }
 
@@ -112,6 +163,10 @@ pub async fn run(args: DemoArgs) -> i32 {
             }
         },
     };
+    if let Some(why) = refusal(&dir, args.allow_non_empty) {
+        eprintln!("coding-agent demo: {why}");
+        return 2;
+    }
     if let Err(e) = write_project(&dir) {
         eprintln!(
             "coding-agent demo: cannot create the demo project in {}: {e}",

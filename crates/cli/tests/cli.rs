@@ -410,6 +410,66 @@ fn demo_runs_all_seven_tools() {
     assert!(dir.path().join("CHANGELOG.md").exists());
 }
 
+/// `demo --dir` on a directory that holds files refuses, changing nothing;
+/// with `--allow-non-empty` it adds its files but never overwrites one.
+#[test]
+fn demo_never_overwrites_an_existing_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("README.md"), "mine\n").unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "keep\n").unwrap();
+    for extra in [&[][..], &["--allow-non-empty"][..]] {
+        let out = bin()
+            .args(["demo", "--dir"])
+            .arg(dir.path())
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(
+            stderr.contains(&dir.path().display().to_string()),
+            "{stderr}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("README.md")).unwrap(),
+            "mine\n"
+        );
+        assert!(
+            !dir.path().join("src").exists(),
+            "{extra:?}: nothing written"
+        );
+    }
+    assert!(
+        String::from_utf8_lossy(
+            &bin()
+                .args(["demo", "--dir"])
+                .arg(dir.path())
+                .output()
+                .unwrap()
+                .stderr
+        )
+        .contains("not empty")
+    );
+    // Beside other files, when asked.
+    std::fs::remove_file(dir.path().join("README.md")).unwrap();
+    let out = bin()
+        .args(["demo", "--mode", "json", "--allow-non-empty", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "keep\n"
+    );
+    assert!(dir.path().join("CHANGELOG.md").exists());
+}
+
 #[test]
 fn sigint_during_a_long_bash_call_leaves_no_child() {
     let dir = tempfile::tempdir().unwrap();
