@@ -42,6 +42,7 @@
 //!   rules are ignored (a cloned repository cannot allow itself `Bash(*)`).
 
 mod continuation;
+mod deleters;
 mod gate;
 mod paths;
 mod rule;

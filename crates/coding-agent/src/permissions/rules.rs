@@ -255,6 +255,26 @@ impl PermissionRules {
                 };
             }
         }
+        // Another program that deletes files as `rm` does (`unlink v`,
+        // `find -delete`, `git clean`): while a rule guards `rm`, ask.
+        for words in &parts.commands {
+            if let Some(why) = super::deleters::deletes_like_rm(words)
+                && let Some(rule) = deny
+                    .iter()
+                    .chain(ask.iter())
+                    .find(|r| r.might_match_from("rm "))
+            {
+                return PermissionDecision {
+                    permission: Permission::Ask,
+                    rule: None,
+                    subject: Some(format!(
+                        "{} ({why}, as {} guards)",
+                        words.join(" "),
+                        rule.text
+                    )),
+                };
+            }
+        }
         // A program we do not know may run a later word as a command
         // (`setpriv rm v`, `npx rm v`, `gdb -ex 'shell rm v'`): when such a
         // word starts something a deny or ask rule names, ask.

@@ -1611,32 +1611,74 @@ mod differential {
 
     use super::super::{Permission, PermissionRules};
 
+    /// The programs the cases run. bash sees a directory of links to them
+    /// and nothing else on its `PATH`, and the cases name it `{BIN}`
+    /// instead of the machine's `/bin`: what `{BIN}/r? v` expands to must
+    /// not depend on what is installed (with ripgrep, `/bin/r?` also
+    /// matches `/bin/rg`). All of them come with every Debian system.
+    const PROGRAMS: [&str; 27] = [
+        "bash", "cat", "dash", "env", "find", "flock", "linux64", "ls", "mkdir", "nice", "nohup",
+        "printf", "rm", "rmdir", "script", "setarch", "setpriv", "setsid", "sh", "shred", "sleep",
+        "stdbuf", "timeout", "true", "truncate", "unlink", "xargs",
+    ];
+
+    /// Links the [`PROGRAMS`] found on the test's own `PATH` into `bin`.
+    fn program_dir(bin: &Path) {
+        std::fs::create_dir(bin).unwrap();
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut missing = Vec::new();
+        for name in PROGRAMS {
+            match std::env::split_paths(&path)
+                .map(|d| d.join(name))
+                .find(|p| p.is_file())
+            {
+                Some(real) => std::os::unix::fs::symlink(real, bin.join(name)).unwrap(),
+                None => missing.push(name),
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "the differential cases need {missing:?} on PATH"
+        );
+    }
+
+    /// `command` with `{BIN}` spelled as `bin`.
+    fn with_bin(command: &str, bin: &Path) -> String {
+        command.replace("{BIN}", &bin.display().to_string())
+    }
+
     /// Runs `command` with bash in a fresh directory holding `v` and
-    /// `victim`; true when bash removed one of them.
+    /// `victim` (each holding `x`); true when bash removed one of them or
+    /// changed what it holds.
     fn bash_removes(command: &str) -> bool {
         let dir = tempfile::tempdir().unwrap();
         for f in ["v", "victim", "lockf"] {
             std::fs::write(dir.path().join(f), "x").unwrap();
         }
+        let bin = dir.path().join("bin");
+        program_dir(&bin);
         // `PATH=./evil git status` runs this `git`.
         std::fs::create_dir(dir.path().join("evil")).unwrap();
         let fake_git = dir.path().join("evil/git");
-        std::fs::write(&fake_git, "#!/bin/sh\n/bin/rm -f v\n").unwrap();
+        std::fs::write(&fake_git, with_bin("#!/bin/sh\n{BIN}/rm -f v\n", &bin)).unwrap();
         {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&fake_git, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
-        let status = Command::new("bash")
+        let status = Command::new(bin.join("bash"))
             .arg("-c")
-            .arg(command)
+            .arg(with_bin(command, &bin))
             .current_dir(dir.path())
+            .env("PATH", &bin)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
             .unwrap();
         let _ = status;
-        !dir.path().join("v").exists() || !dir.path().join("victim").exists()
+        ["v", "victim"]
+            .iter()
+            .any(|f| std::fs::read(dir.path().join(f)).ok().as_deref() != Some(&b"x"[..]))
     }
 
     fn judge(allow: &[&str], deny: &[&str], command: &str) -> Permission {
@@ -1644,7 +1686,7 @@ mod differential {
             .unwrap()
             .decide(
                 &crate::permissions::shape("bash"),
-                &json!({ "command": command }),
+                &json!({ "command": with_bin(command, Path::new("/usr/bin")) }),
                 Path::new("/w"),
             )
             .permission
@@ -1789,7 +1831,7 @@ mod differential {
             "timeout -k 1 5 rm v",
             "flock -w 1 lockf rm v",
             "env -S 'rm v'",
-            "env - /bin/rm v",
+            "env - {BIN}/rm v",
             "echo v | xargs --process-slot-var=S rm",
             "echo v | xargs --process-slot-var S rm",
             "bash -o errexit -c 'rm v'",
@@ -1798,7 +1840,7 @@ mod differential {
             "bash -c -- 'rm v'",
             "coproc N { rm v; }; wait",
             "{rm,v}",
-            "/usr/bin/r[m] v",
+            "{BIN}/r[m] v",
             "echo rm v | sh",
             "bash <<< 'rm v'",
             "shopt -s expand_aliases\nalias x=rm\nx v",
@@ -1835,8 +1877,8 @@ mod differential {
             "echo 'rm v' | bash -s",
             "bash -O expand_aliases -c $'alias x=rm\\nx v'",
             "coproc rm v; wait",
-            "/bin/r? v",
-            "/bin/r[m] v",
+            "{BIN}/r? v",
+            "{BIN}/r[m] v",
             "x=rm; $x v",
             "\"$(echo rm)\" v",
             "eval 'rm v'",
@@ -1845,7 +1887,7 @@ mod differential {
             "echo 'rm v' > s; bash s",
             "a='x[$(rm v)]'; echo $((a))",
             r"echo $'\'' ; rm victim #'",
-            "hash -p /bin/rm ls; ls v",
+            "hash -p {BIN}/rm ls; ls v",
             "compgen -C 'rm v' x",
             "$\"rm\" v",
             "{fd}>/dev/null rm v",
@@ -1861,6 +1903,59 @@ mod differential {
             }
             if judge(&[], &["Bash(rm:*)"], command) == Permission::Allow {
                 failures.push(format!("deny Bash(rm:*) let through {command:?}"));
+            }
+        }
+        assert!(failures.is_empty(), "{failures:#?}");
+    }
+
+    /// Programs that delete or destroy files under other names are asked
+    /// while a rule guards `rm` (permissions/deleters.rs has the list and
+    /// the reasons); bash shows each really does it.
+    #[test]
+    fn other_deleting_programs_are_asked_under_an_rm_rule() {
+        let mut failures = Vec::new();
+        for command in [
+            "unlink v",
+            "{BIN}/unlink v",
+            "shred -u v",
+            "shred -n 1 v",
+            "truncate -s 0 v",
+            "find . -name v -delete",
+            "find . -maxdepth 1 -name 'v*' -delete",
+            "timeout 5 unlink v",
+            "echo v | xargs unlink",
+            "mkdir -p d && rmdir d && unlink v",
+        ] {
+            if !bash_removes(command) {
+                failures.push(format!("bash did not destroy v: {command}"));
+            }
+            for deny in ["Bash(rm:*)", "Bash(rm -rf:*)"] {
+                if judge(&[], &[deny], command) == Permission::Allow {
+                    failures.push(format!("deny {deny} let through {command:?}"));
+                }
+            }
+        }
+        // Judged only: rsync and git need not be installed.
+        for command in [
+            "rsync -a --delete src/ dst/",
+            "rsync -a --remove-source-files src/ dst/",
+            "git clean -fdx",
+            "git -C sub clean -f",
+        ] {
+            if judge(&[], &["Bash(rm:*)"], command) == Permission::Allow {
+                failures.push(format!("deny Bash(rm:*) let through {command:?}"));
+            }
+        }
+        // What stays allowed: the same programs reading, and no rm rule.
+        for (deny, command) in [
+            ("Bash(rm:*)", "find . -name v"),
+            ("Bash(rm:*)", "rsync -a src/ dst/"),
+            ("Bash(rm:*)", "git commit -m clean"),
+            ("Bash(rm:*)", "echo unlink v"),
+            ("Bash(git push:*)", "unlink v"),
+        ] {
+            if judge(&[], &[deny], command) != Permission::Allow {
+                failures.push(format!("{deny} did not allow {command:?}"));
             }
         }
         assert!(failures.is_empty(), "{failures:#?}");
