@@ -170,8 +170,15 @@ pub(crate) struct IgnoreRules {
 }
 
 impl IgnoreRules {
-    /// The rules for a walk of `root`.
+    /// The rules for a walk of `root`, with the user's global git excludes.
     pub(crate) fn new(root: &Path) -> Self {
+        let global = ignore::gitignore::gitconfig_excludes_path()
+            .and_then(|file| matcher(Path::new(""), &[file]));
+        Self::with_global(root, global)
+    }
+
+    /// The rules for a walk of `root` with `global` as the global excludes.
+    fn with_global(root: &Path, global: Option<Gitignore>) -> Self {
         let absolute = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
         // Inside a repository the ignore files between its root and the
         // walk's root apply too; outside one, none above the walk's root.
@@ -180,8 +187,6 @@ impl IgnoreRules {
             .position(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
             .map(|depth| repository_levels(&absolute, depth))
             .unwrap_or_default();
-        let global = ignore::gitignore::gitconfig_excludes_path()
-            .and_then(|file| matcher(Path::new(""), &[file]));
         IgnoreRules {
             root: root.to_path_buf(),
             absolute,
@@ -309,7 +314,8 @@ mod tests {
         std::fs::write(root.join(".gitignore"), "*.log\nkeep.txt\n").unwrap();
         std::fs::write(root.join(".ignore"), "!keep.txt\n").unwrap();
         std::fs::write(root.join("sub/.gitignore"), "!important.log\n").unwrap();
-        let rules = IgnoreRules::new(root);
+        // Without the global excludes of whoever runs the test.
+        let rules = IgnoreRules::with_global(root, None);
         assert!(rules.is_ignored(&root.join("a.log"), 1, false));
         assert!(
             !rules.is_ignored(&root.join("keep.txt"), 1, false),
