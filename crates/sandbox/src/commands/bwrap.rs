@@ -203,14 +203,24 @@ pub(crate) fn read_only_paths(policy: &SandboxPolicy) -> Result<Vec<PathBuf>, St
 /// one anywhere else (the agent directory in the home) would be a change
 /// outside the workspace for nothing.
 pub(crate) fn writable_ones(policy: &SandboxPolicy, paths: &[PathBuf]) -> Vec<PathBuf> {
-    let tmp = shared_tmp(policy);
+    let places = writable_places(policy);
     paths
         .iter()
-        .filter(|p| {
-            policy.roots.iter().any(|r| p.starts_with(r))
-                || tmp.as_ref().is_some_and(|t| p.starts_with(t))
-        })
+        .filter(|p| places.iter().any(|w| p.starts_with(w)))
         .cloned()
+        .collect()
+}
+
+/// Where a command may create, rename or replace things when it runs in
+/// workspace-write mode: the roots and the shared temp dir. Whatever the
+/// agent does below one of them after a command started goes through
+/// handles walked down from it (see [`crate::beneath`]).
+pub(crate) fn writable_places(policy: &SandboxPolicy) -> Vec<PathBuf> {
+    policy
+        .roots
+        .iter()
+        .cloned()
+        .chain(shared_tmp(policy))
         .collect()
 }
 

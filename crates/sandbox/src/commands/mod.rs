@@ -231,16 +231,17 @@ impl ProcessOps for SandboxedProcessOps {
             // exist yet gets an empty read-only directory, not a free name.
             let read_only = bwrap::read_only_paths(&self.policy).map_err(refusal)?;
             let writable = bwrap::writable_ones(&self.policy, &read_only);
+            let places = bwrap::writable_places(&self.policy);
             let workspace_write = self.policy.mode == SandboxMode::WorkspaceWrite;
-            let _placeholders = workspace_write.then(|| placeholders::Placeholders::hold(&writable));
+            let _placeholders = workspace_write.then(|| placeholders::Placeholders::hold(&writable, &places));
             let check = workspace_write
-                .then(|| integrity::Integrity::record(&read_only, &self.policy.roots));
+                .then(|| integrity::Integrity::record(&read_only, &places, &self.policy.roots));
             let options_for = |launcher: &Launcher| {
                 bwrap::args(&self.policy, &read_only, launcher.disable_userns).map_err(refusal)
             };
             let start = |launcher: &Launcher, options: &[OsString]| {
                 let held = if workspace_write {
-                    placeholders::Placeholders::hold(&writable)
+                    placeholders::Placeholders::hold(&writable, &places)
                 } else {
                     placeholders::Placeholders::default()
                 };
@@ -377,8 +378,12 @@ impl SandboxedPrograms {
     pub fn new(policy: SandboxPolicy) -> io::Result<Self> {
         let launcher = launcher(&policy)?;
         let read_only = bwrap::read_only_paths(&policy).map_err(refusal)?;
-        let placeholders = (policy.mode == SandboxMode::WorkspaceWrite)
-            .then(|| placeholders::Placeholders::hold(&bwrap::writable_ones(&policy, &read_only)));
+        let placeholders = (policy.mode == SandboxMode::WorkspaceWrite).then(|| {
+            placeholders::Placeholders::hold(
+                &bwrap::writable_ones(&policy, &read_only),
+                &bwrap::writable_places(&policy),
+            )
+        });
         Ok(SandboxedPrograms {
             policy,
             read_only,
