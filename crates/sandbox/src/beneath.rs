@@ -70,13 +70,12 @@ pub(crate) enum Walk {
     /// Every component is a directory: the handle of the last one.
     Reached(OwnedFd),
     /// A component is a symbolic link: the handle of its parent, its name,
-    /// its path below the start of the walk, and its identity. Nothing
-    /// below it was looked at.
+    /// and its path below the start of the walk. Nothing below it was
+    /// looked at.
     Link {
         parent: OwnedFd,
         name: OsString,
         at: PathBuf,
-        identity: Identity,
     },
     /// A component is missing, not a directory, or not a plain name.
     Stopped,
@@ -116,7 +115,6 @@ pub(crate) fn walk(from: BorrowedFd<'_>, rel: &Path) -> Walk {
                             parent: dir,
                             name: name.to_os_string(),
                             at,
-                            identity: identity_of(&stat),
                         }
                     }
                     _ => Walk::Stopped,
@@ -159,6 +157,56 @@ pub(crate) fn parent_handle(bases: &[PathBuf], path: &Path) -> Option<(OwnedFd, 
         )
         .ok()
         .map(|dir| (dir, name)),
+    }
+}
+
+/// A handle on the directory at `path` (see [`parent_handle`]), not
+/// through a link.
+pub(crate) fn dir_handle(bases: &[PathBuf], path: &Path) -> Option<OwnedFd> {
+    match base_of(bases, path) {
+        Some((base, rel)) if rel.as_os_str().is_empty() => open_dir(base).ok(),
+        _ => {
+            let (parent, name) = parent_handle(bases, path)?;
+            open_child_dir(parent.as_fd(), &name).ok()
+        }
+    }
+}
+
+/// What stands at `path`, looked at from the outermost of `bases` holding
+/// it without following a link.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Look {
+    /// Something that is not a link.
+    Present,
+    /// Nothing, or no directory on the way.
+    Absent,
+    /// A symbolic link at the path or on the way to it: its path.
+    Link(PathBuf),
+}
+
+/// Looks at `path` (see [`Look`]); outside every base, where no command
+/// can change anything, by path.
+pub(crate) fn look(bases: &[PathBuf], path: &Path) -> Look {
+    let found = |stat: io::Result<rustix::fs::Stat>| match stat {
+        Ok(s) if FileType::from_raw_mode(s.st_mode) == FileType::Symlink => {
+            Look::Link(path.to_path_buf())
+        }
+        Ok(_) => Look::Present,
+        Err(_) => Look::Absent,
+    };
+    let Some((base, rel)) = base_of(bases, path) else {
+        return found(rustix::fs::lstat(path).map_err(io::Error::from));
+    };
+    let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
+        return found(rustix::fs::lstat(base).map_err(io::Error::from));
+    };
+    let Ok(fd) = open_dir(base) else {
+        return Look::Absent;
+    };
+    match walk(fd.as_fd(), parent) {
+        Walk::Reached(dir) => found(stat_at(dir.as_fd(), name)),
+        Walk::Link { at, .. } => Look::Link(base.join(at)),
+        Walk::Stopped => Look::Absent,
     }
 }
 
