@@ -1424,7 +1424,7 @@ fn a_parallel_command_cannot_make_the_check_move_what_lies_outside() {
         .arg(&f.ws)
         .arg("--args")
         .arg(
-            json!({"command": "touch started; i=0; while [ $i -lt 3000 ] && [ ! -e stop ]; do mv sub subreal && ln -s ../outrepo sub && rm sub && mv subreal sub; i=$((i+1)); done; echo swapped $i"})
+            json!({"command": "touch started; i=0; while [ $i -lt 3000 ] && [ ! -e stop ]; do [ -d subreal ] || mv -T sub subreal; ln -s ../outrepo sub; rm -f sub; mv -T subreal sub; i=$((i+1)); done 2>/dev/null; echo swapped $i"})
                 .to_string(),
         )
         .stdout(Stdio::piped())

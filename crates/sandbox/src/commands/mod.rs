@@ -29,6 +29,12 @@
 //! in a pid namespace of its own, which costs about a millisecond where a
 //! bubblewrap set-up costs several.
 //!
+//! The agent itself is not confined, and commands may run in parallel: all
+//! it does on paths a command can change, while commands may run (the
+//! placeholders, the check after each command, reading git's index), goes
+//! through `O_NOFOLLOW` directory handles walked down from the root, never
+//! by path (see [`crate::beneath`]).
+//!
 //! Nothing runs unconfined in silence: where bubblewrap is missing or the
 //! kernel refuses the namespaces, the command is refused with the reason.
 
