@@ -33,7 +33,7 @@
 //! it does on paths a command can change, while commands may run (the
 //! placeholders, the check after each command, reading git's index), goes
 //! through `O_NOFOLLOW` directory handles walked down from the root, never
-//! by path (see [`crate::beneath`]).
+//! by path (see the crate-private `beneath` module).
 //!
 //! Nothing runs unconfined in silence: where bubblewrap is missing or the
 //! kernel refuses the namespaces, the command is refused with the reason.
