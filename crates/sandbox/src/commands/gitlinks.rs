@@ -367,6 +367,16 @@ mod tests {
         );
     }
 
+    /// The commit id of `repo`'s `HEAD`.
+    fn head_of(repo: &Path) -> String {
+        let head = std::process::Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(repo)
+            .output()
+            .unwrap();
+        String::from_utf8(head.stdout).unwrap()
+    }
+
     /// Every index version git writes, read by this parser, against git's
     /// own listing of the gitlinks.
     #[test]
@@ -460,12 +470,7 @@ mod tests {
         std::fs::create_dir(&repo).unwrap();
         git(&repo, &["init", "-q", "."]);
         git(&repo, &["commit", "-q", "--allow-empty", "-m", "i"]);
-        let head = std::process::Command::new("git")
-            .args(["rev-parse", "HEAD"])
-            .current_dir(&repo)
-            .output()
-            .unwrap();
-        let id = String::from_utf8(head.stdout).unwrap();
+        let id = head_of(&repo);
         let name = std::ffi::OsStr::from_bytes(b"s\xff");
         let mut info = std::ffi::OsString::from(format!("160000,{},", id.trim()));
         info.push(name);
@@ -510,12 +515,7 @@ mod tests {
             git(d, &["init", "-q", "."]);
             git(d, &["commit", "-q", "--allow-empty", "-m", "i"]);
         }
-        let head = std::process::Command::new("git")
-            .args(["rev-parse", "HEAD"])
-            .current_dir(&repo)
-            .output()
-            .unwrap();
-        let id = String::from_utf8(head.stdout).unwrap();
+        let id = head_of(&repo);
         for (at, name) in [(&repo, "sub"), (&outside, "nested")] {
             git(
                 at,
