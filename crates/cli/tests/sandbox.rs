@@ -1367,42 +1367,103 @@ fn a_trusted_projects_mcp_server_runs_in_the_sandbox() {
     );
 }
 
+/// git with a fixed identity and the fixture's home, which must succeed.
+fn git_in(f: &Fixture, dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.email=a@b",
+            "-c",
+            "user.name=a",
+            "-c",
+            "protocol.file.allow=always",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", f.base.join("home"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The workspace made a repository with the submodule `sub` (from
+/// `subsrc`), whose `.git` is a gitfile.
+fn workspace_with_submodule(f: &Fixture) {
+    let src = f.base.join("subsrc");
+    std::fs::create_dir_all(&src).unwrap();
+    git_in(f, &src, &["init", "-q", "."]);
+    git_in(f, &src, &["commit", "-q", "--allow-empty", "-m", "i"]);
+    git_in(f, &f.ws, &["init", "-q", "."]);
+    git_in(
+        f,
+        &f.ws,
+        &["submodule", "add", "-q", src.to_str().unwrap(), "sub"],
+    );
+}
+
+/// Two sandboxed commands in parallel (two agent processes on one
+/// workspace): one keeps swapping the submodule's directory for a link to
+/// a repository outside every root and back, the other runs short commands
+/// whose after-command checks look at `sub/.git` meanwhile. No check may
+/// move the outside repository's `.git` (as a rename by path through the
+/// swapped link would), however the two interleave. Bounded by counts, not
+/// by time.
+#[test]
+fn a_parallel_command_cannot_make_the_check_move_what_lies_outside() {
+    let f = fixture();
+    workspace_with_submodule(&f);
+    let outrepo = f.base.join("outrepo");
+    std::fs::create_dir_all(outrepo.join(".git/hooks")).unwrap();
+    std::fs::write(outrepo.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let swapper = agent(&f)
+        .args(["tool", "bash", "--sandbox", "workspace-write", "--cwd"])
+        .arg(&f.ws)
+        .arg("--args")
+        .arg(
+            json!({"command": "touch started; i=0; while [ $i -lt 3000 ] && [ ! -e stop ]; do [ -d subreal ] || mv -T sub subreal; ln -s ../outrepo sub; rm -f sub; mv -T subreal sub; i=$((i+1)); done 2>/dev/null; echo swapped $i"})
+                .to_string(),
+        )
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Started once its marker shows (a bounded number of looks).
+    for _ in 0..3000 {
+        if f.ws.join("started").exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let checks: Vec<&str> = vec!["true"; 40];
+    let _ = bash_batch(&f, &checks);
+    std::fs::write(f.ws.join("stop"), "").unwrap();
+    let out = swapper.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("swapped"), "{text}");
+    let mut names: Vec<String> = std::fs::read_dir(&outrepo)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, [".git"], "the check moved what lies outside: {text}");
+    assert_eq!(
+        std::fs::read_to_string(outrepo.join(".git/HEAD")).unwrap(),
+        "ref: refs/heads/main\n"
+    );
+}
+
 /// A submodule's `.git` (a gitfile naming where its repository is) stays
 /// read-only: rewritten, it would point the user's next `git status` in the
 /// root at a config the command wrote (an fsmonitor run outside).
 #[test]
 fn submodule_gitfiles_stay_read_only() {
     let f = fixture();
-    let git = |dir: &Path, args: &[&str]| {
-        let out = Command::new("git")
-            .args([
-                "-c",
-                "user.email=a@b",
-                "-c",
-                "user.name=a",
-                "-c",
-                "protocol.file.allow=always",
-            ])
-            .args(args)
-            .current_dir(dir)
-            .env("HOME", f.base.join("home"))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let git = |dir: &Path, args: &[&str]| git_in(&f, dir, args);
+    workspace_with_submodule(&f);
     let src = f.base.join("subsrc");
-    std::fs::create_dir_all(&src).unwrap();
-    git(&src, &["init", "-q", "."]);
-    git(&src, &["commit", "-q", "--allow-empty", "-m", "i"]);
-    git(&f.ws, &["init", "-q", "."]);
-    git(
-        &f.ws,
-        &["submodule", "add", "-q", src.to_str().unwrap(), "sub"],
-    );
     let before = std::fs::read_to_string(f.ws.join("sub/.git")).unwrap();
     assert!(before.starts_with("gitdir:"), "{before}");
     for command in [

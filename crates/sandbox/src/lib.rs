@@ -29,6 +29,7 @@
 //! bubblewrap), commands are refused naming what is missing; nothing runs
 //! unconfined in silence.
 
+mod beneath;
 pub mod commands;
 mod confined;
 pub mod landlock;

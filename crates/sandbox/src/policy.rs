@@ -181,19 +181,20 @@ pub fn agent_dirs() -> Vec<PathBuf> {
 /// repository's common directory (`commondir`), resolved; none when `.git`
 /// is a directory or absent.
 fn separate_git_dirs(root: &Path) -> Vec<PathBuf> {
-    let dot_git = root.join(".git");
-    let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
-        return Vec::new();
-    };
-    if !meta.is_file() || meta.len() > 4096 {
-        return Vec::new();
-    }
-    let Some(named) = std::fs::read_to_string(&dot_git).ok().and_then(|text| {
-        text.lines()
-            .next()
-            .and_then(|l| l.strip_prefix("gitdir:"))
-            .map(|d| d.trim().to_string())
-    }) else {
+    // Another agent process's commands may be writing the root: the file is
+    // read through a handle of the root, not through a link, and only when
+    // regular (a FIFO would hang the open).
+    let bases = [root.to_path_buf()];
+    let Some(named) = crate::beneath::read_regular(&bases, &root.join(".git"), 4096)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .and_then(|text| {
+            text.lines()
+                .next()
+                .and_then(|l| l.strip_prefix("gitdir:"))
+                .map(|d| d.trim().to_string())
+        })
+    else {
         return Vec::new();
     };
     let spelled = normalize_path(&root.join(named));
@@ -203,7 +204,10 @@ fn separate_git_dirs(root: &Path) -> Vec<PathBuf> {
     // link read-only refuses, naming it.
     let mut dirs = links_on_the_way(root, &spelled);
     dirs.push(git_dir.clone());
-    if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
+    if let Some(common) = crate::beneath::read_regular(&bases, &git_dir.join("commondir"), 4096)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+    {
         let spelled = normalize_path(&git_dir.join(common.trim()));
         dirs.extend(links_on_the_way(root, &spelled));
         dirs.push(canonical(&spelled));
@@ -213,6 +217,13 @@ fn separate_git_dirs(root: &Path) -> Vec<PathBuf> {
 
 /// The symbolic links among the entries from `root` (excluded) down to
 /// `path` (included): what a command could point elsewhere on the way.
+///
+/// A look by path, for deciding what to protect when the policy is made:
+/// its answer may be out of date as soon as it is given (a command can
+/// make or remove a link at any time), which is why every link it finds
+/// is protected itself (a sandbox refuses a protected link), and why
+/// nothing the agent does after a command relies on it: that walks down
+/// with `O_NOFOLLOW` handles instead.
 ///
 /// ```
 /// use agent_sandbox::links_on_the_way;

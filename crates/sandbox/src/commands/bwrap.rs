@@ -106,17 +106,21 @@ pub(crate) fn args(
         ));
     }
     // What a later, unsandboxed run would execute stays read-only.
-    // Only what lies in a writable place needs a mount of its own.
+    // Only what lies in a writable place needs a mount of its own. The look
+    // follows no link (a parallel command may be swapping directories): a
+    // link at the path or on the way to it is refused, since bubblewrap's
+    // mount would follow it and the link itself would stay replaceable.
+    let places = writable_places(policy);
     for path in &writable_ones(policy, read_only) {
-        match std::fs::symlink_metadata(path) {
-            Ok(m) if m.file_type().is_symlink() => {
+        match crate::beneath::look(&places, path) {
+            crate::beneath::Look::Link(link) => {
                 return Err(format!(
                     "{} is a symbolic link, and a link cannot be kept read-only (a command could replace it); replace it with what it names, or run with --sandbox off",
-                    path.display()
+                    link.display()
                 ));
             }
-            Ok(_) => a.pair("--ro-bind", path, path),
-            Err(_) => {}
+            crate::beneath::Look::Present => a.pair("--ro-bind", path, path),
+            crate::beneath::Look::Absent => {}
         }
     }
     // The agent directory holds the agent's own secrets (MCP tokens,
@@ -186,7 +190,7 @@ pub(crate) fn read_only_paths(policy: &SandboxPolicy) -> Result<Vec<PathBuf>, St
     let mut paths = policy.protected.clone();
     if policy.mode == SandboxMode::WorkspaceWrite {
         for root in &policy.roots {
-            for entry in super::gitlinks::submodule_git_entries(root)? {
+            for entry in super::gitlinks::submodule_git_entries(root, &writable_places(policy))? {
                 if !paths.contains(&entry) {
                     paths.push(entry);
                 }
@@ -203,14 +207,24 @@ pub(crate) fn read_only_paths(policy: &SandboxPolicy) -> Result<Vec<PathBuf>, St
 /// one anywhere else (the agent directory in the home) would be a change
 /// outside the workspace for nothing.
 pub(crate) fn writable_ones(policy: &SandboxPolicy, paths: &[PathBuf]) -> Vec<PathBuf> {
-    let tmp = shared_tmp(policy);
+    let places = writable_places(policy);
     paths
         .iter()
-        .filter(|p| {
-            policy.roots.iter().any(|r| p.starts_with(r))
-                || tmp.as_ref().is_some_and(|t| p.starts_with(t))
-        })
+        .filter(|p| places.iter().any(|w| p.starts_with(w)))
         .cloned()
+        .collect()
+}
+
+/// Where a command may create, rename or replace things when it runs in
+/// workspace-write mode: the roots and the shared temp dir. Whatever the
+/// agent does below one of them after a command started goes through
+/// handles walked down from it (see [`crate::beneath`]).
+pub(crate) fn writable_places(policy: &SandboxPolicy) -> Vec<PathBuf> {
+    policy
+        .roots
+        .iter()
+        .cloned()
+        .chain(shared_tmp(policy))
         .collect()
 }
 

@@ -7,66 +7,100 @@
 //! So each submodule's `.git` stays read-only, and the list of submodules
 //! comes from the index (inside `.git`, itself read-only), never from
 //! `.gitmodules`, which a command may edit.
+//!
+//! What is read here decides what is mounted read-only, and commands of the
+//! same workspace may run meanwhile: inside a writable place every file is
+//! reached through `O_NOFOLLOW` handles walked down from the place, opened
+//! non-blocking and taken only when regular (see [`crate::beneath`]). A
+//! submodule behind a link is not looked into, as git does not look beyond
+//! a symbolic link either.
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::SystemTime;
+
+use rustix::fs::FileType;
+
+use crate::beneath::{self, ReadError};
 
 /// The index entry mode of a submodule (a "gitlink").
 const GITLINK: u32 = 0o160000;
 /// Bounds against a hostile or huge index.
 const MAX_INDEX_BYTES: u64 = 512 * 1024 * 1024;
+/// Bounds on a gitfile, a `gitdir` or `commondir` file, and a config.
+const MAX_LINE_FILE_BYTES: u64 = 4096;
+const MAX_CONFIG_BYTES: u64 = 8 * 1024 * 1024;
 const MAX_DEPTH: usize = 64;
 const MAX_ENTRIES: usize = 4096;
 
+/// What tells an index file's versions apart: device, inode, modification
+/// time (seconds, nanoseconds) and length.
+type Version = (u64, u64, i64, i128, u64);
+
 /// Gitlink paths per index file, kept while the file is unchanged: a big
 /// repository's index is megabytes, and every command would read it.
-type Cache = HashMap<PathBuf, ((u64, SystemTime, u64), Vec<Vec<u8>>)>;
+type Cache = HashMap<PathBuf, (Version, Vec<Vec<u8>>)>;
 static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 
 /// The `.git` entries of the submodules below `worktree`, nested ones
-/// included, whether they exist yet or not.
+/// included, whether they exist yet or not. Files inside `places` (where
+/// commands write) are read through handles walked down from them.
 ///
 /// # Errors
 /// An index that cannot be read whole: what it lists cannot be protected,
 /// so the caller refuses rather than run with some submodules writable.
-pub(crate) fn submodule_git_entries(worktree: &Path) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn submodule_git_entries(
+    worktree: &Path,
+    places: &[PathBuf],
+) -> Result<Vec<PathBuf>, String> {
     let mut found = Vec::new();
     let mut pending = vec![(worktree.to_path_buf(), 0usize)];
     while let Some((tree, depth)) = pending.pop() {
-        let Some(git_dir) = git_dir_of(&tree) else {
+        let Some(git_dir) = git_dir_of(&tree, places) else {
+            continue;
+        };
+        let Some(git) = beneath::dir_handle(places, &git_dir) else {
             continue;
         };
         // With `core.splitIndex` most entries live in a shared index file
         // next to `index`: read them all.
-        let mut indexes = vec![git_dir.join("index")];
-        if let Ok(read) = std::fs::read_dir(&git_dir) {
-            indexes.extend(
-                read.flatten()
-                    .filter(|e| e.file_name().to_string_lossy().starts_with("sharedindex."))
-                    .map(|e| e.path()),
-            );
-        }
-        let hash_len = hash_len(&git_dir);
+        let mut indexes = vec![std::ffi::OsString::from("index")];
+        indexes.extend(
+            beneath::list_at(git.as_fd(), OsStr::new("."), MAX_ENTRIES)
+                .into_iter()
+                .filter(|n| n.as_bytes().starts_with(b"sharedindex.")),
+        );
+        let hash_len = hash_len(&git_dir, git.as_fd(), places);
         // Paths as git stores them: bytes, not necessarily UTF-8.
         let mut paths: Vec<Vec<u8>> = Vec::new();
         for index in &indexes {
-            paths.extend(gitlinks(index, hash_len)?);
+            paths.extend(gitlinks(
+                git.as_fd(),
+                index,
+                &git_dir.join(index),
+                hash_len,
+            )?);
         }
         // Linked worktrees the repository knows of (`git worktree add`):
         // their `.git` files, wherever they are.
-        if let Ok(read) = std::fs::read_dir(git_dir.join("worktrees")) {
-            for entry in read.flatten().take(MAX_ENTRIES) {
-                let Ok(text) = std::fs::read_to_string(entry.path().join("gitdir")) else {
+        if let Ok(worktrees) = beneath::open_child_dir(git.as_fd(), OsStr::new("worktrees")) {
+            for name in beneath::list_at(worktrees.as_fd(), OsStr::new("."), MAX_ENTRIES) {
+                let Some(text) = beneath::open_child_dir(worktrees.as_fd(), &name)
+                    .ok()
+                    .and_then(|entry| read_line_file(entry.as_fd(), OsStr::new("gitdir")))
+                else {
                     continue;
                 };
                 // Absolute, or (git 2.48's `--relative-paths`) relative to
                 // the directory of this `gitdir` file.
                 // Spelled out, not resolved: a link there is refused later
                 // (a mount would follow it and leave the link replaceable).
-                let named = agent_tool::path::normalize_path(&entry.path().join(text.trim()));
+                let named = agent_tool::path::normalize_path(
+                    &git_dir.join("worktrees").join(&name).join(text.trim()),
+                );
                 if !found.contains(&named) {
                     found.push(named);
                 }
@@ -97,16 +131,28 @@ pub(crate) fn submodule_git_entries(worktree: &Path) -> Result<Vec<PathBuf>, Str
     Ok(found)
 }
 
-/// The length of an object id in the repository at `git_dir`: 32 bytes
-/// when its configuration (or its common directory's) says
-/// `extensions.objectFormat = sha256`, 20 (SHA-1) otherwise. The index
+/// The text of the small regular file `name` in `dir` (a gitfile, a
+/// `gitdir` or `commondir` file), not through a link.
+fn read_line_file(dir: BorrowedFd<'_>, name: &OsStr) -> Option<String> {
+    let (file, _) = beneath::open_regular_at(dir, name, MAX_LINE_FILE_BYTES).ok()?;
+    let bytes = beneath::read_at_most(file, MAX_LINE_FILE_BYTES).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
+/// The length of an object id in the repository at `git_dir` (open as
+/// `git`): 32 bytes when its configuration (or its common directory's)
+/// says `extensions.objectFormat = sha256`, 20 (SHA-1) otherwise. The index
 /// entries are laid out around it.
-fn hash_len(git_dir: &Path) -> usize {
-    let common = std::fs::read_to_string(git_dir.join("commondir"))
-        .ok()
-        .map(|c| git_dir.join(c.trim()))
-        .unwrap_or_else(|| git_dir.to_path_buf());
-    let Ok(config) = std::fs::read_to_string(common.join("config")) else {
+fn hash_len(git_dir: &Path, git: BorrowedFd<'_>, places: &[PathBuf]) -> usize {
+    let config = match read_line_file(git, OsStr::new("commondir")) {
+        Some(common) => {
+            let common = agent_tool::path::normalize_path(&git_dir.join(common.trim()));
+            beneath::read_regular(places, &common.join("config"), MAX_CONFIG_BYTES)
+        }
+        None => beneath::open_regular_at(git, OsStr::new("config"), MAX_CONFIG_BYTES)
+            .and_then(|(file, _)| beneath::read_at_most(file, MAX_CONFIG_BYTES)),
+    };
+    let Some(config) = config.ok().and_then(|b| String::from_utf8(b).ok()) else {
         return 20;
     };
     let mut section = String::new();
@@ -131,58 +177,73 @@ fn hash_len(git_dir: &Path) -> usize {
 }
 
 /// The repository directory of a worktree: its `.git` directory, or the
-/// one a `.git` file names (`gitdir: ../.git/modules/x`).
-fn git_dir_of(worktree: &Path) -> Option<PathBuf> {
+/// one a `.git` file names (`gitdir: ../.git/modules/x`), spelled without
+/// `..` (the worktree was just reached as a directory, not a link).
+fn git_dir_of(worktree: &Path, places: &[PathBuf]) -> Option<PathBuf> {
     let dot_git = worktree.join(".git");
-    let meta = std::fs::symlink_metadata(&dot_git).ok()?;
-    if meta.is_dir() {
-        return Some(dot_git);
+    let (dir, name) = beneath::parent_handle(places, &dot_git)?;
+    let stat = beneath::stat_at(dir.as_fd(), &name).ok()?;
+    match FileType::from_raw_mode(stat.st_mode) {
+        FileType::Directory => Some(dot_git),
+        FileType::RegularFile => {
+            let text = read_line_file(dir.as_fd(), &name)?;
+            let named = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+            Some(agent_tool::path::normalize_path(&worktree.join(named)))
+        }
+        _ => None,
     }
-    if !meta.is_file() || meta.len() > 4096 {
-        return None;
-    }
-    let text = std::fs::read_to_string(&dot_git).ok()?;
-    let named = text.lines().next()?.strip_prefix("gitdir:")?.trim();
-    Some(worktree.join(named))
 }
 
-/// The paths of the gitlinks in the index file `index` (none when there
-/// is no index), whose object ids are `hash_len` bytes long.
-fn gitlinks(index: &Path, hash_len: usize) -> Result<Vec<Vec<u8>>, String> {
-    let Ok(meta) = std::fs::metadata(index) else {
-        return Ok(Vec::new());
-    };
-    if !meta.is_file() || meta.len() > MAX_INDEX_BYTES {
-        return Err(format!(
+/// The paths of the gitlinks in the index file `name` of the directory
+/// `dir` (shown as `shown`; none when there is no index), whose object ids
+/// are `hash_len` bytes long.
+fn gitlinks(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    shown: &Path,
+    hash_len: usize,
+) -> Result<Vec<Vec<u8>>, String> {
+    let not_an_index = || {
+        format!(
             "{} is not a git index of at most {} MB",
-            index.display(),
+            shown.display(),
             MAX_INDEX_BYTES >> 20
-        ));
-    }
-    use std::os::unix::fs::MetadataExt;
-    let key = (
-        meta.ino(),
-        meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-        meta.len(),
+        )
+    };
+    let (file, stat) = match beneath::open_regular_at(dir, name, MAX_INDEX_BYTES) {
+        Ok(opened) => opened,
+        Err(ReadError::Missing) => return Ok(Vec::new()),
+        Err(ReadError::NotRegular | ReadError::TooLarge(_)) => return Err(not_an_index()),
+        Err(ReadError::Io(e)) => return Err(format!("{}: {e}", shown.display())),
+    };
+    let key: Version = (
+        stat.st_dev,
+        stat.st_ino,
+        stat.st_mtime,
+        i128::from(stat.st_mtime_nsec),
+        u64::try_from(stat.st_size).unwrap_or(u64::MAX),
     );
     let mut cache = CACHE
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some((k, links)) = cache.get_or_insert_with(HashMap::new).get(index)
+    if let Some((k, links)) = cache.get_or_insert_with(HashMap::new).get(shown)
         && *k == key
     {
         return Ok(links.clone());
     }
-    let bytes = std::fs::read(index).map_err(|e| format!("{}: {e}", index.display()))?;
+    let bytes = beneath::read_at_most(file, MAX_INDEX_BYTES).map_err(|e| match e {
+        ReadError::Io(e) => format!("{}: {e}", shown.display()),
+        _ => not_an_index(),
+    })?;
     let links = parse_gitlinks(&bytes, hash_len).map_err(|why| {
         format!(
             "cannot read the submodules from the git index {} ({why})",
-            index.display()
+            shown.display()
         )
     })?;
     cache
         .get_or_insert_with(HashMap::new)
-        .insert(index.to_path_buf(), (key, links.clone()));
+        .insert(shown.to_path_buf(), (key, links.clone()));
     Ok(links)
 }
 
@@ -306,6 +367,16 @@ mod tests {
         );
     }
 
+    /// The commit id of `repo`'s `HEAD`.
+    fn head_of(repo: &Path) -> String {
+        let head = std::process::Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(repo)
+            .output()
+            .unwrap();
+        String::from_utf8(head.stdout).unwrap()
+    }
+
     /// Every index version git writes, read by this parser, against git's
     /// own listing of the gitlinks.
     #[test]
@@ -332,7 +403,14 @@ mod tests {
         }
         for version in ["2", "3", "4"] {
             git(&repo, &["update-index", "--index-version", version]);
-            let links = gitlinks(&repo.join(".git/index"), 20).unwrap();
+            let git = beneath::open_dir(&repo.join(".git")).unwrap();
+            let links = gitlinks(
+                git.as_fd(),
+                OsStr::new("index"),
+                &repo.join(".git/index"),
+                20,
+            )
+            .unwrap();
             assert_eq!(
                 links,
                 [b"libs/one".to_vec(), b"two".to_vec()],
@@ -345,13 +423,13 @@ mod tests {
             &["update-index", "--index-version", "2", "--split-index"],
         );
         assert_eq!(
-            submodule_git_entries(&repo).unwrap(),
+            submodule_git_entries(&repo, std::slice::from_ref(&repo)).unwrap(),
             [repo.join("libs/one/.git"), repo.join("two/.git")]
         );
         git(&repo, &["update-index", "--no-split-index"]);
         // `.gitmodules` does not matter: the index does.
         std::fs::write(repo.join(".gitmodules"), "").unwrap();
-        let entries = submodule_git_entries(&repo).unwrap();
+        let entries = submodule_git_entries(&repo, std::slice::from_ref(&repo)).unwrap();
         assert_eq!(entries, [repo.join("libs/one/.git"), repo.join("two/.git")]);
     }
 
@@ -376,7 +454,7 @@ mod tests {
         for version in ["2", "4"] {
             git(&repo, &["update-index", "--index-version", version]);
             assert_eq!(
-                submodule_git_entries(&repo).unwrap(),
+                submodule_git_entries(&repo, std::slice::from_ref(&repo)).unwrap(),
                 [repo.join("sub/.git")],
                 "index version {version}"
             );
@@ -392,12 +470,7 @@ mod tests {
         std::fs::create_dir(&repo).unwrap();
         git(&repo, &["init", "-q", "."]);
         git(&repo, &["commit", "-q", "--allow-empty", "-m", "i"]);
-        let head = std::process::Command::new("git")
-            .args(["rev-parse", "HEAD"])
-            .current_dir(&repo)
-            .output()
-            .unwrap();
-        let id = String::from_utf8(head.stdout).unwrap();
+        let id = head_of(&repo);
         let name = std::ffi::OsStr::from_bytes(b"s\xff");
         let mut info = std::ffi::OsString::from(format!("160000,{},", id.trim()));
         info.push(name);
@@ -409,7 +482,7 @@ mod tests {
             .unwrap();
         assert!(ok.success());
         assert_eq!(
-            submodule_git_entries(&repo).unwrap(),
+            submodule_git_entries(&repo, std::slice::from_ref(&repo)).unwrap(),
             [repo.join(name).join(".git")]
         );
     }
@@ -425,6 +498,61 @@ mod tests {
         assert_eq!(
             parse_gitlinks(b"DIRC\0\0\0\x02\0\0\0\0", 20),
             Ok(Vec::new())
+        );
+    }
+
+    /// A submodule whose directory a parallel command swapped for a link
+    /// to a repository outside: what that repository's index lists is not
+    /// read (it would decide what is mounted), and a FIFO where a `gitdir`
+    /// file should be does not hang the agent.
+    #[test]
+    fn nothing_is_read_through_a_link_or_from_a_fifo() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let outside = dir.path().join("outside");
+        for d in [&repo, &outside] {
+            std::fs::create_dir(d).unwrap();
+            git(d, &["init", "-q", "."]);
+            git(d, &["commit", "-q", "--allow-empty", "-m", "i"]);
+        }
+        let id = head_of(&repo);
+        for (at, name) in [(&repo, "sub"), (&outside, "nested")] {
+            git(
+                at,
+                &[
+                    "update-index",
+                    "--add",
+                    "--cacheinfo",
+                    &format!("160000,{},{name}", id.trim()),
+                ],
+            );
+        }
+        // `sub` has a gitfile naming a git directory in the workspace, where
+        // commands write; its worktree list holds a FIFO.
+        std::fs::create_dir_all(repo.join("sub")).unwrap();
+        std::fs::write(repo.join("sub/.git"), "gitdir: ../gd\n").unwrap();
+        std::fs::create_dir_all(repo.join("gd/worktrees/w")).unwrap();
+        let gd = beneath::open_dir(&repo.join("gd/worktrees/w")).unwrap();
+        rustix::fs::mknodat(
+            gd.as_fd(),
+            "gitdir",
+            FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let places = std::slice::from_ref(&repo);
+        assert_eq!(
+            submodule_git_entries(&repo, places).unwrap(),
+            [repo.join("sub/.git")]
+        );
+        // `sub` swapped for a link to the outside repository.
+        std::fs::rename(repo.join("sub"), repo.join("subreal")).unwrap();
+        std::os::unix::fs::symlink(&outside, repo.join("sub")).unwrap();
+        assert_eq!(
+            submodule_git_entries(&repo, places).unwrap(),
+            [repo.join("sub/.git")],
+            "read through a link"
         );
     }
 }

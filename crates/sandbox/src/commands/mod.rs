@@ -29,6 +29,12 @@
 //! in a pid namespace of its own, which costs about a millisecond where a
 //! bubblewrap set-up costs several.
 //!
+//! The agent itself is not confined, and commands may run in parallel: all
+//! it does on paths a command can change, while commands may run (the
+//! placeholders, the check after each command, reading git's index), goes
+//! through `O_NOFOLLOW` directory handles walked down from the root, never
+//! by path (see the crate-private `beneath` module).
+//!
 //! Nothing runs unconfined in silence: where bubblewrap is missing or the
 //! kernel refuses the namespaces, the command is refused with the reason.
 
@@ -231,16 +237,17 @@ impl ProcessOps for SandboxedProcessOps {
             // exist yet gets an empty read-only directory, not a free name.
             let read_only = bwrap::read_only_paths(&self.policy).map_err(refusal)?;
             let writable = bwrap::writable_ones(&self.policy, &read_only);
+            let places = bwrap::writable_places(&self.policy);
             let workspace_write = self.policy.mode == SandboxMode::WorkspaceWrite;
-            let _placeholders = workspace_write.then(|| placeholders::Placeholders::hold(&writable));
+            let _placeholders = workspace_write.then(|| placeholders::Placeholders::hold(&writable, &places));
             let check = workspace_write
-                .then(|| integrity::Integrity::record(&read_only, &self.policy.roots));
+                .then(|| integrity::Integrity::record(&read_only, &places, &self.policy.roots));
             let options_for = |launcher: &Launcher| {
                 bwrap::args(&self.policy, &read_only, launcher.disable_userns).map_err(refusal)
             };
             let start = |launcher: &Launcher, options: &[OsString]| {
                 let held = if workspace_write {
-                    placeholders::Placeholders::hold(&writable)
+                    placeholders::Placeholders::hold(&writable, &places)
                 } else {
                     placeholders::Placeholders::default()
                 };
@@ -377,8 +384,12 @@ impl SandboxedPrograms {
     pub fn new(policy: SandboxPolicy) -> io::Result<Self> {
         let launcher = launcher(&policy)?;
         let read_only = bwrap::read_only_paths(&policy).map_err(refusal)?;
-        let placeholders = (policy.mode == SandboxMode::WorkspaceWrite)
-            .then(|| placeholders::Placeholders::hold(&bwrap::writable_ones(&policy, &read_only)));
+        let placeholders = (policy.mode == SandboxMode::WorkspaceWrite).then(|| {
+            placeholders::Placeholders::hold(
+                &bwrap::writable_ones(&policy, &read_only),
+                &bwrap::writable_places(&policy),
+            )
+        });
         Ok(SandboxedPrograms {
             policy,
             read_only,

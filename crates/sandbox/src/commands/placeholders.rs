@@ -14,10 +14,21 @@
 //! share one placeholder. Another agent process on the same workspace may
 //! remove a placeholder this one still relies on; the after-command check
 //! (see `integrity`) then moves aside whatever a command built there.
+//!
+//! Commands running in parallel may swap any directory of a writable place
+//! for a link while a placeholder is made or removed: both walk down from
+//! the place with `O_NOFOLLOW` handles and act with `mkdirat` and
+//! `unlinkat` on the handle of the parent (see [`crate::beneath`]), so no
+//! directory is ever made or removed outside the writable places.
 
 use std::collections::BTreeMap;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+use rustix::fs::{AtFlags, Mode};
+
+use crate::beneath;
 
 /// Placeholders in use, with the number of commands holding each.
 static HELD: Mutex<BTreeMap<PathBuf, usize>> = Mutex::new(BTreeMap::new());
@@ -27,46 +38,87 @@ static HELD: Mutex<BTreeMap<PathBuf, usize>> = Mutex::new(BTreeMap::new());
 pub(crate) struct Placeholders {
     /// Directories this command holds, in creation order (parents first).
     held: Vec<PathBuf>,
+    /// The writable places they lie in, where every walk starts.
+    places: Vec<PathBuf>,
 }
 
 impl Placeholders {
-    /// Makes every missing path of `protected` exist as an empty directory
-    /// (with any missing parents), for as long as the value lives.
+    /// Makes every missing path of `protected` that lies in one of `places`
+    /// (the places commands may write) exist as an empty directory (with
+    /// any missing parents), for as long as the value lives.
     ///
     /// A path that cannot be created is skipped: the user cannot create it
-    /// either, and neither can a command running as that user.
-    pub(crate) fn hold(protected: &[PathBuf]) -> Self {
+    /// either, and neither can a command running as that user. So is one
+    /// with a link or a file on the way: nothing is made through a link.
+    pub(crate) fn hold(protected: &[PathBuf], places: &[PathBuf]) -> Self {
         let mut held_now = Vec::new();
         let mut held = HELD
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         for path in protected {
+            let Some((place, rel)) = beneath::base_of(places, path) else {
+                continue;
+            };
+            let (Some(names), Ok(mut dir)) = (beneath::plain_names(rel), beneath::open_dir(place))
+            else {
+                continue;
+            };
             // Parents first, so that each one created is released after its
             // children.
-            let mut missing: Vec<&Path> = path
-                .ancestors()
-                .take_while(|p| std::fs::symlink_metadata(p).is_err() || held.contains_key(*p))
-                .collect();
-            missing.reverse();
-            for dir in missing {
-                if let Some(count) = held.get_mut(dir) {
-                    *count += 1;
-                    held_now.push(dir.to_path_buf());
-                    continue;
-                }
-                match std::fs::create_dir(dir) {
-                    Ok(()) => {
-                        held.insert(dir.to_path_buf(), 1);
-                        held_now.push(dir.to_path_buf());
+            let mut at = place.to_path_buf();
+            for name in names {
+                at.push(name);
+                let ours = held.contains_key(&at);
+                match beneath::open_child_dir(dir.as_fd(), name) {
+                    Ok(next) => {
+                        if let Some(count) = held.get_mut(&at) {
+                            *count += 1;
+                            held_now.push(at.clone());
+                        }
+                        dir = next;
+                        continue;
                     }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound && !ours => {}
                     Err(e) => {
-                        tracing::debug!(path = %dir.display(), error = %e, "no placeholder for a protected path");
+                        tracing::debug!(path = %at.display(), error = %e, "no placeholder: not a directory on the way");
                         break;
                     }
                 }
+                if let Err(e) = rustix::fs::mkdirat(dir.as_fd(), name, Mode::from_raw_mode(0o777)) {
+                    tracing::debug!(path = %at.display(), error = %e, "no placeholder for a protected path");
+                    break;
+                }
+                // Made: ours to remove, even if a command swaps it before
+                // it is opened.
+                held.insert(at.clone(), 1);
+                held_now.push(at.clone());
+                match beneath::open_child_dir(dir.as_fd(), name) {
+                    Ok(next) => dir = next,
+                    Err(_) => break,
+                }
             }
         }
-        Placeholders { held: held_now }
+        Placeholders {
+            held: held_now,
+            places: places.to_vec(),
+        }
+    }
+}
+
+/// Removes the directory at `dir` if it is empty, through its parent's
+/// handle walked down from its place.
+fn remove_if_empty(places: &[PathBuf], dir: &Path) {
+    if beneath::base_of(places, dir).is_none() {
+        return;
+    }
+    let Some((parent, name)) = beneath::parent_handle(places, dir) else {
+        tracing::debug!(path = %dir.display(), "placeholder left in place: its parent is no directory of the place now");
+        return;
+    };
+    // Only an empty directory goes (`unlinkat` follows no link): a parent
+    // that a command filled (it was writable) keeps what it holds.
+    if let Err(e) = rustix::fs::unlinkat(parent.as_fd(), &name, AtFlags::REMOVEDIR) {
+        tracing::debug!(path = %dir.display(), error = %e, "placeholder left in place");
     }
 }
 
@@ -83,11 +135,7 @@ impl Drop for Placeholders {
             *count -= 1;
             if *count == 0 {
                 held.remove(&dir);
-                // Only an empty directory goes: a parent that a command
-                // filled (it was writable) keeps what it holds.
-                if let Err(e) = std::fs::remove_dir(&dir) {
-                    tracing::debug!(path = %dir.display(), error = %e, "placeholder left in place");
-                }
+                remove_if_empty(&self.places, &dir);
             }
         }
     }
@@ -107,8 +155,9 @@ mod tests {
             root.join(".pi"),
             root.join("home/.pi/agent"),
         ];
-        let first = Placeholders::hold(&protected);
-        let second = Placeholders::hold(&protected);
+        let places = [root.to_path_buf()];
+        let first = Placeholders::hold(&protected, &places);
+        let second = Placeholders::hold(&protected, &places);
         assert!(root.join(".git").is_dir());
         assert!(root.join("home/.pi/agent").is_dir());
         drop(first);
@@ -124,5 +173,28 @@ mod tests {
         );
         // What existed before is never removed.
         assert!(root.join(".pi").is_dir());
+    }
+
+    /// A parent swapped for a link to a directory outside (by a command
+    /// running in parallel): no placeholder is made through it, and none
+    /// is removed through it.
+    #[test]
+    fn no_placeholder_is_made_or_removed_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("ws");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("lnk")).unwrap();
+        let places = [root.clone()];
+        let held = Placeholders::hold(&[root.join("lnk/.git"), root.join("sub/.git")], &places);
+        assert!(!outside.join(".git").exists(), "made through a link");
+        assert!(root.join("sub/.git").is_dir());
+        // `sub` swapped for a link to a directory with an empty `.git`.
+        std::fs::create_dir(outside.join(".git")).unwrap();
+        std::fs::rename(root.join("sub"), root.join("subreal")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("sub")).unwrap();
+        drop(held);
+        assert!(outside.join(".git").is_dir(), "removed through a link");
     }
 }
