@@ -188,7 +188,9 @@ fn separate_git_dirs(root: &Path) -> Vec<PathBuf> {
     if !meta.is_file() || meta.len() > 4096 {
         return Vec::new();
     }
-    let Some(named) = std::fs::read_to_string(&dot_git).ok().and_then(|text| {
+    // Non-blocking and regular files only: a FIFO planted here must not
+    // hang start-up.
+    let Some(named) = read_small(&dot_git).and_then(|text| {
         text.lines()
             .next()
             .and_then(|l| l.strip_prefix("gitdir:"))
@@ -203,12 +205,20 @@ fn separate_git_dirs(root: &Path) -> Vec<PathBuf> {
     // link read-only refuses, naming it.
     let mut dirs = links_on_the_way(root, &spelled);
     dirs.push(git_dir.clone());
-    if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
+    if let Some(common) = read_small(&git_dir.join("commondir")) {
         let spelled = normalize_path(&git_dir.join(common.trim()));
         dirs.extend(links_on_the_way(root, &spelled));
         dirs.push(canonical(&spelled));
     }
     dirs
+}
+
+/// A small file of a repository's `.git` (a `gitdir:` or `commondir`
+/// line), read without blocking on a FIFO; `None` when it cannot be.
+pub(crate) fn read_small(path: &Path) -> Option<String> {
+    agent_tool::regular_file::read_regular_file(path, 64 * 1024)
+        .ok()
+        .flatten()
 }
 
 /// The symbolic links among the entries from `root` (excluded) down to

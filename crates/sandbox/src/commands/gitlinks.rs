@@ -59,7 +59,7 @@ pub(crate) fn submodule_git_entries(worktree: &Path) -> Result<Vec<PathBuf>, Str
         // their `.git` files, wherever they are.
         if let Ok(read) = std::fs::read_dir(git_dir.join("worktrees")) {
             for entry in read.flatten().take(MAX_ENTRIES) {
-                let Ok(text) = std::fs::read_to_string(entry.path().join("gitdir")) else {
+                let Some(text) = crate::policy::read_small(&entry.path().join("gitdir")) else {
                     continue;
                 };
                 // Absolute, or (git 2.48's `--relative-paths`) relative to
@@ -102,11 +102,12 @@ pub(crate) fn submodule_git_entries(worktree: &Path) -> Result<Vec<PathBuf>, Str
 /// `extensions.objectFormat = sha256`, 20 (SHA-1) otherwise. The index
 /// entries are laid out around it.
 fn hash_len(git_dir: &Path) -> usize {
-    let common = std::fs::read_to_string(git_dir.join("commondir"))
-        .ok()
+    let common = crate::policy::read_small(&git_dir.join("commondir"))
         .map(|c| git_dir.join(c.trim()))
         .unwrap_or_else(|| git_dir.to_path_buf());
-    let Ok(config) = std::fs::read_to_string(common.join("config")) else {
+    let Ok(Some(config)) =
+        agent_tool::regular_file::read_regular_file(&common.join("config"), 1 << 20)
+    else {
         return 20;
     };
     let mut section = String::new();
@@ -141,7 +142,7 @@ fn git_dir_of(worktree: &Path) -> Option<PathBuf> {
     if !meta.is_file() || meta.len() > 4096 {
         return None;
     }
-    let text = std::fs::read_to_string(&dot_git).ok()?;
+    let text = crate::policy::read_small(&dot_git)?;
     let named = text.lines().next()?.strip_prefix("gitdir:")?.trim();
     Some(worktree.join(named))
 }
@@ -173,7 +174,9 @@ fn gitlinks(index: &Path, hash_len: usize) -> Result<Vec<Vec<u8>>, String> {
     {
         return Ok(links.clone());
     }
-    let bytes = std::fs::read(index).map_err(|e| format!("{}: {e}", index.display()))?;
+    let bytes = agent_tool::regular_file::read_regular_bytes(index, MAX_INDEX_BYTES)
+        .map_err(|e| format!("{}: {e}", index.display()))?
+        .unwrap_or_default();
     let links = parse_gitlinks(&bytes, hash_len).map_err(|why| {
         format!(
             "cannot read the submodules from the git index {} ({why})",
