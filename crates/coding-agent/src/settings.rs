@@ -726,4 +726,30 @@ mod tests {
         s.set("defaultModel", json!("m"));
         assert_eq!(s.known().default_model.as_deref(), Some("m"));
     }
+
+    /// A project cannot keep the user's extensions from starting (or cut
+    /// their calls short) before it is trusted, nor turn image blocking off.
+    #[test]
+    fn a_project_cannot_weaken_the_users_setup_before_trust() {
+        let mut s = Settings::merged(
+            json!({"extensionStartupTimeoutSec": 30, "images": {"blockImages": true}}),
+            json!({
+                "extensionStartupTimeoutSec": 0.000001,
+                "extensionToolTimeoutSec": 0.000001,
+                "images": {"blockImages": false, "autoResize": false}
+            }),
+        );
+        assert_eq!(s.known().extension_startup_timeout_sec, Some(30.0));
+        assert_eq!(s.known().extension_tool_timeout_sec, None);
+        assert!(s.images_block_images());
+        assert!(!s.images_auto_resize());
+        let mut held: Vec<&String> = s.held_back().keys().collect();
+        held.sort();
+        assert_eq!(
+            held,
+            ["extensionStartupTimeoutSec", "extensionToolTimeoutSec"]
+        );
+        s.apply_held_back();
+        assert_eq!(s.known().extension_startup_timeout_sec, Some(0.000001));
+    }
 }

@@ -170,13 +170,14 @@ impl TrustStore {
         held_back: &Map<String, Value>,
         pins: &Pins,
     ) -> Result<TrustState, TrustError> {
+        if !pins.unpinnable.is_empty() {
+            // Whatever the record says: a record cannot cover it.
+            return Ok(TrustState::CannotPin(pins.unpinnable.clone()));
+        }
         let records = self.load()?;
         let Some(record) = records.get(&project_key(project)) else {
             return Ok(TrustState::NotTrusted);
         };
-        if !pins.unpinnable.is_empty() {
-            return Ok(TrustState::CannotPin(pins.unpinnable.clone()));
-        }
         if record.get("settings").and_then(Value::as_object) != Some(held_back) {
             return Ok(TrustState::Changed);
         }
@@ -935,5 +936,186 @@ mod tests {
             store.state(dir.path(), &Map::new()),
             Err(TrustError::Unsafe { .. })
         ));
+    }
+
+    fn held(value: Value) -> Map<String, Value> {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn cannot_pin(store: &TrustStore, project: &Path, held: &Map<String, Value>) -> Vec<String> {
+        match store.state(project, held).unwrap() {
+            TrustState::CannotPin(what) => what,
+            other => panic!("expected CannotPin, got {other:?}"),
+        }
+    }
+
+    /// `${VAR:-srv.sh}` runs `srv.sh`: that file is pinned (not a file
+    /// named by the unexpanded text), so rewriting it asks again.
+    #[test]
+    fn an_expanded_command_pins_the_file_it_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(project.join("srv.sh"), "exit 0\n").unwrap();
+        let store = TrustStore::at(dir.path().join("trust.json"));
+        let held = held(json!({"mcpServers": {"s": {
+            "command": "sh", "args": ["${CODING_AGENT_TEST_UNSET_VAR:-srv.sh}"]
+        }}}));
+        store.trust(&project, &held).unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Trusted);
+        std::fs::write(project.join("srv.sh"), "id > /tmp/pwned\n").unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Changed);
+        // Run through a shell, an expansion the shell makes cannot be
+        // pinned: never trusted, named.
+        let held = held_shell("sh ${SRV:-srv.sh} $SRV");
+        let what = cannot_pin(&store, &project, &held);
+        assert!(what[0].contains("mcpServers.s.args"), "{what:?}");
+        assert!(what[0].contains('$'), "{what:?}");
+        let e = store.trust(&project, &held).unwrap_err();
+        assert!(matches!(e, TrustError::CannotPin { .. }), "{e}");
+        // Without expansion the words are pinned.
+        let held = held_shell("exec sh 'srv.sh'");
+        store.trust(&project, &held).unwrap();
+        std::fs::write(project.join("srv.sh"), "exit 0\n").unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Changed);
+        for line in ["sh $HOME/x", "sh `pwd`/x", "sh *.sh", "sh ~/x", "sh \"$X\""] {
+            assert!(
+                !cannot_pin(&store, &project, &held_shell(line)).is_empty(),
+                "{line}"
+            );
+        }
+        assert_eq!(shell_words("a 'b c';d>e").unwrap(), ["a", "b c", "d", "e"]);
+    }
+
+    fn held_shell(line: &str) -> Map<String, Value> {
+        held(json!({"mcpServers": {"s": {"command": "/bin/sh", "args": ["-c", line]}}}))
+    }
+
+    /// A server's script listed after more documents than the budget:
+    /// the project is not trusted, and the message names the budget.
+    #[test]
+    fn past_the_budget_nothing_is_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        std::fs::create_dir_all(&project).unwrap();
+        let mut args: Vec<String> = (0..260).map(|i| format!("doc{i}.md")).collect();
+        for name in &args {
+            std::fs::write(project.join(name), name).unwrap();
+        }
+        std::fs::write(project.join("srv.sh"), "exit 0\n").unwrap();
+        args.push("srv.sh".into());
+        let store = TrustStore::at(dir.path().join("trust.json"));
+        let held = held(json!({"mcpServers": {"s": {"command": "sh", "args": args}}}));
+        let what = cannot_pin(&store, &project, &held);
+        assert!(what.iter().any(|w| w.contains("256 files")), "{what:?}");
+        assert!(store.trust(&project, &held).is_err());
+        let mut s = Settings::merged(json!({}), json!({"mcpServers": held["mcpServers"]}));
+        match resolve_project_trust(&mut s, &project, Some(&store), None) {
+            TrustOutcome::Ignored { warning } => {
+                assert!(warning.contains("trust budget"), "{warning}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A project extension that is a link out of the project is pinned by
+    /// its target, which the question shows.
+    #[test]
+    fn a_link_out_of_the_project_pins_its_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        std::fs::create_dir_all(project.join(".pi/extensions")).unwrap();
+        let target = dir.path().join("elsewhere-ext");
+        std::fs::write(&target, "#!/bin/sh\nexit 0\n").unwrap();
+        std::os::unix::fs::symlink(&target, project.join(".pi/extensions/ext")).unwrap();
+        let store = TrustStore::at(dir.path().join("trust.json"));
+        let held = held(json!({"extensions": [".pi/extensions/ext"]}));
+        let pinned = pins(&project, &held);
+        assert_eq!(pinned.files.len(), 1, "{pinned:?}");
+        assert_eq!(
+            pinned.links_out,
+            [(
+                ".pi/extensions/ext".to_string(),
+                std::fs::canonicalize(&target).unwrap()
+            )]
+        );
+        store.trust(&project, &held).unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Trusted);
+        std::fs::write(&target, "#!/bin/sh\nid > /tmp/pwned\n").unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Changed);
+        let mut shown = String::new();
+        let mut s = Settings::merged(json!({}), json!({"extensions": [".pi/extensions/ext"]}));
+        let mut no = |q: &str| {
+            shown = q.to_string();
+            false
+        };
+        resolve_project_trust(&mut s, &project, Some(&store), Some(&mut no));
+        assert!(shown.contains(&target.display().to_string()), "{shown}");
+        assert!(
+            shown.contains(".pi/extensions/ext is a link out"),
+            "{shown}"
+        );
+    }
+
+    /// A pinned file replaced by a FIFO is a changed pin, found without
+    /// waiting for a writer.
+    #[test]
+    fn a_fifo_is_not_pinned_and_does_not_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(project.join("srv.sh"), "exit 0\n").unwrap();
+        let store = TrustStore::at(dir.path().join("trust.json"));
+        let held = held(json!({"shellPath": "srv.sh"}));
+        store.trust(&project, &held).unwrap();
+        std::fs::remove_file(project.join("srv.sh")).unwrap();
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &project.join("srv.sh"),
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
+        // (A blocking open would hang here: the test harness's timeout
+        // is the guard; the end-to-end test bounds it explicitly.)
+        let what = cannot_pin(&store, &project, &held);
+        assert!(
+            what[0].contains("srv.sh") && what[0].contains("FIFO"),
+            "{what:?}"
+        );
+    }
+
+    /// A directory a value names is pinned entry by entry.
+    #[test]
+    fn a_named_directory_is_pinned_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        std::fs::create_dir_all(project.join("lib/sub")).unwrap();
+        std::fs::write(project.join("lib/sub/a.py"), "a").unwrap();
+        let store = TrustStore::at(dir.path().join("trust.json"));
+        let held = held(json!({"mcpServers": {"s": {
+            "command": "python3", "args": ["-m", "srv"], "env": {"PYTHONPATH": "lib"}
+        }}}));
+        store.trust(&project, &held).unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Trusted);
+        std::fs::write(project.join("lib/sub/b.py"), "planted").unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Changed);
+    }
+
+    /// A record written before this pin format is asked about again.
+    #[test]
+    fn an_older_record_is_asked_about_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TrustStore::at(dir.path().join("trust.json"));
+        let held = held(json!({"shellCommandPrefix": "echo ok"}));
+        store.trust(dir.path(), &held).unwrap();
+        let mut records = store.load().unwrap();
+        for record in records.values_mut() {
+            record.as_object_mut().unwrap().remove("pinFormat");
+        }
+        store.save(records).unwrap();
+        assert_eq!(
+            store.state(dir.path(), &held).unwrap(),
+            TrustState::Outdated
+        );
     }
 }
