@@ -394,13 +394,18 @@ pub fn pins(project: &Path, held_back: &Map<String, Value>) -> Pins {
                 }
             }
             ("shellCommandPrefix", Value::String(line)) => {
-                pinner.shell_line(line, "shellCommandPrefix", &[root.clone()], &process_path);
+                pinner.shell_line(
+                    line,
+                    "shellCommandPrefix",
+                    std::slice::from_ref(&root),
+                    &process_path,
+                );
             }
             _ => {
                 let mut texts = Vec::new();
                 strings(value, &mut texts);
                 for text in texts {
-                    pinner.word(text, &[root.clone()], &process_path);
+                    pinner.word(text, std::slice::from_ref(&root), &process_path);
                 }
             }
         }
@@ -1071,7 +1076,7 @@ mod tests {
         std::fs::remove_file(project.join("srv.sh")).unwrap();
         rustix::fs::mkfifoat(
             rustix::fs::CWD,
-            &project.join("srv.sh"),
+            project.join("srv.sh"),
             rustix::fs::Mode::from_raw_mode(0o600),
         )
         .unwrap();
