@@ -76,6 +76,9 @@ pub async fn load(
         return LoadedExtensions::default();
     }
     let mut options = ExtensionOptions::default();
+    // Every extension starts in the project, whatever the agent's own
+    // directory (`--cwd` from elsewhere).
+    options.working_dir = Some(cwd.to_path_buf());
     let known = settings.known();
     options.startup_timeout = seconds(known.extension_startup_timeout_sec, options.startup_timeout);
     options.tool_timeout = seconds(known.extension_tool_timeout_sec, options.tool_timeout);

@@ -81,7 +81,7 @@ fn server(args: &McpLoginArgs) -> Result<agent_mcp::McpServerConfig, String> {
     let mut settings =
         Settings::load(&cwd).map_err(|e| format!("cannot use the settings file {e}"))?;
     crate::trust_cmd::apply(&mut settings, &cwd, false);
-    let configs = crate::mcp_servers::configured(&args.mcp_config, &settings)?;
+    let configs = crate::mcp_servers::configured(&args.mcp_config, &settings, &cwd)?;
     let names: Vec<&str> = configs.iter().map(|c| c.name.as_str()).collect();
     let Some(config) = configs.iter().find(|c| c.name == args.name) else {
         return Err(if names.is_empty() {

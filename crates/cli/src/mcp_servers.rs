@@ -4,7 +4,14 @@
 //! A server the project's settings define (the project is trusted) runs in
 //! the command sandbox when there is one: the sandbox may have changed the
 //! files it runs, so it must not start outside it.
+//!
+//! Every stdio server starts in the session's working directory (`--cwd`),
+//! not in the directory the agent was started from: a server's relative
+//! `cwd` is relative to it too. Trust pinned the project's files, so the
+//! project's `sh srv.sh` must run the project's `srv.sh`, never a file of
+//! the same name wherever the agent happened to be started.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use agent_sandbox::SandboxPolicy;
@@ -13,10 +20,12 @@ use coding_agent::{Settings, ToolDefinition};
 
 /// The servers of the settings' `mcpServers` and of the `--mcp-config`
 /// files (a later file's server replaces an earlier one of the same name),
-/// each with the agent directory's sign-in tokens.
+/// each with the agent directory's sign-in tokens, and each stdio server
+/// starting in `project` (see the module docs).
 pub fn configured(
     files: &[std::path::PathBuf],
     settings: &Settings,
+    project: &Path,
 ) -> Result<Vec<agent_mcp::McpServerConfig>, String> {
     let mut configs = Vec::new();
     if let Some(value) = settings.get("mcpServers") {
@@ -39,6 +48,13 @@ pub fn configured(
     let tokens = agent_mcp::oauth::TokenStore::in_agent_dir();
     for config in &mut configs {
         config.tokens = tokens.clone();
+        if let agent_mcp::McpTransport::Stdio { cwd, .. } = &mut config.transport {
+            // `join` keeps an absolute `cwd` as it is.
+            *cwd = Some(match cwd.take() {
+                Some(dir) => project.join(dir),
+                None => project.to_path_buf(),
+            });
+        }
     }
     Ok(configs)
 }
@@ -51,9 +67,10 @@ pub type Connected = (Vec<ToolDefinition>, Option<agent_mcp::McpToolUpdates>);
 pub async fn connect(
     files: &[std::path::PathBuf],
     settings: &Settings,
+    project: &Path,
     policy: &SandboxPolicy,
 ) -> Result<Connected, String> {
-    let mut configs = configured(files, settings)?;
+    let mut configs = configured(files, settings, project)?;
     let from_project: Vec<String> = settings
         .applied_project_value("mcpServers")
         .and_then(|v| v.as_object())

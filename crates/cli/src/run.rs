@@ -300,7 +300,7 @@ pub async fn run(args: RunArgs) -> i32 {
         }
     };
     let (mcp_tools, mcp_updates) =
-        match crate::mcp_servers::connect(&args.mcp_config, &settings, &policy).await {
+        match crate::mcp_servers::connect(&args.mcp_config, &settings, &local_cwd, &policy).await {
             Ok(t) => t,
             Err(e) => {
                 eprintln!("coding-agent: {e}");

@@ -5,7 +5,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
 use coding_agent::Settings;
-use coding_agent::trust::{TrustOutcome, TrustStore, resolve_project_trust};
+use coding_agent::trust::{TrustError, TrustOutcome, TrustStore, resolve_project_trust};
 
 use crate::args::TrustArgs;
 
@@ -100,9 +100,21 @@ pub fn run(args: TrustArgs) -> i32 {
         }
     };
     let held = settings.held_back();
-    if let Err(e) = store.trust(&dir, held) {
+    let pins = coding_agent::trust::pins(&dir, held);
+    if let Err(e) = store.trust_pinned(&dir, held, &pins) {
         eprintln!("coding-agent trust: {e}");
+        if matches!(e, TrustError::CannotPin { .. }) {
+            eprintln!(
+                "coding-agent trust: an interactive run asks about this project each time instead"
+            );
+        }
         return 1;
+    }
+    for (link, target) in &pins.links_out {
+        eprintln!(
+            "{link} is a link out of the project to {} (pinned by its content)",
+            target.display()
+        );
     }
     if held.is_empty() {
         eprintln!(

@@ -152,3 +152,159 @@ fn an_unknown_key_is_a_warning_naming_it_and_the_run_goes_on() {
     assert!(!err.contains("theme"), "{err}");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "hi");
 }
+
+/// Runs `command` to its end, killed and failed if it is still running
+/// after `bound`: a hang is a failure, not a stuck test run.
+fn output_within(
+    mut command: std::process::Command,
+    bound: std::time::Duration,
+) -> std::process::Output {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if start.elapsed() > bound {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "still running after {bound:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// `coding-agent trust DIR`, which must succeed.
+fn trust(agent_dir: &Path, project: &Path) {
+    let out = bin(agent_dir).arg("trust").arg(project).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `--cwd TRUSTED` from inside another checkout: the trusted server's
+/// `sh srv.sh` and the project's extension run in the project, on the
+/// files trust pinned, never on the other checkout's `srv.sh`.
+#[test]
+fn programs_start_in_the_project_not_in_the_agents_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let agent = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let marks = tempfile::tempdir().unwrap();
+    let ran = marks.path().join("server-ran");
+    let ext_dir = marks.path().join("extension-dir");
+    std::fs::create_dir(ws.path().join(".pi")).unwrap();
+    std::fs::write(
+        ws.path().join(".pi/settings.json"),
+        json!({"mcpServers": {"s": {"command": "sh", "args": ["srv.sh"]}}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        ws.path().join("srv.sh"),
+        format!("echo project > '{}'\n", ran.display()),
+    )
+    .unwrap();
+    std::fs::write(
+        other.path().join("srv.sh"),
+        format!("echo other > '{}'\n", ran.display()),
+    )
+    .unwrap();
+    std::fs::create_dir(ws.path().join(".pi/extensions")).unwrap();
+    let ext = ws.path().join(".pi/extensions/where");
+    std::fs::write(
+        &ext,
+        format!("#!/bin/sh\npwd -P > '{}'\n", ext_dir.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&ext, std::fs::Permissions::from_mode(0o755)).unwrap();
+    trust(agent.path(), ws.path());
+
+    let mut command = bin(agent.path());
+    command
+        .current_dir(other.path())
+        .args(["--sandbox", "off", "--list-tools", "--cwd"])
+        .arg(ws.path());
+    // hang guard: a listing takes about a second; 60 s means stuck.
+    let out = output_within(command, std::time::Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&ran).unwrap_or_default().trim(),
+        "project",
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&ext_dir).unwrap_or_default().trim(),
+        std::fs::canonicalize(ws.path())
+            .unwrap()
+            .display()
+            .to_string(),
+        "{err}"
+    );
+}
+
+/// A pinned file replaced by a FIFO (and a FIFO as `AGENTS.md`): print
+/// mode and the `tool` command start, leave the project's settings out
+/// naming the FIFO, and finish, instead of waiting for a writer for ever.
+#[test]
+fn a_fifo_in_place_of_a_pinned_file_does_not_hang_a_start() {
+    let agent = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join(".pi")).unwrap();
+    std::fs::write(
+        ws.path().join(".pi/settings.json"),
+        json!({"mcpServers": {"s": {"command": "sh", "args": ["srv.sh"]}}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(ws.path().join("srv.sh"), "exit 0\n").unwrap();
+    trust(agent.path(), ws.path());
+    std::fs::remove_file(ws.path().join("srv.sh")).unwrap();
+    let fifo = |path: &Path| {
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap()
+    };
+    fifo(&ws.path().join("srv.sh"));
+    fifo(&ws.path().join("AGENTS.md"));
+
+    let s = script(
+        agent.path(),
+        &[json!({"content":[{"type":"text","text":"hi"}]})],
+    );
+    let mut print = bin(agent.path());
+    print
+        .args(["--sandbox", "off", "--script"])
+        .arg(&s)
+        .arg("--cwd")
+        .arg(ws.path())
+        .args(["-p", "hello"]);
+    // hang guard: a start takes about a second; 60 s means it waits on the FIFO.
+    let out = output_within(print, std::time::Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("srv.sh") && err.contains("FIFO"), "{err}");
+    assert!(err.contains("mcpServers"), "{err}");
+
+    let mut tool = bin(agent.path());
+    tool.args(["tool", "ls", "--sandbox", "off", "--cwd"])
+        .arg(ws.path())
+        .args(["--args", "{}"]);
+    // hang guard, as above.
+    let out = output_within(tool, std::time::Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -17,6 +17,7 @@
 
 mod agent_session;
 pub mod compaction;
+pub mod env_vars;
 mod extension;
 pub mod permissions;
 mod project_file;

@@ -9,11 +9,13 @@
 //! merged one level deep (project keys over global keys); arrays and scalars are
 //! replaced. One exception: `allowedTools` can only be narrowed by the project
 //! (the result is the intersection of both lists), so a cloned repository
-//! cannot widen what the user allowed. Two kinds of project keys are kept
+//! cannot widen what the user allowed; timeouts can only be shortened and
+//! `images.blockImages` only turned on. Two kinds of project keys are kept
 //! apart instead of merged: the sandbox and permission rules, which a
 //! project may only tighten ([`TIGHTEN_ONLY_KEYS`]), and keys that start
-//! programs ([`RUNS_CODE_KEYS`]), held back until the user trusts the
-//! project ([`trust`](crate::trust)).
+//! programs ([`RUNS_CODE_KEYS`]) or would weaken the user's own setup
+//! ([`WEAKENS_USER_KEYS`]), held back until the user trusts the project
+//! ([`trust`](crate::trust)). `docs/settings.md` lists every key.
 //!
 //! Settings never fail open: a file that exists but cannot be read, is not a
 //! regular file, is larger than 1 MiB, is not valid JSON, or holds a known key
@@ -92,6 +94,13 @@ pub const RUNS_CODE_KEYS: [&str; 6] = [
     "hooks",
     "packages",
 ];
+
+/// Keys that run nothing but would let a project weaken the user's own
+/// setup: the extensions' timeouts (a tiny start-up timeout keeps the
+/// user's extensions from starting, and a user extension that replaces
+/// `bash` would give way to the built-in one). Held back with
+/// [`RUNS_CODE_KEYS`] until the user trusts the project.
+pub const WEAKENS_USER_KEYS: [&str; 2] = ["extensionStartupTimeoutSec", "extensionToolTimeoutSec"];
 
 /// Timeouts a project may only shorten (with their defaults): a repository
 /// must not be able to lift the guards against hangs.
@@ -246,9 +255,19 @@ impl Settings {
                     tighten_only.insert(key, value);
                     continue;
                 }
-                if RUNS_CODE_KEYS.contains(&key.as_str()) {
+                if RUNS_CODE_KEYS.contains(&key.as_str())
+                    || WEAKENS_USER_KEYS.contains(&key.as_str())
+                {
                     held_back.insert(key, value);
                     continue;
+                }
+                let mut value = value;
+                if key == "images"
+                    && let Some(images) = value.as_object_mut()
+                    && images.get("blockImages") == Some(&Value::Bool(false))
+                {
+                    // A project may turn image blocking on, never off.
+                    images.remove("blockImages");
                 }
                 if let Some((_, default)) = LOWER_ONLY_KEYS.iter().find(|(k, _)| *k == key) {
                     // A project may shorten a timeout, never lift it.
@@ -278,6 +297,7 @@ impl Settings {
     }
 
     /// The project file's values of code-running keys ([`RUNS_CODE_KEYS`])
+    /// and of keys that weaken the user's setup ([`WEAKENS_USER_KEYS`])
     /// that are not applied; see [`trust`](crate::trust).
     pub fn held_back(&self) -> &Map<String, Value> {
         &self.held_back
@@ -705,5 +725,31 @@ mod tests {
         let mut s = s;
         s.set("defaultModel", json!("m"));
         assert_eq!(s.known().default_model.as_deref(), Some("m"));
+    }
+
+    /// A project cannot keep the user's extensions from starting (or cut
+    /// their calls short) before it is trusted, nor turn image blocking off.
+    #[test]
+    fn a_project_cannot_weaken_the_users_setup_before_trust() {
+        let mut s = Settings::merged(
+            json!({"extensionStartupTimeoutSec": 30, "images": {"blockImages": true}}),
+            json!({
+                "extensionStartupTimeoutSec": 0.000001,
+                "extensionToolTimeoutSec": 0.000001,
+                "images": {"blockImages": false, "autoResize": false}
+            }),
+        );
+        assert_eq!(s.known().extension_startup_timeout_sec, Some(30.0));
+        assert_eq!(s.known().extension_tool_timeout_sec, None);
+        assert!(s.images_block_images());
+        assert!(!s.images_auto_resize());
+        let mut held: Vec<&String> = s.held_back().keys().collect();
+        held.sort();
+        assert_eq!(
+            held,
+            ["extensionStartupTimeoutSec", "extensionToolTimeoutSec"]
+        );
+        s.apply_held_back();
+        assert_eq!(s.known().extension_startup_timeout_sec, Some(0.000001));
     }
 }

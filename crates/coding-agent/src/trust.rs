@@ -3,8 +3,10 @@
 //! A cloned repository is written by someone else. Its `.pi/settings.json`
 //! may hold settings that start programs ([`RUNS_CODE_KEYS`]: MCP servers,
 //! the shell and its prefix, and every later key of that kind); those would
-//! run outside the sandbox, before any permission rule sees them. So they
-//! are held back ([`Settings::held_back`]) until the user trusts the project:
+//! run outside the sandbox, before any permission rule sees them. It may
+//! also hold settings that would weaken the user's own setup
+//! ([`WEAKENS_USER_KEYS`]: the extensions' timeouts). So these are held
+//! back ([`Settings::held_back`]) until the user trusts the project:
 //!
 //! - explicitly, with `coding-agent trust [DIR]`, or by answering the
 //!   terminal question of an interactive run;
@@ -18,6 +20,19 @@
 //! `.pi/settings.json` when the directory did not exist yet), they are held
 //! back again until the user trusts the new values: trust is given to what
 //! the user saw, not to whatever the file says later.
+//!
+//! The record also pins the files those values run ([`pins`]), by content:
+//! every program a project starts (MCP servers, extensions, `shellPath`)
+//! starts in the project's directory, so the names resolve to the files
+//! pinned. Anything that cannot be pinned completely and exactly (a command
+//! line whose files depend on shell expansion, a FIFO, a name that cannot
+//! be resolved, more than the budgets [`MAX_PINNED_FILES`] and
+//! [`MAX_PINNED_BYTES`]) keeps the project from being trusted for good: it
+//! is asked about each time, the question and the warning naming what
+//! could not be pinned ([`TrustState::CannotPin`]). A link inside the
+//! project to a file outside it is pinned by its target, which the question
+//! shows. Records written before pins had this format (`pinFormat` 2) are
+//! asked about again, saying why ([`TrustState::Outdated`]).
 //!
 //! ```
 //! use coding_agent::Settings;
@@ -52,21 +67,28 @@ use crate::Settings;
 use crate::project_file::read_regular_file;
 use agent_tool::path::canonical;
 
-pub use crate::settings::RUNS_CODE_KEYS;
+pub use crate::settings::{RUNS_CODE_KEYS, WEAKENS_USER_KEYS};
 
 /// The trust file's name inside the agent directory.
 pub const TRUST_FILE_NAME: &str = "trusted-projects.json";
 
 /// Whether a project's held-back settings may be applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TrustState {
-    /// The user trusted the project with exactly these values.
+    /// The user trusted the project with exactly these values, and the
+    /// files they run hold what they held then.
     Trusted,
     /// No record for the project.
     NotTrusted,
-    /// The user trusted the project, but its code-running settings have
-    /// changed since.
+    /// The user trusted the project, but its code-running settings, or the
+    /// files they run, have changed since.
     Changed,
+    /// Trusted by an earlier version that pinned fewer files: asked again.
+    Outdated,
+    /// Some of what the values run cannot be pinned (see [`Pins`]): never
+    /// trusted for good, asked about each time. One line per thing.
+    CannotPin(Vec<String>),
 }
 
 /// The trust records could not be read or written.
@@ -80,6 +102,15 @@ pub enum TrustError {
         path: PathBuf,
         /// What went wrong.
         message: String,
+    },
+    /// Some of what the project's values run cannot be pinned, so the
+    /// trust is not recorded (see [`Pins::unpinnable`]).
+    #[error("{project}: not recorded as trusted: {}", what.join("; "))]
+    CannotPin {
+        /// The project.
+        project: PathBuf,
+        /// What cannot be pinned, one line each.
+        what: Vec<String>,
     },
     /// The file is not safe to believe: owned by another user, or writable
     /// by others.
@@ -118,7 +149,8 @@ impl TrustStore {
     }
 
     /// Whether `project` is trusted with `held_back` (the project's
-    /// code-running values, [`Settings::held_back`]).
+    /// code-running values, [`Settings::held_back`]), the files they run
+    /// pinned afresh ([`pins`]).
     ///
     /// # Errors
     /// An unreadable, malformed or unsafe trust file (the caller treats the
@@ -128,42 +160,73 @@ impl TrustStore {
         project: &Path,
         held_back: &Map<String, Value>,
     ) -> Result<TrustState, TrustError> {
-        let records = self.load()?;
-        let key = project_key(project);
-        Ok(
-            match records
-                .get(&key)
-                .and_then(|r| r.get("settings"))
-                .and_then(Value::as_object)
-            {
-                None => TrustState::NotTrusted,
-                Some(approved) if approved == held_back => {
-                    // The same values, but the files they run may have
-                    // been rewritten (by a sandboxed command, say).
-                    let pinned = records.get(&key).and_then(|r| r.get("files"));
-                    if pinned == Some(&Value::Object(pinned_files(project, held_back))) {
-                        TrustState::Trusted
-                    } else {
-                        TrustState::Changed
-                    }
-                }
-                Some(_) => TrustState::Changed,
-            },
-        )
+        self.state_with(project, held_back, &pins(project, held_back))
     }
 
-    /// Records that the user trusts `project` with `held_back`.
+    /// [`state`](Self::state) with the pins already taken.
+    fn state_with(
+        &self,
+        project: &Path,
+        held_back: &Map<String, Value>,
+        pins: &Pins,
+    ) -> Result<TrustState, TrustError> {
+        if !pins.unpinnable.is_empty() {
+            // Whatever the record says: a record cannot cover it.
+            return Ok(TrustState::CannotPin(pins.unpinnable.clone()));
+        }
+        let records = self.load()?;
+        let Some(record) = records.get(&project_key(project)) else {
+            return Ok(TrustState::NotTrusted);
+        };
+        if record.get("settings").and_then(Value::as_object) != Some(held_back) {
+            return Ok(TrustState::Changed);
+        }
+        if record.get("pinFormat").and_then(Value::as_u64) != Some(PIN_FORMAT) {
+            return Ok(TrustState::Outdated);
+        }
+        // The same values, but the files they run may have been rewritten
+        // (by a sandboxed command, say).
+        Ok(match record.get("files") {
+            Some(Value::Object(files)) if *files == pins.files => TrustState::Trusted,
+            _ => TrustState::Changed,
+        })
+    }
+
+    /// Records that the user trusts `project` with `held_back`, and the
+    /// files they run as they are now.
     ///
     /// # Errors
-    /// The file cannot be read or written.
+    /// The file cannot be read or written; [`TrustError::CannotPin`] (and
+    /// nothing recorded) when some of what the values run cannot be pinned.
     pub fn trust(&self, project: &Path, held_back: &Map<String, Value>) -> Result<(), TrustError> {
+        self.trust_pinned(project, held_back, &pins(project, held_back))
+    }
+
+    /// [`trust`](Self::trust) with the pins already taken ([`pins`]), so
+    /// that what was shown is what is recorded.
+    ///
+    /// # Errors
+    /// As [`trust`](Self::trust).
+    pub fn trust_pinned(
+        &self,
+        project: &Path,
+        held_back: &Map<String, Value>,
+        pins: &Pins,
+    ) -> Result<(), TrustError> {
+        if !pins.unpinnable.is_empty() {
+            return Err(TrustError::CannotPin {
+                project: project.to_path_buf(),
+                what: pins.unpinnable.clone(),
+            });
+        }
         let mut records = self.load()?;
         records.insert(
             project_key(project),
             json!({
                 "trustedAt": agent_ai::now_millis(),
                 "settings": held_back,
-                "files": pinned_files(project, held_back),
+                "pinFormat": PIN_FORMAT,
+                "files": pins.files,
             }),
         );
         self.save(records)
@@ -268,106 +331,405 @@ impl TrustStore {
     }
 }
 
-/// A project's key in the records: its canonical path.
-/// The files inside `project` that the code-running values name (a
-/// command, a script among the arguments), each with the SHA-256 of its
-/// content, or `absent` for a name that holds nothing yet: trust covers what
-/// they hold at the time, not only their names. Names are resolved against
-/// the project, against a server's `cwd`, and (for a bare command) along
-/// `PATH` (an activated `.venv/bin` inside the project).
-fn pinned_files(project: &Path, held_back: &Map<String, Value>) -> Map<String, Value> {
-    const MAX_FILES: usize = 256;
-    const MAX_BYTES: u64 = 4 << 30;
-    fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
-        match value {
-            Value::String(s) => out.push(s),
-            Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
-            Value::Object(map) => map.values().for_each(|v| strings(v, out)),
-            _ => {}
-        }
-    }
+/// The most files (and directories, and names pinned as absent) one project
+/// pins. Past it the project is not trusted: it is asked about each time,
+/// naming this budget ([`Pins::unpinnable`]).
+pub const MAX_PINNED_FILES: usize = 256;
+
+/// The most bytes hashed for one project, all files together (the hashing
+/// runs at every start). Past it, as past [`MAX_PINNED_FILES`].
+pub const MAX_PINNED_BYTES: u64 = 256 << 20;
+
+/// The record format of the pins: records of an earlier format (which
+/// pinned less) are asked about again, saying so.
+const PIN_FORMAT: u64 = 2;
+
+/// What trust pins of a project's held-back values: every file they name
+/// (a command, a script among the arguments, a file in `env`, a word of a
+/// shell command line), by content.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Pins {
+    /// Canonical path → SHA-256 of the content, `absent`, or `directory`
+    /// (whose entries are pinned too).
+    pub files: Map<String, Value>,
+    /// Links inside the project to something outside it, pinned by their
+    /// target: (the link, relative to the project; the target).
+    pub links_out: Vec<(String, PathBuf)>,
+    /// What could not be pinned completely and exactly, one line each; any
+    /// makes the project untrusted until asked again.
+    pub unpinnable: Vec<String>,
+}
+
+/// The files `held_back` would run in `project`, pinned (see [`Pins`]).
+///
+/// Names are resolved the way the programs are started: against the project
+/// (where every program starts), against a server's `cwd`, and (a bare
+/// command) along `PATH` (the server's own `env.PATH` when it sets one).
+/// `mcpServers` strings are pinned after the agent's `${VAR:-default}`
+/// expansion, as the server will see them. A shell command line
+/// (`shellCommandPrefix`, a shell server's arguments) is split into words;
+/// one whose words depend on expansion (`$`, backticks, globs, `~`, braces,
+/// backslashes) cannot be pinned. Files outside the project are the user's
+/// and are not pinned, except through a link inside the project (pinned by
+/// the target, and shown in the trust question). A FIFO, socket or device,
+/// a name that cannot be resolved, and anything past the budgets
+/// ([`MAX_PINNED_FILES`], [`MAX_PINNED_BYTES`]) cannot be pinned.
+pub fn pins(project: &Path, held_back: &Map<String, Value>) -> Pins {
     let root = std::fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
-    // (the strings, the directories they are resolved in)
-    let mut groups: Vec<(Vec<&str>, Vec<PathBuf>)> = Vec::new();
+    let process_path: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    let mut pinner = Pinner {
+        root: root.clone(),
+        pins: Pins::default(),
+        bytes: 0,
+        over_budget: false,
+    };
     for (key, value) in held_back {
-        match (key.as_str(), value.as_object()) {
-            ("mcpServers", Some(servers)) => {
-                for server in servers.values() {
-                    let mut bases = vec![root.clone()];
-                    if let Some(cwd) = server.get("cwd").and_then(Value::as_str) {
-                        bases.push(root.join(cwd));
-                    }
-                    let mut texts = Vec::new();
-                    strings(server, &mut texts);
-                    groups.push((texts, bases));
+        match (key.as_str(), value) {
+            ("mcpServers", Value::Object(servers)) => {
+                for (name, server) in servers {
+                    pinner.server(name, server, &process_path);
                 }
+            }
+            ("shellCommandPrefix", Value::String(line)) => {
+                pinner.shell_line(
+                    line,
+                    "shellCommandPrefix",
+                    std::slice::from_ref(&root),
+                    &process_path,
+                );
             }
             _ => {
                 let mut texts = Vec::new();
                 strings(value, &mut texts);
-                groups.push((texts, vec![root.clone()]));
+                for text in texts {
+                    pinner.word(text, std::slice::from_ref(&root), &process_path);
+                }
             }
         }
     }
-    let path_dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
-    let mut pinned = Map::new();
-    for (texts, bases) in groups {
+    pinner.pins
+}
+
+fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+    match value {
+        Value::String(s) => out.push(s),
+        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
+}
+
+/// Shells whose non-option arguments are command lines (`sh -c '...'`) or
+/// scripts.
+const SHELLS: [&str; 9] = [
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox",
+];
+
+struct Pinner {
+    root: PathBuf,
+    pins: Pins,
+    bytes: u64,
+    over_budget: bool,
+}
+
+impl Pinner {
+    fn refuse(&mut self, what: String) {
+        if !self.pins.unpinnable.contains(&what) {
+            self.pins.unpinnable.push(what);
+        }
+    }
+
+    /// One `mcpServers` entry, as `agent_mcp` will start it.
+    fn server(&mut self, name: &str, server: &Value, process_path: &[PathBuf]) {
+        if server.get("url").is_some() {
+            // An HTTP server: nothing local is started.
+            return;
+        }
+        let expand = |v: &Value| v.as_str().and_then(|s| crate::env_vars::expand(s).ok());
+        let mut bases = vec![self.root.clone()];
+        if let Some(cwd) = server.get("cwd").and_then(expand) {
+            bases.push(self.root.join(cwd));
+        }
+        let env: Vec<(String, String)> = server
+            .get("env")
+            .and_then(Value::as_object)
+            .map(|vars| {
+                vars.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), expand(v)?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        // A server's own PATH is where its bare command is looked up.
+        let lookup: Vec<PathBuf> = match env.iter().find(|(k, _)| k == "PATH") {
+            Some((_, path)) => std::env::split_paths(path)
+                .flat_map(|d| bases.iter().map(move |b| b.join(&d)))
+                .collect(),
+            None => process_path.to_vec(),
+        };
+        let command = server.get("command").and_then(expand).unwrap_or_default();
+        self.word(&command, &bases, &lookup);
+        let shell = SHELLS.contains(
+            &Path::new(&command)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+                .as_str(),
+        );
+        for arg in server
+            .get("args")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let Some(arg) = expand(arg) else { continue };
+            if shell && !arg.starts_with('-') {
+                // A command line or a script: the shell expands it.
+                self.shell_line(&arg, &format!("mcpServers.{name}.args"), &bases, &lookup);
+            } else {
+                self.word(&arg, &bases, &lookup);
+            }
+        }
+        // Variables name files too (`BASH_ENV`, `LD_PRELOAD`,
+        // `NODE_OPTIONS=--require ./x.js`, `PYTHONPATH`).
+        for (_, value) in &env {
+            for piece in value.split(|c: char| c.is_whitespace() || c == ':') {
+                self.word(piece, &bases, &lookup);
+            }
+        }
+    }
+
+    /// A command line run by a shell: its words pinned, or refused when
+    /// they depend on what the shell expands.
+    fn shell_line(&mut self, line: &str, key: &str, bases: &[PathBuf], lookup: &[PathBuf]) {
+        match shell_words(line) {
+            Ok(words) => {
+                for word in words {
+                    self.word(&word, bases, lookup);
+                }
+            }
+            Err(c) => self.refuse(format!(
+                "{key} {line:?}: the shell expands `{c}`, so which files it runs is not fixed"
+            )),
+        }
+    }
+
+    /// One word that may name a file: itself, and what follows an `=`
+    /// (`--config=./x`, `VAR=./y`).
+    fn word(&mut self, word: &str, bases: &[PathBuf], lookup: &[PathBuf]) {
+        let mut texts = vec![word];
+        if let Some((_, value)) = word.split_once('=') {
+            texts.push(value);
+        }
         for text in texts {
+            // Longer than PATH_MAX: no file has that name.
             if text.is_empty() || text.len() > 4096 {
                 continue;
             }
             let mut candidates: Vec<PathBuf> = bases.iter().map(|b| b.join(text)).collect();
             if !text.contains('/') {
-                candidates.extend(path_dirs.iter().map(|d| d.join(text)));
+                candidates.extend(lookup.iter().map(|d| d.join(text)));
             }
             for candidate in candidates {
-                if pinned.len() >= MAX_FILES {
-                    return pinned;
-                }
-                let real = std::fs::canonicalize(&candidate)
-                    .unwrap_or_else(|_| agent_tool::path::normalize_path(&candidate));
-                if !real.starts_with(&root) || real == root {
-                    continue;
-                }
-                let digest = match std::fs::metadata(&real) {
-                    Err(_) => "absent".to_string(),
-                    Ok(m) if m.is_dir() => "directory".to_string(),
-                    Ok(m) if m.len() > MAX_BYTES => format!("too large to hash: {} bytes", m.len()),
-                    Ok(_) => hash_file(&real),
-                };
-                pinned.insert(real.display().to_string(), Value::String(digest));
+                self.path(&candidate, false);
             }
         }
     }
-    pinned
-}
 
-/// The SHA-256 of a file's content, read in pieces.
-fn hash_file(path: &Path) -> String {
-    use sha2::Digest;
-    use std::io::Read;
-    let mut hasher = sha2::Sha256::new();
-    let mut file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) => return format!("unreadable: {}", e.kind()),
-    };
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => hasher.update(&buf[..n]),
-            Err(e) => return format!("unreadable: {}", e.kind()),
+    /// Pins `candidate`: when it is in the project, or leads out of it
+    /// through a link inside it, or (`reached`) was found in a pinned
+    /// directory.
+    fn path(&mut self, candidate: &Path, reached: bool) {
+        if self.over_budget {
+            return;
+        }
+        let lexical = agent_tool::path::normalize_path(candidate);
+        let inside = |p: &Path| p.starts_with(&self.root) && p != self.root;
+        let real = match std::fs::canonicalize(candidate) {
+            Ok(real) => real,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => lexical.clone(),
+            Err(e) => {
+                if inside(&lexical) || reached {
+                    self.refuse(format!("{}: {e}", self.shown(&lexical)));
+                }
+                return;
+            }
+        };
+        if real == self.root {
+            // The project itself (`.`): its files are not all programs.
+            return;
+        }
+        if !inside(&real) {
+            if !(inside(&lexical) || reached) {
+                // The user's own files, outside the project.
+                return;
+            }
+            if inside(&lexical) {
+                let link = self.shown(&lexical);
+                if !self.pins.links_out.iter().any(|(l, _)| *l == link) {
+                    self.pins.links_out.push((link, real.clone()));
+                }
+            }
+        }
+        let key = real.display().to_string();
+        if self.pins.files.contains_key(&key) {
+            return;
+        }
+        if self.pins.files.len() >= MAX_PINNED_FILES {
+            self.over_budget = true;
+            self.refuse(format!(
+                "more than {MAX_PINNED_FILES} files to pin (the trust budget); {} and later ones are not pinned",
+                self.shown(&lexical)
+            ));
+            return;
+        }
+        let meta = match std::fs::symlink_metadata(&real) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.pins.files.insert(key, Value::from("absent"));
+                return;
+            }
+            Err(e) => {
+                self.refuse(format!("{}: {e}", self.shown(&lexical)));
+                return;
+            }
+            Ok(m) => m,
+        };
+        if meta.is_dir() {
+            self.pins.files.insert(key, Value::from("directory"));
+            self.directory(&real);
+            return;
+        }
+        match self.hash(&real) {
+            Ok(digest) => {
+                self.pins.files.insert(key, Value::from(digest));
+            }
+            Err(why) => self.refuse(format!("{}: {why}", self.shown(&lexical))),
         }
     }
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+
+    /// A directory's entries, pinned in name order: a file added, removed
+    /// or changed in it changes the pins.
+    fn directory(&mut self, dir: &Path) {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) => {
+                self.refuse(format!("{}: {e}", self.shown(dir)));
+                return;
+            }
+        };
+        let mut names: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        names.sort();
+        for name in names {
+            self.path(&name, true);
+        }
+    }
+
+    /// The SHA-256 of the regular file at `real` (canonical: no link to
+    /// follow), opened without blocking on a FIFO, within the byte budget.
+    fn hash(&mut self, real: &Path) -> Result<String, String> {
+        use sha2::Digest;
+        use std::io::Read;
+        let mut file = match agent_tool::regular_file::open_regular(
+            real,
+            agent_tool::regular_file::Links::Refuse,
+        ) {
+            Ok(Some(file)) => file,
+            Ok(None) => return Ok("absent".into()),
+            Err(e) => return Err(e.to_string()),
+        };
+        let len = file.metadata().map_err(|e| e.to_string())?.len();
+        if self.bytes.saturating_add(len) > MAX_PINNED_BYTES {
+            self.over_budget = true;
+            return Err(format!(
+                "more than {} MiB to pin (the trust budget)",
+                MAX_PINNED_BYTES >> 20
+            ));
+        }
+        let mut hasher = sha2::Sha256::new();
+        let mut buf = vec![0u8; 1 << 16];
+        // Read no more than was counted: a file growing now is hashed as it
+        // was, and changes the pin at the next start.
+        let mut left = len;
+        while left > 0 {
+            let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+            match file.read(&mut buf[..want]) {
+                Ok(0) => break,
+                Ok(n) => {
+                    hasher.update(&buf[..n]);
+                    left -= n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        self.bytes += len;
+        Ok(hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect())
+    }
+
+    /// `path` as the user reads it: relative to the project when inside.
+    fn shown(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.root) {
+            Ok(rel) => rel.display().to_string(),
+            Err(_) => path.display().to_string(),
+        }
+    }
 }
 
+/// The words of a shell command line, or the first character that makes
+/// the shell expand something (so its files are not fixed by the text):
+/// `$` and backticks (unquoted or in double quotes), globs, `~`, braces and
+/// backslashes (unquoted). Operators (`;|&()<>`) separate words.
+fn shell_words(line: &str) -> Result<Vec<String>, char> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    for c in line.chars() {
+        match quote {
+            Some('\'') => {
+                if c == '\'' {
+                    quote = None;
+                } else {
+                    word.push(c);
+                }
+            }
+            Some(_) => match c {
+                '"' => quote = None,
+                '$' | '`' | '\\' => return Err(c),
+                _ => word.push(c),
+            },
+            None => match c {
+                '\'' | '"' => {
+                    quote = Some(c);
+                    in_word = true;
+                }
+                '$' | '`' | '\\' | '*' | '?' | '[' | '{' | '~' => return Err(c),
+                c if c.is_whitespace() || ";&|()<>".contains(c) => {
+                    if in_word {
+                        words.push(std::mem::take(&mut word));
+                        in_word = false;
+                    }
+                }
+                _ => {
+                    word.push(c);
+                    in_word = true;
+                }
+            },
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    Ok(words)
+}
+
+/// A project's key in the records: its canonical path.
 fn project_key(project: &Path) -> String {
     canonical(project).to_string_lossy().into_owned()
 }
@@ -409,7 +771,8 @@ pub fn resolve_project_trust(
         .map(String::as_str)
         .collect::<Vec<_>>()
         .join(", ");
-    let state = match store.map(|s| s.state(project, settings.held_back())) {
+    let pins = pins(project, settings.held_back());
+    let state = match store.map(|s| s.state_with(project, settings.held_back(), &pins)) {
         Some(Ok(state)) => state,
         Some(Err(e)) => {
             tracing::warn!("{e}");
@@ -421,22 +784,38 @@ pub fn resolve_project_trust(
         settings.apply_held_back();
         return TrustOutcome::Applied;
     }
-    let why = match state {
+    let mut why = match state {
         TrustState::Changed => {
-            "they, or the project files they run, changed after you trusted this project"
+            "they, or the project files they run, changed after you trusted this project".to_string()
         }
-        _ => "this project is not trusted",
+        TrustState::Outdated => "this project was trusted by an earlier coding-agent, which pinned fewer of the files it runs".to_string(),
+        _ => "this project is not trusted".to_string(),
     };
+    if !pins.unpinnable.is_empty() {
+        // Named in the warning and the question alike: the user must know
+        // why this project is asked about every time.
+        why.push_str(&format!(
+            "; it cannot be trusted for good, so it is asked about each time, because not everything it runs can be pinned: {}",
+            pins.unpinnable.join("; ")
+        ));
+    }
     if let Some(ask) = ask {
         let shown = serde_json::to_string_pretty(&Value::Object(settings.held_back().clone()))
             .unwrap_or_default();
-        let question = format!(
-            "{} wants to run programs outside the sandbox ({why}):\n{shown}\nTrust this project and use these settings?",
+        let mut question = format!(
+            "{} wants to run programs outside the sandbox ({why}):\n{shown}\n",
             file.display()
         );
+        for (link, target) in &pins.links_out {
+            question.push_str(&format!(
+                "{link} is a link out of the project to {} (pinned by its content)\n",
+                target.display()
+            ));
+        }
+        question.push_str("Trust this project and use these settings?");
         if ask(&question) {
             if let Some(store) = store
-                && let Err(e) = store.trust(project, settings.held_back())
+                && let Err(e) = store.trust_pinned(project, settings.held_back(), &pins)
             {
                 tracing::warn!("the trust was not recorded: {e}");
             }
@@ -444,12 +823,16 @@ pub fn resolve_project_trust(
             return TrustOutcome::Applied;
         }
     }
-    TrustOutcome::Ignored {
-        warning: format!(
-            "{}: ignoring {keys}: {why} (review the file, then run `coding-agent trust {}`)",
-            file.display(),
+    let next = if pins.unpinnable.is_empty() {
+        format!(
+            "review the file, then run `coding-agent trust {}`",
             shell_quote(&project.display().to_string())
-        ),
+        )
+    } else {
+        "review the file, then answer the question of an interactive run".to_string()
+    };
+    TrustOutcome::Ignored {
+        warning: format!("{}: ignoring {keys}: {why} ({next})", file.display()),
     }
 }
 
@@ -558,5 +941,186 @@ mod tests {
             store.state(dir.path(), &Map::new()),
             Err(TrustError::Unsafe { .. })
         ));
+    }
+
+    fn held(value: Value) -> Map<String, Value> {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn cannot_pin(store: &TrustStore, project: &Path, held: &Map<String, Value>) -> Vec<String> {
+        match store.state(project, held).unwrap() {
+            TrustState::CannotPin(what) => what,
+            other => panic!("expected CannotPin, got {other:?}"),
+        }
+    }
+
+    /// `${VAR:-srv.sh}` runs `srv.sh`: that file is pinned (not a file
+    /// named by the unexpanded text), so rewriting it asks again.
+    #[test]
+    fn an_expanded_command_pins_the_file_it_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(project.join("srv.sh"), "exit 0\n").unwrap();
+        let store = TrustStore::at(dir.path().join("trust.json"));
+        let held = held(json!({"mcpServers": {"s": {
+            "command": "sh", "args": ["${CODING_AGENT_TEST_UNSET_VAR:-srv.sh}"]
+        }}}));
+        store.trust(&project, &held).unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Trusted);
+        std::fs::write(project.join("srv.sh"), "id > /tmp/pwned\n").unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Changed);
+        // Run through a shell, an expansion the shell makes cannot be
+        // pinned: never trusted, named.
+        let held = held_shell("sh ${SRV:-srv.sh} $SRV");
+        let what = cannot_pin(&store, &project, &held);
+        assert!(what[0].contains("mcpServers.s.args"), "{what:?}");
+        assert!(what[0].contains('$'), "{what:?}");
+        let e = store.trust(&project, &held).unwrap_err();
+        assert!(matches!(e, TrustError::CannotPin { .. }), "{e}");
+        // Without expansion the words are pinned.
+        let held = held_shell("exec sh 'srv.sh'");
+        store.trust(&project, &held).unwrap();
+        std::fs::write(project.join("srv.sh"), "exit 0\n").unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Changed);
+        for line in ["sh $HOME/x", "sh `pwd`/x", "sh *.sh", "sh ~/x", "sh \"$X\""] {
+            assert!(
+                !cannot_pin(&store, &project, &held_shell(line)).is_empty(),
+                "{line}"
+            );
+        }
+        assert_eq!(shell_words("a 'b c';d>e").unwrap(), ["a", "b c", "d", "e"]);
+    }
+
+    fn held_shell(line: &str) -> Map<String, Value> {
+        held(json!({"mcpServers": {"s": {"command": "/bin/sh", "args": ["-c", line]}}}))
+    }
+
+    /// A server's script listed after more documents than the budget:
+    /// the project is not trusted, and the message names the budget.
+    #[test]
+    fn past_the_budget_nothing_is_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        std::fs::create_dir_all(&project).unwrap();
+        let mut args: Vec<String> = (0..260).map(|i| format!("doc{i}.md")).collect();
+        for name in &args {
+            std::fs::write(project.join(name), name).unwrap();
+        }
+        std::fs::write(project.join("srv.sh"), "exit 0\n").unwrap();
+        args.push("srv.sh".into());
+        let store = TrustStore::at(dir.path().join("trust.json"));
+        let held = held(json!({"mcpServers": {"s": {"command": "sh", "args": args}}}));
+        let what = cannot_pin(&store, &project, &held);
+        assert!(what.iter().any(|w| w.contains("256 files")), "{what:?}");
+        assert!(store.trust(&project, &held).is_err());
+        let mut s = Settings::merged(json!({}), json!({"mcpServers": held["mcpServers"]}));
+        match resolve_project_trust(&mut s, &project, Some(&store), None) {
+            TrustOutcome::Ignored { warning } => {
+                assert!(warning.contains("trust budget"), "{warning}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A project extension that is a link out of the project is pinned by
+    /// its target, which the question shows.
+    #[test]
+    fn a_link_out_of_the_project_pins_its_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        std::fs::create_dir_all(project.join(".pi/extensions")).unwrap();
+        let target = dir.path().join("elsewhere-ext");
+        std::fs::write(&target, "#!/bin/sh\nexit 0\n").unwrap();
+        std::os::unix::fs::symlink(&target, project.join(".pi/extensions/ext")).unwrap();
+        let store = TrustStore::at(dir.path().join("trust.json"));
+        let held = held(json!({"extensions": [".pi/extensions/ext"]}));
+        let pinned = pins(&project, &held);
+        assert_eq!(pinned.files.len(), 1, "{pinned:?}");
+        assert_eq!(
+            pinned.links_out,
+            [(
+                ".pi/extensions/ext".to_string(),
+                std::fs::canonicalize(&target).unwrap()
+            )]
+        );
+        store.trust(&project, &held).unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Trusted);
+        std::fs::write(&target, "#!/bin/sh\nid > /tmp/pwned\n").unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Changed);
+        let mut shown = String::new();
+        let mut s = Settings::merged(json!({}), json!({"extensions": [".pi/extensions/ext"]}));
+        let mut no = |q: &str| {
+            shown = q.to_string();
+            false
+        };
+        resolve_project_trust(&mut s, &project, Some(&store), Some(&mut no));
+        assert!(shown.contains(&target.display().to_string()), "{shown}");
+        assert!(
+            shown.contains(".pi/extensions/ext is a link out"),
+            "{shown}"
+        );
+    }
+
+    /// A pinned file replaced by a FIFO is a changed pin, found without
+    /// waiting for a writer.
+    #[test]
+    fn a_fifo_is_not_pinned_and_does_not_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(project.join("srv.sh"), "exit 0\n").unwrap();
+        let store = TrustStore::at(dir.path().join("trust.json"));
+        let held = held(json!({"shellPath": "srv.sh"}));
+        store.trust(&project, &held).unwrap();
+        std::fs::remove_file(project.join("srv.sh")).unwrap();
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            project.join("srv.sh"),
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
+        // (A blocking open would hang here: the test harness's timeout
+        // is the guard; the end-to-end test bounds it explicitly.)
+        let what = cannot_pin(&store, &project, &held);
+        assert!(
+            what[0].contains("srv.sh") && what[0].contains("FIFO"),
+            "{what:?}"
+        );
+    }
+
+    /// A directory a value names is pinned entry by entry.
+    #[test]
+    fn a_named_directory_is_pinned_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        std::fs::create_dir_all(project.join("lib/sub")).unwrap();
+        std::fs::write(project.join("lib/sub/a.py"), "a").unwrap();
+        let store = TrustStore::at(dir.path().join("trust.json"));
+        let held = held(json!({"mcpServers": {"s": {
+            "command": "python3", "args": ["-m", "srv"], "env": {"PYTHONPATH": "lib"}
+        }}}));
+        store.trust(&project, &held).unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Trusted);
+        std::fs::write(project.join("lib/sub/b.py"), "planted").unwrap();
+        assert_eq!(store.state(&project, &held).unwrap(), TrustState::Changed);
+    }
+
+    /// A record written before this pin format is asked about again.
+    #[test]
+    fn an_older_record_is_asked_about_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TrustStore::at(dir.path().join("trust.json"));
+        let held = held(json!({"shellCommandPrefix": "echo ok"}));
+        store.trust(dir.path(), &held).unwrap();
+        let mut records = store.load().unwrap();
+        for record in records.values_mut() {
+            record.as_object_mut().unwrap().remove("pinFormat");
+        }
+        store.save(records).unwrap();
+        assert_eq!(
+            store.state(dir.path(), &held).unwrap(),
+            TrustState::Outdated
+        );
     }
 }

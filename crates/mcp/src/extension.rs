@@ -85,6 +85,9 @@ pub struct ExtensionOptions {
     /// How the project's extensions are started (a sandbox around them);
     /// `None` starts them as they are.
     pub project_launcher: Option<McpLauncher>,
+    /// The directory every extension starts in (the session's project);
+    /// `None` leaves them in this process's working directory.
+    pub working_dir: Option<PathBuf>,
 }
 
 impl Default for ExtensionOptions {
@@ -93,6 +96,7 @@ impl Default for ExtensionOptions {
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             project_launcher: None,
+            working_dir: None,
         }
     }
 }
@@ -168,7 +172,7 @@ pub async fn load_extensions(
                 command: spec.path.display().to_string(),
                 args: Vec::new(),
                 env: BTreeMap::new(),
-                cwd: None,
+                cwd: options.working_dir.clone(),
             },
         );
         config.startup_timeout = options.startup_timeout;

@@ -53,6 +53,7 @@ mod mutation_queue;
 pub mod ops;
 pub mod path;
 pub mod path_filter;
+pub mod regular_file;
 mod render;
 mod restore;
 mod schema;

@@ -16,7 +16,19 @@ impl SessionManager {
     /// # Errors
     /// The file cannot be read or has no session header.
     pub fn open(path: &Path) -> Result<Self, SessionError> {
-        let bytes = std::fs::read(path).map_err(io(path))?;
+        // Without blocking on a FIFO: `--session PATH` may name a file in
+        // a workspace that a command could have replaced.
+        let bytes = agent_tool::regular_file::open_regular(path, Default::default())
+            .and_then(|file| {
+                let mut bytes = Vec::new();
+                if let Some(mut file) = file {
+                    std::io::Read::read_to_end(&mut file, &mut bytes)?;
+                    Ok(bytes)
+                } else {
+                    Err(std::io::Error::from(std::io::ErrorKind::NotFound))
+                }
+            })
+            .map_err(io(path))?;
         Self::parse(path, &bytes)
     }
 

@@ -364,32 +364,8 @@ fn parse_oauth(value: &Value) -> Result<crate::oauth::McpOAuthConfig, String> {
     Ok(out)
 }
 
-/// `${VAR}` and `${VAR:-default}` replaced by the environment's values.
+/// `${VAR}` and `${VAR:-default}` replaced by the environment's values
+/// (the one expansion trust pins by: [`coding_agent::env_vars::expand`]).
 fn expand_env(text: &str) -> Result<String, String> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let Some(end) = after.find('}') else {
-            return Err(format!("unclosed ${{ in {text:?}"));
-        };
-        let inner = &after[..end];
-        let (var, default) = match inner.split_once(":-") {
-            Some((v, d)) => (v, Some(d)),
-            None => (inner, None),
-        };
-        match (std::env::var(var), default) {
-            (Ok(value), _) => out.push_str(&value),
-            (Err(_), Some(d)) => out.push_str(d),
-            (Err(_), None) => {
-                return Err(format!(
-                    "environment variable {var} is not set (write ${{{var}:-default}} for a default)"
-                ));
-            }
-        }
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
+    coding_agent::env_vars::expand(text).map_err(|e| e.to_string())
 }
