@@ -65,7 +65,10 @@ pub fn kind_name(file_type: std::fs::FileType) -> &'static str {
 /// The file cannot be opened, or is not a regular file (with
 /// [`Links::Refuse`], a link is refused by the kernel: `ELOOP`).
 pub fn open_regular(path: &Path, links: Links) -> io::Result<Option<File>> {
-    let mut flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::CLOEXEC;
+    // `NOCTTY`: a terminal device planted under the name never becomes
+    // the agent's controlling terminal on the way to being refused.
+    let mut flags =
+        rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::CLOEXEC | rustix::fs::OFlags::NOCTTY;
     if links == Links::Refuse {
         flags |= rustix::fs::OFlags::NOFOLLOW;
     }

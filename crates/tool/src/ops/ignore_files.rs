@@ -23,6 +23,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use ignore::Match;
+
+use crate::regular_file::Links;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 /// Git refuses ignore files larger than this (100 MiB); so do we.
@@ -125,30 +127,21 @@ fn add_file(builder: &mut GitignoreBuilder, file: &Path) -> bool {
 /// The content of the ignore file at `path`, or `None` when there is none
 /// or it is not one we read (see the module docs).
 pub(crate) fn read_ignore_file(path: &Path) -> Option<Vec<u8>> {
-    use rustix::fs::{Mode, OFlags};
-    let fd = match rustix::fs::open(
-        path,
-        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NOCTTY,
-        Mode::empty(),
-    ) {
-        Ok(fd) => fd,
-        Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => return None,
+    let file = match crate::regular_file::open_regular(path, Links::Refuse) {
+        Ok(file) => file?,
         Err(e) => {
             tracing::debug!(path = %path.display(), error = %e, "ignore file skipped");
             return None;
         }
     };
-    let stat = rustix::fs::fstat(&fd).ok()?;
-    let kind = rustix::fs::FileType::from_raw_mode(stat.st_mode);
-    let size = u64::try_from(stat.st_size).unwrap_or(u64::MAX);
-    if kind != rustix::fs::FileType::RegularFile || size > MAX_IGNORE_FILE_BYTES {
-        tracing::debug!(path = %path.display(), ?kind, size, "ignore file skipped: not a regular file of at most 100 MiB");
+    let size = file.metadata().ok()?.len();
+    if size > MAX_IGNORE_FILE_BYTES {
+        tracing::debug!(path = %path.display(), size, "ignore file skipped: over 100 MiB");
         return None;
     }
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     // The file may grow after the check: never read past the limit.
-    std::fs::File::from(fd)
-        .take(MAX_IGNORE_FILE_BYTES)
+    file.take(MAX_IGNORE_FILE_BYTES)
         .read_to_end(&mut bytes)
         .ok()?;
     Some(bytes)
