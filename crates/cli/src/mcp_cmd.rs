@@ -40,11 +40,7 @@ pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
     // sandbox decided here (workspace-write by default, where it can be had).
     let remote = match &args.remote.remote {
         Some(uri) => {
-            let connected = match crate::sandbox::spec(&settings, args.sandbox, true) {
-                Ok(spec) => crate::remote::connect(uri, &args.remote, spec).await,
-                Err(e) => Err(e),
-            };
-            match connected {
+            match crate::remote::connect(uri, &args.remote, &settings, args.sandbox, true).await {
                 Ok(r) => Some(r),
                 Err(e) => {
                     eprintln!("coding-agent mcp: {e}");

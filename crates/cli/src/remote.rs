@@ -6,21 +6,24 @@ use std::path::{Path, PathBuf};
 use agent_remote::helper::{HelperConfig, HelperRefusal};
 use agent_remote::protocol::Start;
 use agent_remote::{Remote, RemoteOptions, RemoteTarget};
-use agent_sandbox::{SandboxLayer, SandboxMode, SandboxSpec};
+use agent_sandbox::{SandboxLayer, SandboxMode};
 use coding_agent::Settings;
 use coding_agent::permissions::PermissionRules;
 use tools_builtin::ToolSet;
 
 /// Connects to `uri`, offering this binary as the helper to upload. The
-/// helper applies `sandbox` (this machine's settings and flags, see
-/// [`crate::sandbox::spec`]), tightened by the remote's settings, or
-/// refuses; only a default mode nobody chose may give way to none there,
-/// with a warning.
+/// helper applies the sandbox of this machine's `settings` and `flag` (see
+/// [`crate::sandbox::spec`]; `confine_if_possible` for the MCP server),
+/// tightened by the remote's settings, or refuses; only a default mode
+/// nobody chose may give way to none there, with a warning.
 pub async fn connect(
     uri: &str,
     args: &crate::args::RemoteArgs,
-    sandbox: SandboxSpec,
+    settings: &Settings,
+    flag: Option<SandboxMode>,
+    confine_if_possible: bool,
 ) -> Result<Remote, String> {
+    let sandbox = crate::sandbox::spec(settings, flag, confine_if_possible)?;
     let target = RemoteTarget::parse(uri).map_err(|e| e.to_string())?;
     let mut options = RemoteOptions::default().ssh_options(args.ssh_options.clone());
     if let Ok(exe) = std::env::current_exe() {

@@ -256,11 +256,7 @@ pub async fn run(args: RunArgs) -> i32 {
     // The sandbox this machine's settings and flags decide travels there.
     let remote = match &remote_uri {
         Some(uri) => {
-            let connected = match crate::sandbox::spec(&settings, args.sandbox, false) {
-                Ok(spec) => crate::remote::connect(uri, &args.remote, spec).await,
-                Err(e) => Err(e),
-            };
-            match connected {
+            match crate::remote::connect(uri, &args.remote, &settings, args.sandbox, false).await {
                 Ok(r) => Some(r),
                 Err(e) => {
                     eprintln!("coding-agent: {e}");

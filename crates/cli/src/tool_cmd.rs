@@ -127,8 +127,7 @@ async fn remote_and_cwd(
         return Ok((None, resolve_cwd(cwd)?));
     };
     // The sandbox this machine's settings and flags decide travels there.
-    let spec = crate::sandbox::spec(&local_settings()?, sandbox, false).map_err(UsageError)?;
-    let connected = crate::remote::connect(uri, remote, spec)
+    let connected = crate::remote::connect(uri, remote, &local_settings()?, sandbox, false)
         .await
         .map_err(UsageError)?;
     let cwd = crate::remote::remote_dir(&connected, cwd);

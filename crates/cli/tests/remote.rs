@@ -84,17 +84,23 @@ fn exec_uri(p: &Place, uid: u32) -> String {
 }
 
 fn batch(remote: &[&str], cases: &[Value], envs: &[(&str, &str)]) -> Vec<Value> {
-    let input: String = cases.iter().map(|c| format!("{c}\n")).collect();
     let mut cmd = Command::new(bin());
-    cmd.args(["tool", "--batch", "-"])
-        .args(remote)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args(["tool", "--batch", "-"]).args(remote);
     for (k, v) in envs {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().unwrap();
+    results(&run_batch(cmd, cases)).0
+}
+
+/// Runs `cmd` (a `tool --batch -`) with `cases` on its stdin.
+fn run_batch(mut cmd: Command, cases: &[Value]) -> std::process::Output {
+    let input: String = cases.iter().map(|c| format!("{c}\n")).collect();
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     use std::io::Write;
     child
         .stdin
@@ -102,13 +108,18 @@ fn batch(remote: &[&str], cases: &[Value], envs: &[(&str, &str)]) -> Vec<Value> 
         .unwrap()
         .write_all(input.as_bytes())
         .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    child.wait_with_output().unwrap()
+}
+
+/// A successful batch's results, and its stderr.
+fn results(out: &std::process::Output) -> (Vec<Value>, String) {
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "{}\n{stderr}", out.status);
-    String::from_utf8_lossy(&out.stdout)
+    let results = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+        .collect();
+    (results, stderr)
 }
 
 fn text(v: &Value) -> String {
@@ -525,6 +536,33 @@ async fn every_handle_of_a_remote_shares_its_mutation_queue() {
     assert_eq!(*order.lock().unwrap(), ["first done", "second ran"]);
 }
 
+/// An agent run in JSON mode with a scripted model: its
+/// `tool_execution_end` events.
+fn agent_run(agent_dir: &Path, here: &Path, script: &Path, extra: &[&str]) -> Vec<Value> {
+    let out = Command::new(bin())
+        .env("CODING_AGENT_DIR", agent_dir)
+        .arg("--cwd")
+        .arg(here)
+        .arg("--script")
+        .arg(script)
+        .args(["--mode", "json"])
+        .args(extra)
+        .arg("go")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "tool_execution_end")
+        .collect()
+}
+
 #[test]
 fn an_agent_run_records_its_remote_and_continuing_reconnects_there() {
     if !can_switch_users() {
@@ -554,30 +592,7 @@ fn an_agent_run_records_its_remote_and_continuing_reconnects_there() {
             json!({"content": [{"type": "text", "text": "done"}]}),
         ],
     );
-    let run = |script: &Path, extra: &[&str]| {
-        let out = Command::new(bin())
-            .env("CODING_AGENT_DIR", &agent_dir)
-            .arg("--cwd")
-            .arg(&here)
-            .arg("--script")
-            .arg(script)
-            .args(["--mode", "json"])
-            .args(extra)
-            .arg("go")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|v| v["type"] == "tool_execution_end")
-            .collect::<Vec<_>>()
-    };
+    let run = |script: &Path, extra: &[&str]| agent_run(&agent_dir, &here, script, extra);
     let ends = run(&first, &["--remote", &uri]);
     assert_eq!(ends.len(), 2, "{ends:?}");
     assert!(ends.iter().all(|e| e["isError"] == false), "{ends:?}");
@@ -972,32 +987,17 @@ fn batch_with(local: &Local, uri: &str, cases: &[Value]) -> (Vec<Value>, String)
 
 /// [`batch_with`] with more flags.
 fn batch_flags(local: &Local, uri: &str, cases: &[Value], flags: &[&str]) -> (Vec<Value>, String) {
-    let input: String = cases.iter().map(|c| format!("{c}\n")).collect();
-    let mut child = Command::new(bin())
-        .env("CODING_AGENT_DIR", &local.agent_dir)
+    results(&run_batch(local_batch(local, uri, flags), cases))
+}
+
+/// `coding-agent tool --batch -` with `local`'s settings on `uri`.
+fn local_batch(local: &Local, uri: &str, flags: &[&str]) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.env("CODING_AGENT_DIR", &local.agent_dir)
         .current_dir(&local.cwd)
         .args(["tool", "--batch", "-", "--remote", uri])
-        .args(flags)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "{}\n{stderr}", out.status);
-    let results = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    (results, stderr)
+        .args(flags);
+    cmd
 }
 
 /// A `.bashrc` of the other user's, and a bash case that tries to append
@@ -1127,27 +1127,9 @@ fn continuing_a_remote_session_keeps_the_sandbox() {
             ),
         )
         .unwrap();
-        let out = Command::new(bin())
-            .env("CODING_AGENT_DIR", &local.agent_dir)
-            .arg("--cwd")
-            .arg(&local.cwd)
-            .arg("--script")
-            .arg(&script)
-            .args(["--mode", "json"])
-            .args(extra)
-            .arg("go")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .find(|v| v["type"] == "tool_execution_end")
+        agent_run(&local.agent_dir, &local.cwd, &script, extra)
+            .into_iter()
+            .next()
             .unwrap()
     };
     let first = run("first.jsonl", "first-run", &["--remote", &uri]);
@@ -1233,24 +1215,7 @@ fn a_remote_that_cannot_enforce_the_sandbox_is_refused() {
     let uri = format!("{hide}{}'", inner.trim_start_matches("exec:"));
     let uri = format!("exec:{uri}");
     let local = local_with(json!({"sandbox": {"mode": "workspace-write"}}));
-    let input = format!("{case}\n");
-    let mut child = Command::new(bin())
-        .env("CODING_AGENT_DIR", &local.agent_dir)
-        .current_dir(&local.cwd)
-        .args(["tool", "--batch", "-", "--remote", &uri])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = run_batch(local_batch(&local, &uri, &[]), &[case]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
