@@ -41,13 +41,6 @@ pub struct HelperArgs {
     /// Exit 0 if this helper speaks protocol version N, 1 otherwise.
     #[arg(long, value_name = "N")]
     pub accepts: Option<u32>,
-    /// Confine the operations served: off, read-only or workspace-write.
-    #[arg(long, value_name = "MODE", value_parser = crate::sandbox::parse_mode)]
-    pub sandbox: Option<agent_sandbox::SandboxMode>,
-    /// Without --sandbox: workspace-write where this machine can enforce
-    /// it, else unconfined with a warning (what `coding-agent mcp` does).
-    #[arg(long)]
-    pub confine_if_possible: bool,
 }
 
 /// `--remote` and its transport options.

@@ -36,16 +36,18 @@ pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
     };
     // Which tools: the flags and allowedTools, as for the agent; every
     // allowed built-in is served (not only Pi's default active four).
-    // With --remote the tools run there, confined by the helper's sandbox.
+    // With --remote the tools run there, confined by the helper in the
+    // sandbox decided here (workspace-write by default, where it can be had).
     let remote = match &args.remote.remote {
-        Some(uri) => match crate::remote::connect_with(uri, &args.remote, args.sandbox, true).await
-        {
-            Ok(r) => Some(r),
-            Err(e) => {
-                eprintln!("coding-agent mcp: {e}");
-                return 2;
+        Some(uri) => {
+            match crate::remote::connect(uri, &args.remote, &settings, args.sandbox, true).await {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    eprintln!("coding-agent mcp: {e}");
+                    return 2;
+                }
             }
-        },
+        }
         None => None,
     };
     let (tools, cwd) = match &remote {

@@ -3,44 +3,37 @@
 
 use std::path::{Path, PathBuf};
 
+use agent_remote::helper::{HelperConfig, HelperRefusal};
+use agent_remote::protocol::Start;
 use agent_remote::{Remote, RemoteOptions, RemoteTarget};
-use agent_sandbox::SandboxMode;
+use agent_sandbox::{SandboxLayer, SandboxMode};
 use coding_agent::Settings;
 use coding_agent::permissions::PermissionRules;
 use tools_builtin::ToolSet;
 
-/// Connects to `uri`, offering this binary as the helper to upload.
+/// Connects to `uri`, offering this binary as the helper to upload. The
+/// helper applies the sandbox of this machine's `settings` and `flag` (see
+/// [`crate::sandbox::spec`]; `confine_if_possible` for the MCP server),
+/// tightened by the remote's settings, or refuses; only a default mode
+/// nobody chose may give way to none there, with a warning.
 pub async fn connect(
     uri: &str,
     args: &crate::args::RemoteArgs,
-    sandbox: Option<SandboxMode>,
-) -> Result<Remote, String> {
-    connect_with(uri, args, sandbox, false).await
-}
-
-/// [`connect`], asking the helper to confine where it can when no mode is
-/// given (the MCP server's default).
-pub async fn connect_with(
-    uri: &str,
-    args: &crate::args::RemoteArgs,
-    sandbox: Option<SandboxMode>,
+    settings: &Settings,
+    flag: Option<SandboxMode>,
     confine_if_possible: bool,
 ) -> Result<Remote, String> {
+    let sandbox = crate::sandbox::spec(settings, flag, confine_if_possible)?;
     let target = RemoteTarget::parse(uri).map_err(|e| e.to_string())?;
     let mut options = RemoteOptions::default().ssh_options(args.ssh_options.clone());
     if let Ok(exe) = std::env::current_exe() {
         options = options.helper_binary(exe);
     }
-    if let Some(mode) = sandbox {
-        options = options.sandbox(mode.to_string());
-    }
-    let options = options.confine_if_possible(confine_if_possible && sandbox.is_none());
-    let remote = Remote::connect(target, options)
+    let best_effort = !sandbox.is_chosen() && sandbox.mode() != SandboxMode::Off;
+    let remote = Remote::connect(target, options.sandbox(sandbox))
         .await
         .map_err(|e| e.to_string())?;
-    if (sandbox.is_some_and(|m| m != SandboxMode::Off) || confine_if_possible)
-        && remote.hello().sandbox.is_none()
-    {
+    if best_effort && remote.hello().sandbox.is_none() {
         eprintln!(
             "coding-agent: warning: the tools on {} run without the sandbox (it cannot be enforced there)",
             remote.target()
@@ -80,7 +73,8 @@ pub fn tools(
 }
 
 /// `coding-agent helper`: serves the operations of this machine on stdin
-/// and stdout, confined as `--sandbox` and the settings here say.
+/// and stdout, confined as the client's start frame says (this machine's
+/// settings may only tighten it).
 pub async fn helper(args: &crate::args::HelperArgs) -> i32 {
     if let Some(version) = args.accepts {
         return i32::from(version != agent_remote::protocol::PROTOCOL_VERSION);
@@ -92,42 +86,48 @@ pub async fn helper(args: &crate::args::HelperArgs) -> i32 {
             return 2;
         }
     };
-    let mut settings = match Settings::load(&cwd) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("coding-agent helper: cannot use the settings file {e}");
-            return 2;
-        }
-    };
-    crate::trust_cmd::apply(&mut settings, &cwd, false);
-    let (_, policy) =
-        match crate::sandbox::tools(&cwd, &settings, args.sandbox, args.confine_if_possible) {
-            Ok(x) => x,
-            Err(e) => {
-                eprintln!("coding-agent helper: {e}");
-                return 2;
-            }
+    let setup = |start: &Start| -> Result<HelperConfig, HelperRefusal> {
+        let policy = helper_policy(start, &cwd).map_err(HelperRefusal)?;
+        let operations = agent_sandbox::operations(&policy)
+            .map_err(|e| HelperRefusal(format!("sandbox: {e}")))?;
+        // The sandbox's roots are canonical: name the directory the same way.
+        let cwd = if policy.is_on() {
+            agent_tool::path::canonical(&cwd)
+        } else {
+            cwd.clone()
         };
-    let operations = match agent_sandbox::operations(&policy) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("coding-agent helper: sandbox: {e}");
-            return 2;
-        }
+        let mut config = HelperConfig::new(operations, cwd);
+        config.version = env!("CARGO_PKG_VERSION").to_string();
+        config.sandbox_mode = policy.mode;
+        Ok(config)
     };
-    // The sandbox's roots are canonical: name the directory the same way.
-    let cwd = if policy.is_on() {
-        agent_tool::path::canonical(&cwd)
-    } else {
-        cwd
-    };
-    let mut config = agent_remote::helper::HelperConfig::new(operations, cwd);
-    config.version = env!("CARGO_PKG_VERSION").to_string();
-    match agent_remote::helper::serve(tokio::io::stdin(), tokio::io::stdout(), config).await {
+    match agent_remote::helper::serve(tokio::io::stdin(), tokio::io::stdout(), setup).await {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("coding-agent helper: {e}");
             1
         }
     }
+}
+
+/// The policy the helper applies: the client's spec, tightened by this
+/// machine's settings (the user's and the project's, both only tighten),
+/// resolved for `cwd`; a chosen mode this machine cannot enforce is an
+/// error, never no sandbox.
+fn helper_policy(start: &Start, cwd: &Path) -> Result<agent_sandbox::SandboxPolicy, String> {
+    let mut settings =
+        Settings::load(cwd).map_err(|e| format!("cannot use the settings file {e}"))?;
+    crate::trust_cmd::apply(&mut settings, cwd, false);
+    let mut spec = start.sandbox.clone();
+    for (value, source) in [
+        (settings.get("sandbox"), "remote settings"),
+        (settings.project_value("sandbox"), "remote project"),
+    ] {
+        if value.is_some() {
+            let layer = SandboxLayer::from_value(value, source)
+                .map_err(|e| format!("cannot use the settings: {e}"))?;
+            spec.tighten(layer);
+        }
+    }
+    crate::sandbox::resolve(&spec, cwd, true)
 }

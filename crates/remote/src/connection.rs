@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agent_core::CancellationToken;
+use agent_sandbox::SandboxMode;
 use sha2::Digest;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
@@ -16,7 +17,7 @@ use tokio::sync::mpsc;
 
 use crate::protocol::{
     Hello, LINE_PREFIX, MAX_RESPONSE_BODY, Op, PROTOCOL_VERSION, READY_LINE, Reply, Request,
-    Response, read_frame_limited, read_frame_sized, write_frame,
+    Response, Start, read_frame_limited, read_frame_sized, write_frame,
 };
 use crate::{RemoteError, RemoteOptions, RemoteTarget};
 
@@ -189,24 +190,14 @@ impl Connection {
 /// compatible `coding-agent` on PATH, else a cached upload, else ask for
 /// an upload. It is one `{ ... }` group so the shell reads all of it before
 /// running any of it: nothing after it on stdin is taken for script.
-fn bootstrap_script(
-    target: &RemoteTarget,
-    checksum: &str,
-    sandbox: Option<&str>,
-    confine_if_possible: bool,
-) -> String {
+fn bootstrap_script(target: &RemoteTarget, checksum: &str) -> String {
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let cd = match target.path() {
         Some(p) => format!("cd -- {} 2>/dev/null || fail nodir\n", quote(p)),
         None => String::new(),
     };
-    let mut args = match sandbox {
-        Some(mode) => format!("helper --sandbox {}", quote(mode)),
-        None => "helper".to_string(),
-    };
-    if confine_if_possible {
-        args.push_str(" --confine-if-possible");
-    }
+    // The sandbox travels in the Start frame, never on a command line.
+    let args = "helper";
     format!(
         r#"{{
 fail() {{ echo "{LINE_PREFIX}$*"; exit 1; }}
@@ -384,12 +375,7 @@ pub(crate) async fn establish(
         })?,
         None => "none".to_string(),
     };
-    let script = bootstrap_script(
-        target,
-        &checksum,
-        options.sandbox.as_deref(),
-        options.confine_if_possible,
-    );
+    let script = bootstrap_script(target, &checksum);
     let mut stdout = BufReader::new(stdout);
     let start = tokio::time::timeout(
         options.connect_timeout,
@@ -565,35 +551,79 @@ async fn bring_up(
             _ => tracing::debug!(%line, "remote: unknown bootstrap line"),
         }
     }
+    // The helper applies the sandbox this side decided, or refuses.
+    let start = Start {
+        protocol: PROTOCOL_VERSION,
+        sandbox: options.sandbox.clone(),
+    };
+    write_frame(stdin, &start, &[])
+        .await
+        .map_err(|_| closed())?;
+    stdin.flush().await.map_err(|_| closed())?;
     let frame = read_frame_limited::<_, Response>(stdout, MAX_RESPONSE_BODY)
         .await
         .map_err(|e| RemoteError::Protocol {
             detail: format!("no greeting from the helper: {e}"),
         })?;
-    match frame {
+    let hello = match frame {
         Some((
             Response {
                 id: 0,
                 reply: Reply::Hello(hello),
             },
             _,
-        )) if hello.protocol == PROTOCOL_VERSION => Ok(hello),
+        )) if hello.protocol == PROTOCOL_VERSION => hello,
         Some((
             Response {
                 reply: Reply::Hello(hello),
                 ..
             },
             _,
-        )) => Err(RemoteError::Protocol {
-            detail: format!(
-                "the helper speaks protocol {}, this program {PROTOCOL_VERSION}",
-                hello.protocol
+        )) => {
+            return Err(RemoteError::Protocol {
+                detail: format!(
+                    "the helper speaks protocol {}, this program {PROTOCOL_VERSION}",
+                    hello.protocol
+                ),
+            });
+        }
+        Some((
+            Response {
+                reply: Reply::Refused { reason },
+                ..
+            },
+            _,
+        )) => {
+            return Err(RemoteError::Refused {
+                target: target.to_string(),
+                reason: clean(&reason),
+            });
+        }
+        _ => {
+            return Err(RemoteError::Protocol {
+                detail: "the helper's first message is not a greeting".into(),
+            });
+        }
+    };
+    // A helper that says it runs with less than asked is not used.
+    let asked = options.sandbox.mode();
+    if options.sandbox.is_chosen()
+        && asked != SandboxMode::Off
+        && (hello.sandbox_mode < asked || hello.sandbox.is_none())
+    {
+        return Err(RemoteError::Refused {
+            target: target.to_string(),
+            reason: format!(
+                "the helper confines with {} instead of the {asked} sandbox asked for",
+                if hello.sandbox.is_none() {
+                    "nothing".to_string()
+                } else {
+                    format!("mode {}", hello.sandbox_mode)
+                }
             ),
-        }),
-        _ => Err(RemoteError::Protocol {
-            detail: "the helper's first message is not a greeting".into(),
-        }),
+        });
     }
+    Ok(hello)
 }
 
 /// Starts the reader, writer and keep-alive tasks of a ready channel.
@@ -815,10 +845,14 @@ mod tests {
     #[test]
     fn the_script_quotes_the_directory_and_names_the_checksum() {
         let target = RemoteTarget::parse("ssh://h/srv/it's here").unwrap();
-        let script = bootstrap_script(&target, "abc123", Some("workspace-write"), false);
+        let script = bootstrap_script(&target, "abc123");
         assert!(script.contains(r"cd -- '/srv/it'\''s here'"), "{script}");
         assert!(script.contains("coding-agent-abc123"));
-        assert!(script.contains("helper --sandbox 'workspace-write'"));
+        assert!(
+            script.contains("coding-agent helper --accepts 2 "),
+            "{script}"
+        );
+        assert!(script.contains("exec coding-agent helper;"), "{script}");
         assert!(script.starts_with('{') && script.trim_end().ends_with('}'));
     }
 

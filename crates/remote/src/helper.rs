@@ -1,10 +1,12 @@
 //! The helper: the remote end of the channel. It runs the operations it is
 //! asked for on its own machine, with the same [`Operations`] a local tool
-//! set would use (confined by the sandbox when it is on), and answers over
-//! the same channel.
+//! set would use (confined by the sandbox the client asked for), and
+//! answers over the same channel.
 //!
 //! `coding-agent helper` runs [`serve`] on its stdin and stdout; a program
-//! embedding the toolkit can run it on any pair of streams.
+//! embedding the toolkit can run it on any pair of streams. The client's
+//! [`Start`] frame names the sandbox; the caller's set-up function turns it
+//! into the [`HelperConfig`] to serve, or refuses.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -21,9 +23,12 @@ use agent_tool::ops::{
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
+use agent_sandbox::SandboxMode;
+
 use crate::protocol::{
-    Hello, Op, PROTOCOL_VERSION, READY_LINE, Reply, Request, Response, WireDirEntry, WireError,
-    WireExecEnd, WireWalkEntry, kind_name, read_frame, write_frame,
+    Hello, MAX_RESPONSE_BODY, Op, PROTOCOL_VERSION, READY_LINE, Reply, Request, Response, Start,
+    WireDirEntry, WireError, WireExecEnd, WireWalkEntry, kind_name, read_frame, read_frame_limited,
+    write_frame,
 };
 
 /// How many walk entries travel in one frame.
@@ -45,6 +50,9 @@ pub struct HelperConfig {
     pub cwd: PathBuf,
     /// The program version reported to the client.
     pub version: String,
+    /// The mode of the sandbox that confines [`operations`](Self::operations),
+    /// reported to the client.
+    pub sandbox_mode: SandboxMode,
     /// The output files this helper made (the only ones `write_at` writes).
     output_files: Arc<Mutex<OutputFiles>>,
 }
@@ -56,6 +64,7 @@ impl HelperConfig {
             operations,
             cwd: cwd.into(),
             version: env!("CARGO_PKG_VERSION").to_string(),
+            sandbox_mode: SandboxMode::Off,
             output_files: Arc::default(),
         }
     }
@@ -63,21 +72,56 @@ impl HelperConfig {
 
 type Outgoing = mpsc::UnboundedSender<(Response, Vec<u8>)>;
 
+/// Why a helper will not serve as its client asked; the client sees the
+/// text as [`Reply::Refused`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct HelperRefusal(pub String);
+
 /// Serves requests from `input`, answering on `output`, until `input` ends.
-/// Prints [`READY_LINE`] and the greeting first. When the client goes away,
-/// every request still running is cancelled (its commands killed).
+///
+/// Prints [`READY_LINE`], reads the client's [`Start`] frame and hands it
+/// to `setup`, which builds what to serve (the operations confined as the
+/// frame's sandbox says) or refuses; a refusal is sent as
+/// [`Reply::Refused`] and nothing is served. Then the greeting, then
+/// requests. When the client goes away, every request still running is
+/// cancelled (its commands killed).
 ///
 /// # Errors
-/// Only a failure to write the greeting; later I/O errors end the session.
-pub async fn serve<R, W>(input: R, output: W, config: HelperConfig) -> io::Result<()>
+/// Only a failure to write the ready line, the greeting or the refusal;
+/// later I/O errors end the session.
+pub async fn serve<R, W, F>(input: R, output: W, setup: F) -> io::Result<()>
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
+    F: FnOnce(&Start) -> Result<HelperConfig, HelperRefusal>,
 {
     let mut output = output;
+    let mut input = input;
     output
         .write_all(format!("{READY_LINE}\n").as_bytes())
         .await?;
+    output.flush().await?;
+    // The Start frame is small: no body, a bounded header.
+    let start = match read_frame_limited::<_, Start>(&mut input, MAX_RESPONSE_BODY).await {
+        Ok(Some((start, _))) => start,
+        Ok(None) => return Ok(()),
+        Err(e) => {
+            let reason = format!("the client's first frame is not a valid start: {e}");
+            return refuse(&mut output, &reason).await;
+        }
+    };
+    if start.protocol != PROTOCOL_VERSION {
+        let reason = format!(
+            "the client speaks protocol {}, this helper {PROTOCOL_VERSION}",
+            start.protocol
+        );
+        return refuse(&mut output, &reason).await;
+    }
+    let config = match setup(&start) {
+        Ok(config) => config,
+        Err(refusal) => return refuse(&mut output, &refusal.0).await,
+    };
     let hello = Response {
         id: 0,
         reply: Reply::Hello(Hello {
@@ -88,6 +132,7 @@ where
             cwd: config.cwd.clone(),
             home: std::env::home_dir(),
             sandbox: config.operations.processes.sandbox_report(),
+            sandbox_mode: config.sandbox_mode,
         }),
     };
     write_frame(&mut output, &hello, &[]).await?;
@@ -118,7 +163,6 @@ where
 
     let running: Arc<Mutex<HashMap<u64, CancellationToken>>> = Arc::default();
     let mut tasks = tokio::task::JoinSet::new();
-    let mut input = input;
     loop {
         let frame = match read_frame::<_, Request>(&mut input).await {
             Ok(Some(frame)) => frame,
@@ -170,6 +214,18 @@ where
     drop(tx);
     let _ = tokio::time::timeout(WIND_DOWN, writer).await;
     Ok(())
+}
+
+/// Answers the start with a refusal instead of the greeting.
+async fn refuse<W: AsyncWrite + Unpin>(output: &mut W, reason: &str) -> io::Result<()> {
+    let refusal = Response {
+        id: 0,
+        reply: Reply::Refused {
+            reason: reason.to_string(),
+        },
+    };
+    write_frame(output, &refusal, &[]).await?;
+    output.flush().await
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -9,7 +9,10 @@
 //! same fidelity as locally: grep and find walk and search in-process on
 //! the remote (one request each, never one round trip per file), bash's
 //! process tree is killed there on cancel, truncation and spill files
-//! behave as locally, and the helper applies the sandbox on its side.
+//! behave as locally, and the helper applies the sandbox on its side:
+//! the one this side decided ([`RemoteOptions::sandbox`], an
+//! [`agent_sandbox::SandboxSpec`]), which the remote's own settings may
+//! only tighten, or it refuses to start ([`RemoteError::Refused`]).
 //!
 //! - [`RemoteTarget`]: where, as a URI (`ssh://`, `docker://`, `podman://`,
 //!   `kubectl://`, `exec:`).
@@ -49,6 +52,7 @@ pub mod protocol;
 mod remote;
 mod target;
 
+pub use agent_sandbox::{SandboxLayer, SandboxMode, SandboxSpec};
 pub use ops::{RemoteFileOps, RemoteProcessOps};
 pub use remote::{Remote, RemoteOptions};
 pub use target::{ContainerEngine, RemoteTarget, control_dir};
@@ -149,6 +153,15 @@ pub enum RemoteError {
         status: Option<i32>,
         /// Its last words on stderr.
         detail: String,
+    },
+    /// The helper will not serve as asked: above all, the sandbox this side
+    /// decided cannot be enforced there. Nothing runs unconfined instead.
+    #[error("{target}: the helper refused to start: {reason}")]
+    Refused {
+        /// The target.
+        target: String,
+        /// Why, as the helper (or this side's check of its greeting) said.
+        reason: String,
     },
     /// The other side does not speak the protocol.
     #[error("the remote helper misbehaved: {detail}")]

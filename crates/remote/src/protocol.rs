@@ -11,23 +11,29 @@
 //! to client); the body carries file contents and command output untouched,
 //! so they cost no encoding. Requests carry an `id` the client chooses;
 //! every response names the request it belongs to, and responses of
-//! different requests interleave freely: the channel is multiplexed. The
-//! helper's first frame is a [`Response`] with id 0 carrying [`Hello`].
+//! different requests interleave freely: the channel is multiplexed.
+//!
+//! The client's first frame is [`Start`]: the sandbox the helper must
+//! apply, decided by the client. The helper's first frame answers it: a
+//! [`Response`] with id 0 carrying [`Hello`] once that sandbox stands, or
+//! [`Reply::Refused`] (and the helper exits) when it cannot be had there.
 //!
 //! `docs/remote-protocol.md` in the repository describes every message.
 
 use std::io;
 use std::path::PathBuf;
 
+use agent_sandbox::SandboxSpec;
 use agent_tool::ops::{FileMatches, SearchRequest, WriteOutcome};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-/// The protocol version this crate speaks.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// The protocol version this crate speaks. Version 2 added [`Start`]: the
+/// client decides the helper's sandbox.
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The line the helper prints when it is ready for frames.
-pub const READY_LINE: &str = "@@coding-agent ready 1";
+pub const READY_LINE: &str = "@@coding-agent ready 2";
 
 /// The prefix of every text line the bootstrap script prints for the client.
 pub const LINE_PREFIX: &str = "@@coding-agent ";
@@ -43,6 +49,23 @@ pub const MAX_BODY: usize = 1 << 30;
 /// sends more in one frame, and a misbehaving remote cannot make the client
 /// allocate more.
 pub const MAX_RESPONSE_BODY: usize = 64 << 20;
+
+/// The client's first frame, sent once [`READY_LINE`] arrives: what the
+/// helper applies before it serves anything.
+///
+/// The helper resolves [`sandbox`](Self::sandbox) on its machine (relative
+/// paths below its working directory, `~` its user's home), adds its own
+/// settings as layers that may only tighten it, and answers [`Hello`], or
+/// [`Reply::Refused`] when the result cannot be enforced there and the
+/// spec [is chosen](SandboxSpec::is_chosen): never unconfined in its place.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Start {
+    /// The protocol version the client speaks ([`PROTOCOL_VERSION`]).
+    pub protocol: u32,
+    /// The sandbox, as the client's settings and flags decided it.
+    pub sandbox: SandboxSpec,
+}
 
 /// A request from the client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -211,6 +234,9 @@ pub struct Hello {
     pub home: Option<PathBuf>,
     /// What confines its commands (the sandbox report), if anything.
     pub sandbox: Option<serde_json::Value>,
+    /// The mode of the sandbox it applies to files and commands (the
+    /// client's, or stricter).
+    pub sandbox_mode: agent_sandbox::SandboxMode,
 }
 
 /// A directory entry on the wire.
@@ -274,6 +300,13 @@ pub struct WireError {
 pub enum Reply {
     /// The greeting (id 0).
     Hello(Hello),
+    /// Instead of the greeting (id 0): the helper will not serve as the
+    /// [`Start`] frame asked (the sandbox cannot be enforced there, the
+    /// remote's settings are broken, ...), and exits.
+    Refused {
+        /// Why, in words for the user.
+        reason: String,
+    },
     /// Metadata.
     Info {
         /// A regular file.

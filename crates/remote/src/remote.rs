@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+use agent_sandbox::SandboxSpec;
 use agent_tool::{FileMutationQueue, Operations, ToolDefinition, decorate};
 
 use crate::RemoteError;
@@ -24,13 +25,17 @@ pub struct RemoteOptions {
     pub helper_binary: Option<PathBuf>,
     /// Upload the helper when the remote has no compatible one.
     pub upload: bool,
-    /// The sandbox mode the helper applies on the remote side
-    /// (`read-only`, `workspace-write`, `off`); `None`: the helper's default.
-    pub sandbox: Option<String>,
-    /// Without a [`sandbox`](Self::sandbox) mode: confine in workspace-write
-    /// mode where the remote can enforce it (as `coding-agent mcp` does
-    /// locally), else run unconfined with a warning there.
-    pub confine_if_possible: bool,
+    /// The sandbox the helper applies on the remote side, as this side's
+    /// settings and flags decided it: resolved there (relative paths below
+    /// the remote working directory, `~` the remote user's home), tightened
+    /// by the remote's own settings, never widened. When the spec
+    /// [is chosen](SandboxSpec::is_chosen) and names a mode, a remote that
+    /// cannot enforce it refuses ([`RemoteError::Refused`]); a default mode
+    /// ([`SandboxSpec::default_mode`], the MCP server's
+    /// confine-where-possible) gives way to none there, and
+    /// [`Hello::sandbox`](crate::protocol::Hello::sandbox) says so. Default: off, unless the remote's settings
+    /// turn it on.
+    pub sandbox: SandboxSpec,
     /// Share one SSH connection between channels (OpenSSH `ControlMaster`).
     pub multiplex: bool,
     /// Extra OpenSSH options for `ssh://` targets, each passed as `-o OPTION`
@@ -48,8 +53,7 @@ impl Default for RemoteOptions {
         RemoteOptions {
             helper_binary: None,
             upload: true,
-            sandbox: None,
-            confine_if_possible: false,
+            sandbox: SandboxSpec::default(),
             multiplex: true,
             ssh_options: Vec::new(),
             keepalive: Duration::from_secs(15),
@@ -65,15 +69,9 @@ impl RemoteOptions {
         self
     }
 
-    /// The sandbox mode the helper applies.
-    pub fn sandbox(mut self, mode: impl Into<String>) -> Self {
-        self.sandbox = Some(mode.into());
-        self
-    }
-
-    /// Confine where the remote can, when no sandbox mode is given.
-    pub fn confine_if_possible(mut self, on: bool) -> Self {
-        self.confine_if_possible = on;
+    /// The sandbox the helper applies (see [`RemoteOptions::sandbox`]).
+    pub fn sandbox(mut self, spec: SandboxSpec) -> Self {
+        self.sandbox = spec;
         self
     }
 

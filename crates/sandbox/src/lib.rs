@@ -47,8 +47,8 @@ pub use commands::{
 pub use confined::ConfinedFileOps;
 pub use policy::{
     CREDENTIAL_WORDS, DEFAULT_DENY_READ, DEFAULT_SECRET_ENV, EnvFilter, PROTECTED_NAMES,
-    STARTUP_PLACE_VARS, SandboxConfigError, SandboxMode, SandboxPolicy, SandboxSettings,
-    agent_dirs, links_on_the_way,
+    STARTUP_PLACE_VARS, SandboxConfigError, SandboxLayer, SandboxMode, SandboxPolicy,
+    SandboxSettings, SandboxSpec, agent_dirs, links_on_the_way,
 };
 
 /// The local file system and processes confined by `policy` (plain local

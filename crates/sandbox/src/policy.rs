@@ -20,12 +20,17 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use agent_tool::path::{canonical, normalize_path};
 
-/// How much the tools may change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+/// How much the tools may change. Ordered from the loosest to the
+/// strictest; in JSON, its settings spelling (`"workspace-write"`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum SandboxMode {
     /// No confinement (Pi's behaviour).
@@ -469,7 +474,8 @@ impl SandboxPolicy {
 
     /// Resolves the policy for `cwd` from the two settings layers, with `flag` (the
     /// command line's `--sandbox`) in place of the user's `sandbox.mode`,
-    /// and `default_mode` when neither says anything.
+    /// and `default_mode` when neither says anything: the
+    /// [`SandboxSpec`] of [`SandboxSpec::from_settings`], resolved here.
     ///
     /// # Errors
     /// A `sandbox` value of the wrong shape, naming the key: a broken
@@ -480,54 +486,225 @@ impl SandboxPolicy {
         flag: Option<SandboxMode>,
         default_mode: SandboxMode,
     ) -> Result<Self, SandboxConfigError> {
-        let user = settings.user;
-        let project = settings.project;
-        let user_mode = match user.and_then(|u| u.get("mode")) {
-            Some(v) => Some(parse_mode(v, "sandbox.mode")?),
-            None => None,
+        SandboxSpec::from_settings(settings, flag, default_mode)?.resolve(cwd)
+    }
+}
+
+/// One `sandbox` settings object, typed, its paths as written: relative
+/// ones mean the workspace, `~/` the home of the machine it is resolved
+/// on. A layer after the first (a project's, a remote's) may only tighten;
+/// there `additionalDirectories` and `passEnv` are ignored.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SandboxLayer {
+    /// Where the layer comes from, for messages (`project`, `remote settings`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub source: String,
+    /// `sandbox.mode`, if it names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<SandboxMode>,
+    /// `sandbox.roots` (empty: the workspace).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roots: Vec<String>,
+    /// `sandbox.additionalDirectories`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub additional_directories: Vec<String>,
+    /// `sandbox.denyRead`: globs, relative ones below the workspace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny_read: Vec<String>,
+    /// `sandbox.network`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<bool>,
+    /// `sandbox.passEnv`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_env: Vec<String>,
+    /// `sandbox.secretEnv`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secret_env: Vec<String>,
+    /// `sandbox.excludeTmp`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude_tmp: Option<bool>,
+}
+
+impl SandboxLayer {
+    /// The layer a settings file's `sandbox` value gives (none: an empty
+    /// layer); `source` names the file in messages (`project`).
+    ///
+    /// # Errors
+    /// A key of the wrong shape, named.
+    ///
+    /// ```
+    /// use agent_sandbox::{SandboxLayer, SandboxMode};
+    /// let value = serde_json::json!({"mode": "read-only", "denyRead": ["db/**"]});
+    /// let layer = SandboxLayer::from_value(Some(&value), "project").unwrap();
+    /// assert_eq!(layer.mode, Some(SandboxMode::ReadOnly));
+    /// assert_eq!(layer.deny_read, ["db/**"]);
+    /// assert!(SandboxLayer::from_value(Some(&serde_json::json!({"mode": 1})), "").is_err());
+    /// ```
+    pub fn from_value(value: Option<&Value>, source: &str) -> Result<Self, SandboxConfigError> {
+        let label = if source.is_empty() {
+            String::new()
+        } else {
+            format!(" ({source})")
         };
-        let project_mode = match project.and_then(|p| p.get("mode")) {
-            Some(v) => Some(parse_mode(v, "sandbox.mode (project)")?),
-            None => None,
+        let list = |key: &str| strings(value, key, &label);
+        let flag = |key: &str| flag_of_key(value, key, &format!("sandbox.{key}{label}"));
+        Ok(SandboxLayer {
+            source: source.to_string(),
+            mode: match value.and_then(|v| v.get("mode")) {
+                Some(v) => Some(parse_mode(v, &format!("sandbox.mode{label}"))?),
+                None => None,
+            },
+            roots: list("roots")?,
+            additional_directories: list("additionalDirectories")?,
+            deny_read: list("denyRead")?,
+            network: flag("network")?,
+            pass_env: list("passEnv")?,
+            secret_env: list("secretEnv")?,
+            exclude_tmp: flag("excludeTmp")?,
+        })
+    }
+
+    fn label(&self) -> String {
+        if self.source.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", self.source)
+        }
+    }
+}
+
+/// A sandbox policy as decided, before it is resolved on the machine it
+/// confines: the user's layer (the `--sandbox` flag in place of its mode),
+/// the layers that may only tighten it, and the mode when none names one.
+///
+/// This is what travels to a remote helper: its relative paths and `~`
+/// are resolved there, against the remote workspace and the remote user's
+/// home, and the remote's own settings are added as more tighten-only
+/// layers ([`tighten`](Self::tighten)), so they can narrow it but never
+/// widen it.
+///
+/// ```
+/// use agent_sandbox::{SandboxLayer, SandboxMode, SandboxSpec};
+/// let mut spec = SandboxSpec::default();
+/// spec.user.mode = Some(SandboxMode::WorkspaceWrite);
+/// // A remote's settings file trying to switch it off only tightens.
+/// spec.tighten(SandboxLayer { mode: Some(SandboxMode::Off), ..Default::default() });
+/// assert_eq!(spec.mode(), SandboxMode::WorkspaceWrite);
+/// let policy = spec.resolve(std::path::Path::new("/srv/app")).unwrap();
+/// assert_eq!(policy.roots, [std::path::PathBuf::from("/srv/app")]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SandboxSpec {
+    /// The user's layer: global settings, and flags in its place.
+    pub user: SandboxLayer,
+    /// Layers that may only tighten, in order (the project's, a remote's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tightening: Vec<SandboxLayer>,
+    /// The mode when no layer names one (`off`; the MCP server's
+    /// confine-where-possible default is `workspace-write`).
+    #[serde(default)]
+    pub default_mode: SandboxMode,
+}
+
+impl SandboxSpec {
+    /// The spec of the two settings layers: `flag` in place of the user's
+    /// `sandbox.mode`, the project's layer tighten-only, `default_mode`
+    /// when none names a mode.
+    ///
+    /// # Errors
+    /// A `sandbox` value of the wrong shape, naming the key.
+    pub fn from_settings(
+        settings: SandboxSettings<'_>,
+        flag: Option<SandboxMode>,
+        default_mode: SandboxMode,
+    ) -> Result<Self, SandboxConfigError> {
+        let mut user = SandboxLayer::from_value(settings.user, "")?;
+        if flag.is_some() {
+            user.mode = flag;
+        }
+        let mut spec = SandboxSpec {
+            user,
+            tightening: Vec::new(),
+            default_mode,
         };
-        let chosen = flag.is_some() || user_mode.is_some() || project_mode.is_some();
-        let base = flag.or(user_mode).unwrap_or(default_mode);
-        // The project only tightens: the stricter of the two.
-        let mut mode = project_mode.map_or(base, |p| p.max(base));
+        if let Some(project) = settings.project {
+            spec.tighten(SandboxLayer::from_value(Some(project), "project")?);
+        }
+        Ok(spec)
+    }
+
+    /// Adds a layer that may only tighten the policy.
+    pub fn tighten(&mut self, layer: SandboxLayer) {
+        self.tightening.push(layer);
+    }
+
+    /// Whether a flag or a settings layer names the mode (rather than the
+    /// default): such a policy is refused, never weakened, where it cannot
+    /// be had as asked.
+    pub fn is_chosen(&self) -> bool {
+        self.user.mode.is_some() || self.tightening.iter().any(|l| l.mode.is_some())
+    }
+
+    /// The mode: the user's (or the default), made stricter by every
+    /// tightening layer. Resolving may still lower workspace-write to
+    /// read-only where the workspace holds the home directory and no one
+    /// chose the mode.
+    pub fn mode(&self) -> SandboxMode {
+        let base = self.user.mode.unwrap_or(self.default_mode);
+        self.tightening
+            .iter()
+            .filter_map(|l| l.mode)
+            .fold(base, SandboxMode::max)
+    }
+
+    /// The policy for the workspace `cwd` on this machine: relative paths
+    /// below `cwd`, `~` this user's home, the agent directories and the
+    /// default deny globs of this machine.
+    ///
+    /// # Errors
+    /// A tightening layer's root outside the roots before it, or inside a
+    /// protected path; a `secretEnv` pattern that does not compile; a
+    /// chosen workspace-write whose writable roots hold the home directory.
+    pub fn resolve(&self, cwd: &Path) -> Result<SandboxPolicy, SandboxConfigError> {
+        let user = &self.user;
+        let chosen = self.is_chosen();
+        let mut mode = self.mode();
         if mode == SandboxMode::Off {
-            return Ok(Self::off());
+            return Ok(SandboxPolicy::off());
         }
         let home = canonical_home();
         // Relative deny globs are matched against the paths the kernel
         // opens, which never go through a symlink.
         let cwd = &canonical(cwd);
-        let mut policy = Self::new(mode, cwd);
-        let user_roots = strings(user, "roots")?;
-        if !user_roots.is_empty() {
-            policy.roots = user_roots
+        let mut policy = SandboxPolicy::new(mode, cwd);
+        if !user.roots.is_empty() {
+            policy.roots = user
+                .roots
                 .iter()
                 .map(|r| resolve(cwd, r, home.as_deref()))
                 .collect();
         }
-        for extra in strings(user, "additionalDirectories")? {
-            policy.roots.push(resolve(cwd, &extra, home.as_deref()));
+        for extra in &user.additional_directories {
+            policy.roots.push(resolve(cwd, extra, home.as_deref()));
         }
-        // What the user's roots protect stays protected whatever the
-        // project narrows to: a project root of `.git` must not turn the
+        // What the user's roots protect stays protected whatever a later
+        // layer narrows to: a project root of `.git` must not turn the
         // real `.git` into a writable root.
         policy.protect_defaults();
         let users_protected = policy.protected.clone();
-        let project_roots = strings(project, "roots")?;
-        if !project_roots.is_empty() {
+        for layer in self.tightening.iter().filter(|l| !l.roots.is_empty()) {
             // Narrowing only, decided on the directories the kernel will
             // use: a symlink inside the workspace pointing elsewhere is
             // judged by where it points.
             let mut narrowed = Vec::new();
-            for text in &project_roots {
+            for text in &layer.roots {
                 let root = resolve(cwd, text, home.as_deref());
                 if !policy.roots.iter().any(|u| root.starts_with(u)) {
                     return Err(SandboxConfigError(format!(
-                        "sandbox.roots (project) entry {text:?} resolves to {}, outside the user's roots ({})",
+                        "sandbox.roots{} entry {text:?} resolves to {}, outside the user's roots ({})",
+                        layer.label(),
                         root.display(),
                         policy
                             .roots
@@ -539,7 +716,8 @@ impl SandboxPolicy {
                 }
                 if let Some(p) = users_protected.iter().find(|p| root.starts_with(p)) {
                     return Err(SandboxConfigError(format!(
-                        "sandbox.roots (project) entry {text:?} resolves to {}, inside the protected path {}",
+                        "sandbox.roots{} entry {text:?} resolves to {}, inside the protected path {}",
+                        layer.label(),
                         root.display(),
                         p.display()
                     )));
@@ -548,29 +726,24 @@ impl SandboxPolicy {
             }
             policy.roots = narrowed;
         }
-        for source in [user, project] {
-            for glob in strings(source, "denyRead")? {
-                policy
-                    .deny_read
-                    .push(deny_glob(cwd, &glob, home.as_deref()));
+        for layer in std::iter::once(user).chain(&self.tightening) {
+            for glob in &layer.deny_read {
+                policy.deny_read.push(deny_glob(cwd, glob, home.as_deref()));
             }
-            for pattern in strings(source, "secretEnv")? {
-                secret_env_matcher(std::slice::from_ref(&pattern)).map_err(|e| {
+            for pattern in &layer.secret_env {
+                secret_env_matcher(std::slice::from_ref(pattern)).map_err(|e| {
                     SandboxConfigError(format!("sandbox.secretEnv entry {pattern:?}: {e}"))
                 })?;
-                policy.secret_env.push(pattern);
+                policy.secret_env.push(pattern.clone());
             }
         }
-        policy.pass_env = strings(user, "passEnv")?;
-        let user_network = flag_of_key(user, "network", "sandbox.network")?.unwrap_or(false);
-        let project_network =
-            flag_of_key(project, "network", "sandbox.network (project)")?.unwrap_or(true);
-        policy.network = user_network && project_network;
-        // Either file may drop the temp dir; none may add it back.
-        let user_tmp = flag_of_key(user, "excludeTmp", "sandbox.excludeTmp")?.unwrap_or(false);
-        let project_tmp =
-            flag_of_key(project, "excludeTmp", "sandbox.excludeTmp (project)")?.unwrap_or(false);
-        policy.exclude_tmp = user_tmp || project_tmp;
+        policy.pass_env = user.pass_env.clone();
+        policy.network = user.network.unwrap_or(false)
+            && self.tightening.iter().all(|l| l.network.unwrap_or(true));
+        // Any layer may drop the temp dir; none may add it back.
+        policy.exclude_tmp = std::iter::once(user)
+            .chain(&self.tightening)
+            .any(|l| l.exclude_tmp == Some(true));
         // A writable home would let a command plant what runs later outside
         // the sandbox: ~/.bashrc, ~/.gitconfig, ~/.local/bin/git, ...
         // $HOME and the account's home in /etc/passwd (HOME may be elsewhere).
@@ -765,19 +938,23 @@ fn parse_mode(value: &Value, key: &str) -> Result<SandboxMode, SandboxConfigErro
     })
 }
 
-fn strings(source: Option<&Value>, key: &str) -> Result<Vec<String>, SandboxConfigError> {
+fn strings(
+    source: Option<&Value>,
+    key: &str,
+    label: &str,
+) -> Result<Vec<String>, SandboxConfigError> {
     match source.and_then(|s| s.get(key)) {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Array(items)) => items
             .iter()
             .map(|v| {
-                v.as_str()
-                    .map(str::to_string)
-                    .ok_or_else(|| SandboxConfigError(format!("sandbox.{key} must list strings")))
+                v.as_str().map(str::to_string).ok_or_else(|| {
+                    SandboxConfigError(format!("sandbox.{key}{label} must list strings"))
+                })
             })
             .collect(),
         Some(_) => Err(SandboxConfigError(format!(
-            "sandbox.{key} must be a list of strings"
+            "sandbox.{key}{label} must be a list of strings"
         ))),
     }
 }
@@ -881,6 +1058,87 @@ mod tests {
             Some(SandboxMode::Off),
         );
         assert_eq!(p.mode, SandboxMode::ReadOnly);
+    }
+
+    #[test]
+    fn a_spec_travels_as_written_and_resolves_where_it_lands() {
+        let (global, project) = (
+            json!({"sandbox": {"mode": "read-only", "roots": [".", "../lib"], "denyRead": ["secrets/**", "~/.netrc"],
+                               "network": true, "passEnv": ["GH_TOKEN"], "secretEnv": ["CORP_*"], "excludeTmp": true}}),
+            json!({"sandbox": {"denyRead": ["db/*.sqlite"]}}),
+        );
+        let spec = SandboxSpec::from_settings(
+            layers(&global, &project),
+            Some(SandboxMode::WorkspaceWrite),
+            SandboxMode::Off,
+        )
+        .unwrap();
+        // The wire form is JSON with the settings' names, and reads back whole.
+        let wire = serde_json::to_value(&spec).unwrap();
+        assert_eq!(wire["user"]["mode"], "workspace-write");
+        assert_eq!(wire["user"]["denyRead"], json!(["secrets/**", "~/.netrc"]));
+        assert_eq!(wire["tightening"][0]["source"], "project");
+        let back: SandboxSpec = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(back, spec);
+        // A field this side does not know is refused, not ignored.
+        let mut unknown = wire;
+        unknown["user"]["allowEverything"] = json!(true);
+        assert!(serde_json::from_value::<SandboxSpec>(unknown).is_err());
+        // Resolved where it lands: relative paths below that workspace.
+        let p = back.resolve(Path::new("/srv/app")).unwrap();
+        assert_eq!(p.mode, SandboxMode::WorkspaceWrite);
+        assert_eq!(
+            p.roots,
+            [PathBuf::from("/srv/app"), PathBuf::from("/srv/lib")]
+        );
+        for glob in ["/srv/app/secrets/**", "/srv/app/db/*.sqlite"] {
+            assert!(
+                p.deny_read.iter().any(|g| g == glob),
+                "{glob}: {:?}",
+                p.deny_read
+            );
+        }
+        if let Some(home) = canonical_home() {
+            let netrc = format!("{}/.netrc", home.display());
+            assert!(p.deny_read.contains(&netrc), "{:?}", p.deny_read);
+        }
+        assert!(p.network && p.exclude_tmp);
+        assert_eq!(p.pass_env, ["GH_TOKEN"]);
+        assert!(p.secret_env.iter().any(|s| s == "CORP_*"));
+        assert!(p.is_protected(Path::new("/srv/app/.git/config")));
+    }
+
+    #[test]
+    fn a_later_layer_cannot_widen_the_spec() {
+        let mut spec = SandboxSpec::default();
+        spec.user.mode = Some(SandboxMode::WorkspaceWrite);
+        spec.user.exclude_tmp = Some(true);
+        let remote = json!({"mode": "off", "additionalDirectories": ["/"], "network": true,
+                            "passEnv": ["AWS_SECRET"], "excludeTmp": false, "denyRead": ["keys/**"]});
+        spec.tighten(SandboxLayer::from_value(Some(&remote), "remote settings").unwrap());
+        assert_eq!(spec.mode(), SandboxMode::WorkspaceWrite);
+        let p = spec.resolve(Path::new("/srv/app")).unwrap();
+        assert_eq!(p.mode, SandboxMode::WorkspaceWrite);
+        assert_eq!(p.roots, [PathBuf::from("/srv/app")]);
+        assert!(!p.network);
+        assert!(p.pass_env.is_empty());
+        assert!(p.exclude_tmp);
+        assert!(p.deny_read.iter().any(|g| g == "/srv/app/keys/**"));
+        // A root outside is refused, naming the layer.
+        let mut wider = spec.clone();
+        let roots = json!({"roots": ["/"]});
+        wider.tighten(SandboxLayer::from_value(Some(&roots), "remote settings").unwrap());
+        let err = wider.resolve(Path::new("/srv/app")).unwrap_err();
+        assert!(err.0.contains("sandbox.roots (remote settings)"), "{err}");
+        // An unset mode may be switched on by a later layer, never off.
+        let mut off = SandboxSpec::default();
+        let on = json!({"mode": "read-only"});
+        off.tighten(SandboxLayer::from_value(Some(&on), "remote settings").unwrap());
+        assert!(off.is_chosen());
+        assert_eq!(
+            off.resolve(Path::new("/srv/app")).unwrap().mode,
+            SandboxMode::ReadOnly
+        );
     }
 
     #[test]
