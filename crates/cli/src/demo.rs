@@ -57,7 +57,9 @@ fn refusal(dir: &Path, allow_non_empty: bool) -> Option<String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => return Some(format!("cannot use {}: {e}", dir.display())),
     };
-    if entries.next().is_none() {
+    // An empty directory takes the demo as a new one would.
+    let empty = entries.next().is_none();
+    if empty {
         return None;
     }
     if !allow_non_empty {
