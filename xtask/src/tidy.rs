@@ -57,6 +57,16 @@ const PRODUCT_EXCEPTIONS: &[(&str, &str, &str)] = &[
         "shell programs and builtins (`ls`, `grep`, `find`, `read`, `bash`) in the model of the bash language, not tools",
     ),
     (
+        "permissions/deleters.rs",
+        "",
+        "shell programs that delete files (`find -delete`) in the model of the bash language, not tools",
+    ),
+    (
+        "trust.rs",
+        "\"zsh\"",
+        "shell programs (`bash`) whose arguments are command lines, in what trust pins, not tools",
+    ),
+    (
         "permissions/rule.rs",
         "=> RuleKind::",
         "the words of the rule grammar (`Read(...)`, `Edit(...)`, `Bash(...)`)",
