@@ -76,9 +76,11 @@ pub async fn load(
         return LoadedExtensions::default();
     }
     let mut options = ExtensionOptions::default();
-    // Every extension starts in the project, whatever the agent's own
-    // directory (`--cwd` from elsewhere).
+    // A project's extensions start in the project (whatever the agent's own
+    // directory), the user's in the home directory: much runs what it finds
+    // in its working directory, and the project is written by someone else.
     options.working_dir = Some(cwd.to_path_buf());
+    options.user_working_dir = Some(crate::mcp_servers::user_start_dir());
     let known = settings.known();
     options.startup_timeout = seconds(known.extension_startup_timeout_sec, options.startup_timeout);
     options.tool_timeout = seconds(known.extension_tool_timeout_sec, options.tool_timeout);

@@ -5,11 +5,16 @@
 //! the command sandbox when there is one: the sandbox may have changed the
 //! files it runs, so it must not start outside it.
 //!
-//! Every stdio server starts in the session's working directory (`--cwd`),
-//! not in the directory the agent was started from: a server's relative
-//! `cwd` is relative to it too. Trust pinned the project's files, so the
+//! Where a stdio server starts depends on whose it is. A project's server
+//! starts in the session's working directory (`--cwd`), and its relative
+//! `cwd` is relative to it: trust pinned the project's files, so the
 //! project's `sh srv.sh` must run the project's `srv.sh`, never a file of
-//! the same name wherever the agent happened to be started.
+//! the same name wherever the agent happened to be started. The user's own
+//! servers (user settings, `--mcp-config`) start in the user's home
+//! directory, and a relative `cwd` is relative to it: the project is
+//! written by someone else, and much runs what it finds in its working
+//! directory (`python -m`, `npx`, `uv run`, `cargo run`). Every server
+//! learns the session's directory from `CODING_AGENT_CWD`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -21,7 +26,7 @@ use coding_agent::{Settings, ToolDefinition};
 /// The servers of the settings' `mcpServers` and of the `--mcp-config`
 /// files (a later file's server replaces an earlier one of the same name),
 /// each with the agent directory's sign-in tokens, and each stdio server
-/// starting in `project` (see the module docs).
+/// starting in `project` or the user's home (see the module docs).
 pub fn configured(
     files: &[std::path::PathBuf],
     settings: &Settings,
@@ -46,14 +51,23 @@ pub fn configured(
         }
     }
     let tokens = agent_mcp::oauth::TokenStore::in_agent_dir();
+    let from_project = project_server_names(settings);
+    let home = user_start_dir();
     for config in &mut configs {
         config.tokens = tokens.clone();
-        if let agent_mcp::McpTransport::Stdio { cwd, .. } = &mut config.transport {
+        let base = if from_project.contains(&config.name) {
+            project
+        } else {
+            home.as_path()
+        };
+        if let agent_mcp::McpTransport::Stdio { cwd, env, .. } = &mut config.transport {
             // `join` keeps an absolute `cwd` as it is.
             *cwd = Some(match cwd.take() {
-                Some(dir) => project.join(dir),
-                None => project.to_path_buf(),
+                Some(dir) => base.join(dir),
+                None => base.to_path_buf(),
             });
+            env.entry("CODING_AGENT_CWD".into())
+                .or_insert_with(|| project.display().to_string());
         }
     }
     Ok(configs)
@@ -71,11 +85,7 @@ pub async fn connect(
     policy: &SandboxPolicy,
 ) -> Result<Connected, String> {
     let mut configs = configured(files, settings, project)?;
-    let from_project: Vec<String> = settings
-        .applied_project_value("mcpServers")
-        .and_then(|v| v.as_object())
-        .map(|m| m.keys().cloned().collect())
-        .unwrap_or_default();
+    let from_project = project_server_names(settings);
     if policy.is_on() && configs.iter().any(|c| from_project.contains(&c.name)) {
         match SandboxedPrograms::new(policy.clone()) {
             Ok(programs) => {
@@ -104,4 +114,21 @@ pub async fn connect(
         eprintln!("coding-agent: warning: {warning}");
     }
     Ok((connected.tools, Some(connected.updates)))
+}
+
+/// The names of the servers the project's own settings define.
+fn project_server_names(settings: &Settings) -> Vec<String> {
+    settings
+        .applied_project_value("mcpServers")
+        .and_then(|v| v.as_object())
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// Where the user's own programs (MCP servers, extensions) start: the home
+/// directory, a place the project does not write (`/` without one).
+pub fn user_start_dir() -> std::path::PathBuf {
+    std::env::home_dir()
+        .filter(|h| h.is_absolute())
+        .unwrap_or_else(|| std::path::PathBuf::from("/"))
 }

@@ -308,3 +308,65 @@ fn a_fifo_in_place_of_a_pinned_file_does_not_hang_a_start() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The user's own MCP server and extension start in the home directory,
+/// not in the project: `sh srv.sh` of the user's settings never runs a
+/// `srv.sh` an untrusted project planted (as `python -m`, `npx` or
+/// `cargo run` would pick up the project's files). Both learn the
+/// session's directory from `CODING_AGENT_CWD`.
+#[test]
+fn the_users_own_programs_start_outside_the_project() {
+    use std::os::unix::fs::PermissionsExt;
+    let agent = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let marks = tempfile::tempdir().unwrap();
+    let ran = marks.path().join("ran");
+    let seen = marks.path().join("seen");
+    std::fs::write(
+        agent.path().join("settings.json"),
+        json!({"mcpServers": {"mine": {"command": "sh", "args": ["srv.sh"]}}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        home.path().join("srv.sh"),
+        format!("echo home > '{}'\n", ran.display()),
+    )
+    .unwrap();
+    std::fs::write(
+        ws.path().join("srv.sh"),
+        format!("echo project > '{}'\n", ran.display()),
+    )
+    .unwrap();
+    std::fs::create_dir(agent.path().join("extensions")).unwrap();
+    let ext = agent.path().join("extensions/where");
+    std::fs::write(
+        &ext,
+        format!(
+            "#!/bin/sh\necho \"$(pwd -P) $CODING_AGENT_CWD\" > '{}'\n",
+            seen.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&ext, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut command = bin(agent.path());
+    command
+        .env("HOME", home.path())
+        .current_dir(ws.path())
+        .args(["--sandbox", "off", "--list-tools", "--cwd"])
+        .arg(ws.path());
+    // hang guard: a listing takes about a second; 60 s means stuck.
+    let out = output_within(command, std::time::Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&ran).unwrap_or_default().trim(),
+        "home",
+        "{err}"
+    );
+    let home_real = std::fs::canonicalize(home.path()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&seen).unwrap_or_default().trim(),
+        format!("{} {}", home_real.display(), ws.path().display()),
+        "{err}"
+    );
+}

@@ -85,9 +85,14 @@ pub struct ExtensionOptions {
     /// How the project's extensions are started (a sandbox around them);
     /// `None` starts them as they are.
     pub project_launcher: Option<McpLauncher>,
-    /// The directory every extension starts in (the session's project);
-    /// `None` leaves them in this process's working directory.
+    /// The session's working directory: where the project's extensions
+    /// start, and what every extension finds in `CODING_AGENT_CWD`; `None`
+    /// leaves them in this process's working directory.
     pub working_dir: Option<PathBuf>,
+    /// Where the user's own and `-e` extensions start (a directory the
+    /// project does not write, such as the home directory); `None` is
+    /// [`working_dir`](Self::working_dir).
+    pub user_working_dir: Option<PathBuf>,
 }
 
 impl Default for ExtensionOptions {
@@ -97,6 +102,7 @@ impl Default for ExtensionOptions {
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             project_launcher: None,
             working_dir: None,
+            user_working_dir: None,
         }
     }
 }
@@ -171,8 +177,18 @@ pub async fn load_extensions(
             McpTransport::Stdio {
                 command: spec.path.display().to_string(),
                 args: Vec::new(),
-                env: BTreeMap::new(),
-                cwd: options.working_dir.clone(),
+                env: options
+                    .working_dir
+                    .iter()
+                    .map(|d| ("CODING_AGENT_CWD".to_string(), d.display().to_string()))
+                    .collect(),
+                cwd: match spec.source {
+                    ExtensionSource::Project => options.working_dir.clone(),
+                    _ => options
+                        .user_working_dir
+                        .clone()
+                        .or_else(|| options.working_dir.clone()),
+                },
             },
         );
         config.startup_timeout = options.startup_timeout;
