@@ -7,9 +7,12 @@
 //! link to `/dev/zero` would never end. So the walker reads no ignore file
 //! itself; [`IgnoreRules`] reads them, each opened without blocking and
 //! without following a link (as git has done since 2.32), accepted only if
-//! the opened file is a regular one of at most [`MAX_IGNORE_FILE_BYTES`]
-//! (git's own limit). Anything else is skipped with a debug line, and the
-//! directory is still walked.
+//! the opened file is a regular one of at most [`MAX_IGNORE_FILE_BYTES`],
+//! and only while the walk has read less than [`MAX_IGNORE_BYTES_PER_WALK`]
+//! of ignore files in all (a planted tree of many large ones would cost
+//! every search minutes of pattern parsing). Anything else is skipped with a
+//! debug line, and the directory is still walked: a skipped ignore file
+//! shows more files, never fewer.
 //!
 //! The precedence is the `ignore` crate's, so results do not change:
 //! `.rgignore`, then `.ignore`, then `.gitignore`, then the repository's
@@ -20,6 +23,7 @@
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use ignore::Match;
@@ -27,8 +31,14 @@ use ignore::Match;
 use crate::regular_file::Links;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-/// Git refuses ignore files larger than this (100 MiB); so do we.
-pub(crate) const MAX_IGNORE_FILE_BYTES: u64 = 100 * 1024 * 1024;
+/// Ignore files larger than this are skipped. Git allows 100 MiB, but every
+/// grep and find parses the ignore files it meets into globs again, and a
+/// planted file of that size would cost each call minutes; real ones are a
+/// few KiB.
+pub(crate) const MAX_IGNORE_FILE_BYTES: u64 = 256 * 1024;
+
+/// What one walk reads of ignore files in all.
+pub(crate) const MAX_IGNORE_BYTES_PER_WALK: u64 = 4 * 1024 * 1024;
 
 /// The rules one directory contributes.
 #[derive(Default)]
@@ -48,14 +58,18 @@ struct Level {
 impl Level {
     /// Reads the ignore files of `dir`; `None` when it has none and is no
     /// repository root (most directories: nothing to keep).
-    fn read(dir: &Path) -> Option<Arc<Level>> {
+    fn read(dir: &Path, budget: &AtomicU64) -> Option<Arc<Level>> {
         let has_git = std::fs::symlink_metadata(dir.join(".git")).is_ok();
         let level = Level {
-            custom: matcher(dir, &[dir.join(".rgignore")]),
-            ignore: matcher(dir, &[dir.join(".ignore")]),
-            git: matcher(dir, &[dir.join(".gitignore")]),
+            custom: matcher(dir, &[dir.join(".rgignore")], budget),
+            ignore: matcher(dir, &[dir.join(".ignore")], budget),
+            git: matcher(dir, &[dir.join(".gitignore")], budget),
             exclude: if has_git {
-                matcher(dir, &[dir.join(".git").join("info").join("exclude")])
+                matcher(
+                    dir,
+                    &[dir.join(".git").join("info").join("exclude")],
+                    budget,
+                )
             } else {
                 None
             },
@@ -72,15 +86,15 @@ impl Level {
     /// A directory above the walk's root, inside its repository: its
     /// ignore files count as one `.gitignore` (the walk never read them
     /// separately), and the repository root's excludes keep their own rank.
-    fn read_above(dir: &Path, exclude: Option<PathBuf>) -> Option<Arc<Level>> {
+    fn read_above(dir: &Path, exclude: Option<PathBuf>, budget: &AtomicU64) -> Option<Arc<Level>> {
         let files = [
             dir.join(".gitignore"),
             dir.join(".ignore"),
             dir.join(".rgignore"),
         ];
         let level = Level {
-            git: matcher(dir, &files),
-            exclude: exclude.and_then(|file| matcher(dir, &[file])),
+            git: matcher(dir, &files, budget),
+            exclude: exclude.and_then(|file| matcher(dir, &[file], budget)),
             ..Level::default()
         };
         (level.git.is_some() || level.exclude.is_some()).then(|| Arc::new(level))
@@ -89,11 +103,11 @@ impl Level {
 
 /// A matcher rooted at `root` over the readable, regular `files`; `None`
 /// when they hold no pattern.
-fn matcher(root: &Path, files: &[PathBuf]) -> Option<Gitignore> {
+fn matcher(root: &Path, files: &[PathBuf], budget: &AtomicU64) -> Option<Gitignore> {
     let mut builder = GitignoreBuilder::new(root);
     let mut any = false;
     for file in files {
-        any |= add_file(&mut builder, file);
+        any |= add_file(&mut builder, file, budget);
     }
     if !any {
         return None;
@@ -105,10 +119,21 @@ fn matcher(root: &Path, files: &[PathBuf]) -> Option<Gitignore> {
 /// would (a leading BOM dropped, lines that are not UTF-8 skipped), but only
 /// if `file` is a regular file, opened without blocking or following a
 /// link. Whether anything was added.
-fn add_file(builder: &mut GitignoreBuilder, file: &Path) -> bool {
+fn add_file(builder: &mut GitignoreBuilder, file: &Path, budget: &AtomicU64) -> bool {
     let Some(bytes) = read_ignore_file(file) else {
         return false;
     };
+    let len = bytes.len() as u64;
+    // Taken whole or not at all.
+    if budget
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+            left.checked_sub(len)
+        })
+        .is_err()
+    {
+        tracing::debug!(path = %file.display(), "ignore file skipped: the walk read its share of ignore files");
+        return false;
+    }
     let mut added = false;
     for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -136,7 +161,7 @@ pub(crate) fn read_ignore_file(path: &Path) -> Option<Vec<u8>> {
     };
     let size = file.metadata().ok()?.len();
     if size > MAX_IGNORE_FILE_BYTES {
-        tracing::debug!(path = %path.display(), size, "ignore file skipped: over 100 MiB");
+        tracing::debug!(path = %path.display(), size, "ignore file skipped: over 256 KiB");
         return None;
     }
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
@@ -160,25 +185,29 @@ pub(crate) struct IgnoreRules {
     global: Option<Gitignore>,
     /// Each directory of the walk that has rules, read once.
     levels: RwLock<HashMap<PathBuf, Option<Arc<Level>>>>,
+    /// What is left of [`MAX_IGNORE_BYTES_PER_WALK`].
+    budget: AtomicU64,
 }
 
 impl IgnoreRules {
     /// The rules for a walk of `root`, with the user's global git excludes.
     pub(crate) fn new(root: &Path) -> Self {
+        let budget = AtomicU64::new(MAX_IGNORE_FILE_BYTES);
         let global = ignore::gitignore::gitconfig_excludes_path()
-            .and_then(|file| matcher(Path::new(""), &[file]));
+            .and_then(|file| matcher(Path::new(""), &[file], &budget));
         Self::with_global(root, global)
     }
 
     /// The rules for a walk of `root` with `global` as the global excludes.
     fn with_global(root: &Path, global: Option<Gitignore>) -> Self {
+        let budget = AtomicU64::new(MAX_IGNORE_BYTES_PER_WALK);
         let absolute = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
         // Inside a repository the ignore files between its root and the
         // walk's root apply too; outside one, none above the walk's root.
         let above = absolute
             .ancestors()
             .position(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
-            .map(|depth| repository_levels(&absolute, depth))
+            .map(|depth| repository_levels(&absolute, depth, &budget))
             .unwrap_or_default();
         IgnoreRules {
             root: root.to_path_buf(),
@@ -186,6 +215,7 @@ impl IgnoreRules {
             above,
             global,
             levels: RwLock::new(HashMap::new()),
+            budget,
         }
     }
 
@@ -196,7 +226,7 @@ impl IgnoreRules {
         {
             return level.clone();
         }
-        let level = Level::read(dir);
+        let level = Level::read(dir, &self.budget);
         if let Ok(mut levels) = self.levels.write() {
             levels.insert(dir.to_path_buf(), level.clone());
         }
@@ -260,11 +290,11 @@ impl IgnoreRules {
 /// The rules of the directories from `root`'s parent up to the repository
 /// root (`depth` levels above `root`), deepest first; the repository's
 /// `.git/info/exclude` counts with its root.
-fn repository_levels(root: &Path, depth: usize) -> Vec<Arc<Level>> {
+fn repository_levels(root: &Path, depth: usize, budget: &AtomicU64) -> Vec<Arc<Level>> {
     let mut levels = Vec::new();
     for (i, dir) in root.ancestors().skip(1).take(depth).enumerate() {
         let exclude = (i + 1 == depth).then(|| dir.join(".git").join("info").join("exclude"));
-        if let Some(level) = Level::read_above(dir, exclude) {
+        if let Some(level) = Level::read_above(dir, exclude, budget) {
             levels.push(level);
         }
     }
@@ -297,6 +327,37 @@ mod tests {
             read_ignore_file(&dir.path().join(".rgignore")).as_deref(),
             Some("\u{feff}a\r\nb\n".as_bytes())
         );
+    }
+
+    #[test]
+    fn large_ignore_files_are_skipped_within_a_walks_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let big = format!("x*y*z\n#{}\n", "-".repeat(MAX_IGNORE_FILE_BYTES as usize));
+        std::fs::write(root.join(".ignore"), big).unwrap();
+        std::fs::write(root.join(".gitignore"), "*.log\n").unwrap();
+        let rules = IgnoreRules::with_global(root, None);
+        assert!(rules.is_ignored(&root.join("a.log"), 1, false));
+        assert!(
+            !rules.is_ignored(&root.join("xayaz"), 1, false),
+            "the large file is skipped"
+        );
+        // Many files under the size limit share one budget.
+        // One pattern, the rest a comment: the bytes count, not the patterns.
+        let piece = format!(
+            "p*q\n#{}\n",
+            "-".repeat((MAX_IGNORE_FILE_BYTES - 16) as usize)
+        );
+        let count = (MAX_IGNORE_BYTES_PER_WALK / piece.len() as u64) + 2;
+        for i in 0..count {
+            std::fs::create_dir(root.join(format!("d{i}"))).unwrap();
+            std::fs::write(root.join(format!("d{i}/.gitignore")), &piece).unwrap();
+        }
+        let rules = IgnoreRules::with_global(root, None);
+        let read = (0..count)
+            .filter(|i| rules.is_ignored(&root.join(format!("d{i}/pq")), 2, false))
+            .count() as u64;
+        assert!(read < count && read > 0, "{read} of {count}");
     }
 
     #[test]
