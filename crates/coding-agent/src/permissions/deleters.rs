@@ -43,8 +43,28 @@ pub(super) fn deletes_like_rm(words: &[String]) -> Option<&'static str> {
             Some("rsync removes files with --delete or --remove-source-files")
         }
         "git" if git_subcommand(args) == Some("clean") => Some("git clean removes untracked files"),
+        // `git -c alias.x=clean x`: the subcommand is whatever the alias says.
+        "git" if git_defines_alias(args) => Some("git may run clean under an alias it defines"),
         _ => None,
     }
+}
+
+/// Whether a `git` command line defines an alias for itself
+/// (`-c alias.x=...`, `--config-env=alias.x=VAR`).
+fn git_defines_alias(args: &[String]) -> bool {
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        let value = match word.as_str() {
+            "-c" | "--config-env" => words.next().map(String::as_str),
+            w => w
+                .strip_prefix("--config-env=")
+                .or_else(|| w.strip_prefix("-c")),
+        };
+        if value.is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("alias.")) {
+            return true;
+        }
+    }
+    false
 }
 
 /// The subcommand of a `git` command line: its first word that is neither
@@ -86,6 +106,9 @@ mod tests {
             "rsync -a --remove-source-files src/ dst/",
             "git clean -fdx",
             "git -C sub -c core.x=1 clean -f",
+            "git -c alias.x=clean x -fd",
+            "git -c Alias.x=clean -C . x -fd",
+            "git --config-env=alias.x=V x",
         ] {
             assert!(deletes_like_rm(&words(line)).is_some(), "{line}");
         }

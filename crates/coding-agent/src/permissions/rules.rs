@@ -258,7 +258,16 @@ impl PermissionRules {
         // Another program that deletes files as `rm` does (`unlink v`,
         // `find -delete`, `git clean`): while a rule guards `rm`, ask.
         for words in &parts.commands {
-            if let Some(why) = super::deleters::deletes_like_rm(words)
+            // From any later word too, unless the program leaves its
+            // arguments alone: `setpriv unlink v`, `npx unlink v`.
+            let program = words.first().map(|w| basename_of(w)).unwrap_or("");
+            let starts = if super::shell::leaves_arguments_alone(program) {
+                1
+            } else {
+                words.len()
+            };
+            if let Some(why) =
+                (0..starts).find_map(|j| super::deleters::deletes_like_rm(&words[j..]))
                 && let Some(rule) = deny
                     .iter()
                     .chain(ask.iter())

@@ -1923,6 +1923,9 @@ mod differential {
             "find . -name v -delete",
             "find . -maxdepth 1 -name 'v*' -delete",
             "timeout 5 unlink v",
+            "setpriv unlink v",
+            "setpriv find . -name v -delete",
+            "setpriv shred -u v",
             "echo v | xargs unlink",
             "mkdir -p d && rmdir d && unlink v",
         ] {
@@ -1941,6 +1944,10 @@ mod differential {
             "rsync -a --remove-source-files src/ dst/",
             "git clean -fdx",
             "git -C sub clean -f",
+            "setpriv git clean -fd",
+            "npx unlink v",
+            "git -c alias.x=clean x -fd",
+            "git -c alias.x=clean -C . x -fd",
         ] {
             if judge(&[], &["Bash(rm:*)"], command) == Permission::Allow {
                 failures.push(format!("deny Bash(rm:*) let through {command:?}"));
