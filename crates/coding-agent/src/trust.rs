@@ -380,7 +380,18 @@ pub fn pins(project: &Path, held_back: &Map<String, Value>) -> Pins {
     let process_path: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect())
         .unwrap_or_default();
+    // The repository holding the project is written by the same hands:
+    // `../run.sh` from a monorepo's subdirectory is pinned like `./run.sh`.
+    let boundary = root
+        .ancestors()
+        .find(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
+        .unwrap_or(&root)
+        .to_path_buf();
+    // A relative entry of the agent's own PATH is looked up from where each
+    // program starts, not from the agent's own directory.
+    let process_path = relative_to(&process_path, std::slice::from_ref(&root));
     let mut pinner = Pinner {
+        boundary,
         root: root.clone(),
         pins: Pins::default(),
         bytes: 0,
@@ -413,6 +424,19 @@ pub fn pins(project: &Path, held_back: &Map<String, Value>) -> Pins {
     pinner.pins
 }
 
+/// `path`'s entries, a relative one taken from each of `bases`.
+fn relative_to(path: &[PathBuf], bases: &[PathBuf]) -> Vec<PathBuf> {
+    path.iter()
+        .flat_map(|d| {
+            if d.is_relative() {
+                bases.iter().map(|b| b.join(d)).collect()
+            } else {
+                vec![d.clone()]
+            }
+        })
+        .collect()
+}
+
 fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
     match value {
         Value::String(s) => out.push(s),
@@ -429,6 +453,10 @@ const SHELLS: [&str; 9] = [
 ];
 
 struct Pinner {
+    /// The project, or the repository holding it: what it names inside
+    /// this is pinned, what lies outside is the user's.
+    boundary: PathBuf,
+    /// The project: where its programs start.
     root: PathBuf,
     pins: Pins,
     bytes: u64,
@@ -451,7 +479,13 @@ impl Pinner {
         let expand = |v: &Value| v.as_str().and_then(|s| crate::env_vars::expand(s).ok());
         let mut bases = vec![self.root.clone()];
         if let Some(cwd) = server.get("cwd").and_then(expand) {
-            bases.push(self.root.join(cwd));
+            let dir = agent_tool::path::normalize_path(&self.root.join(&cwd));
+            if !dir.starts_with(&self.boundary) {
+                self.refuse(format!(
+                    "mcpServers.{name}.cwd {cwd:?} leads out of the project, so what runs there is not pinned"
+                ));
+            }
+            bases.push(dir);
         }
         let env: Vec<(String, String)> = server
             .get("env")
@@ -467,7 +501,7 @@ impl Pinner {
             Some((_, path)) => std::env::split_paths(path)
                 .flat_map(|d| bases.iter().map(move |b| b.join(&d)))
                 .collect(),
-            None => process_path.to_vec(),
+            None => relative_to(process_path, &bases),
         };
         let command = server.get("command").and_then(expand).unwrap_or_default();
         self.word(&command, &bases, &lookup);
@@ -485,7 +519,13 @@ impl Pinner {
             .flatten()
         {
             let Some(arg) = expand(arg) else { continue };
-            if shell && !arg.starts_with('-') {
+            // Through a wrapper (`env sh -c '...'`, `nice bash -c`) a shell
+            // line is an argument of some other program: anything that reads
+            // like one is taken as one.
+            let reads_like_a_line = arg
+                .chars()
+                .any(|c| c.is_whitespace() || ";&|()<>$`\\*?[{~".contains(c));
+            if (shell && !arg.starts_with('-')) || reads_like_a_line {
                 // A command line or a script: the shell expands it.
                 self.shell_line(&arg, &format!("mcpServers.{name}.args"), &bases, &lookup);
             } else {
@@ -505,6 +545,15 @@ impl Pinner {
     /// they depend on what the shell expands.
     fn shell_line(&mut self, line: &str, key: &str, bases: &[PathBuf], lookup: &[PathBuf]) {
         match shell_words(line) {
+            Ok(words)
+                if words
+                    .iter()
+                    .any(|w| matches!(w.as_str(), "cd" | "pushd" | "popd" | "source" | ".")) =>
+            {
+                self.refuse(format!(
+                    "{key} {line:?}: it changes directory or reads another file, so which files it runs is not fixed"
+                ));
+            }
             Ok(words) => {
                 for word in words {
                     self.word(&word, bases, lookup);
@@ -529,6 +578,19 @@ impl Pinner {
                 continue;
             }
             let mut candidates: Vec<PathBuf> = bases.iter().map(|b| b.join(text)).collect();
+            let climbs = Path::new(text)
+                .components()
+                .any(|c| c == std::path::Component::ParentDir);
+            if climbs
+                && candidates
+                    .iter()
+                    .any(|c| !agent_tool::path::normalize_path(c).starts_with(&self.boundary))
+            {
+                self.refuse(format!(
+                    "{text}: leads out of the project with `..`, so it cannot be pinned"
+                ));
+                continue;
+            }
             if !text.contains('/') {
                 candidates.extend(lookup.iter().map(|d| d.join(text)));
             }
@@ -546,7 +608,7 @@ impl Pinner {
             return;
         }
         let lexical = agent_tool::path::normalize_path(candidate);
-        let inside = |p: &Path| p.starts_with(&self.root) && p != self.root;
+        let inside = |p: &Path| p.starts_with(&self.boundary) && p != self.boundary;
         let real = match std::fs::canonicalize(candidate) {
             Ok(real) => real,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => lexical.clone(),
@@ -557,7 +619,7 @@ impl Pinner {
                 return;
             }
         };
-        if real == self.root {
+        if real == self.root || real == self.boundary {
             // The project itself (`.`): its files are not all programs.
             return;
         }
@@ -998,6 +1060,63 @@ mod tests {
 
     /// A server's script listed after more documents than the budget:
     /// the project is not trusted, and the message names the budget.
+    /// The review's bypasses: a shell line behind a wrapper, a `cd` in a
+    /// shell line, `..` and a server `cwd` out of a monorepo's
+    /// subdirectory. Each file is pinned (a change asks again) or the
+    /// project cannot be pinned at all; none runs unpinned.
+    #[test]
+    fn files_reached_around_the_project_are_pinned_or_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TrustStore::at(dir.path().join("trust.json"));
+        let repo = dir.path().join("mono");
+        let project = repo.join("app");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(project.join("run.sh"), "exit 0\n").unwrap();
+        std::fs::write(repo.join("run.sh"), "exit 0\n").unwrap();
+        // Pinned: changing the file asks again.
+        for (server, file) in [
+            (
+                json!({"command": "env", "args": ["sh", "-c", "sh<run.sh"]}),
+                project.join("run.sh"),
+            ),
+            (json!({"command": "../run.sh"}), repo.join("run.sh")),
+            (
+                json!({"command": "sh", "args": ["run.sh"], "cwd": ".."}),
+                repo.join("run.sh"),
+            ),
+        ] {
+            let pinned = held(json!({"mcpServers": {"s": server.clone()}}));
+            store.trust(&project, &pinned).unwrap();
+            assert_eq!(
+                store.state(&project, &pinned).unwrap(),
+                TrustState::Trusted,
+                "{server}"
+            );
+            std::fs::write(&file, "id > /tmp/pwned\n").unwrap();
+            assert_eq!(
+                store.state(&project, &pinned).unwrap(),
+                TrustState::Changed,
+                "{server}"
+            );
+            std::fs::write(&file, "exit 0\n").unwrap();
+        }
+        // Refused: what they run depends on where the line goes.
+        let pinned = held(
+            json!({"mcpServers": {"s": {"command": "sh", "args": ["-c", "cd .. && sh run.sh"]}}}),
+        );
+        assert!(cannot_pin(&store, &project, &pinned)[0].contains("changes directory"));
+        // Outside any repository, `..` leaves the project: refused.
+        let lone = dir.path().join("lone/app");
+        std::fs::create_dir_all(&lone).unwrap();
+        let pinned = held(json!({"mcpServers": {"s": {"command": "../run.sh"}}}));
+        assert!(cannot_pin(&store, &lone, &pinned)[0].contains("leads out of the project"));
+        let pinned =
+            held(json!({"mcpServers": {"s": {"command": "sh", "args": ["x"], "cwd": "../.."}}}));
+        let why = cannot_pin(&store, &lone, &pinned);
+        assert!(why.iter().any(|w| w.contains(".cwd")), "{why:?}");
+    }
+
     #[test]
     fn past_the_budget_nothing_is_trusted() {
         let dir = tempfile::tempdir().unwrap();
