@@ -360,11 +360,7 @@ fn allows_null(schema: &Value) -> bool {
 
 /// A tool in OpenAI Chat Completions shape.
 pub fn openai_tool(tool: &Tool, strict: bool) -> Value {
-    let parameters = if strict {
-        strict_schema(&tool.parameters)
-    } else {
-        clean_schema(&tool.parameters)
-    };
+    let parameters = openai_parameters(tool, strict);
     let mut function = serde_json::json!({
         "name": tool.name,
         "description": tool.description,
@@ -374,6 +370,17 @@ pub fn openai_tool(tool: &Tool, strict: bool) -> Value {
         function["strict"] = Value::Bool(true);
     }
     serde_json::json!({"type": "function", "function": function})
+}
+
+/// A tool's parameters as OpenAI's APIs (Chat Completions, Responses)
+/// take them: the [`strict_schema`] when sent strict, else the
+/// [`clean_schema`].
+pub fn openai_parameters(tool: &Tool, strict: bool) -> Value {
+    if strict {
+        strict_schema(&tool.parameters)
+    } else {
+        clean_schema(&tool.parameters)
+    }
 }
 
 /// A tool in Anthropic Messages shape; `strict` (see [`sends_strict`])

@@ -95,7 +95,9 @@ impl OpenAiClient {
             );
         }
         if let Some(max) = options.max_tokens {
-            body["max_tokens"] = json!(max);
+            // `max_completion_tokens` unless the model's compat says the
+            // server knows only `max_tokens`.
+            body[model.compat.max_tokens_field.as_str()] = json!(max);
         }
         if let Some(t) = options.temperature {
             body["temperature"] = json!(t);
@@ -241,6 +243,13 @@ struct ChunkUsage {
     completion_tokens: Option<u64>,
     total_tokens: Option<u64>,
     prompt_tokens_details: Option<PromptTokensDetails>,
+    completion_tokens_details: Option<CompletionTokensDetails>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct CompletionTokensDetails {
+    reasoning_tokens: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -249,6 +258,11 @@ struct PromptTokensDetails {
     cached_tokens: Option<u64>,
 }
 
+/// Usage with reasoning tokens counted once. OpenAI counts them inside
+/// `completion_tokens` (its `completion_tokens_details` is a breakdown);
+/// a server whose `total_tokens` shows they were left out of
+/// `completion_tokens` (total = prompt + completion + reasoning) gets
+/// them added to the output.
 fn usage_from(u: &ChunkUsage) -> Usage {
     let prompt = u.prompt_tokens.unwrap_or(0);
     let completion = u.completion_tokens.unwrap_or(0);
@@ -257,12 +271,23 @@ fn usage_from(u: &ChunkUsage) -> Usage {
         .as_ref()
         .and_then(|d| d.cached_tokens)
         .unwrap_or(0);
+    let reasoning = u
+        .completion_tokens_details
+        .as_ref()
+        .and_then(|d| d.reasoning_tokens)
+        .unwrap_or(0);
+    let separate = reasoning > 0 && u.total_tokens == Some(prompt + completion + reasoning);
+    let output = if separate {
+        completion + reasoning
+    } else {
+        completion
+    };
     Usage {
         input: prompt.saturating_sub(cached),
-        output: completion,
+        output,
         cache_read: cached,
         cache_write: 0,
-        total_tokens: u.total_tokens.unwrap_or(prompt + completion),
+        total_tokens: u.total_tokens.unwrap_or(prompt + output),
         cost: Default::default(),
     }
 }
@@ -510,5 +535,55 @@ impl ModelClient for OpenAiClient {
             }
         });
         events
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(v: Value) -> Usage {
+        usage_from(&serde_json::from_value(v).unwrap())
+    }
+
+    #[test]
+    fn reasoning_tokens_are_counted_once() {
+        // OpenAI: reasoning is part of completion_tokens.
+        let u = usage(
+            json!({"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150,
+            "prompt_tokens_details": {"cached_tokens": 40},
+            "completion_tokens_details": {"reasoning_tokens": 30}}),
+        );
+        assert_eq!(
+            (u.input, u.output, u.cache_read, u.total_tokens),
+            (60, 50, 40, 150)
+        );
+        // A server that reports them beside completion_tokens.
+        let u = usage(
+            json!({"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 150,
+            "completion_tokens_details": {"reasoning_tokens": 30}}),
+        );
+        assert_eq!((u.input, u.output, u.total_tokens), (100, 50, 150));
+        // No total: completion as given.
+        let u = usage(json!({"prompt_tokens": 10, "completion_tokens": 5,
+            "completion_tokens_details": {"reasoning_tokens": 3}}));
+        assert_eq!((u.output, u.total_tokens), (5, 15));
+    }
+
+    #[test]
+    fn the_token_limit_field_follows_the_model_compat() {
+        let client = OpenAiClient::new("http://x/v1", None);
+        let options = StreamOptions {
+            max_tokens: Some(100),
+            ..Default::default()
+        };
+        let mut model = Model::new("openai", "gpt-test");
+        let body = client.request_body(&model, &Context::default(), &options);
+        assert_eq!(body["max_completion_tokens"], 100);
+        assert!(body.get("max_tokens").is_none());
+        model.compat.max_tokens_field = crate::MaxTokensField::MaxTokens;
+        let body = client.request_body(&model, &Context::default(), &options);
+        assert_eq!(body["max_tokens"], 100);
+        assert!(body.get("max_completion_tokens").is_none());
     }
 }
