@@ -10,6 +10,8 @@ pub mod corpus;
 pub mod http_server;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "http-server")]
+pub mod openai_responses;
 #[cfg(feature = "process")]
 pub mod process;
 #[cfg(feature = "sshd")]
