@@ -82,6 +82,7 @@ fn usage() -> Usage {
     Usage {
         input: 100,
         cached: 60,
+        cache_write: 10,
         output: 30,
         reasoning: 20,
     }
@@ -99,15 +100,17 @@ async fn text_answer_usage_and_request() {
     assert_eq!(msg.stop_reason, StopReason::Stop, "{:?}", msg.error_message);
     assert_eq!(msg.text(), "Hello!");
     assert_eq!(msg.api.as_deref(), Some("openai-responses"));
-    // input excludes the cached tokens; output includes reasoning once.
+    // input excludes the cached and cache-write tokens; output includes
+    // reasoning once.
     assert_eq!(
         (
             msg.usage.input,
             msg.usage.cache_read,
+            msg.usage.cache_write,
             msg.usage.output,
             msg.usage.total_tokens
         ),
-        (40, 60, 30, 130)
+        (30, 60, 10, 30, 130)
     );
     let ContentBlock::Text(text) = &msg.content[0] else {
         panic!("{:?}", msg.content)

@@ -12,7 +12,7 @@
 //! use test_support::openai_responses::{ResponseScript, Usage};
 //! let reply = ResponseScript::new("resp_1")
 //!     .text("msg_1", &["Hel", "lo"])
-//!     .completed(Usage { input: 10, cached: 0, output: 2, reasoning: 0 });
+//!     .completed(Usage { input: 10, output: 2, ..Usage::default() });
 //! assert_eq!(reply.status, 200);
 //! ```
 
@@ -27,6 +27,8 @@ pub struct Usage {
     pub input: u64,
     /// `input_tokens_details.cached_tokens`.
     pub cached: u64,
+    /// `input_tokens_details.cache_write_tokens`.
+    pub cache_write: u64,
     /// `output_tokens` (reasoning included, as OpenAI counts).
     pub output: u64,
     /// `output_tokens_details.reasoning_tokens`.
@@ -213,7 +215,7 @@ impl ResponseScript {
     pub fn completed(mut self, usage: Usage) -> Reply {
         let usage = json!({
             "input_tokens": usage.input,
-            "input_tokens_details": {"cached_tokens": usage.cached},
+            "input_tokens_details": {"cached_tokens": usage.cached, "cache_write_tokens": usage.cache_write},
             "output_tokens": usage.output,
             "output_tokens_details": {"reasoning_tokens": usage.reasoning},
             "total_tokens": usage.input + usage.output,

@@ -22,8 +22,10 @@
 //! reasoning it never saw), and its ids are reduced to the characters the
 //! API accepts, in the call and in its result alike.
 //!
-//! Usage: `input` is `input_tokens` less the cached ones (`cacheRead`);
-//! `output` is `output_tokens`, which already includes the reasoning tokens.
+//! Usage: `input` is `input_tokens` less the cached ones (`cacheRead`) and
+//! those written to the cache (`cacheWrite`), both of which
+//! `input_tokens_details` counts inside `input_tokens`; `output` is
+//! `output_tokens`, which already includes the reasoning tokens.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -612,6 +614,7 @@ struct ResponseUsage {
 #[serde(default)]
 struct InputTokensDetails {
     cached_tokens: Option<u64>,
+    cache_write_tokens: Option<u64>,
 }
 
 /// An output item (`reasoning`, `message`, `function_call`, others ignored).
@@ -645,17 +648,16 @@ struct SummaryPart {
 fn usage_from(u: &ResponseUsage) -> Usage {
     let input = u.input_tokens.unwrap_or(0);
     let output = u.output_tokens.unwrap_or(0);
-    let cached = u
-        .input_tokens_details
-        .as_ref()
-        .and_then(|d| d.cached_tokens)
-        .unwrap_or(0);
+    let details = u.input_tokens_details.as_ref();
+    let cached = details.and_then(|d| d.cached_tokens).unwrap_or(0);
+    let written = details.and_then(|d| d.cache_write_tokens).unwrap_or(0);
     Usage {
-        input: input.saturating_sub(cached),
+        // `input_tokens_details` is a breakdown of `input_tokens`.
+        input: input.saturating_sub(cached).saturating_sub(written),
         // Reasoning tokens are part of `output_tokens` already.
         output,
         cache_read: cached,
-        cache_write: 0,
+        cache_write: written,
         total_tokens: u.total_tokens.unwrap_or(input + output),
         cost: Default::default(),
     }
