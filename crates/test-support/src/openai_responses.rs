@@ -305,16 +305,11 @@ pub fn check_request(body: &Value) -> Result<(), String> {
     let mut outputs = Vec::new();
     for item in items {
         match item["type"].as_str() {
-            Some("reasoning") => {
-                if !item["encrypted_content"]
-                    .as_str()
-                    .is_some_and(|s| !s.is_empty())
-                {
-                    return Err(format!(
-                        "Item with id '{}' not found. Items are not persisted when `store` is set to false.",
-                        item["id"].as_str().unwrap_or("")
-                    ));
-                }
+            Some("reasoning") if item["encrypted_content"].as_str().is_none_or(str::is_empty) => {
+                return Err(format!(
+                    "Item with id '{}' not found. Items are not persisted when `store` is set to false.",
+                    item["id"].as_str().unwrap_or("")
+                ));
             }
             Some("function_call") => {
                 if let Some(id) = item.get("id")

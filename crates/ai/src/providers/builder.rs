@@ -377,6 +377,10 @@ impl MessageBuilder {
         index
     }
 
+    #[cfg_attr(
+        not(any(feature = "openai", feature = "openai-responses")),
+        allow(dead_code)
+    )]
     pub(crate) fn set_tool_call_identity(
         &mut self,
         index: usize,
