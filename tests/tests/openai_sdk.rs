@@ -9,7 +9,6 @@
 //! (`CI=true`) they fail instead.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use agent_ai::providers::openai_responses::OpenAiResponsesClient;
 use agent_ai::{
@@ -21,17 +20,7 @@ use test_support::http_server::serve;
 use test_support::openai_responses::{Call, ResponseScript, Usage, rate_limited};
 
 fn sdk_available() -> bool {
-    let ok = std::process::Command::new("python3")
-        .args(["-c", "import openai, pydantic"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    test_support::prerequisite(
-        ok,
-        "the OpenAI Python SDK (`import openai` in python3)",
-        "install it with `python3 -m pip install openai`, as .ci/run does before `cargo xtask test-all`",
-    )
+    test_support::python_package("openai, pydantic", "openai")
 }
 
 fn script() -> PathBuf {
@@ -160,11 +149,7 @@ async fn the_sdk_reads_every_event_of_the_fake() {
     );
     assert_eq!(
         summary["failed"],
-        json!([
-            "ResponseFailedEvent",
-            "invalid_prompt",
-            "Too long."
-        ])
+        json!(["ResponseFailedEvent", "invalid_prompt", "Too long."])
     );
     assert_eq!(
         summary["rate_limited"],
@@ -173,16 +158,7 @@ async fn the_sdk_reads_every_event_of_the_fake() {
 }
 
 fn tool_result(id: &str, content: Vec<ContentBlock>) -> Message {
-    Message::ToolResult(ToolResultMessage {
-        tool_call_id: id.into(),
-        tool_name: "read".into(),
-        content,
-        details: Value::Null,
-        usage: None,
-        added_tool_names: Vec::new(),
-        is_error: false,
-        timestamp: 0,
-    })
+    Message::ToolResult(ToolResultMessage::new(id, "read", content))
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -13,7 +13,7 @@ use agent_ai::{
     StopReason, StreamOptions, Tool, ToolResultMessage, complete,
 };
 use futures::StreamExt;
-use serde_json::{Value, json};
+use serde_json::json;
 use test_support::http_server::{Reply, TestServer, serve};
 use test_support::openai_responses::{Call, ResponseScript, Usage, check_request, rate_limited};
 
@@ -56,16 +56,11 @@ fn ctx(messages: Vec<Message>) -> Context {
 }
 
 fn tool_result(id: &str, text: &str) -> Message {
-    Message::ToolResult(ToolResultMessage {
-        tool_call_id: id.into(),
-        tool_name: "read".into(),
-        content: vec![ContentBlock::text(text)],
-        details: Value::Null,
-        usage: None,
-        added_tool_names: Vec::new(),
-        is_error: false,
-        timestamp: 0,
-    })
+    Message::ToolResult(ToolResultMessage::new(
+        id,
+        "read",
+        vec![ContentBlock::text(text)],
+    ))
 }
 
 async fn ask(server: &TestServer, messages: Vec<Message>) -> AssistantMessage {

@@ -149,18 +149,16 @@ pub fn select(
             model.api = "openai-completions".into();
             Arc::new(OpenAiClient::new(base, key).with_idle_timeout(idle))
         }
-        ApiKind::OpenaiResponses => {
-            model.api = agent_ai::providers::openai_responses::API.into();
+        ApiKind::OpenaiResponses | ApiKind::AzureOpenaiResponses => {
+            let client = if api == ApiKind::AzureOpenaiResponses {
+                OpenAiResponsesClient::azure(base, key)
+                    .with_api_version(env("AZURE_OPENAI_API_VERSION"))
+            } else {
+                OpenAiResponsesClient::new(base, key)
+            };
+            model.api = client.api().into();
             model.reasoning = reasons(&model.id);
-            Arc::new(OpenAiResponsesClient::new(base, key).with_idle_timeout(idle))
-        }
-        ApiKind::AzureOpenaiResponses => {
-            model.api = agent_ai::providers::openai_responses::AZURE_API.into();
-            model.reasoning = reasons(&model.id);
-            let client = OpenAiResponsesClient::azure(base, key)
-                .with_api_version(env("AZURE_OPENAI_API_VERSION"))
-                .with_idle_timeout(idle);
-            Arc::new(client)
+            Arc::new(client.with_idle_timeout(idle))
         }
         ApiKind::AnthropicMessages => {
             model.api = "anthropic-messages".into();

@@ -8,7 +8,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::builder::{MessageBuilder, message_stream};
 use super::http::{
-    DEFAULT_IDLE_TIMEOUT, PreparedRequest, RetryPolicy, StreamEnd, http_client, json_body, read_sse,
+    DEFAULT_IDLE_TIMEOUT, ENDED_EARLY, PreparedRequest, RetryPolicy, http_client, json_body,
+    read_events,
 };
 use super::lowering::{anthropic_tool, sends_strict};
 use crate::content::ContentBlock;
@@ -469,25 +470,11 @@ impl ModelClient for AnthropicClient {
                     return;
                 }
             };
-            let mut event_error = None;
-            let end = read_sse(response, idle, &cancel, |event| {
-                match state.event(&event.data) {
-                    Ok(more) => more,
-                    Err(e) => {
-                        event_error = Some(e);
-                        false
-                    }
-                }
-            })
-            .await;
+            let end = read_events(response, idle, &cancel, |event| state.event(&event.data)).await;
             state.close_all();
-            match (event_error, end) {
-                (Some(e), _) => state.b.fail(StopReason::Error, e),
-                (None, StreamEnd::Aborted) => {
-                    state.b.fail(StopReason::Aborted, "Request was aborted")
-                }
-                (None, StreamEnd::Broken(e)) => state.b.fail(StopReason::Error, e),
-                (None, _) if state.done || state.stop.is_some() => {
+            match end {
+                Err((reason, e)) => state.b.fail(reason, e),
+                Ok(_) if state.done || state.stop.is_some() => {
                     let reason = match state.stop.as_deref() {
                         Some("max_tokens") => StopReason::Length,
                         Some("tool_use") => StopReason::ToolUse,
@@ -502,10 +489,7 @@ impl ModelClient for AnthropicClient {
                     };
                     state.b.finish(reason);
                 }
-                (None, _) => state.b.fail(
-                    StopReason::Error,
-                    "Connection lost: the stream ended before the response was complete",
-                ),
+                Ok(_) => state.b.fail(StopReason::Error, ENDED_EARLY),
             }
             debug_assert!(state.b.is_finished());
         });

@@ -401,6 +401,40 @@ pub(crate) async fn read_sse(
     }
 }
 
+/// [`read_sse`] for a provider whose event handler can fail: the events go
+/// to `handle` until it returns `Ok(false)` (the response is complete) or
+/// an error. `Ok` says how a healthy stream ended ([`StreamEnd::Completed`]
+/// or [`StreamEnd::Closed`], the provider decides whether that was too
+/// early); `Err` is the stop reason and message to fail the message with
+/// (the handler's error, a broken connection, cancellation).
+pub(crate) async fn read_events(
+    response: reqwest::Response,
+    idle: Option<Duration>,
+    cancel: &CancellationToken,
+    mut handle: impl FnMut(SseEvent) -> Result<bool, String>,
+) -> Result<StreamEnd, (crate::message::StopReason, String)> {
+    use crate::message::StopReason;
+    let mut failed = None;
+    let end = read_sse(response, idle, cancel, |event| match handle(event) {
+        Ok(more) => more,
+        Err(e) => {
+            failed = Some(e);
+            false
+        }
+    })
+    .await;
+    match (failed, end) {
+        (Some(e), _) => Err((StopReason::Error, e)),
+        (None, StreamEnd::Aborted) => Err((StopReason::Aborted, "Request was aborted".into())),
+        (None, StreamEnd::Broken(e)) => Err((StopReason::Error, e)),
+        (None, end) => Ok(end),
+    }
+}
+
+/// The message of a stream that closed before its final event.
+pub(crate) const ENDED_EARLY: &str =
+    "Connection lost: the stream ended before the response was complete";
+
 /// A shared HTTP client (rustls; connection timeout only, streams may be long).
 pub(crate) fn http_client() -> reqwest::Client {
     super::install_tls_provider();

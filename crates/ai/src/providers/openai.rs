@@ -9,7 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::builder::{MessageBuilder, message_stream};
 use super::http::{
-    DEFAULT_IDLE_TIMEOUT, PreparedRequest, RetryPolicy, StreamEnd, http_client, json_body, read_sse,
+    DEFAULT_IDLE_TIMEOUT, ENDED_EARLY, PreparedRequest, RetryPolicy, StreamEnd, http_client,
+    json_body, read_events,
 };
 use super::lowering::{openai_tool, sends_strict};
 use crate::content::ContentBlock;
@@ -501,37 +502,18 @@ impl ModelClient for OpenAiClient {
                     return;
                 }
             };
-            let mut chunk_error = None;
-            let end = read_sse(response, idle, &cancel, |event| {
-                match state.chunk(&event.data) {
-                    Ok(more) => more,
-                    Err(e) => {
-                        chunk_error = Some(e);
-                        false
-                    }
-                }
-            })
-            .await;
+            let end = read_events(response, idle, &cancel, |event| state.chunk(&event.data)).await;
             state.end_blocks();
             let has_calls = state.b.has_tool_calls();
-            match (chunk_error, end) {
-                (Some(e), _) => state.b.fail(StopReason::Error, e),
-                (None, StreamEnd::Aborted) => {
-                    state.b.fail(StopReason::Aborted, "Request was aborted")
+            match end {
+                Err((reason, e)) => state.b.fail(reason, e),
+                Ok(StreamEnd::Closed) if state.finish.is_none() => {
+                    state.b.fail(StopReason::Error, ENDED_EARLY)
                 }
-                (None, StreamEnd::Broken(e)) => state.b.fail(StopReason::Error, e),
-                (None, StreamEnd::Completed) => {
+                Ok(_) => {
                     let reason = stop_reason(state.finish.as_deref(), has_calls);
                     state.b.finish(reason);
                 }
-                (None, StreamEnd::Closed) if state.finish.is_some() => {
-                    let reason = stop_reason(state.finish.as_deref(), has_calls);
-                    state.b.finish(reason);
-                }
-                (None, _) => state.b.fail(
-                    StopReason::Error,
-                    "Connection lost: the stream ended before the response was complete",
-                ),
             }
         });
         events

@@ -35,7 +35,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::builder::{MessageBuilder, message_stream};
 use super::http::{
-    DEFAULT_IDLE_TIMEOUT, PreparedRequest, RetryPolicy, StreamEnd, http_client, json_body, read_sse,
+    DEFAULT_IDLE_TIMEOUT, ENDED_EARLY, PreparedRequest, RetryPolicy, http_client, json_body,
+    read_events,
 };
 use super::lowering::{openai_parameters, sends_strict};
 use crate::content::ContentBlock;
@@ -977,9 +978,7 @@ impl Stream {
                     .into(),
             ),
             Some(Ending::Incomplete(_)) => Ok(StopReason::Length),
-            None => Err(
-                "Connection lost: the stream ended before the response was complete".into(),
-            ),
+            None => Err(ENDED_EARLY.into()),
         }
     }
 }
@@ -1035,28 +1034,14 @@ impl ModelClient for OpenAiResponsesClient {
                     return;
                 }
             };
-            let mut event_error = None;
-            let end = read_sse(response, idle, &cancel, |event| {
-                match state.event(event.event.as_deref(), &event.data) {
-                    Ok(more) => more,
-                    Err(e) => {
-                        event_error = Some(e);
-                        false
-                    }
-                }
+            let end = read_events(response, idle, &cancel, |event| {
+                state.event(event.event.as_deref(), &event.data)
             })
             .await;
             state.end_blocks();
-            match (event_error, end) {
-                (Some(e), _) => state.b.fail(StopReason::Error, e),
-                (None, StreamEnd::Aborted) => {
-                    state.b.fail(StopReason::Aborted, "Request was aborted")
-                }
-                (None, StreamEnd::Broken(e)) => state.b.fail(StopReason::Error, e),
-                (None, StreamEnd::Completed | StreamEnd::Closed) => match state.outcome() {
-                    Ok(reason) => state.b.finish(reason),
-                    Err(e) => state.b.fail(StopReason::Error, e),
-                },
+            match end.and_then(|_| state.outcome().map_err(|e| (StopReason::Error, e))) {
+                Ok(reason) => state.b.finish(reason),
+                Err((reason, e)) => state.b.fail(reason, e),
             }
         });
         events

@@ -37,16 +37,7 @@ fn call(id: &str) -> ContentBlock {
 }
 
 fn result(id: &str, content: Vec<ContentBlock>) -> Message {
-    Message::ToolResult(ToolResultMessage {
-        tool_call_id: id.into(),
-        tool_name: "read".into(),
-        content,
-        details: Value::Null,
-        usage: None,
-        added_tool_names: Vec::new(),
-        is_error: false,
-        timestamp: 0,
-    })
+    Message::ToolResult(ToolResultMessage::new(id, "read", content))
 }
 
 fn input(model: &Model, messages: Vec<Message>) -> Value {
