@@ -195,57 +195,76 @@ mod tests {
 
     #[test]
     fn the_provider_picks_the_api_unless_api_says() {
+        let azure = "https://r.openai.azure.com/openai/v1";
+        // (flags, api, provider)
+        let cases: [(&[&str], &str, &str); 6] = [
+            (
+                &["--provider", "openai", "--api-key", "k"],
+                "openai-responses",
+                "openai",
+            ),
+            (
+                &["--provider", "openai", "--base-url", "http://l/v1"],
+                "openai-completions",
+                "openai",
+            ),
+            (
+                &[
+                    "--provider",
+                    "openai",
+                    "--base-url",
+                    "http://l/v1",
+                    "--api",
+                    "openai-responses",
+                ],
+                "openai-responses",
+                "openai",
+            ),
+            // --api alone: the provider follows from it.
+            (
+                &["--api", "anthropic-messages", "--base-url", "http://l"],
+                "anthropic-messages",
+                "anthropic",
+            ),
+            (
+                &["--api", "openai-completions", "--api-key", "k"],
+                "openai-completions",
+                "openai",
+            ),
+            (
+                &[
+                    "--api",
+                    "azure-openai-responses",
+                    "--base-url",
+                    azure,
+                    "--api-key",
+                    "k",
+                ],
+                "azure-openai-responses",
+                "azure-openai-responses",
+            ),
+        ];
+        for (flags, api, provider) in cases {
+            let m = chosen(flags).unwrap();
+            assert_eq!(
+                (m.api.as_str(), m.provider.as_str()),
+                (api, provider),
+                "{flags:?}"
+            );
+        }
         let m = chosen(&["--provider", "openai", "--api-key", "k"]).unwrap();
-        assert_eq!(
-            (m.api.as_str(), m.base_url.as_str()),
-            ("openai-responses", OPENAI_BASE_URL)
-        );
-        let m = chosen(&["--provider", "openai", "--base-url", "http://l/v1"]).unwrap();
-        assert_eq!(m.api, "openai-completions");
-        let m = chosen(&[
-            "--provider",
-            "openai",
-            "--base-url",
-            "http://l/v1",
-            "--api",
-            "openai-responses",
-        ])
-        .unwrap();
-        assert_eq!(
-            (m.api.as_str(), m.provider.as_str()),
-            ("openai-responses", "openai")
-        );
-        // --api alone: the provider follows from it.
-        let m = chosen(&[
-            "--api",
-            "anthropic-messages",
-            "--base-url",
-            "http://l",
-            "--model",
-            "m",
-        ])
-        .unwrap();
-        assert_eq!(
-            (m.api.as_str(), m.provider.as_str()),
-            ("anthropic-messages", "anthropic")
-        );
-        let m = chosen(&["--api", "openai-completions", "--api-key", "k"]).unwrap();
-        assert_eq!(m.api, "openai-completions");
+        assert_eq!(m.base_url, OPENAI_BASE_URL);
         let m = chosen(&[
             "--api",
             "azure-openai-responses",
             "--base-url",
-            "https://r.openai.azure.com/openai/v1",
+            azure,
             "--api-key",
             "k",
             "--model",
             "gpt-5-mini",
         ])
         .unwrap();
-        assert_eq!(
-            (m.api.as_str(), m.provider.as_str()),
-            ("azure-openai-responses", "azure-openai-responses")
-        );
         assert!(m.reasoning);
     }
 

@@ -8,8 +8,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::builder::{MessageBuilder, message_stream};
 use super::http::{
-    DEFAULT_IDLE_TIMEOUT, ENDED_EARLY, PreparedRequest, RetryPolicy, http_client, json_body,
-    read_events,
+    DEFAULT_IDLE_TIMEOUT, ENDED_EARLY, PreparedRequest, RetryPolicy, client_settings, http_client,
+    json_body, read_events,
 };
 use super::lowering::{anthropic_tool, sends_strict};
 use crate::content::ContentBlock;
@@ -52,19 +52,7 @@ impl AnthropicClient {
         }
     }
 
-    /// How long the server may stay silent (before the response headers, or
-    /// between two pieces of the body) before the request fails with a
-    /// retryable error; `None` waits forever. Default [`DEFAULT_IDLE_TIMEOUT`].
-    pub fn with_idle_timeout(mut self, idle: Option<std::time::Duration>) -> Self {
-        self.idle_timeout = idle;
-        self
-    }
-
-    /// Sets the retry policy for 429 and 5xx answers.
-    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
-        self
-    }
+    client_settings!();
 
     /// The request body for a context.
     pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {

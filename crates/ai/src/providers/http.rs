@@ -76,6 +76,41 @@ fn seconds(d: Duration) -> String {
     }
 }
 
+/// The builder methods every HTTP client shares, over its `retry` and
+/// `idle_timeout` fields (and with `strict`, its `strict_tools` field).
+macro_rules! client_settings {
+    () => {
+        /// How long the server may stay silent (before the response headers, or
+        /// between two pieces of the body) before the request fails with a
+        /// retryable error; `None` waits forever. Default
+        /// [`DEFAULT_IDLE_TIMEOUT`](crate::providers::DEFAULT_IDLE_TIMEOUT).
+        pub fn with_idle_timeout(mut self, idle: Option<std::time::Duration>) -> Self {
+            self.idle_timeout = idle;
+            self
+        }
+
+        /// Sets the retry policy for 429 and 5xx answers, and how long a
+        /// server may ask to wait ([`RetryPolicy::max_retry_after`](crate::providers::RetryPolicy::max_retry_after)).
+        pub fn with_retry(mut self, retry: crate::providers::RetryPolicy) -> Self {
+            self.retry = retry;
+            self
+        }
+    };
+    (strict) => {
+        $crate::providers::http::client_settings!();
+
+        /// Sends every tool whose schema allows it in OpenAI strict mode, as
+        /// if each asked for [`ConstrainedSampling::prefer`](crate::ConstrainedSampling::prefer).
+        /// Without this, only the tools that ask for constrained sampling are
+        /// sent strict (see [`sends_strict`](crate::providers::lowering::sends_strict)).
+        pub fn with_strict_tools(mut self, strict: bool) -> Self {
+            self.strict_tools = strict;
+            self
+        }
+    };
+}
+pub(crate) use client_settings;
+
 /// How long a model server may stay silent (no response headers, no bytes
 /// of the body) before the request fails: five minutes.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);

@@ -9,8 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::builder::{MessageBuilder, message_stream};
 use super::http::{
-    DEFAULT_IDLE_TIMEOUT, ENDED_EARLY, PreparedRequest, RetryPolicy, StreamEnd, http_client,
-    json_body, read_events,
+    DEFAULT_IDLE_TIMEOUT, ENDED_EARLY, PreparedRequest, RetryPolicy, StreamEnd, client_settings,
+    http_client, json_body, read_events,
 };
 use super::lowering::{openai_tool, sends_strict};
 use crate::content::ContentBlock;
@@ -53,28 +53,7 @@ impl OpenAiClient {
         }
     }
 
-    /// How long the server may stay silent (before the response headers, or
-    /// between two pieces of the body) before the request fails with a
-    /// retryable error; `None` waits forever. Default [`DEFAULT_IDLE_TIMEOUT`].
-    pub fn with_idle_timeout(mut self, idle: Option<std::time::Duration>) -> Self {
-        self.idle_timeout = idle;
-        self
-    }
-
-    /// Sets the retry policy for 429 and 5xx answers.
-    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
-        self
-    }
-
-    /// Sends every tool whose schema allows it in OpenAI strict mode, as
-    /// if each asked for [`ConstrainedSampling::prefer`](crate::ConstrainedSampling::prefer).
-    /// Without this, only the tools that ask for constrained sampling are
-    /// sent strict (see [`sends_strict`]).
-    pub fn with_strict_tools(mut self, strict: bool) -> Self {
-        self.strict_tools = strict;
-        self
-    }
+    client_settings!(strict);
 
     /// The request body for a context (exposed for tests and debugging).
     pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {

@@ -35,8 +35,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::builder::{MessageBuilder, message_stream};
 use super::http::{
-    DEFAULT_IDLE_TIMEOUT, ENDED_EARLY, PreparedRequest, RetryPolicy, http_client, json_body,
-    read_events,
+    DEFAULT_IDLE_TIMEOUT, ENDED_EARLY, PreparedRequest, RetryPolicy, client_settings, http_client,
+    json_body, read_events,
 };
 use super::lowering::{openai_parameters, sends_strict};
 use crate::content::ContentBlock;
@@ -136,26 +136,7 @@ impl OpenAiResponsesClient {
         self
     }
 
-    /// How long the server may stay silent before the request fails with a
-    /// retryable error; `None` waits forever. Default [`DEFAULT_IDLE_TIMEOUT`].
-    pub fn with_idle_timeout(mut self, idle: Option<std::time::Duration>) -> Self {
-        self.idle_timeout = idle;
-        self
-    }
-
-    /// Sets the retry policy for 429 and 5xx answers.
-    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
-        self
-    }
-
-    /// Sends every tool whose schema allows it in strict mode (see
-    /// [`sends_strict`]); without this only the tools that ask for
-    /// constrained sampling are.
-    pub fn with_strict_tools(mut self, strict: bool) -> Self {
-        self.strict_tools = strict;
-        self
-    }
+    client_settings!(strict);
 
     /// The API name this client records on its messages: [`API`] or
     /// [`AZURE_API`].
