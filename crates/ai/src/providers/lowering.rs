@@ -358,6 +358,32 @@ fn allows_null(schema: &Value) -> bool {
     typed_null || in_enum || obj.get("const") == Some(&Value::Null) || in_branch
 }
 
+/// What an API whose tool results hold only text (OpenAI's two) sends for
+/// `result`: its text, or a placeholder when it holds only images, and the
+/// images, which the caller attaches in a user message after it.
+#[cfg_attr(
+    not(any(feature = "openai", feature = "openai-responses")),
+    allow(dead_code)
+)]
+pub(crate) fn tool_result_text_and_images(
+    result: &crate::message::ToolResultMessage,
+) -> (String, Vec<&crate::content::ImageContent>) {
+    let images: Vec<_> = result
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            crate::content::ContentBlock::Image(i) => Some(i),
+            _ => None,
+        })
+        .collect();
+    let text = result.text();
+    if text.is_empty() && !images.is_empty() {
+        ("(see attached image)".to_string(), images)
+    } else {
+        (text, images)
+    }
+}
+
 /// A tool in OpenAI Chat Completions shape.
 pub fn openai_tool(tool: &Tool, strict: bool) -> Value {
     let parameters = openai_parameters(tool, strict);

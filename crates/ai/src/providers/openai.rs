@@ -12,7 +12,7 @@ use super::http::{
     DEFAULT_IDLE_TIMEOUT, ENDED_EARLY, PreparedRequest, RetryPolicy, StreamEnd, client_settings,
     http_client, json_body, read_events,
 };
-use super::lowering::{openai_tool, sends_strict};
+use super::lowering::{openai_tool, sends_strict, tool_result_text_and_images};
 use crate::content::ContentBlock;
 use crate::context::Context;
 use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent};
@@ -141,20 +141,11 @@ fn convert_messages(context: &Context) -> Vec<Value> {
                 out.push(m);
             }
             Message::ToolResult(r) => {
-                let text = r.text();
-                let images: Vec<Value> = r
-                    .content
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Image(i) => Some(image_url(&i.mime_type, &i.data)),
-                        _ => None,
-                    })
+                let (text, images) = tool_result_text_and_images(r);
+                let images: Vec<Value> = images
+                    .into_iter()
+                    .map(|i| image_url(&i.mime_type, &i.data))
                     .collect();
-                let text = if text.is_empty() && !images.is_empty() {
-                    "(see attached image)".to_string()
-                } else {
-                    text
-                };
                 out.push(json!({"role": "tool", "tool_call_id": r.tool_call_id, "content": text}));
                 if !images.is_empty() {
                     // Tool messages cannot carry images: attach them in a user message.

@@ -38,7 +38,7 @@ use super::http::{
     DEFAULT_IDLE_TIMEOUT, ENDED_EARLY, PreparedRequest, RetryPolicy, client_settings, http_client,
     json_body, read_events,
 };
-use super::lowering::{openai_parameters, sends_strict};
+use super::lowering::{openai_parameters, sends_strict, tool_result_text_and_images};
 use crate::content::ContentBlock;
 use crate::context::Context;
 use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent};
@@ -508,20 +508,11 @@ fn convert_input(model: &Model, api: &str, context: &Context) -> Vec<InputItem> 
             Message::ToolResult(r) => {
                 let (call_id, _) = split_call_id(&r.tool_call_id);
                 open_calls.retain(|c| *c != call_id);
-                let text = r.text();
-                let attached: Vec<Part> = r
-                    .content
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Image(i) => Some(input_image(&i.mime_type, &i.data)),
-                        _ => None,
-                    })
+                let (output, attached) = tool_result_text_and_images(r);
+                let attached: Vec<Part> = attached
+                    .into_iter()
+                    .map(|i| input_image(&i.mime_type, &i.data))
                     .collect();
-                let output = if text.is_empty() && !attached.is_empty() {
-                    "(see attached image)".to_string()
-                } else {
-                    text
-                };
                 out.push(InputItem::Built(Item::FunctionCallOutput {
                     call_id,
                     output,
