@@ -57,8 +57,11 @@ fn refusal(dir: &Path, allow_non_empty: bool) -> Option<String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => return Some(format!("cannot use {}: {e}", dir.display())),
     };
-    // An empty directory takes the demo.
-    let _first = entries.next()?;
+    // An empty directory takes the demo as a new one would.
+    let empty = entries.next().is_none();
+    if empty {
+        return None;
+    }
     if !allow_non_empty {
         return Some(format!(
             "{} is not empty; choose a new or empty directory (--allow-non-empty adds the demo files beside what is there, and never overwrites)",
