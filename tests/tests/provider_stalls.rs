@@ -17,6 +17,7 @@ fn one_retry() -> RetryPolicy {
         max_retries: 1,
         initial_delay: Duration::from_millis(10),
         max_delay: Duration::from_millis(10),
+        ..RetryPolicy::default()
     }
 }
 

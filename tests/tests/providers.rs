@@ -19,6 +19,7 @@ fn fast_retry() -> RetryPolicy {
         max_retries: 2,
         initial_delay: Duration::from_millis(10),
         max_delay: Duration::from_millis(50),
+        ..RetryPolicy::default()
     }
 }
 

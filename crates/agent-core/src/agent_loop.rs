@@ -286,6 +286,7 @@ async fn stream_assistant_response(
         cancel: cancel.clone(),
         max_tokens: config.max_tokens,
         temperature: config.temperature,
+        ..Default::default()
     };
     let mut stream = config.client.stream(model, &request, options);
     if config.transform_context.is_none() {

@@ -32,10 +32,11 @@ pub use message::{
     AssistantMessage, Cost, Message, StopReason, ToolResultMessage, Usage, UserContent,
     UserMessage, now_millis,
 };
-pub use model::Model;
+pub use model::{MaxTokensField, Model, ModelCompat};
 pub use partial::{MessageEdit, PartialMessage};
 pub use stream::{
-    AssistantEventStream, AssistantMessageEvent, ModelClient, StreamOptions, complete,
+    AssistantEventStream, AssistantMessageEvent, ModelClient, ReasoningEffort, StreamOptions,
+    complete,
 };
 pub use tool::{ConstrainedSampling, StrictMode, Tool};
 pub use validation::{

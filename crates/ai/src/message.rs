@@ -331,6 +331,32 @@ pub struct ToolResultMessage {
 }
 
 impl ToolResultMessage {
+    /// A successful result of the call `tool_call_id` to `tool_name`,
+    /// stamped now.
+    ///
+    /// ```
+    /// use agent_ai::{ContentBlock, ToolResultMessage};
+    /// let r = ToolResultMessage::new("call_1", "read", vec![ContentBlock::text("hi")]);
+    /// assert!(!r.is_error);
+    /// assert_eq!(r.text(), "hi");
+    /// ```
+    pub fn new(
+        tool_call_id: impl Into<String>,
+        tool_name: impl Into<String>,
+        content: Vec<ContentBlock>,
+    ) -> Self {
+        ToolResultMessage {
+            tool_call_id: tool_call_id.into(),
+            tool_name: tool_name.into(),
+            content,
+            details: Value::Null,
+            usage: None,
+            added_tool_names: Vec::new(),
+            is_error: false,
+            timestamp: now_millis(),
+        }
+    }
+
     /// All text blocks joined with newlines.
     pub fn text(&self) -> String {
         self.content

@@ -35,6 +35,55 @@ pub struct Model {
     /// Default maximum output tokens.
     #[serde(default)]
     pub max_tokens: u64,
+    /// How the server departs from its API's reference behaviour.
+    #[serde(default, skip_serializing_if = "ModelCompat::is_default")]
+    pub compat: ModelCompat,
+}
+
+/// Where a server departs from the reference behaviour of its API (Pi's
+/// `compat` of a model in `models.json`). Defaults are what OpenAI itself
+/// does.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelCompat {
+    /// The Chat Completions field that carries the output-token limit.
+    #[serde(default)]
+    pub max_tokens_field: MaxTokensField,
+}
+
+impl ModelCompat {
+    /// Whether every setting is the default (then it is not serialized).
+    pub fn is_default(&self) -> bool {
+        *self == ModelCompat::default()
+    }
+}
+
+/// The Chat Completions field for the output-token limit.
+///
+/// ```
+/// let f: agent_ai::MaxTokensField = serde_json::from_str(r#""max_tokens""#).unwrap();
+/// assert_eq!(f, agent_ai::MaxTokensField::MaxTokens);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MaxTokensField {
+    /// `max_completion_tokens`: what OpenAI wants (its reasoning models
+    /// refuse `max_tokens`).
+    #[default]
+    #[serde(rename = "max_completion_tokens")]
+    MaxCompletionTokens,
+    /// `max_tokens`: the older name, for servers that know only it.
+    #[serde(rename = "max_tokens")]
+    MaxTokens,
+}
+
+impl MaxTokensField {
+    /// The field's name in the request body.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+            MaxTokensField::MaxTokens => "max_tokens",
+        }
+    }
 }
 
 fn default_input() -> Vec<String> {
@@ -61,6 +110,7 @@ impl Model {
             input: default_input(),
             context_window: 128_000,
             max_tokens: 8_192,
+            compat: ModelCompat::default(),
         }
     }
 

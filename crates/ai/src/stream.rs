@@ -195,6 +195,49 @@ pub struct StreamOptions {
     pub max_tokens: Option<u64>,
     /// Sampling temperature, when the caller wants one.
     pub temperature: Option<f64>,
+    /// How hard a reasoning model should think. `None` leaves it to the
+    /// server. Read by the Responses provider (`reasoning.effort`, sent
+    /// only to a model whose [`Model::reasoning`] is set); the others
+    /// ignore it for now.
+    pub reasoning: Option<ReasoningEffort>,
+    /// A stable id for the conversation, which lets the server reuse its
+    /// prompt cache across requests (the Responses provider sends it as
+    /// `prompt_cache_key`).
+    pub session_id: Option<String>,
+}
+
+/// Reasoning effort, by Pi's thinking-level names.
+///
+/// ```
+/// let e: agent_ai::ReasoningEffort = serde_json::from_str(r#""high""#).unwrap();
+/// assert_eq!(e.as_str(), "high");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningEffort {
+    /// The least reasoning the model can do.
+    Minimal,
+    /// Little reasoning.
+    Low,
+    /// The usual default of reasoning models.
+    Medium,
+    /// Much reasoning.
+    High,
+    /// The most; only some models accept it (others refuse the request).
+    Xhigh,
+}
+
+impl ReasoningEffort {
+    /// The wire name (`minimal` ... `xhigh`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningEffort::Minimal => "minimal",
+            ReasoningEffort::Low => "low",
+            ReasoningEffort::Medium => "medium",
+            ReasoningEffort::High => "high",
+            ReasoningEffort::Xhigh => "xhigh",
+        }
+    }
 }
 
 /// Something that turns a [`Context`] into a streamed assistant message.

@@ -225,15 +225,34 @@ pub struct DemoArgs {
     pub allow_non_empty: bool,
 }
 
-/// Which model API to use.
+/// Whose models: the provider's base URL, API key variable and default
+/// model. The wire protocol follows from it unless `--api` names one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ProviderKind {
-    /// OpenAI Chat Completions or any compatible server (Ollama, vLLM, llama.cpp, OpenRouter).
+    /// OpenAI (Responses API), or with --base-url any OpenAI-compatible
+    /// server (Chat Completions: Ollama, vLLM, llama.cpp, OpenRouter).
     Openai,
     /// Anthropic Messages API.
     Anthropic,
+    /// Azure OpenAI (Responses API; AZURE_OPENAI_API_KEY, and
+    /// AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME unless --base-url).
+    AzureOpenaiResponses,
     /// Replay a JSONL script (see --script).
     Scripted,
+}
+
+/// The wire protocol, by Pi's API names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApiKind {
+    /// Chat Completions (`POST /chat/completions`).
+    OpenaiCompletions,
+    /// The Responses API (`POST /responses`), bearer key.
+    OpenaiResponses,
+    /// The Responses API on Azure OpenAI (`api-key` header, optional
+    /// AZURE_OPENAI_API_VERSION).
+    AzureOpenaiResponses,
+    /// Anthropic Messages (`POST /v1/messages`).
+    AnthropicMessages,
 }
 
 /// Output mode.
@@ -288,16 +307,21 @@ pub struct RunArgs {
     /// project (-e still loads).
     #[arg(long)]
     pub no_extensions: bool,
-    /// Model API.
+    /// Model provider: its base URL, key variable and default model.
     #[arg(long, value_enum)]
     pub provider: Option<ProviderKind>,
+    /// Wire API (Pi's names); with --base-url and --api-key, any server
+    /// speaking it. Default: from the provider (openai: Responses, or Chat
+    /// Completions with --base-url).
+    #[arg(long, value_enum)]
+    pub api: Option<ApiKind>,
     /// Model id (e.g. gpt-4o-mini, claude-sonnet-4-5, qwen2.5-coder).
     #[arg(long)]
     pub model: Option<String>,
     /// API base URL (e.g. http://localhost:11434/v1 for Ollama).
     #[arg(long)]
     pub base_url: Option<String>,
-    /// API key (default: OPENAI_API_KEY or ANTHROPIC_API_KEY).
+    /// API key (default: OPENAI_API_KEY, ANTHROPIC_API_KEY or AZURE_OPENAI_API_KEY).
     #[arg(long)]
     pub api_key: Option<String>,
     /// JSONL script for the scripted provider.

@@ -295,6 +295,49 @@ fn missing_key_says_what_to_set() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("ANTHROPIC_API_KEY"));
 }
 
+/// `--api openai-responses` with `--base-url` and `--api-key` talks the
+/// Responses API to any server: here the fake one on loopback.
+#[tokio::test(flavor = "multi_thread")]
+async fn api_flag_selects_the_responses_api_for_any_server() {
+    use test_support::openai_responses::{ResponseScript, Usage};
+    let server = http_server::serve(vec![
+        ResponseScript::new("resp_1")
+            .text("msg_1", &["from ", "responses"])
+            .completed(Usage::default()),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let base = format!("{}/v1", server.base);
+    let cwd = dir.path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || {
+        bin()
+            .args(["--api", "openai-responses", "--base-url", &base])
+            .args(["--api-key", "sk-x", "--model", "gpt-fake", "--no-session"])
+            .arg("--cwd")
+            .arg(&cwd)
+            .args(["-p", "hello"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "from responses\n");
+    let req = &server.requests()[0];
+    assert_eq!(req.path, "/v1/responses");
+    assert_eq!(req.body["store"], false);
+    assert!(
+        req.headers
+            .iter()
+            .any(|(k, v)| k == "authorization" && v == "Bearer sk-x")
+    );
+}
+
 #[test]
 fn model_error_exits_1() {
     let dir = tempfile::tempdir().unwrap();

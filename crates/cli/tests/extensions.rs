@@ -19,14 +19,7 @@ fn repo() -> PathBuf {
 
 /// Whether the official Python MCP SDK is importable.
 fn python_sdk() -> bool {
-    test_support::prerequisite(
-        Command::new("python3")
-            .args(["-c", "import mcp.server.mcpserver"])
-            .output()
-            .is_ok_and(|o| o.status.success()),
-        "the Python MCP SDK",
-        "python3 -m pip install mcp (.ci/run does)",
-    )
+    test_support::python_package("mcp.server.mcpserver", "mcp")
 }
 
 struct Env {

@@ -11,17 +11,7 @@ use test_support::agent_loop::tool_call;
 /// Whether the Python SDK is there; on CI (`CI=true`) its absence fails
 /// the test instead of skipping it.
 fn python_sdk_available() -> bool {
-    let ok = std::process::Command::new("python3")
-        .args(["-c", "import mcp.server.mcpserver"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    test_support::prerequisite(
-        ok,
-        "the Python MCP SDK (`import mcp.server.mcpserver` in python3)",
-        "install it with `python3 -m pip install mcp`, as .ci/run does before `cargo xtask test-all`",
-    )
+    test_support::python_package("mcp.server.mcpserver", "mcp")
 }
 
 fn server_script() -> PathBuf {

@@ -10,6 +10,8 @@ pub mod corpus;
 pub mod http_server;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "http-server")]
+pub mod openai_responses;
 #[cfg(feature = "process")]
 pub mod process;
 #[cfg(feature = "sshd")]
@@ -46,6 +48,29 @@ fn check_prerequisite(available: bool, what: &str, prepare: &str, ci: bool) -> b
     );
     eprintln!("skipping: {what} is missing ({prepare})");
     false
+}
+
+/// Whether python3 can import the `modules` (comma-separated, as in an
+/// `import` statement) of a Python package a test needs (an official SDK to
+/// test against), by [`prerequisite`]: skipped without it off CI, a
+/// failure on CI. `package` names it in the message, with how to install it.
+///
+/// # Panics
+/// On CI when the import fails.
+pub fn python_package(modules: &str, package: &str) -> bool {
+    let importable = std::process::Command::new("python3")
+        .args(["-c", &format!("import {modules}")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    prerequisite(
+        importable,
+        &format!("the Python package {package} (`import {modules}` in python3)"),
+        &format!(
+            "install it with `python3 -m pip install {package}`, as .ci/run does before `cargo xtask test-all`"
+        ),
+    )
 }
 
 /// Writes `content` to `dir/rel`, creating parent directories.

@@ -8,7 +8,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::builder::{MessageBuilder, message_stream};
 use super::http::{
-    DEFAULT_IDLE_TIMEOUT, PreparedRequest, RetryPolicy, StreamEnd, http_client, json_body, read_sse,
+    DEFAULT_IDLE_TIMEOUT, ENDED_EARLY, PreparedRequest, RetryPolicy, client_settings, http_client,
+    json_body, read_events,
 };
 use super::lowering::{anthropic_tool, sends_strict};
 use crate::content::ContentBlock;
@@ -51,19 +52,7 @@ impl AnthropicClient {
         }
     }
 
-    /// How long the server may stay silent (before the response headers, or
-    /// between two pieces of the body) before the request fails with a
-    /// retryable error; `None` waits forever. Default [`DEFAULT_IDLE_TIMEOUT`].
-    pub fn with_idle_timeout(mut self, idle: Option<std::time::Duration>) -> Self {
-        self.idle_timeout = idle;
-        self
-    }
-
-    /// Sets the retry policy for 429 and 5xx answers.
-    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
-        self
-    }
+    client_settings!();
 
     /// The request body for a context.
     pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {
@@ -469,25 +458,11 @@ impl ModelClient for AnthropicClient {
                     return;
                 }
             };
-            let mut event_error = None;
-            let end = read_sse(response, idle, &cancel, |event| {
-                match state.event(&event.data) {
-                    Ok(more) => more,
-                    Err(e) => {
-                        event_error = Some(e);
-                        false
-                    }
-                }
-            })
-            .await;
+            let end = read_events(response, idle, &cancel, |event| state.event(&event.data)).await;
             state.close_all();
-            match (event_error, end) {
-                (Some(e), _) => state.b.fail(StopReason::Error, e),
-                (None, StreamEnd::Aborted) => {
-                    state.b.fail(StopReason::Aborted, "Request was aborted")
-                }
-                (None, StreamEnd::Broken(e)) => state.b.fail(StopReason::Error, e),
-                (None, _) if state.done || state.stop.is_some() => {
+            match end {
+                Err((reason, e)) => state.b.fail(reason, e),
+                Ok(_) if state.done || state.stop.is_some() => {
                     let reason = match state.stop.as_deref() {
                         Some("max_tokens") => StopReason::Length,
                         Some("tool_use") => StopReason::ToolUse,
@@ -502,10 +477,7 @@ impl ModelClient for AnthropicClient {
                     };
                     state.b.finish(reason);
                 }
-                (None, _) => state.b.fail(
-                    StopReason::Error,
-                    "Connection lost: the stream ended before the response was complete",
-                ),
+                Ok(_) => state.b.fail(StopReason::Error, ENDED_EARLY),
             }
             debug_assert!(state.b.is_finished());
         });

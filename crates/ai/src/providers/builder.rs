@@ -318,7 +318,10 @@ impl MessageBuilder {
         self.send(Op::Thinking(index, delta.to_string()));
     }
 
-    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
+    #[cfg_attr(
+        not(any(feature = "anthropic", feature = "openai-responses")),
+        allow(dead_code)
+    )]
     pub(crate) fn append_signature(&mut self, index: usize, delta: &str) {
         if let Some(ContentBlock::Thinking(t)) = self.msg.content.get_mut(index) {
             t.thinking_signature
@@ -342,6 +345,21 @@ impl MessageBuilder {
         }
     }
 
+    /// Sets a text block's signature (a Responses message item's id).
+    #[cfg_attr(not(feature = "openai-responses"), allow(dead_code))]
+    pub(crate) fn set_text_signature(&mut self, index: usize, signature: String) {
+        if let Some(ContentBlock::Text(t)) = self.msg.content.get_mut(index) {
+            t.text_signature = Some(signature);
+            self.replaced(index);
+        }
+    }
+
+    /// The arguments text a tool call received so far.
+    #[cfg_attr(not(feature = "openai-responses"), allow(dead_code))]
+    pub(crate) fn tool_args(&self, index: usize) -> &str {
+        self.args.get(&index).map_or("", String::as_str)
+    }
+
     pub(crate) fn end_thinking(&mut self, index: usize) {
         if let Some(ContentBlock::Thinking(_)) = self.msg.content.get(index) {
             self.send(Op::EndThinking(index));
@@ -359,6 +377,10 @@ impl MessageBuilder {
         index
     }
 
+    #[cfg_attr(
+        not(any(feature = "openai", feature = "openai-responses")),
+        allow(dead_code)
+    )]
     pub(crate) fn set_tool_call_identity(
         &mut self,
         index: usize,

@@ -16,8 +16,14 @@ pub struct RetryPolicy {
     pub max_retries: u32,
     /// Delay before the first retry; doubles each time.
     pub initial_delay: Duration,
-    /// Longest delay, including a server's `Retry-After`.
+    /// Longest delay of the exponential backoff.
     pub max_delay: Duration,
+    /// Longest delay a server may ask for (`retry-after-ms`, or
+    /// `Retry-After` in seconds or as an HTTP date), which is honoured as
+    /// asked up to this cap. A server that asks for more fails the request
+    /// at once, with the delay it asked for in the message: waiting hours on
+    /// an out-of-quota answer helps nobody. Default 60 s.
+    pub max_retry_after: Duration,
 }
 
 impl Default for RetryPolicy {
@@ -26,9 +32,84 @@ impl Default for RetryPolicy {
             max_retries: 3,
             initial_delay: Duration::from_millis(500),
             max_delay: Duration::from_secs(30),
+            max_retry_after: DEFAULT_MAX_RETRY_AFTER,
         }
     }
 }
+
+/// The default of [`RetryPolicy::max_retry_after`]: 60 s, as Pi.
+pub const DEFAULT_MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// The delay a server asked for before a retry: `retry-after-ms`
+/// (milliseconds, OpenAI's), else `Retry-After` as seconds or as an HTTP
+/// date (a date in the past means now). `None` when neither header is
+/// there or readable.
+pub(crate) fn requested_delay(
+    headers: &reqwest::header::HeaderMap,
+    now: std::time::SystemTime,
+) -> Option<Duration> {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    let number = |v: &str| v.parse::<f64>().ok().filter(|n| n.is_finite() && *n >= 0.0);
+    if let Some(ms) = header("retry-after-ms").and_then(number) {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let value = header("retry-after")?;
+    if let Some(secs) = number(value) {
+        return Some(Duration::from_secs_f64(secs));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// Seconds for a message: whole numbers without a fraction.
+fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{}", d.as_secs())
+    } else {
+        format!("{s:.1}")
+    }
+}
+
+/// The builder methods every HTTP client shares, over its `retry` and
+/// `idle_timeout` fields (and with `strict`, its `strict_tools` field).
+macro_rules! client_settings {
+    () => {
+        /// How long the server may stay silent (before the response headers, or
+        /// between two pieces of the body) before the request fails with a
+        /// retryable error; `None` waits forever. Default
+        /// [`DEFAULT_IDLE_TIMEOUT`](crate::providers::DEFAULT_IDLE_TIMEOUT).
+        pub fn with_idle_timeout(mut self, idle: Option<std::time::Duration>) -> Self {
+            self.idle_timeout = idle;
+            self
+        }
+
+        /// Sets the retry policy for 429 and 5xx answers, and how long a
+        /// server may ask to wait ([`RetryPolicy::max_retry_after`](crate::providers::RetryPolicy::max_retry_after)).
+        pub fn with_retry(mut self, retry: crate::providers::RetryPolicy) -> Self {
+            self.retry = retry;
+            self
+        }
+    };
+    (strict) => {
+        $crate::providers::http::client_settings!();
+
+        /// Sends every tool whose schema allows it in OpenAI strict mode, as
+        /// if each asked for [`ConstrainedSampling::prefer`](crate::ConstrainedSampling::prefer).
+        /// Without this, only the tools that ask for constrained sampling are
+        /// sent strict (see [`sends_strict`](crate::providers::lowering::sends_strict)).
+        pub fn with_strict_tools(mut self, strict: bool) -> Self {
+            self.strict_tools = strict;
+            self
+        }
+    };
+}
+pub(crate) use client_settings;
 
 /// How long a model server may stay silent (no response headers, no bytes
 /// of the body) before the request fails: five minutes.
@@ -131,13 +212,8 @@ pub(crate) async fn post_json(
                 Ok(response) if response.status().is_success() => return Ok(response),
                 Ok(response) => {
                     let status = response.status();
-                    let retry_after = response
-                        .headers()
-                        .get("retry-after")
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<f64>().ok())
-                        .filter(|s| s.is_finite() && *s >= 0.0)
-                        .map(Duration::from_secs_f64);
+                    let retry_after =
+                        requested_delay(response.headers(), std::time::SystemTime::now());
                     let text = tokio::select! {
                         t = within(idle, response.text()) => t.ok().and_then(Result::ok).unwrap_or_default(),
                         _ = cancel.cancelled() => return Err(RequestFailure::Aborted),
@@ -159,8 +235,21 @@ pub(crate) async fn post_json(
                 message
             }));
         }
-        let backoff = retry.initial_delay.saturating_mul(1 << attempt.min(16));
-        let delay = retry_after.unwrap_or(backoff).min(retry.max_delay);
+        if let Some(asked) = retry_after
+            && asked > retry.max_retry_after
+        {
+            tracing::warn!(%message, asked_ms = asked.as_millis() as u64, "the server asked for a retry later than the cap");
+            return Err(RequestFailure::Failed(format!(
+                "{message} (the server asked to retry after {} s, more than the {} s cap, so the request was not retried)",
+                seconds(asked),
+                seconds(retry.max_retry_after)
+            )));
+        }
+        let backoff = retry
+            .initial_delay
+            .saturating_mul(1 << attempt.min(16))
+            .min(retry.max_delay);
+        let delay = retry_after.unwrap_or(backoff);
         tracing::warn!(%message, attempt = attempt + 1, delay_ms = delay.as_millis() as u64, "retrying model request");
         tokio::select! {
             _ = tokio::time::sleep(delay) => {}
@@ -347,6 +436,40 @@ pub(crate) async fn read_sse(
     }
 }
 
+/// [`read_sse`] for a provider whose event handler can fail: the events go
+/// to `handle` until it returns `Ok(false)` (the response is complete) or
+/// an error. `Ok` says how a healthy stream ended ([`StreamEnd::Completed`]
+/// or [`StreamEnd::Closed`], the provider decides whether that was too
+/// early); `Err` is the stop reason and message to fail the message with
+/// (the handler's error, a broken connection, cancellation).
+pub(crate) async fn read_events(
+    response: reqwest::Response,
+    idle: Option<Duration>,
+    cancel: &CancellationToken,
+    mut handle: impl FnMut(SseEvent) -> Result<bool, String>,
+) -> Result<StreamEnd, (crate::message::StopReason, String)> {
+    use crate::message::StopReason;
+    let mut failed = None;
+    let end = read_sse(response, idle, cancel, |event| match handle(event) {
+        Ok(more) => more,
+        Err(e) => {
+            failed = Some(e);
+            false
+        }
+    })
+    .await;
+    match (failed, end) {
+        (Some(e), _) => Err((StopReason::Error, e)),
+        (None, StreamEnd::Aborted) => Err((StopReason::Aborted, "Request was aborted".into())),
+        (None, StreamEnd::Broken(e)) => Err((StopReason::Error, e)),
+        (None, end) => Ok(end),
+    }
+}
+
+/// The message of a stream that closed before its final event.
+pub(crate) const ENDED_EARLY: &str =
+    "Connection lost: the stream ended before the response was complete";
+
 /// A shared HTTP client (rustls; connection timeout only, streams may be long).
 pub(crate) fn http_client() -> reqwest::Client {
     super::install_tls_provider();
@@ -354,4 +477,56 @@ pub(crate) fn http_client() -> reqwest::Client {
         .connect_timeout(Duration::from_secs(30))
         .build()
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::{HeaderMap, HeaderValue};
+    use std::time::SystemTime;
+
+    fn delay(pairs: &[(&'static str, &str)], now: SystemTime) -> Option<Duration> {
+        let mut headers = HeaderMap::new();
+        for (k, v) in pairs {
+            headers.insert(*k, HeaderValue::from_str(v).unwrap());
+        }
+        requested_delay(&headers, now)
+    }
+
+    #[test]
+    fn retry_after_in_seconds_milliseconds_and_dates() {
+        let now = httpdate::parse_http_date("Wed, 21 Oct 2015 07:28:00 GMT").unwrap();
+        assert_eq!(
+            delay(&[("retry-after", "2")], now),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(
+            delay(&[("retry-after", "0.5")], now),
+            Some(Duration::from_millis(500))
+        );
+        // The milliseconds header wins.
+        assert_eq!(
+            delay(&[("retry-after", "9"), ("retry-after-ms", "250")], now),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(
+            delay(&[("retry-after", "Wed, 21 Oct 2015 07:29:30 GMT")], now),
+            Some(Duration::from_secs(90))
+        );
+        // A date in the past: now.
+        assert_eq!(
+            delay(&[("retry-after", "Wed, 21 Oct 2015 07:00:00 GMT")], now),
+            Some(Duration::ZERO)
+        );
+        for bad in ["soon", "-1", "NaN"] {
+            assert_eq!(delay(&[("retry-after", bad)], now), None, "{bad}");
+        }
+        assert_eq!(delay(&[], now), None);
+    }
+
+    #[test]
+    fn seconds_read_as_written() {
+        assert_eq!(seconds(Duration::from_secs(172_800)), "172800");
+        assert_eq!(seconds(Duration::from_millis(1500)), "1.5");
+    }
 }

@@ -358,13 +358,35 @@ fn allows_null(schema: &Value) -> bool {
     typed_null || in_enum || obj.get("const") == Some(&Value::Null) || in_branch
 }
 
+/// What an API whose tool results hold only text (OpenAI's two) sends for
+/// `result`: its text, or a placeholder when it holds only images, and the
+/// images, which the caller attaches in a user message after it.
+#[cfg_attr(
+    not(any(feature = "openai", feature = "openai-responses")),
+    allow(dead_code)
+)]
+pub(crate) fn tool_result_text_and_images(
+    result: &crate::message::ToolResultMessage,
+) -> (String, Vec<&crate::content::ImageContent>) {
+    let images: Vec<_> = result
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            crate::content::ContentBlock::Image(i) => Some(i),
+            _ => None,
+        })
+        .collect();
+    let text = result.text();
+    if text.is_empty() && !images.is_empty() {
+        ("(see attached image)".to_string(), images)
+    } else {
+        (text, images)
+    }
+}
+
 /// A tool in OpenAI Chat Completions shape.
 pub fn openai_tool(tool: &Tool, strict: bool) -> Value {
-    let parameters = if strict {
-        strict_schema(&tool.parameters)
-    } else {
-        clean_schema(&tool.parameters)
-    };
+    let parameters = openai_parameters(tool, strict);
     let mut function = serde_json::json!({
         "name": tool.name,
         "description": tool.description,
@@ -374,6 +396,17 @@ pub fn openai_tool(tool: &Tool, strict: bool) -> Value {
         function["strict"] = Value::Bool(true);
     }
     serde_json::json!({"type": "function", "function": function})
+}
+
+/// A tool's parameters as OpenAI's APIs (Chat Completions, Responses)
+/// take them: the [`strict_schema`] when sent strict, else the
+/// [`clean_schema`].
+pub fn openai_parameters(tool: &Tool, strict: bool) -> Value {
+    if strict {
+        strict_schema(&tool.parameters)
+    } else {
+        clean_schema(&tool.parameters)
+    }
 }
 
 /// A tool in Anthropic Messages shape; `strict` (see [`sends_strict`])

@@ -2,27 +2,43 @@
 //!
 //! - [`scripted`]: replays a JSONL script (tests, examples, the demo).
 //! - [`openai`]: Chat Completions, for OpenAI and compatible servers.
+//! - [`openai_responses`]: the Responses API, on OpenAI and on Azure OpenAI.
 //! - [`anthropic`]: the Messages API.
 //!
-//! Both HTTP providers stream over SSE, retry 429 and 5xx answers a bounded
-//! number of times with backoff, honour cancellation (`stopReason: aborted`), and
+//! The HTTP providers stream over SSE, retry 429 and 5xx answers a bounded
+//! number of times with backoff (a server's `Retry-After` up to a cap, see
+//! [`RetryPolicy`]), honour cancellation (`stopReason: aborted`), and
 //! turn HTTP errors and broken streams into an assistant message with
 //! `stopReason: error` and a useful `errorMessage`.
 
 #[cfg(feature = "anthropic")]
 pub mod anthropic;
-#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "openai-responses",
+    feature = "anthropic"
+))]
 mod builder;
-#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "openai-responses",
+    feature = "anthropic"
+))]
 mod http;
 pub mod lowering;
 #[cfg(feature = "openai")]
 pub mod openai;
+#[cfg(feature = "openai-responses")]
+pub mod openai_responses;
 pub mod scripted;
 pub mod sse;
 
-#[cfg(any(feature = "openai", feature = "anthropic"))]
-pub use http::{DEFAULT_IDLE_TIMEOUT, RetryPolicy};
+#[cfg(any(
+    feature = "openai",
+    feature = "openai-responses",
+    feature = "anthropic"
+))]
+pub use http::{DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_RETRY_AFTER, RetryPolicy};
 
 /// Makes the TLS crypto provider of this crate's features (`tls-ring`, the
 /// default, or `tls-aws-lc`) the process's rustls default, unless the

@@ -9,9 +9,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::builder::{MessageBuilder, message_stream};
 use super::http::{
-    DEFAULT_IDLE_TIMEOUT, PreparedRequest, RetryPolicy, StreamEnd, http_client, json_body, read_sse,
+    DEFAULT_IDLE_TIMEOUT, ENDED_EARLY, PreparedRequest, RetryPolicy, StreamEnd, client_settings,
+    http_client, json_body, read_events,
 };
-use super::lowering::{openai_tool, sends_strict};
+use super::lowering::{openai_tool, sends_strict, tool_result_text_and_images};
 use crate::content::ContentBlock;
 use crate::context::Context;
 use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent};
@@ -52,28 +53,7 @@ impl OpenAiClient {
         }
     }
 
-    /// How long the server may stay silent (before the response headers, or
-    /// between two pieces of the body) before the request fails with a
-    /// retryable error; `None` waits forever. Default [`DEFAULT_IDLE_TIMEOUT`].
-    pub fn with_idle_timeout(mut self, idle: Option<std::time::Duration>) -> Self {
-        self.idle_timeout = idle;
-        self
-    }
-
-    /// Sets the retry policy for 429 and 5xx answers.
-    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
-        self
-    }
-
-    /// Sends every tool whose schema allows it in OpenAI strict mode, as
-    /// if each asked for [`ConstrainedSampling::prefer`](crate::ConstrainedSampling::prefer).
-    /// Without this, only the tools that ask for constrained sampling are
-    /// sent strict (see [`sends_strict`]).
-    pub fn with_strict_tools(mut self, strict: bool) -> Self {
-        self.strict_tools = strict;
-        self
-    }
+    client_settings!(strict);
 
     /// The request body for a context (exposed for tests and debugging).
     pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {
@@ -95,7 +75,9 @@ impl OpenAiClient {
             );
         }
         if let Some(max) = options.max_tokens {
-            body["max_tokens"] = json!(max);
+            // `max_completion_tokens` unless the model's compat says the
+            // server knows only `max_tokens`.
+            body[model.compat.max_tokens_field.as_str()] = json!(max);
         }
         if let Some(t) = options.temperature {
             body["temperature"] = json!(t);
@@ -159,20 +141,11 @@ fn convert_messages(context: &Context) -> Vec<Value> {
                 out.push(m);
             }
             Message::ToolResult(r) => {
-                let text = r.text();
-                let images: Vec<Value> = r
-                    .content
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Image(i) => Some(image_url(&i.mime_type, &i.data)),
-                        _ => None,
-                    })
+                let (text, images) = tool_result_text_and_images(r);
+                let images: Vec<Value> = images
+                    .into_iter()
+                    .map(|i| image_url(&i.mime_type, &i.data))
                     .collect();
-                let text = if text.is_empty() && !images.is_empty() {
-                    "(see attached image)".to_string()
-                } else {
-                    text
-                };
                 out.push(json!({"role": "tool", "tool_call_id": r.tool_call_id, "content": text}));
                 if !images.is_empty() {
                     // Tool messages cannot carry images: attach them in a user message.
@@ -241,6 +214,13 @@ struct ChunkUsage {
     completion_tokens: Option<u64>,
     total_tokens: Option<u64>,
     prompt_tokens_details: Option<PromptTokensDetails>,
+    completion_tokens_details: Option<CompletionTokensDetails>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct CompletionTokensDetails {
+    reasoning_tokens: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -249,6 +229,11 @@ struct PromptTokensDetails {
     cached_tokens: Option<u64>,
 }
 
+/// Usage with reasoning tokens counted once. OpenAI counts them inside
+/// `completion_tokens` (its `completion_tokens_details` is a breakdown);
+/// a server whose `total_tokens` shows they were left out of
+/// `completion_tokens` (total = prompt + completion + reasoning) gets
+/// them added to the output.
 fn usage_from(u: &ChunkUsage) -> Usage {
     let prompt = u.prompt_tokens.unwrap_or(0);
     let completion = u.completion_tokens.unwrap_or(0);
@@ -257,12 +242,23 @@ fn usage_from(u: &ChunkUsage) -> Usage {
         .as_ref()
         .and_then(|d| d.cached_tokens)
         .unwrap_or(0);
+    let reasoning = u
+        .completion_tokens_details
+        .as_ref()
+        .and_then(|d| d.reasoning_tokens)
+        .unwrap_or(0);
+    let separate = reasoning > 0 && u.total_tokens == Some(prompt + completion + reasoning);
+    let output = if separate {
+        completion + reasoning
+    } else {
+        completion
+    };
     Usage {
         input: prompt.saturating_sub(cached),
-        output: completion,
+        output,
         cache_read: cached,
         cache_write: 0,
-        total_tokens: u.total_tokens.unwrap_or(prompt + completion),
+        total_tokens: u.total_tokens.unwrap_or(prompt + output),
         cost: Default::default(),
     }
 }
@@ -476,39 +472,70 @@ impl ModelClient for OpenAiClient {
                     return;
                 }
             };
-            let mut chunk_error = None;
-            let end = read_sse(response, idle, &cancel, |event| {
-                match state.chunk(&event.data) {
-                    Ok(more) => more,
-                    Err(e) => {
-                        chunk_error = Some(e);
-                        false
-                    }
-                }
-            })
-            .await;
+            let end = read_events(response, idle, &cancel, |event| state.chunk(&event.data)).await;
             state.end_blocks();
             let has_calls = state.b.has_tool_calls();
-            match (chunk_error, end) {
-                (Some(e), _) => state.b.fail(StopReason::Error, e),
-                (None, StreamEnd::Aborted) => {
-                    state.b.fail(StopReason::Aborted, "Request was aborted")
+            match end {
+                Err((reason, e)) => state.b.fail(reason, e),
+                Ok(StreamEnd::Closed) if state.finish.is_none() => {
+                    state.b.fail(StopReason::Error, ENDED_EARLY)
                 }
-                (None, StreamEnd::Broken(e)) => state.b.fail(StopReason::Error, e),
-                (None, StreamEnd::Completed) => {
+                Ok(_) => {
                     let reason = stop_reason(state.finish.as_deref(), has_calls);
                     state.b.finish(reason);
                 }
-                (None, StreamEnd::Closed) if state.finish.is_some() => {
-                    let reason = stop_reason(state.finish.as_deref(), has_calls);
-                    state.b.finish(reason);
-                }
-                (None, _) => state.b.fail(
-                    StopReason::Error,
-                    "Connection lost: the stream ended before the response was complete",
-                ),
             }
         });
         events
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(v: Value) -> Usage {
+        usage_from(&serde_json::from_value(v).unwrap())
+    }
+
+    #[test]
+    fn reasoning_tokens_are_counted_once() {
+        // OpenAI: reasoning is part of completion_tokens.
+        let u = usage(
+            json!({"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150,
+            "prompt_tokens_details": {"cached_tokens": 40},
+            "completion_tokens_details": {"reasoning_tokens": 30}}),
+        );
+        assert_eq!(
+            (u.input, u.output, u.cache_read, u.total_tokens),
+            (60, 50, 40, 150)
+        );
+        // A server that reports them beside completion_tokens.
+        let u = usage(
+            json!({"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 150,
+            "completion_tokens_details": {"reasoning_tokens": 30}}),
+        );
+        assert_eq!((u.input, u.output, u.total_tokens), (100, 50, 150));
+        // No total: completion as given.
+        let u = usage(json!({"prompt_tokens": 10, "completion_tokens": 5,
+            "completion_tokens_details": {"reasoning_tokens": 3}}));
+        assert_eq!((u.output, u.total_tokens), (5, 15));
+    }
+
+    #[test]
+    fn the_token_limit_field_follows_the_model_compat() {
+        let client = OpenAiClient::new("http://x/v1", None);
+        let options = StreamOptions {
+            max_tokens: Some(100),
+            ..Default::default()
+        };
+        let mut model = Model::new("openai", "gpt-test");
+        let body = client.request_body(&model, &Context::default(), &options);
+        assert_eq!(body["max_completion_tokens"], 100);
+        assert!(body.get("max_tokens").is_none());
+        model.compat.max_tokens_field = crate::MaxTokensField::MaxTokens;
+        let body = client.request_body(&model, &Context::default(), &options);
+        assert_eq!(body["max_tokens"], 100);
+        assert!(body.get("max_completion_tokens").is_none());
     }
 }

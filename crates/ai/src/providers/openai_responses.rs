@@ -1,0 +1,1024 @@
+//! The OpenAI Responses API (streaming), on OpenAI and on Azure OpenAI.
+//!
+//! One request is `POST {base}/responses` with `stream: true` and
+//! `store: false`: the server keeps nothing, so every request carries the
+//! whole conversation as input items.
+//!
+//! What a session keeps so the next request can send an answer back as the
+//! server produced it (the same places and shapes Pi uses, so session files
+//! move between the two):
+//! - a tool call's id is `call_id|item_id` (`call_abc|fc_123`): the call id
+//!   the tool result answers and the id of the `function_call` item;
+//! - a thinking block's `thinkingSignature` is the whole `reasoning` item as
+//!   JSON, `encrypted_content` included (requested with
+//!   `include: ["reasoning.encrypted_content"]` for reasoning models); it is
+//!   replayed as it came, to the same provider, API and model only;
+//! - a text block's `textSignature` is `{"v":1,"id":"msg_..."}`, the id of
+//!   its `message` item.
+//!
+//! An answer from another model is sent as far as it makes sense: its
+//! thinking becomes plain text (empty thinking is dropped), its tool calls
+//! lose their `fc_` item ids (which the server would try to pair with
+//! reasoning it never saw), and its ids are reduced to the characters the
+//! API accepts, in the call and in its result alike.
+//!
+//! Usage: `input` is `input_tokens` less the cached ones (`cacheRead`) and
+//! those written to the cache (`cacheWrite`), both of which
+//! `input_tokens_details` counts inside `input_tokens`; `output` is
+//! `output_tokens`, which already includes the reasoning tokens.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::builder::{MessageBuilder, message_stream};
+use super::http::{
+    DEFAULT_IDLE_TIMEOUT, ENDED_EARLY, PreparedRequest, RetryPolicy, client_settings, http_client,
+    json_body, read_events,
+};
+use super::lowering::{openai_parameters, sends_strict, tool_result_text_and_images};
+use crate::content::ContentBlock;
+use crate::context::Context;
+use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent};
+use crate::model::Model;
+use crate::stream::{AssistantEventStream, ModelClient, StreamOptions};
+
+/// OpenAI's base URL for the Responses API.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// The API name recorded on messages from OpenAI's Responses API.
+pub const API: &str = "openai-responses";
+
+/// The API name recorded on messages from Azure OpenAI's Responses API.
+pub const AZURE_API: &str = "azure-openai-responses";
+
+/// The Responses base URL of an Azure OpenAI resource:
+/// `https://{resource}.openai.azure.com/openai/v1`.
+///
+/// ```
+/// use agent_ai::providers::openai_responses::azure_base_url;
+/// assert_eq!(azure_base_url("contoso"), "https://contoso.openai.azure.com/openai/v1");
+/// ```
+pub fn azure_base_url(resource: &str) -> String {
+    format!("https://{resource}.openai.azure.com/openai/v1")
+}
+
+/// How the client authenticates, and so which API it speaks for.
+#[derive(Debug, Clone)]
+enum Auth {
+    /// OpenAI and compatible servers: `Authorization: Bearer KEY`.
+    Bearer(Option<String>),
+    /// Azure OpenAI: `api-key: KEY`, and `?api-version=` when given.
+    Azure {
+        key: Option<String>,
+        api_version: Option<String>,
+    },
+}
+
+/// A Responses API client.
+///
+/// ```
+/// use agent_ai::providers::openai_responses::{OpenAiResponsesClient, azure_base_url};
+/// let openai = OpenAiResponsesClient::new("https://api.openai.com/v1", Some("sk-...".into()));
+/// let azure = OpenAiResponsesClient::azure(azure_base_url("contoso"), Some("key".into()))
+///     .with_api_version(Some("2025-04-01-preview".into()));
+/// assert_eq!(openai.api(), "openai-responses");
+/// assert_eq!(azure.api(), "azure-openai-responses");
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenAiResponsesClient {
+    http: reqwest::Client,
+    base_url: String,
+    auth: Auth,
+    retry: RetryPolicy,
+    idle_timeout: Option<std::time::Duration>,
+    strict_tools: bool,
+}
+
+impl OpenAiResponsesClient {
+    /// A client for OpenAI (or a compatible server) at `base_url`, e.g.
+    /// `https://api.openai.com/v1`, with an optional bearer key.
+    pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
+        Self::with_auth(base_url.into(), Auth::Bearer(api_key))
+    }
+
+    /// A client for Azure OpenAI at `base_url` (see [`azure_base_url`]),
+    /// sending the key in the `api-key` header.
+    pub fn azure(base_url: impl Into<String>, api_key: Option<String>) -> Self {
+        Self::with_auth(
+            base_url.into(),
+            Auth::Azure {
+                key: api_key,
+                api_version: None,
+            },
+        )
+    }
+
+    fn with_auth(base_url: String, auth: Auth) -> Self {
+        OpenAiResponsesClient {
+            http: http_client(),
+            base_url: base_url.trim_end_matches('/').to_string(),
+            auth,
+            retry: RetryPolicy::default(),
+            idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
+            strict_tools: false,
+        }
+    }
+
+    /// Azure only: the `api-version` query parameter older deployments
+    /// need (`None`, the default, sends none). Ignored for OpenAI.
+    pub fn with_api_version(mut self, version: Option<String>) -> Self {
+        if let Auth::Azure { api_version, .. } = &mut self.auth {
+            *api_version = version;
+        }
+        self
+    }
+
+    client_settings!(strict);
+
+    /// The API name this client records on its messages: [`API`] or
+    /// [`AZURE_API`].
+    pub fn api(&self) -> &'static str {
+        match self.auth {
+            Auth::Bearer(_) => API,
+            Auth::Azure { .. } => AZURE_API,
+        }
+    }
+
+    /// The URL requests go to.
+    fn url(&self) -> String {
+        let url = format!("{}/responses", self.base_url);
+        let Auth::Azure {
+            api_version: Some(version),
+            ..
+        } = &self.auth
+        else {
+            return url;
+        };
+        match reqwest::Url::parse(&url) {
+            Ok(mut parsed) => {
+                parsed.query_pairs_mut().append_pair("api-version", version);
+                parsed.to_string()
+            }
+            // Sent as is: the request then fails with the URL's own error.
+            Err(_) => url,
+        }
+    }
+
+    fn headers(&self) -> Vec<(String, String)> {
+        match &self.auth {
+            Auth::Bearer(Some(key)) => vec![("authorization".into(), format!("Bearer {key}"))],
+            Auth::Azure { key: Some(key), .. } => vec![("api-key".into(), key.clone())],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The request body for a context (exposed for tests and debugging).
+    pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {
+        let body = RequestBody {
+            model: model.id.clone(),
+            input: convert_input(model, self.api(), context),
+            stream: true,
+            store: false,
+            include: if model.reasoning {
+                vec!["reasoning.encrypted_content"]
+            } else {
+                Vec::new()
+            },
+            tools: context
+                .tools
+                .iter()
+                .map(|t| {
+                    // A refused `require` fails the request before it is
+                    // sent (`PreparedRequest`); here it is sent unconstrained.
+                    let strict = sends_strict(t, self.strict_tools).unwrap_or(false);
+                    FunctionTool {
+                        kind: "function",
+                        name: t.name.clone(),
+                        description: t.description.clone(),
+                        parameters: openai_parameters(t, strict),
+                        strict,
+                    }
+                })
+                .collect(),
+            max_output_tokens: options.max_tokens,
+            temperature: options.temperature,
+            prompt_cache_key: options.session_id.clone(),
+            reasoning: options
+                .reasoning
+                .filter(|_| model.reasoning)
+                .map(|effort| ReasoningParam {
+                    effort: effort.as_str(),
+                    summary: "auto",
+                }),
+        };
+        // Plain data with string keys: serializing it cannot fail.
+        serde_json::to_value(body).unwrap_or_default()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The request
+
+/// `POST /responses`, as far as we send it.
+#[derive(Debug, Serialize)]
+struct RequestBody {
+    model: String,
+    input: Vec<InputItem>,
+    stream: bool,
+    store: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    include: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<FunctionTool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_output_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<ReasoningParam>,
+}
+
+#[derive(Debug, Serialize)]
+struct ReasoningParam {
+    effort: &'static str,
+    summary: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct FunctionTool {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: String,
+    description: String,
+    parameters: Value,
+    strict: bool,
+}
+
+/// One input item: one we build, or a reasoning item replayed as stored.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum InputItem {
+    Built(Item),
+    Stored(Value),
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Item {
+    Message {
+        role: &'static str,
+        content: Vec<Part>,
+        /// An assistant message's item id.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        status: Option<&'static str>,
+    },
+    FunctionCall {
+        /// The `fc_` item id; left out for another model's calls.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        call_id: String,
+        name: String,
+        arguments: String,
+    },
+    FunctionCallOutput {
+        call_id: String,
+        output: String,
+    },
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part {
+    InputText {
+        text: String,
+    },
+    InputImage {
+        image_url: String,
+        detail: &'static str,
+    },
+    OutputText {
+        text: String,
+        annotations: Vec<Value>,
+    },
+}
+
+fn input_image(mime: &str, data: &str) -> Part {
+    Part::InputImage {
+        image_url: format!("data:{mime};base64,{data}"),
+        detail: "auto",
+    }
+}
+
+fn message(role: &'static str, content: Vec<Part>) -> InputItem {
+    InputItem::Built(Item::Message {
+        role,
+        content,
+        id: None,
+        status: None,
+    })
+}
+
+/// An id part reduced to what the API accepts: `[A-Za-z0-9_-]`, at most
+/// 64 characters, no trailing `_`.
+fn clean_id(id: &str) -> String {
+    let mapped: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    mapped.trim_end_matches('_').to_string()
+}
+
+/// Splits our tool-call id into the call id and the `fc_` item id, each
+/// cleaned (an item id gets the `fc_` prefix the API requires).
+fn split_call_id(id: &str) -> (String, Option<String>) {
+    match id.split_once('|') {
+        Some((call, item)) => {
+            let item = if item.starts_with("fc") {
+                item.to_string()
+            } else {
+                format!("fc_{item}")
+            };
+            (
+                clean_id(call),
+                Some(clean_id(&item)).filter(|s| !s.is_empty()),
+            )
+        }
+        None => (clean_id(id), None),
+    }
+}
+
+/// The item id kept in a text block's signature: Pi's `{"v":1,"id":...}`,
+/// or (older sessions) the bare id.
+fn text_item_id(signature: Option<&str>) -> Option<String> {
+    let signature = signature.filter(|s| !s.is_empty())?;
+    if signature.starts_with('{')
+        && let Ok(v) = serde_json::from_str::<Value>(signature)
+        && v["v"] == 1
+        && let Some(id) = v["id"].as_str()
+    {
+        return Some(id.to_string());
+    }
+    Some(signature.to_string())
+}
+
+/// A stored reasoning item that can be replayed: a JSON object of type
+/// `reasoning` with its `encrypted_content` (without it a `store: false`
+/// server answers 404 "Items are not persisted").
+fn replayable_reasoning(signature: Option<&str>) -> Option<Value> {
+    let item: Value = serde_json::from_str(signature?).ok()?;
+    let ok = item["type"] == "reasoning"
+        && item["encrypted_content"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty());
+    ok.then_some(item)
+}
+
+/// Whether `message` came from this very model through this API: only then
+/// are its reasoning items and item ids sent back.
+fn same_model(message: &AssistantMessage, model: &Model, api: &str) -> bool {
+    message.provider == model.provider
+        && message.api.as_deref() == Some(api)
+        && message.model == model.id
+}
+
+/// Transcript -> input items.
+fn convert_input(model: &Model, api: &str, context: &Context) -> Vec<InputItem> {
+    let mut out = Vec::new();
+    if let Some(system) = &context.system_prompt {
+        let role = if model.reasoning {
+            "developer"
+        } else {
+            "system"
+        };
+        out.push(message(
+            role,
+            vec![Part::InputText {
+                text: system.clone(),
+            }],
+        ));
+    }
+    let images = model.supports_images();
+    // Calls not yet answered: a call without an output is refused, so one
+    // left open when the conversation moves on gets a placeholder.
+    let mut open_calls: Vec<String> = Vec::new();
+    let close_open = |open: &mut Vec<String>, out: &mut Vec<InputItem>| {
+        for call_id in open.drain(..) {
+            out.push(InputItem::Built(Item::FunctionCallOutput {
+                call_id,
+                output: "No result provided".into(),
+            }));
+        }
+    };
+    for (index, msg) in context.messages.iter().enumerate() {
+        match msg {
+            Message::User(u) => {
+                close_open(&mut open_calls, &mut out);
+                let content: Vec<Part> = match &u.content {
+                    UserContent::Text(t) => vec![Part::InputText { text: t.clone() }],
+                    UserContent::Blocks(blocks) => blocks
+                        .iter()
+                        .filter_map(|b| match b {
+                            ContentBlock::Text(t) => Some(Part::InputText {
+                                text: t.text.clone(),
+                            }),
+                            ContentBlock::Image(i) if images => {
+                                Some(input_image(&i.mime_type, &i.data))
+                            }
+                            _ => None,
+                        })
+                        .collect(),
+                };
+                if !content.is_empty() {
+                    out.push(message("user", content));
+                }
+            }
+            Message::Assistant(a) => {
+                close_open(&mut open_calls, &mut out);
+                // A failed or cancelled answer is not part of the conversation.
+                if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
+                    continue;
+                }
+                let same = same_model(a, model, api);
+                let mut skipped_reasoning = false;
+                let assistant_text = |text: String, id: Option<String>| {
+                    InputItem::Built(Item::Message {
+                        role: "assistant",
+                        content: vec![Part::OutputText {
+                            text,
+                            annotations: Vec::new(),
+                        }],
+                        id: Some(id.unwrap_or_else(|| format!("msg_{index}"))),
+                        status: Some("completed"),
+                    })
+                };
+                for block in &a.content {
+                    match block {
+                        ContentBlock::Thinking(t) if same => {
+                            match replayable_reasoning(t.thinking_signature.as_deref()) {
+                                Some(item) => out.push(InputItem::Stored(item)),
+                                None => skipped_reasoning = true,
+                            }
+                        }
+                        ContentBlock::Thinking(t) => {
+                            if !t.thinking.trim().is_empty() {
+                                out.push(assistant_text(t.thinking.clone(), None));
+                            }
+                        }
+                        ContentBlock::Text(t) => {
+                            let id = if same {
+                                text_item_id(t.text_signature.as_deref())
+                                    .map(|id| clean_id(&id))
+                                    .filter(|id| !id.is_empty())
+                            } else {
+                                None
+                            };
+                            out.push(assistant_text(t.text.clone(), id));
+                        }
+                        ContentBlock::ToolCall(c) => {
+                            let (call_id, item_id) = split_call_id(&c.id);
+                            open_calls.push(call_id.clone());
+                            out.push(InputItem::Built(Item::FunctionCall {
+                                // Another model's item id, or one whose
+                                // reasoning is not sent, would be checked
+                                // against reasoning the server never saw.
+                                id: item_id.filter(|_| same && !skipped_reasoning),
+                                call_id,
+                                name: c.name.clone(),
+                                arguments: c.arguments.to_string(),
+                            }));
+                        }
+                        ContentBlock::Image(_) => {}
+                    }
+                }
+            }
+            Message::ToolResult(r) => {
+                let (call_id, _) = split_call_id(&r.tool_call_id);
+                open_calls.retain(|c| *c != call_id);
+                let (output, attached) = tool_result_text_and_images(r);
+                let attached: Vec<Part> = attached
+                    .into_iter()
+                    .map(|i| input_image(&i.mime_type, &i.data))
+                    .collect();
+                out.push(InputItem::Built(Item::FunctionCallOutput {
+                    call_id,
+                    output,
+                }));
+                if images && !attached.is_empty() {
+                    let mut parts = vec![Part::InputText {
+                        text: "Attached image(s) from tool result:".into(),
+                    }];
+                    parts.extend(attached);
+                    out.push(message("user", parts));
+                }
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------
+// The stream
+
+/// One streamed event, as far as it is read. Every field is optional and
+/// unknown fields and event types are ignored.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Event {
+    #[serde(rename = "type")]
+    kind: String,
+    output_index: Option<u64>,
+    item_id: Option<String>,
+    item: Option<Value>,
+    delta: Option<String>,
+    arguments: Option<String>,
+    response: Option<ResponseObject>,
+    code: Option<Value>,
+    message: Option<String>,
+}
+
+/// The `response` of the final events (and of a non-streamed answer).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ResponseObject {
+    status: Option<String>,
+    usage: Option<ResponseUsage>,
+    error: Option<ApiError>,
+    incomplete_details: Option<IncompleteDetails>,
+    output: Option<Vec<Value>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ApiError {
+    code: Option<Value>,
+    message: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct IncompleteDetails {
+    reason: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ResponseUsage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    total_tokens: Option<u64>,
+    input_tokens_details: Option<InputTokensDetails>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct InputTokensDetails {
+    cached_tokens: Option<u64>,
+    cache_write_tokens: Option<u64>,
+}
+
+/// An output item (`reasoning`, `message`, `function_call`, others ignored).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct OutputItem {
+    #[serde(rename = "type")]
+    kind: String,
+    id: Option<String>,
+    call_id: Option<String>,
+    name: Option<String>,
+    arguments: Option<String>,
+    content: Option<Vec<OutputContent>>,
+    summary: Option<Vec<SummaryPart>>,
+    phase: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct OutputContent {
+    text: Option<String>,
+    refusal: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct SummaryPart {
+    text: Option<String>,
+}
+
+fn usage_from(u: &ResponseUsage) -> Usage {
+    let input = u.input_tokens.unwrap_or(0);
+    let output = u.output_tokens.unwrap_or(0);
+    let details = u.input_tokens_details.as_ref();
+    let cached = details.and_then(|d| d.cached_tokens).unwrap_or(0);
+    let written = details.and_then(|d| d.cache_write_tokens).unwrap_or(0);
+    Usage {
+        // `input_tokens_details` is a breakdown of `input_tokens`.
+        input: input.saturating_sub(cached).saturating_sub(written),
+        // Reasoning tokens are part of `output_tokens` already.
+        output,
+        cache_read: cached,
+        cache_write: written,
+        total_tokens: u.total_tokens.unwrap_or(input + output),
+        cost: Default::default(),
+    }
+}
+
+fn code_text(code: Option<&Value>) -> Option<String> {
+    match code? {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Null | Value::String(_) => None,
+        other => Some(other.to_string()),
+    }
+}
+
+fn error_text(code: Option<&Value>, message: Option<&str>) -> String {
+    let message = message.filter(|m| !m.is_empty());
+    match (code_text(code), message) {
+        (Some(code), Some(m)) => format!("{code}: {m}"),
+        (Some(code), None) => code,
+        (None, Some(m)) => m.to_string(),
+        (None, None) => "the server reported an error without details".into(),
+    }
+}
+
+/// What a block of the message stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Thinking,
+    Text,
+    Call,
+}
+
+/// How the response ended, from its final event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Ending {
+    Completed,
+    /// `response.incomplete`, with its reason.
+    Incomplete(Option<String>),
+}
+
+/// Streaming state of one response.
+struct Stream {
+    b: MessageBuilder,
+    /// `output_index` -> content index.
+    by_index: HashMap<u64, usize>,
+    /// Item id -> content index.
+    by_id: HashMap<String, usize>,
+    /// Blocks still open, by content index.
+    open: BTreeSet<usize>,
+    kinds: HashMap<usize, Kind>,
+    ending: Option<Ending>,
+}
+
+impl Stream {
+    fn new(b: MessageBuilder) -> Self {
+        Stream {
+            b,
+            by_index: HashMap::new(),
+            by_id: HashMap::new(),
+            open: BTreeSet::new(),
+            kinds: HashMap::new(),
+            ending: None,
+        }
+    }
+
+    /// The open block an event is about, of the kind it expects.
+    fn block(&self, event: &Event, kind: Kind) -> Option<usize> {
+        let index = event
+            .output_index
+            .and_then(|i| self.by_index.get(&i))
+            .or_else(|| event.item_id.as_ref().and_then(|id| self.by_id.get(id)))
+            .copied()?;
+        (self.open.contains(&index) && self.kinds.get(&index) == Some(&kind)).then_some(index)
+    }
+
+    /// Handles one SSE event; `Ok(false)` once the response is complete.
+    fn event(&mut self, name: Option<&str>, data: &str) -> Result<bool, String> {
+        let mut event: Event =
+            serde_json::from_str(data).map_err(|e| format!("Invalid stream event: {e}"))?;
+        if event.kind.is_empty() {
+            event.kind = name.unwrap_or_default().to_string();
+        }
+        self.apply(event)
+    }
+
+    fn apply(&mut self, event: Event) -> Result<bool, String> {
+        match event.kind.as_str() {
+            "response.created" | "response.in_progress" | "response.queued" => self.b.start(),
+            "response.output_item.added" => {
+                if let Some(item) = &event.item {
+                    self.item_added(event.output_index, item);
+                }
+            }
+            "response.reasoning_summary_part.added" => {
+                if let Some(i) = self.block(&event, Kind::Thinking) {
+                    let has_text = matches!(self.b.message().content.get(i),
+                        Some(ContentBlock::Thinking(t)) if !t.thinking.is_empty());
+                    if has_text {
+                        self.b.append_thinking(i, "\n\n");
+                    }
+                }
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                if let (Some(i), Some(d)) = (self.block(&event, Kind::Thinking), &event.delta) {
+                    self.b.append_thinking(i, d);
+                }
+            }
+            "response.output_text.delta" | "response.refusal.delta" => {
+                if let (Some(i), Some(d)) = (self.block(&event, Kind::Text), &event.delta) {
+                    self.b.append_text(i, d);
+                }
+            }
+            "response.function_call_arguments.delta" => {
+                if let (Some(i), Some(d)) = (self.block(&event, Kind::Call), &event.delta) {
+                    self.b.append_tool_args(i, d);
+                }
+            }
+            "response.function_call_arguments.done" => {
+                if let (Some(i), Some(args)) = (self.block(&event, Kind::Call), &event.arguments)
+                    && self.b.tool_args(i).is_empty()
+                {
+                    self.b.append_tool_args(i, args);
+                }
+            }
+            "response.output_item.done" => {
+                if let Some(item) = &event.item {
+                    self.item_done(event.output_index, item);
+                }
+            }
+            "response.completed" | "response.incomplete" => {
+                let response = event.response.unwrap_or_default();
+                if let Some(u) = &response.usage {
+                    self.b.message().usage = usage_from(u);
+                }
+                self.ending = Some(if event.kind == "response.incomplete" {
+                    Ending::Incomplete(response.incomplete_details.and_then(|d| d.reason))
+                } else {
+                    Ending::Completed
+                });
+                return Ok(false);
+            }
+            "response.failed" => {
+                let response = event.response.unwrap_or_default();
+                if let Some(u) = &response.usage {
+                    self.b.message().usage = usage_from(u);
+                }
+                return Err(match (response.error, response.incomplete_details) {
+                    (Some(e), _) => error_text(e.code.as_ref(), e.message.as_deref()),
+                    (None, Some(IncompleteDetails { reason: Some(r) })) => {
+                        format!("incomplete: {r}")
+                    }
+                    _ => "the response failed without details".into(),
+                });
+            }
+            "error" => {
+                return Err(error_text(event.code.as_ref(), event.message.as_deref()));
+            }
+            _ => {}
+        }
+        Ok(true)
+    }
+
+    fn item_added(&mut self, output_index: Option<u64>, raw: &Value) {
+        let Ok(item) = OutputItem::deserialize(raw) else {
+            return;
+        };
+        let (index, kind) = match item.kind.as_str() {
+            "reasoning" => (self.b.begin_thinking(), Kind::Thinking),
+            "message" => (self.b.begin_text(), Kind::Text),
+            "function_call" => {
+                let id = call_id(&item);
+                let i = self
+                    .b
+                    .begin_tool_call(&id, item.name.as_deref().unwrap_or(""));
+                if let Some(args) = item.arguments.as_deref() {
+                    self.b.append_tool_args(i, args);
+                }
+                (i, Kind::Call)
+            }
+            // Built-in tools (web search, ...) are not ours to show.
+            _ => return,
+        };
+        if let Some(o) = output_index {
+            self.by_index.insert(o, index);
+        }
+        if let Some(id) = item.id {
+            self.by_id.insert(id, index);
+        }
+        self.open.insert(index);
+        self.kinds.insert(index, kind);
+    }
+
+    fn item_done(&mut self, output_index: Option<u64>, raw: &Value) {
+        let Ok(item) = OutputItem::deserialize(raw) else {
+            return;
+        };
+        let lookup = Event {
+            output_index,
+            item_id: item.id.clone(),
+            ..Default::default()
+        };
+        let index = match item.kind.as_str() {
+            "reasoning" => {
+                let Some(i) = self.block(&lookup, Kind::Thinking) else {
+                    return;
+                };
+                let summary: Vec<&str> = item
+                    .summary
+                    .iter()
+                    .flatten()
+                    .filter_map(|p| p.text.as_deref())
+                    .collect();
+                let empty = matches!(self.b.message().content.get(i),
+                    Some(ContentBlock::Thinking(t)) if t.thinking.is_empty());
+                if empty && !summary.is_empty() {
+                    self.b.append_thinking(i, &summary.join("\n\n"));
+                }
+                // The whole item, to be replayed as it came.
+                self.b.append_signature(i, &raw.to_string());
+                self.b.end_thinking(i);
+                i
+            }
+            "message" => {
+                let Some(i) = self.block(&lookup, Kind::Text) else {
+                    return;
+                };
+                let empty = matches!(self.b.message().content.get(i),
+                    Some(ContentBlock::Text(t)) if t.text.is_empty());
+                if empty {
+                    let text: String = item
+                        .content
+                        .iter()
+                        .flatten()
+                        .filter_map(|c| c.text.as_deref().or(c.refusal.as_deref()))
+                        .collect();
+                    if !text.is_empty() {
+                        self.b.append_text(i, &text);
+                    }
+                }
+                if let Some(id) = &item.id {
+                    let mut signature = serde_json::json!({"v": 1, "id": id});
+                    if let Some(phase) = &item.phase {
+                        signature["phase"] = Value::String(phase.clone());
+                    }
+                    self.b.set_text_signature(i, signature.to_string());
+                }
+                self.b.end_text(i);
+                i
+            }
+            "function_call" => {
+                let Some(i) = self.block(&lookup, Kind::Call) else {
+                    return;
+                };
+                if self.b.tool_args(i).is_empty()
+                    && let Some(args) = item.arguments.as_deref()
+                {
+                    self.b.append_tool_args(i, args);
+                }
+                let id = call_id(&item);
+                self.b.set_tool_call_identity(i, Some(&id), None);
+                self.b.end_tool_call(i);
+                i
+            }
+            _ => return,
+        };
+        self.open.remove(&index);
+    }
+
+    /// Ends what the stream left open (a broken or cancelled stream).
+    fn end_blocks(&mut self) {
+        for i in std::mem::take(&mut self.open) {
+            match self.kinds.get(&i) {
+                Some(Kind::Thinking) => self.b.end_thinking(i),
+                Some(Kind::Text) => self.b.end_text(i),
+                Some(Kind::Call) => self.b.end_tool_call(i),
+                None => {}
+            }
+        }
+    }
+
+    /// A non-streamed response (a server that ignored `stream: true`),
+    /// replayed as the events it stands for.
+    fn replay(&mut self, response: &Value) -> Result<(), String> {
+        if let Some(e) = response.get("error").filter(|e| !e.is_null()) {
+            return Err(error_text(e.get("code"), e["message"].as_str()));
+        }
+        self.b.start();
+        let output = response["output"].as_array().cloned().unwrap_or_default();
+        for (i, item) in output.iter().enumerate() {
+            self.item_added(Some(i as u64), item);
+            self.item_done(Some(i as u64), item);
+        }
+        let status = response["status"].as_str().unwrap_or("completed");
+        let kind = if status == "incomplete" {
+            "response.incomplete"
+        } else if status == "failed" {
+            "response.failed"
+        } else {
+            "response.completed"
+        };
+        let event = Event {
+            kind: kind.to_string(),
+            response: ResponseObject::deserialize(response).ok(),
+            ..Default::default()
+        };
+        self.apply(event).map(|_| ())
+    }
+
+    /// The stop reason of a response that ended normally, or the error it
+    /// is.
+    fn outcome(&mut self) -> Result<StopReason, String> {
+        let has_calls = self.b.has_tool_calls();
+        match &self.ending {
+            Some(Ending::Completed) if has_calls => Ok(StopReason::ToolUse),
+            Some(Ending::Completed) => Ok(StopReason::Stop),
+            Some(Ending::Incomplete(Some(reason))) if reason == "content_filter" => Err(
+                "The response was cut short by the server's content filter (incomplete: content_filter)"
+                    .into(),
+            ),
+            Some(Ending::Incomplete(_)) => Ok(StopReason::Length),
+            None => Err(ENDED_EARLY.into()),
+        }
+    }
+}
+
+/// Our id of a function call: `call_id|item_id` (just the call id when the
+/// item has no id).
+fn call_id(item: &OutputItem) -> String {
+    let call = item.call_id.as_deref().unwrap_or("");
+    match item.id.as_deref().filter(|s| !s.is_empty()) {
+        Some(id) => format!("{call}|{id}"),
+        None => call.to_string(),
+    }
+}
+
+impl ModelClient for OpenAiResponsesClient {
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: StreamOptions,
+    ) -> AssistantEventStream {
+        let mut base = AssistantMessage::empty(&model.provider, &model.id);
+        base.api = Some(self.api().to_string());
+        let (mut builder, events) = message_stream(base);
+        let body = self.request_body(model, context, &options);
+        let request = PreparedRequest::new(
+            &self.http,
+            self.url(),
+            self.headers(),
+            body,
+            self.retry,
+            self.idle_timeout,
+            &context.tools,
+        );
+        let cancel: CancellationToken = options.cancel;
+        let idle = self.idle_timeout;
+        tracing::debug!(model = %model.id, api = self.api(), "starting a Responses request");
+        tokio::spawn(async move {
+            let Some(response) = request.open(&mut builder, &cancel).await else {
+                return;
+            };
+            let mut state = Stream::new(builder);
+            let response = match json_body(response, idle, &cancel).await {
+                Err(stream) => stream,
+                Ok(body) => {
+                    let replayed = body.and_then(|v| state.replay(&v));
+                    state.end_blocks();
+                    match replayed.and_then(|()| state.outcome()) {
+                        Ok(reason) => state.b.finish(reason),
+                        Err(e) if cancel.is_cancelled() => state.b.fail(StopReason::Aborted, e),
+                        Err(e) => state.b.fail(StopReason::Error, e),
+                    }
+                    return;
+                }
+            };
+            let end = read_events(response, idle, &cancel, |event| {
+                state.event(event.event.as_deref(), &event.data)
+            })
+            .await;
+            state.end_blocks();
+            match end.and_then(|_| state.outcome().map_err(|e| (StopReason::Error, e))) {
+                Ok(reason) => state.b.finish(reason),
+                Err((reason, e)) => state.b.fail(reason, e),
+            }
+        });
+        events
+    }
+}
+
+#[cfg(test)]
+mod tests;
