@@ -44,7 +44,7 @@ pub struct WalkOptions<'a> {
 pub type WalkVisitor<'a> = &'a (dyn Fn(WalkEntry) -> bool + Sync);
 
 /// A walker over `root` with the workspace's ignore rules (see the module
-/// docs). The ignore files are read by [`IgnoreRules`], never by the walker
+/// docs). The ignore files are read by `ignore_files.rs`, never by the walker
 /// itself: a FIFO or a link named `.gitignore` cannot hang or flood a walk.
 pub fn walk_builder(root: &Path) -> WalkBuilder {
     let rules = IgnoreRules::new(root);
