@@ -1479,20 +1479,28 @@ fn submodule_gitfiles_stay_read_only() {
             before
         );
     }
-    // Renaming the parent away and building a new `sub/.git`: set aside
-    // after the command, the original kept where it went.
+    // The way to it cannot be moved: `sub` is a mount point in the sandbox
+    // (renaming it away would let a command built meanwhile leave the real
+    // `sub/.git` writable wherever it went).
     let text = bash(
         &f,
-        "mv sub subold && mkdir sub && echo 'gitdir: ../evilgit' > sub/.git; echo rc=$?",
+        "mv sub subold; echo rc=$?; rm -rf sub; echo rm=$?; ln -sfn /tmp sub; echo ln=$?",
     );
-    assert!(text.contains("set-aside-by-sandbox"), "{text}");
-    assert!(!f.ws.join("sub/.git").exists());
+    assert!(!text.contains("rc=0"), "{text}");
+    assert!(!f.ws.join("subold").exists(), "{text}");
     assert_eq!(
-        std::fs::read_to_string(f.ws.join("subold/.git")).unwrap(),
-        before
+        std::fs::read_to_string(f.ws.join("sub/.git")).unwrap(),
+        before,
+        "{text}"
     );
-    std::fs::remove_dir_all(f.ws.join("sub")).unwrap();
-    std::fs::rename(f.ws.join("subold"), f.ws.join("sub")).unwrap();
+    assert!(
+        std::fs::symlink_metadata(f.ws.join("sub"))
+            .unwrap()
+            .is_dir(),
+        "{text}"
+    );
+    // `rm -rf sub` took the submodule's own files: put them back.
+    git(&f.ws, &["submodule", "update", "-q", "--force"]);
     // A workspace turned into a bare repository (HEAD, objects, refs).
     let text = bash(
         &f,
@@ -1516,16 +1524,19 @@ fn submodule_gitfiles_stay_read_only() {
     // The submodule's own files stay writable.
     let text = bash(&f, "echo x > sub/new.txt; echo rc=$?");
     assert!(text.contains("rc=0"), "{text}");
-    // The submodule moved and linked back: its gitfile's relative
-    // `gitdir:` would now lead to a `.git/modules` the command wrote.
+    // The submodule cannot be moved and linked back (its gitfile's
+    // relative `gitdir:` would then lead to a `.git/modules` the command
+    // wrote): its directory is a mount point.
     let text = bash(
         &f,
         "mkdir -p d/.git && cp -r .git/modules d/.git/ && mv sub d/sub && ln -s d/sub sub; echo rc=$?",
     );
-    assert!(text.contains("became a symbolic link"), "{text}");
+    assert!(text.contains("busy") && !text.contains("rc=0"), "{text}");
     assert!(
-        std::fs::symlink_metadata(f.ws.join("sub")).is_err(),
-        "the link stays: {text}"
+        std::fs::symlink_metadata(f.ws.join("sub"))
+            .unwrap()
+            .is_dir(),
+        "{text}"
     );
     // A root made a git directory out of plain files.
     let text = bash(

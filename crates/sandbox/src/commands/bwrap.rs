@@ -111,7 +111,29 @@ pub(crate) fn args(
     // link at the path or on the way to it is refused, since bubblewrap's
     // mount would follow it and the link itself would stay replaceable.
     let places = writable_places(policy);
-    for path in &writable_ones(policy, read_only) {
+    let writable = writable_ones(policy, read_only);
+    // The directories on the way to a protected path are bound onto
+    // themselves first: a mount point cannot be renamed or removed (EBUSY),
+    // so no command can move a protected path away, put another in its
+    // place or swap a directory on the way for a link while it runs. Were
+    // they movable, a command running in parallel could move `sub` aside
+    // while another command's namespace is built, and that namespace would
+    // leave the real `sub/.git` writable wherever it went.
+    if policy.mode == SandboxMode::WorkspaceWrite {
+        for dir in ancestors_inside(&writable, &places) {
+            match crate::beneath::look(&places, &dir) {
+                crate::beneath::Look::Link(link) => {
+                    return Err(format!(
+                        "{} is a symbolic link on the way to a protected path, and a link cannot be kept in place (a command could replace it); replace it with what it names, or run with --sandbox off",
+                        link.display()
+                    ));
+                }
+                crate::beneath::Look::Present => a.pair("--bind", &dir, &dir),
+                crate::beneath::Look::Absent => {}
+            }
+        }
+    }
+    for path in &writable {
         match crate::beneath::look(&places, path) {
             crate::beneath::Look::Link(link) => {
                 return Err(format!(
@@ -169,6 +191,24 @@ pub(crate) fn args(
         }
     }
     Ok(a.0)
+}
+
+/// The directories strictly between a writable place and each of
+/// `paths`, shallowest first, each once.
+fn ancestors_inside(paths: &[PathBuf], places: &[PathBuf]) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = Vec::new();
+    for path in paths {
+        for dir in path.ancestors().skip(1) {
+            if places.iter().any(|p| p == dir) || !places.iter().any(|p| dir.starts_with(p)) {
+                break;
+            }
+            if !found.iter().any(|f| f == dir) {
+                found.push(dir.to_path_buf());
+            }
+        }
+    }
+    found.sort_by_key(|d| d.components().count());
+    found
 }
 
 /// The end of a bubblewrap command line: the working directory, then the
@@ -280,5 +320,26 @@ mod tests {
             .expect("/proc/sys read-only");
         assert!(covered > proc_at, "the cover must come after the mount");
         assert!(args.iter().any(|a| a == "--unshare-net"), "network off");
+    }
+
+    /// The directories on the way to a protected path are mount points
+    /// in the sandbox, bound before the protected path itself.
+    #[test]
+    fn the_way_to_a_protected_path_is_pinned_shallow_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = agent_tool::path::canonical(dir.path());
+        std::fs::create_dir_all(root.join("a/sub/.git")).unwrap();
+        let policy = SandboxPolicy::new(SandboxMode::WorkspaceWrite, &root);
+        let protected = [root.join("a/sub/.git")];
+        let args = args(&policy, &protected, true).unwrap();
+        let at = |flag: &str, path: &Path| {
+            args.windows(3)
+                .position(|w| w[0] == flag && w[1] == path.as_os_str() && w[2] == path.as_os_str())
+        };
+        let a = at("--bind", &root.join("a")).expect("a pinned");
+        let sub = at("--bind", &root.join("a/sub")).expect("sub pinned");
+        let git = at("--ro-bind", &root.join("a/sub/.git")).expect(".git read-only");
+        assert!(a < sub && sub < git, "{args:?}");
+        assert!(at("--bind", &root).unwrap() < a, "the root first");
     }
 }

@@ -9,7 +9,10 @@
 //!   unless `sandbox.excludeTmp`, the temp dir) are writable in
 //!   workspace-write mode. Inside them `.git`, `.pi` and the agent
 //!   directory stay read-only, and cannot be created where they do not
-//!   exist yet (see `placeholders`). `/dev` is a fresh minimal one (null, zero,
+//!   exist yet (see `placeholders`). The directories on the way to a
+//!   protected path are bound onto themselves, so no command can rename,
+//!   remove or replace them while any sandbox stands (a mount point is
+//!   busy). `/dev` is a fresh minimal one (null, zero,
 //!   random, tty...), and no command can create a device node.
 //! - **Network off:** a network namespace of its own, holding only a
 //!   loopback: TCP and UDP reach nothing outside (a test server on
