@@ -12,6 +12,7 @@
 
 use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -551,11 +552,37 @@ impl FileOps for ConfinedFileOps {
     fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntryInfo>> {
         let (fd, real, _) = self.open_beneath(path, OFlags::RDONLY | OFlags::DIRECTORY)?;
         refuse_by_bits(&fd, path, 0o5)?;
-        let entries = self.inner.read_dir(&real)?;
-        Ok(entries
-            .into_iter()
-            .filter(|e| !self.is_denied(&real.join(&e.name)))
-            .collect())
+        // Listed from the descriptor opened beneath the root, not by path
+        // again: a command may have swapped the directory for a link since.
+        let mut entries = Vec::new();
+        for entry in rustix::fs::Dir::read_from(&fd).map_err(io::Error::from)? {
+            let entry = entry.map_err(io::Error::from)?;
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            let name_os = std::ffi::OsStr::from_bytes(name);
+            let is_dir = match entry.file_type() {
+                rustix::fs::FileType::Directory => Some(true),
+                rustix::fs::FileType::Symlink | rustix::fs::FileType::Unknown => {
+                    rustix::fs::statat(&fd, name_os, rustix::fs::AtFlags::empty())
+                        .ok()
+                        .map(|st| {
+                            rustix::fs::FileType::from_raw_mode(st.st_mode)
+                                == rustix::fs::FileType::Directory
+                        })
+                }
+                _ => Some(false),
+            };
+            if self.is_denied(&real.join(name_os)) {
+                continue;
+            }
+            entries.push(DirEntryInfo {
+                name: name_os.to_string_lossy().into_owned(),
+                is_dir,
+            });
+        }
+        Ok(entries)
     }
 
     fn exists(&self, path: &Path) -> bool {
