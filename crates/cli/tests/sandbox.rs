@@ -2187,3 +2187,25 @@ fn a_git_dir_reached_through_a_workspace_link_refuses_bash() {
         Path::new("real")
     );
 }
+
+/// `.agents/` holds the skills this agent, Claude Code and Codex read: a
+/// command cannot plant one for a later session, neither with bash (the
+/// directory does not exist yet, and still none can be made) nor with the
+/// file tools.
+#[test]
+fn no_command_or_tool_can_plant_a_skill_in_dot_agents() {
+    let f = fixture();
+    let text = bash(
+        &f,
+        "mkdir -p .agents/skills/x && echo planted > .agents/skills/x/SKILL.md; echo rc=$?",
+    );
+    assert!(!text.contains("rc=0"), "{text}");
+    assert!(!f.ws.join(".agents/skills").exists(), "{text}");
+    let (text, is_error) = tool(
+        &f,
+        "write",
+        json!({"path": ".agents/skills/y/SKILL.md", "content": "planted"}),
+    );
+    assert!(is_error, "{text}");
+    assert!(!f.ws.join(".agents/skills/y").exists(), "{text}");
+}

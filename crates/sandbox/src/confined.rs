@@ -167,7 +167,7 @@ impl ConfinedFileOps {
         });
         if under_root_named || self.protected.iter().any(|p| real.starts_with(p)) {
             return Err(denied(format!(
-                "Sandbox: {} is protected (.git, .pi and the agent directory stay read-only: a later run outside the sandbox would execute what is written there)",
+                "Sandbox: {} is protected (.git, .pi, .agents and the agent directory stay read-only: a later run outside the sandbox would execute what is written there)",
                 shown.display()
             )));
         }

@@ -119,9 +119,10 @@ pub const CREDENTIAL_WORDS: [&str; 24] = [
 ];
 
 /// Names inside a writable root that stay read-only for every tool and
-/// command: what a later, unsandboxed run would execute (git hooks and
-/// config, the project's agent settings).
-pub const PROTECTED_NAMES: [&str; 2] = [".git", ".pi"];
+/// command: what a later, unsandboxed run would execute or obey (git hooks
+/// and config, the project's agent settings, and the skills other agents
+/// and ours read from `.agents/`).
+pub const PROTECTED_NAMES: [&str; 3] = [".git", ".pi", ".agents"];
 
 /// The resolved policy for one working directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
