@@ -379,3 +379,43 @@ fn directories_trust_and_no_extensions() {
         "{stderr}"
     );
 }
+
+/// An extension's answer is kept as every built-in tool's output is: the
+/// first 2,000 lines or 50 KB with a notice, never a 200 KB answer whole
+/// in the transcript.
+#[test]
+fn an_extensions_long_answer_is_cut_like_any_tools() {
+    if !python_sdk() {
+        return;
+    }
+    let env = Env::new();
+    let big = env.script(
+        &env.root.path().join("big.py"),
+        "#!/usr/bin/env python3\n\
+         from mcp.server.mcpserver import MCPServer\n\
+         server = MCPServer('big')\n\
+         @server.tool()\n\
+         def big() -> str:\n\
+         \x20   \"\"\"A long answer.\"\"\"\n\
+         \x20   return '\\n'.join(f'line {i} ' + 'x' * 40 for i in range(3938))\n\
+         server.run()\n",
+    );
+    let (ends, stderr) = env.agent_run(&["-e", big.to_str().unwrap()], &[("big", json!({}))]);
+    let shown = text(&ends[0]);
+    assert!(
+        shown.len() <= 50 * 1024 + 300,
+        "{} bytes: {stderr}",
+        shown.len()
+    );
+    assert!(shown.starts_with("line 0 "), "{stderr}");
+    assert!(!shown.contains("line 3937 "), "{stderr}");
+    assert!(
+        shown.contains("[Output truncated: "),
+        "{}",
+        &shown[shown.len() - 200..]
+    );
+    assert_eq!(
+        ends[0]["result"]["details"]["truncation"]["totalLines"],
+        3938
+    );
+}
