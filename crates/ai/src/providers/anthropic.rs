@@ -28,6 +28,10 @@ pub const STRICT_TOOLS_BETA: &str = "structured-outputs-2025-11-13";
 /// between tool calls.
 pub const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
 
+/// The output limit sent when the caller sets none and the model's own
+/// is higher.
+const DEFAULT_MAX_TOKENS: u64 = 32_000;
+
 /// Output tokens kept for the answer when a thinking budget would take
 /// the whole `max_tokens`.
 const MIN_ANSWER_TOKENS: u64 = 1024;
@@ -64,8 +68,9 @@ impl AnthropicClient {
 
     /// The request body for a context.
     pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {
+        // Pi's default: the model's limit, at most 32 000.
         let mut max_tokens = options.max_tokens.unwrap_or(if model.max_tokens > 0 {
-            model.max_tokens
+            model.max_tokens.min(DEFAULT_MAX_TOKENS)
         } else {
             8192
         });

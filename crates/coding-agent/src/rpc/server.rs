@@ -117,8 +117,12 @@ impl Server {
             }
         }
         let usage = self.session.usage();
-        let (input, output, cache_read, cache_write) =
-            (usage.input, usage.output, usage.cache_read, usage.cache_write);
+        let (input, output, cache_read, cache_write) = (
+            usage.input,
+            usage.output,
+            usage.cache_read,
+            usage.cache_write,
+        );
         let (file, id) = match self.manager() {
             Some(m) => {
                 let m = m.lock().unwrap_or_else(|p| p.into_inner());
