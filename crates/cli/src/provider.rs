@@ -352,7 +352,7 @@ pub fn list_models(registry: &ModelRegistry, search: &str) -> String {
         }
     };
     let tokens = |n: u64| {
-        if n >= 1_000_000 && n % 1_000_000 == 0 {
+        if n >= 1_000_000 && n.is_multiple_of(1_000_000) {
             format!("{}M", n / 1_000_000)
         } else if n >= 1000 {
             format!("{}K", n / 1000)
