@@ -149,6 +149,11 @@ pub struct AgentOptions {
     /// The most tool calls that execute at once (see
     /// [`AgentLoopConfig::max_parallel_tools`]).
     pub max_parallel_tools: usize,
+    /// How hard a reasoning model thinks (see
+    /// [`AgentLoopConfig::reasoning`]).
+    pub reasoning: Option<agent_ai::ReasoningEffort>,
+    /// Thinking token budgets (see [`AgentLoopConfig::thinking_budgets`]).
+    pub thinking_budgets: agent_ai::ThinkingBudgets,
     /// Explains calls to tools that are not active (see
     /// [`AgentLoopConfig::unknown_tool_message`]).
     pub unknown_tool_message: Option<UnknownToolMessage>,
@@ -176,6 +181,8 @@ impl AgentOptions {
             follow_up_mode: QueueMode::OneAtATime,
             transform_context: None,
             max_parallel_tools: crate::config::default_max_parallel_tools(),
+            reasoning: None,
+            thinking_budgets: agent_ai::ThinkingBudgets::default(),
             unknown_tool_message: None,
             compactor: None,
             tool_extensions: crate::Extensions::new(),
@@ -255,6 +262,8 @@ struct Inner {
     follow_up_mode: QueueMode,
     transform_context: Option<ContextTransform>,
     max_parallel_tools: usize,
+    reasoning: Option<agent_ai::ReasoningEffort>,
+    thinking_budgets: agent_ai::ThinkingBudgets,
     unknown_tool_message: Option<UnknownToolMessage>,
     compactor: Option<Arc<dyn crate::ContextCompactor>>,
     tool_extensions: crate::Extensions,
@@ -386,6 +395,8 @@ impl Agent {
                     follow_up_mode: options.follow_up_mode,
                     transform_context: options.transform_context,
                     max_parallel_tools: options.max_parallel_tools,
+                    reasoning: options.reasoning,
+                    thinking_budgets: options.thinking_budgets,
                     unknown_tool_message: options.unknown_tool_message,
                     compactor: options.compactor,
                     tool_extensions: options.tool_extensions,
@@ -473,6 +484,8 @@ impl Agent {
             config.follow_up_messages = Some(follow_up);
             config.transform_context = inner.transform_context.clone();
             config.max_parallel_tools = inner.max_parallel_tools;
+            config.reasoning = inner.reasoning;
+            config.thinking_budgets = inner.thinking_budgets;
             config.unknown_tool_message = inner.unknown_tool_message.clone();
             config.compactor = inner.compactor.clone();
             config.tool_extensions = inner.tool_extensions.clone();
@@ -685,6 +698,26 @@ impl Agent {
     /// Replaces (or removes) the compactor (takes effect from the next run).
     pub fn set_compactor(&self, compactor: Option<Arc<dyn crate::ContextCompactor>>) {
         self.inner().compactor = compactor;
+    }
+
+    /// The model (without copying the transcript, as [`Agent::state`] does).
+    pub fn model(&self) -> Model {
+        self.inner().model.clone()
+    }
+
+    /// Sets how hard the model thinks (`None`: off), from the next run.
+    pub fn set_reasoning(&self, reasoning: Option<agent_ai::ReasoningEffort>) {
+        self.inner().reasoning = reasoning;
+    }
+
+    /// How hard the model thinks (`None`: off).
+    pub fn reasoning(&self) -> Option<agent_ai::ReasoningEffort> {
+        self.inner().reasoning
+    }
+
+    /// Sets the thinking token budgets, from the next run.
+    pub fn set_thinking_budgets(&self, budgets: agent_ai::ThinkingBudgets) {
+        self.inner().thinking_budgets = budgets;
     }
 
     /// Replaces the model (takes effect from the next run).

@@ -286,6 +286,8 @@ async fn stream_assistant_response(
         cancel: cancel.clone(),
         max_tokens: config.max_tokens,
         temperature: config.temperature,
+        reasoning: config.reasoning,
+        thinking_budgets: config.thinking_budgets,
         ..Default::default()
     };
     let mut stream = config.client.stream(model, &request, options);

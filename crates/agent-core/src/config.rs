@@ -82,6 +82,11 @@ pub struct AgentLoopConfig {
     pub max_tokens: Option<u64>,
     /// Sampling temperature, if any.
     pub temperature: Option<f64>,
+    /// How hard a reasoning model thinks (`None`: thinking off); see
+    /// [`agent_ai::StreamOptions::reasoning`].
+    pub reasoning: Option<agent_ai::ReasoningEffort>,
+    /// Thinking token budgets for APIs that take one.
+    pub thinking_budgets: agent_ai::ThinkingBudgets,
     /// Rewrites each request's transcript before it is sent.
     pub transform_context: Option<ContextTransform>,
     /// The most tool calls of a parallel batch that execute at once; the
@@ -135,6 +140,8 @@ impl AgentLoopConfig {
             follow_up_messages: None,
             max_tokens: None,
             temperature: None,
+            reasoning: None,
+            thinking_budgets: agent_ai::ThinkingBudgets::default(),
             transform_context: None,
             max_parallel_tools: default_max_parallel_tools(),
             unknown_tool_message: None,

@@ -22,7 +22,9 @@ mod message;
 mod model;
 mod partial;
 pub mod providers;
+mod registry;
 mod stream;
+mod thinking;
 mod tool;
 mod validation;
 
@@ -32,12 +34,16 @@ pub use message::{
     AssistantMessage, Cost, Message, StopReason, ToolResultMessage, Usage, UserContent,
     UserMessage, now_millis,
 };
-pub use model::{MaxTokensField, Model, ModelCompat};
+pub use model::{MaxTokensField, Model, ModelCompat, ModelCost};
 pub use partial::{MessageEdit, PartialMessage};
+pub use registry::{
+    ApiKeySource, BUILTIN_MODELS_DATE, ModelRegistry, RegistryError, nearest_matches,
+};
 pub use stream::{
     AssistantEventStream, AssistantMessageEvent, ModelClient, ReasoningEffort, StreamOptions,
     complete,
 };
+pub use thinking::{THINKING_LEVELS, ThinkingBudgets, ThinkingLevel, UnknownThinkingLevel};
 pub use tool::{ConstrainedSampling, StrictMode, Tool};
 pub use validation::{
     ArgumentValidator, ValidationError, coerce_to_schema, validate_arguments,

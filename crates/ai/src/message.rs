@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::content::{ContentBlock, ToolCall};
+use crate::model::ModelCost;
 
 /// Milliseconds since the Unix epoch, the timestamp unit of every message.
 pub fn now_millis() -> i64 {
@@ -176,6 +177,22 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// Sets `cost` from the model's prices (see [`ModelCost::cost_of`]).
+    /// Free prices (all zero: unknown, or a local model) leave a cost the
+    /// server reported as it is.
+    ///
+    /// ```
+    /// use agent_ai::{ModelCost, Usage};
+    /// let mut u = Usage { input: 2_000, output: 500, ..Default::default() };
+    /// u.price(&ModelCost { input: 1.0, output: 4.0, ..Default::default() });
+    /// assert_eq!(u.cost.total, 0.004);
+    /// ```
+    pub fn price(&mut self, prices: &ModelCost) {
+        if !prices.is_free() {
+            self.cost = prices.cost_of(self);
+        }
+    }
+
     /// Adds another request's usage to this one (tokens and cost).
     ///
     /// ```

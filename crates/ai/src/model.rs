@@ -1,6 +1,10 @@
 //! A model and where it is served.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+
+use crate::message::{Cost, Usage};
 
 /// A model and where it is served.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,9 +39,67 @@ pub struct Model {
     /// Default maximum output tokens.
     #[serde(default)]
     pub max_tokens: u64,
+    /// Prices in dollars per million tokens (all zero when unknown).
+    #[serde(default)]
+    pub cost: ModelCost,
+    /// Extra HTTP headers sent with every request to this model (values
+    /// already resolved: no environment variable names or commands here).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
     /// How the server departs from its API's reference behaviour.
     #[serde(default, skip_serializing_if = "ModelCompat::is_default")]
     pub compat: ModelCompat,
+}
+
+/// A model's prices in dollars per million tokens, Pi's `cost` of a model.
+///
+/// ```
+/// use agent_ai::{ModelCost, Usage};
+/// let prices = ModelCost { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75 };
+/// let usage = Usage { input: 1_000_000, output: 100_000, cache_read: 2_000_000, ..Default::default() };
+/// let cost = prices.cost_of(&usage);
+/// assert_eq!((cost.input, cost.output, cost.cache_read), (3.0, 1.5, 0.6));
+/// assert!((cost.total - 5.1).abs() < 1e-12);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelCost {
+    /// Input tokens not served from cache.
+    #[serde(default)]
+    pub input: f64,
+    /// Output tokens (reasoning included).
+    #[serde(default)]
+    pub output: f64,
+    /// Input tokens read from the prompt cache.
+    #[serde(default)]
+    pub cache_read: f64,
+    /// Input tokens written to the prompt cache.
+    #[serde(default)]
+    pub cache_write: f64,
+}
+
+impl ModelCost {
+    /// Whether every price is zero (a local model, or prices unknown).
+    pub fn is_free(&self) -> bool {
+        *self == ModelCost::default()
+    }
+
+    /// What `usage` costs at these prices: each bucket is price / 10^6 ×
+    /// tokens, and `total` their sum.
+    pub fn cost_of(&self, usage: &Usage) -> Cost {
+        let per = |price: f64, tokens: u64| price * tokens as f64 / 1_000_000.0;
+        let input = per(self.input, usage.input);
+        let output = per(self.output, usage.output);
+        let cache_read = per(self.cache_read, usage.cache_read);
+        let cache_write = per(self.cache_write, usage.cache_write);
+        Cost {
+            input,
+            output,
+            cache_read,
+            cache_write,
+            total: input + output + cache_read + cache_write,
+        }
+    }
 }
 
 /// Where a server departs from the reference behaviour of its API (Pi's
@@ -49,6 +111,19 @@ pub struct ModelCompat {
     /// The Chat Completions field that carries the output-token limit.
     #[serde(default)]
     pub max_tokens_field: MaxTokensField,
+    /// Whether a Chat Completions server takes `reasoning_effort` (Pi's
+    /// `supportsReasoningEffort`; absent: yes for a reasoning model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_reasoning_effort: Option<bool>,
+    /// Whether the model takes the `xhigh` thinking level; others are
+    /// clamped to `high`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub supports_xhigh: bool,
+    /// Anthropic: the model thinks adaptively (`thinking: {type:
+    /// "adaptive"}` with `output_config.effort`) instead of by a token
+    /// budget.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub adaptive_thinking: bool,
 }
 
 impl ModelCompat {
@@ -110,8 +185,16 @@ impl Model {
             input: default_input(),
             context_window: 128_000,
             max_tokens: 8_192,
+            cost: ModelCost::default(),
+            headers: BTreeMap::new(),
             compat: ModelCompat::default(),
         }
+    }
+
+    /// The model's extra headers as `(name, value)` pairs, as the HTTP
+    /// providers add them after their own.
+    pub fn header_pairs(&self) -> impl Iterator<Item = (String, String)> + '_ {
+        self.headers.iter().map(|(k, v)| (k.clone(), v.clone()))
     }
 
     /// Whether the model accepts image input.

@@ -195,11 +195,15 @@ pub struct StreamOptions {
     pub max_tokens: Option<u64>,
     /// Sampling temperature, when the caller wants one.
     pub temperature: Option<f64>,
-    /// How hard a reasoning model should think. `None` leaves it to the
-    /// server. Read by the Responses provider (`reasoning.effort`, sent
-    /// only to a model whose [`Model::reasoning`] is set); the others
-    /// ignore it for now.
+    /// How hard a reasoning model should think; `None` asks for no
+    /// thinking. Sent only to a model whose [`Model::reasoning`] is set:
+    /// Responses `reasoning.effort`, Chat Completions `reasoning_effort`,
+    /// Anthropic `thinking` (a token budget from
+    /// [`StreamOptions::thinking_budgets`], or adaptive thinking with an
+    /// effort for models whose compat says so).
     pub reasoning: Option<ReasoningEffort>,
+    /// Token budgets per level, for APIs that take a budget.
+    pub thinking_budgets: crate::thinking::ThinkingBudgets,
     /// A stable id for the conversation, which lets the server reuse its
     /// prompt cache across requests (the Responses provider sends it as
     /// `prompt_cache_key`).

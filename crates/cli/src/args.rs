@@ -227,7 +227,7 @@ pub struct DemoArgs {
 
 /// Whose models: the provider's base URL, API key variable and default
 /// model. The wire protocol follows from it unless `--api` names one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProviderKind {
     /// OpenAI (Responses API), or with --base-url any OpenAI-compatible
     /// server (Chat Completions: Ollama, vLLM, llama.cpp, OpenRouter).
@@ -307,15 +307,24 @@ pub struct RunArgs {
     /// project (-e still loads).
     #[arg(long)]
     pub no_extensions: bool,
-    /// Model provider: its base URL, key variable and default model.
-    #[arg(long, value_enum)]
-    pub provider: Option<ProviderKind>,
+    /// Model provider: openai, anthropic, azure-openai-responses, scripted,
+    /// or any provider of the model registry (built-in or models.json).
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Thinking level: off, minimal, low, medium, high or xhigh (default:
+    /// the settings' defaultThinkingLevel); clamped to what the model can do.
+    #[arg(long, value_name = "LEVEL")]
+    pub thinking: Option<agent_ai::ThinkingLevel>,
+    /// Print the known models (those matching SEARCH) and exit.
+    #[arg(long, value_name = "SEARCH", num_args = 0..=1, default_missing_value = "")]
+    pub list_models: Option<String>,
     /// Wire API (Pi's names); with --base-url and --api-key, any server
     /// speaking it. Default: from the provider (openai: Responses, or Chat
     /// Completions with --base-url).
     #[arg(long, value_enum)]
     pub api: Option<ApiKind>,
-    /// Model id (e.g. gpt-4o-mini, claude-sonnet-4-5, qwen2.5-coder).
+    /// Model: provider/id or an id (e.g. anthropic/claude-sonnet-4-5,
+    /// gpt-5-mini); --list-models shows the known ones.
     #[arg(long)]
     pub model: Option<String>,
     /// API base URL (e.g. http://localhost:11434/v1 for Ollama).

@@ -6,7 +6,7 @@ use agent_ai::providers::anthropic::{ANTHROPIC_BASE_URL, AnthropicClient};
 use agent_ai::providers::openai::{OPENAI_BASE_URL, OpenAiClient};
 use agent_ai::providers::openai_responses::{OpenAiResponsesClient, azure_base_url};
 use agent_ai::providers::scripted::ScriptedClient;
-use agent_ai::{Model, ModelClient};
+use agent_ai::{Model, ModelClient, ModelRegistry};
 use coding_agent::Settings;
 
 use crate::args::{ApiKind, ProviderKind, RunArgs};
@@ -37,59 +37,217 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
+/// The model registry: the built-in table and the agent directory's
+/// `models.json`.
+pub fn registry() -> Result<ModelRegistry, String> {
+    match coding_agent::agent_dir() {
+        Some(dir) => {
+            ModelRegistry::load(&dir.join("models.json")).map_err(|e| format!("coding-agent: {e}"))
+        }
+        None => Ok(ModelRegistry::builtin()),
+    }
+}
+
+impl ProviderKind {
+    /// The kind of a `--provider` name, when it is one of the built-in
+    /// endpoints (others come from the registry).
+    fn named(name: &str) -> Option<Self> {
+        Some(match name {
+            "openai" => ProviderKind::Openai,
+            "anthropic" => ProviderKind::Anthropic,
+            "azure-openai-responses" => ProviderKind::AzureOpenaiResponses,
+            "scripted" => ProviderKind::Scripted,
+            _ => return None,
+        })
+    }
+}
+
 /// The client and model to use, or a message for the user.
 ///
 /// `--provider` says whose models (base URL, key variable, default model);
 /// `--api` says which wire protocol, and defaults from the provider:
 /// OpenAI's own endpoint speaks the Responses API (as Pi uses it), while
 /// `--provider openai --base-url URL` keeps Chat Completions, which
-/// OpenAI-compatible servers (Ollama, vLLM, llama.cpp) speak.
+/// OpenAI-compatible servers (Ollama, vLLM, llama.cpp) speak. A model the
+/// registry knows (`--model provider/id`, or an id) takes its window,
+/// prices, reasoning and endpoint from there.
 pub fn select(
     args: &RunArgs,
     settings: &Settings,
 ) -> Result<(Arc<dyn ModelClient>, Model), String> {
+    select_with(args, settings, &registry()?)
+}
+
+/// [`select`] with a given registry.
+pub fn select_with(
+    args: &RunArgs,
+    settings: &Settings,
+    registry: &ModelRegistry,
+) -> Result<(Arc<dyn ModelClient>, Model), String> {
     let known = settings.known();
-    let kind = match args.provider {
-        Some(k) => k,
-        None if args.script.is_some() => ProviderKind::Scripted,
-        None if args.api.is_some() => match args.api {
-            Some(ApiKind::AnthropicMessages) => ProviderKind::Anthropic,
-            Some(ApiKind::AzureOpenaiResponses) => ProviderKind::AzureOpenaiResponses,
-            _ => ProviderKind::Openai,
-        },
-        None => match known
-            .default_provider
-            .as_deref()
-            .or(known.provider.as_deref())
-        {
-            Some("openai") => ProviderKind::Openai,
-            Some("anthropic") => ProviderKind::Anthropic,
-            Some("azure-openai-responses") => ProviderKind::AzureOpenaiResponses,
-            Some("scripted") => ProviderKind::Scripted,
-            _ if args.base_url.is_some() => ProviderKind::Openai,
-            _ if env("OPENAI_API_KEY").is_some() => ProviderKind::Openai,
-            _ if env("ANTHROPIC_API_KEY").is_some() => ProviderKind::Anthropic,
-            _ => return Err(NOT_CONFIGURED.to_string()),
-        },
-    };
+    let provider_name = args
+        .provider
+        .clone()
+        .or_else(|| known.default_provider.clone())
+        .or_else(|| known.provider.clone());
     let model_id = args
         .model
         .clone()
         .or_else(|| known.default_model.clone())
         .or_else(|| known.model.clone());
-    let (provider, key_var, default_base, default_model) = match kind {
-        ProviderKind::Scripted => {
-            let Some(path) = &args.script else {
-                return Err("coding-agent: --provider scripted needs --script FILE (JSONL, one assistant turn per line)".into());
-            };
-            let mut client =
-                ScriptedClient::from_file(path).map_err(|e| format!("coding-agent: {e}"))?;
-            if let Some(log) = &args.script_log {
-                client = client.with_request_file(log);
-            }
-            let model = Model::new("scripted", model_id.unwrap_or_else(|| "script".into()));
-            return Ok((Arc::new(client), model));
+    let named = provider_name.as_deref().and_then(ProviderKind::named);
+    if let Some(name) = provider_name.as_deref()
+        && named.is_none()
+        && !registry.has_provider(name)
+    {
+        let known: Vec<&str> = ["openai", "anthropic", "azure-openai-responses", "scripted"]
+            .into_iter()
+            .chain(registry.provider_names())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        return Err(format!(
+            "coding-agent: unknown provider {name:?} (known: {}; add others in models.json)",
+            known.join(", ")
+        ));
+    }
+    let scripted =
+        named == Some(ProviderKind::Scripted) || (provider_name.is_none() && args.script.is_some());
+    if scripted {
+        return scripted_model(args, registry, model_id);
+    }
+    // The registry decides, unless the flags name an endpoint of their own.
+    let own_endpoint = args.base_url.is_some() || args.api.is_some();
+    let azure = named == Some(ProviderKind::AzureOpenaiResponses);
+    if !own_endpoint && !azure {
+        let by_registry = match (&model_id, provider_name.as_deref()) {
+            (Some(spec), p) => Some(registry.resolve(p, spec)),
+            // A registry provider without a model: its first one.
+            (None, Some(p)) if named.is_none() => registry
+                .models()
+                .find(|m| m.provider == p)
+                .map(|m| registry.resolve(Some(p), &m.id)),
+            _ => None,
+        };
+        match by_registry {
+            Some(Ok(model)) => return registry_client(args, settings, registry, model),
+            Some(Err(e)) => return Err(format!("coding-agent: {e}")),
+            None => {}
         }
+    }
+    legacy(args, settings, registry, named, model_id)
+}
+
+/// `--provider scripted`: a script, with the registry's facts (window,
+/// prices, reasoning) when the model is one it knows.
+fn scripted_model(
+    args: &RunArgs,
+    registry: &ModelRegistry,
+    model_id: Option<String>,
+) -> Result<(Arc<dyn ModelClient>, Model), String> {
+    let Some(path) = &args.script else {
+        return Err("coding-agent: --provider scripted needs --script FILE (JSONL, one assistant turn per line)".into());
+    };
+    let mut client = ScriptedClient::from_file(path).map_err(|e| format!("coding-agent: {e}"))?;
+    if let Some(log) = &args.script_log {
+        client = client.with_request_file(log);
+    }
+    let id = model_id.unwrap_or_else(|| "script".into());
+    let model = match registry.resolve(None, &id) {
+        Ok(known) => Model {
+            provider: "scripted".into(),
+            api: "scripted".into(),
+            base_url: String::new(),
+            headers: Default::default(),
+            ..known
+        },
+        Err(_) => Model::new("scripted", id),
+    };
+    Ok((Arc::new(client), model))
+}
+
+/// A client for a model of the registry, at its own endpoint.
+fn registry_client(
+    args: &RunArgs,
+    settings: &Settings,
+    registry: &ModelRegistry,
+    model: Model,
+) -> Result<(Arc<dyn ModelClient>, Model), String> {
+    let key = match &args.api_key {
+        Some(k) => Some(k.clone()),
+        None => registry
+            .api_key(&model.provider)
+            .map_err(|e| format!("coding-agent: {e}"))?,
+    };
+    if key.is_none() && registry.is_builtin_provider(&model.provider) {
+        return Err(format!(
+            "coding-agent: {} needs an API key: set {} or pass --api-key.\n\n{NOT_CONFIGURED}",
+            model.provider,
+            key_variable(&model.provider)
+        ));
+    }
+    let client = client_for(&model.api, model.base_url.clone(), key, settings)?;
+    Ok((client, model))
+}
+
+/// The environment variable of a built-in provider's key.
+fn key_variable(provider: &str) -> String {
+    format!(
+        "{}_API_KEY",
+        provider.to_ascii_uppercase().replace('-', "_")
+    )
+}
+
+/// A client speaking `api` at `base`.
+fn client_for(
+    api: &str,
+    base: String,
+    key: Option<String>,
+    settings: &Settings,
+) -> Result<Arc<dyn ModelClient>, String> {
+    let idle = idle_timeout(settings);
+    Ok(match api {
+        "openai-completions" => Arc::new(OpenAiClient::new(base, key).with_idle_timeout(idle)),
+        "openai-responses" => {
+            Arc::new(OpenAiResponsesClient::new(base, key).with_idle_timeout(idle))
+        }
+        "azure-openai-responses" => Arc::new(
+            OpenAiResponsesClient::azure(base, key)
+                .with_api_version(env("AZURE_OPENAI_API_VERSION"))
+                .with_idle_timeout(idle),
+        ),
+        "anthropic-messages" => Arc::new(AnthropicClient::new(base, key).with_idle_timeout(idle)),
+        other => {
+            return Err(format!(
+                "coding-agent: this build cannot speak the {other} API yet"
+            ));
+        }
+    })
+}
+
+/// Flags that name the endpoint (`--base-url`, `--api`), Azure, or a
+/// provider chosen from the environment.
+fn legacy(
+    args: &RunArgs,
+    settings: &Settings,
+    registry: &ModelRegistry,
+    named: Option<ProviderKind>,
+    model_id: Option<String>,
+) -> Result<(Arc<dyn ModelClient>, Model), String> {
+    let kind = match named {
+        Some(k) => k,
+        None if args.api.is_some() => match args.api {
+            Some(ApiKind::AnthropicMessages) => ProviderKind::Anthropic,
+            Some(ApiKind::AzureOpenaiResponses) => ProviderKind::AzureOpenaiResponses,
+            _ => ProviderKind::Openai,
+        },
+        None if args.base_url.is_some() => ProviderKind::Openai,
+        None if env("OPENAI_API_KEY").is_some() => ProviderKind::Openai,
+        None if env("ANTHROPIC_API_KEY").is_some() => ProviderKind::Anthropic,
+        None => return Err(NOT_CONFIGURED.to_string()),
+    };
+    let (provider, key_var, default_base, default_model) = match kind {
+        ProviderKind::Scripted => return scripted_model(args, registry, model_id),
         ProviderKind::Openai => (
             "openai",
             "OPENAI_API_KEY",
@@ -140,33 +298,112 @@ pub fn select(
             "coding-agent: {vendor} needs an API key: set {key_var} or pass --api-key{local}.\n\n{NOT_CONFIGURED}"
         ));
     }
-    let mut model = Model::new(provider, model_id.unwrap_or_else(|| default_model.into()));
-    model.base_url = base.clone();
-    model.input = vec!["text".into(), "image".into()];
-    let idle = idle_timeout(settings);
-    let client: Arc<dyn ModelClient> = match api {
-        ApiKind::OpenaiCompletions => {
-            model.api = "openai-completions".into();
-            Arc::new(OpenAiClient::new(base, key).with_idle_timeout(idle))
-        }
-        ApiKind::OpenaiResponses | ApiKind::AzureOpenaiResponses => {
-            let client = if api == ApiKind::AzureOpenaiResponses {
-                OpenAiResponsesClient::azure(base, key)
-                    .with_api_version(env("AZURE_OPENAI_API_VERSION"))
-            } else {
-                OpenAiResponsesClient::new(base, key)
-            };
-            model.api = client.api().into();
-            model.reasoning = reasons(&model.id);
-            Arc::new(client.with_idle_timeout(idle))
-        }
-        ApiKind::AnthropicMessages => {
-            model.api = "anthropic-messages".into();
-            model.max_tokens = 8192;
-            Arc::new(AnthropicClient::new(base, key).with_idle_timeout(idle))
+    let id = model_id.unwrap_or_else(|| default_model.into());
+    let id = id
+        .strip_prefix(&format!("{provider}/"))
+        .map(str::to_string)
+        .unwrap_or(id);
+    // The registry's facts about a model it knows, at this endpoint.
+    let mut model = match registry.find(
+        if provider == "azure-openai-responses" {
+            "openai"
+        } else {
+            provider
+        },
+        &id,
+    ) {
+        Some(known) => Model {
+            provider: provider.into(),
+            headers: Default::default(),
+            ..known.clone()
+        },
+        None => {
+            let mut m = Model::new(provider, id);
+            m.input = vec!["text".into(), "image".into()];
+            m
         }
     };
+    model.base_url = base.clone();
+    let api_name = match api {
+        ApiKind::OpenaiCompletions => "openai-completions",
+        ApiKind::OpenaiResponses => "openai-responses",
+        ApiKind::AzureOpenaiResponses => "azure-openai-responses",
+        ApiKind::AnthropicMessages => "anthropic-messages",
+    };
+    model.api = api_name.into();
+    if matches!(
+        api,
+        ApiKind::OpenaiResponses | ApiKind::AzureOpenaiResponses
+    ) {
+        model.reasoning |= reasons(&model.id);
+    }
+    let client = client_for(api_name, base, key, settings)?;
     Ok((client, model))
+}
+
+/// Prints the models matching `search` as a table, with the built-in
+/// table's date.
+pub fn list_models(registry: &ModelRegistry, search: &str) -> String {
+    let money = |v: f64| {
+        if v == 0.0 {
+            "-".to_string()
+        } else {
+            format!("${v}")
+        }
+    };
+    let tokens = |n: u64| {
+        if n >= 1_000_000 && n.is_multiple_of(1_000_000) {
+            format!("{}M", n / 1_000_000)
+        } else if n >= 1000 {
+            format!("{}K", n / 1000)
+        } else {
+            n.to_string()
+        }
+    };
+    let mut rows = vec![[
+        "provider".to_string(),
+        "model".into(),
+        "context".into(),
+        "max out".into(),
+        "in $/M".into(),
+        "out $/M".into(),
+        "reasoning".into(),
+    ]];
+    for m in registry.search(search) {
+        rows.push([
+            m.provider.clone(),
+            m.id.clone(),
+            tokens(m.context_window),
+            tokens(m.max_tokens),
+            money(m.cost.input),
+            money(m.cost.output),
+            if m.reasoning { "yes" } else { "no" }.into(),
+        ]);
+    }
+    let mut widths = [0usize; 7];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in &rows {
+        let line: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    if rows.len() == 1 {
+        out.push_str(&format!("(no model matches {search:?})\n"));
+    }
+    out.push_str(&format!(
+        "Built-in table of {}; add or change models in <agent dir>/models.json.",
+        agent_ai::BUILTIN_MODELS_DATE
+    ));
+    out
 }
 
 /// Whether an OpenAI model id names a reasoning model (gpt-5, the o

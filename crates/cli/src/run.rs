@@ -97,6 +97,9 @@ pub fn build_session(
     if let Some(window) = args.context_window {
         builder = builder.context_window(window);
     }
+    if let Some(level) = args.thinking {
+        builder = builder.thinking_level(level);
+    }
     let mut builder = builder
         .permissions(permissions)
         .cwd(cwd)
@@ -219,6 +222,18 @@ fn header_remote(
 
 /// `coding-agent [OPTIONS] [PROMPT]...`.
 pub async fn run(args: RunArgs) -> i32 {
+    if let Some(search) = &args.list_models {
+        return match crate::provider::registry() {
+            Ok(registry) => {
+                crate::print_line(&crate::provider::list_models(&registry, search));
+                0
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                2
+            }
+        };
+    }
     let cwd = match working_dir(args.cwd.as_deref()) {
         Ok(c) => c,
         Err(e) => {
@@ -429,6 +444,7 @@ pub async fn run(args: RunArgs) -> i32 {
         eprintln!("coding-agent: {e}");
         return 1;
     }
+    report_usage(&session, &args);
     if args.print && args.mode == Mode::Text {
         let messages = session.agent().messages();
         if let Some(a) = messages.iter().rev().find_map(Message::as_assistant) {
@@ -457,6 +473,27 @@ pub async fn run(args: RunArgs) -> i32 {
         }
     }
     exit_code(&session)
+}
+
+/// The session's tokens and cost at the end of a run: the last JSON line
+/// in JSON mode (`{"type": "session_usage", "usage": {...}}`), a line on
+/// stderr in text mode with `--verbose`.
+fn report_usage(session: &AgentSession, args: &RunArgs) {
+    let usage = session.usage();
+    if args.mode == Mode::Json {
+        let model = session.agent().model();
+        let line = json!({
+            "type": "session_usage",
+            "model": format!("{}/{}", model.provider, model.id),
+            "usage": usage,
+        });
+        crate::print_line(&line.to_string());
+    } else if args.verbose {
+        eprintln!(
+            "usage: {} input, {} output, {} cache read, {} cache write tokens; cost ${:.6}",
+            usage.input, usage.output, usage.cache_read, usage.cache_write, usage.cost.total
+        );
+    }
 }
 
 /// `--mode rpc`: the session driven over stdin and stdout.

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use agent_ai::{ContentBlock, Message, Model, ModelClient, UserContent};
+use agent_ai::{ContentBlock, Message, Model, ModelClient, ThinkingLevel, UserContent};
 use agent_core::{
     Agent, AgentError, AgentOptions, BeforeToolCallHook, ExecutionMode, IntoPrompt, QueueMode,
     RunOutcome,
@@ -105,6 +105,7 @@ pub struct AgentSessionBuilder {
     permission_prompt: Option<Arc<dyn PermissionPrompt>>,
     session: Option<SessionManager>,
     context_window: Option<u64>,
+    thinking_level: Option<ThinkingLevel>,
     tool_extensions: Extensions,
 }
 
@@ -132,6 +133,7 @@ impl AgentSessionBuilder {
             permission_prompt: None,
             session: None,
             context_window: None,
+            thinking_level: None,
             tool_extensions: Extensions::new(),
         }
     }
@@ -140,6 +142,13 @@ impl AgentSessionBuilder {
     /// (default: the model's `context_window`; 0 turns it off).
     pub fn context_window(mut self, tokens: u64) -> Self {
         self.context_window = Some(tokens);
+        self
+    }
+
+    /// The thinking level to start with (default: the settings'
+    /// `defaultThinkingLevel`), clamped to what the model can do.
+    pub fn thinking_level(mut self, level: ThinkingLevel) -> Self {
+        self.thinking_level = Some(level);
         self
     }
 
@@ -344,6 +353,11 @@ impl AgentSessionBuilder {
         if let Some(n) = settings.max_parallel_tools() {
             options.max_parallel_tools = n;
         }
+        options.thinking_budgets = settings.thinking_budgets();
+        let asked = self
+            .thinking_level
+            .unwrap_or_else(|| settings.default_thinking_level());
+        options.reasoning = clamp_thinking(&options.model, asked).effort();
         if settings.images_block_images() {
             options.transform_context = Some(Arc::new(block_images));
         }
@@ -402,7 +416,7 @@ impl AgentSessionBuilder {
             options.client.clone(),
             options.model.clone(),
             CompactionSettings::from_settings(&settings),
-            self.context_window.unwrap_or(options.model.context_window),
+            self.context_window,
             store.clone(),
             tools,
         ));
@@ -422,6 +436,20 @@ impl AgentSessionBuilder {
         session.restore_tool_state();
         Ok(session)
     }
+}
+
+/// `level`, or the nearest one `model` can do, with a notice when it
+/// differs.
+fn clamp_thinking(model: &Model, level: ThinkingLevel) -> ThinkingLevel {
+    let clamped = model.clamp_thinking(level);
+    if clamped != level {
+        tracing::warn!(
+            "{}/{} cannot think at level {level}; using {clamped}",
+            model.provider,
+            model.id
+        );
+    }
+    clamped
 }
 
 /// Permission rules first; the extensions' hooks only see calls the rules let through.
@@ -720,8 +748,55 @@ impl AgentSession {
         Ok(result)
     }
 
+    /// Tokens and cost of every model request of the transcript, added up
+    /// (each assistant message carries its own, priced by its model).
+    pub fn usage(&self) -> agent_ai::Usage {
+        let mut total = agent_ai::Usage::default();
+        for m in self.agent.messages() {
+            if let Message::Assistant(a) = m {
+                total.add(&a.usage);
+            }
+        }
+        total
+    }
+
+    /// The thinking level of the next request.
+    pub fn thinking_level(&self) -> ThinkingLevel {
+        self.agent.reasoning().into()
+    }
+
+    /// Sets the thinking level from the next run on, clamped to what the
+    /// model can do (a notice says so when it is), and records a
+    /// `thinking_level_change` when it changed. Returns the level set.
+    pub fn set_thinking_level(&self, level: ThinkingLevel) -> ThinkingLevel {
+        let level = clamp_thinking(&self.agent.model(), level);
+        if level != self.thinking_level() {
+            self.agent.set_reasoning(level.effort());
+            if let Some(store) = self.session_manager() {
+                let mut manager = store.lock().unwrap_or_else(|p| p.into_inner());
+                if let Err(e) = manager.append_thinking_level_change(level.as_str()) {
+                    tracing::warn!(error = %e, "cannot record the thinking level change");
+                }
+            }
+        }
+        level
+    }
+
+    /// Moves to the model's next thinking level (after the highest: `off`)
+    /// and returns it.
+    pub fn cycle_thinking_level(&self) -> ThinkingLevel {
+        let levels = self.agent.model().thinking_levels();
+        let current = self.thinking_level();
+        let next = levels
+            .iter()
+            .position(|l| *l == current)
+            .map_or(0, |i| (i + 1) % levels.len());
+        self.set_thinking_level(levels.get(next).copied().unwrap_or_default())
+    }
+
     /// Switches the model from the next request on, recording a
-    /// `model_change` in the session file.
+    /// `model_change` in the session file. The thinking level is clamped
+    /// to what the new model can do.
     pub fn set_model(&self, model: Model) {
         if let Some(store) = self.session_manager() {
             let mut manager = store.lock().unwrap_or_else(|p| p.into_inner());
@@ -729,8 +804,10 @@ impl AgentSession {
                 tracing::warn!(error = %e, "cannot record the model change");
             }
         }
+        let level = clamp_thinking(&model, self.thinking_level());
         self.compactor.set_model(model.clone());
         self.agent.set_model(model);
+        self.set_thinking_level(level);
     }
 
     /// The session's compactor (automatic compaction on/off, state).

@@ -295,7 +295,8 @@ pub struct SessionCompactor {
     client: Arc<dyn ModelClient>,
     model: Mutex<Model>,
     settings: CompactionSettings,
-    context_window: u64,
+    /// The window when it is not the model's (`--context-window`).
+    context_window: Option<u64>,
     auto: AtomicBool,
     running: AtomicBool,
     store: Arc<Mutex<Option<Arc<Mutex<SessionManager>>>>>,
@@ -306,7 +307,7 @@ impl std::fmt::Debug for SessionCompactor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SessionCompactor")
             .field("settings", &self.settings)
-            .field("context_window", &self.context_window)
+            .field("context_window", &self.context_window())
             .finish_non_exhaustive()
     }
 }
@@ -316,7 +317,7 @@ impl SessionCompactor {
         client: Arc<dyn ModelClient>,
         model: Model,
         settings: CompactionSettings,
-        context_window: u64,
+        context_window: Option<u64>,
         store: Arc<Mutex<Option<Arc<Mutex<SessionManager>>>>>,
         tools: ToolLookup,
     ) -> Self {
@@ -351,9 +352,15 @@ impl SessionCompactor {
         *self.model.lock().unwrap_or_else(|p| p.into_inner()) = model;
     }
 
-    /// The window in tokens (0: unknown, no automatic compaction).
+    /// The window in tokens (0: unknown, no automatic compaction): the
+    /// current model's, unless the session was given one.
     pub fn context_window(&self) -> u64 {
-        self.context_window
+        self.context_window.unwrap_or_else(|| {
+            self.model
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .context_window
+        })
     }
 
     /// Summarises the older part of `messages`, records a compaction entry
@@ -445,10 +452,10 @@ impl SessionCompactor {
 impl ContextCompactor for SessionCompactor {
     fn needs_compaction(&self, messages: &[Message]) -> bool {
         self.auto_enabled()
-            && self.context_window > 0
+            && self.context_window() > 0
             && context_tokens(messages)
                 > self
-                    .context_window
+                    .context_window()
                     .saturating_sub(self.settings.reserve_tokens)
     }
 

@@ -395,6 +395,17 @@ impl Settings {
             .map(|n| n.get().min(u32::MAX as u64) as usize)
     }
 
+    /// `defaultThinkingLevel` (default `off`).
+    pub fn default_thinking_level(&self) -> agent_ai::ThinkingLevel {
+        self.known.default_thinking_level.unwrap_or_default()
+    }
+
+    /// `thinkingBudgets` (default 1024 / 2048 / 8192 / 16384 tokens for
+    /// minimal / low / medium / high).
+    pub fn thinking_budgets(&self) -> agent_ai::ThinkingBudgets {
+        self.known.thinking_budgets.unwrap_or_default()
+    }
+
     /// `constrainedSampling`: `true` sends every tool whose schema allows it
     /// strict (constrained to its schema), `false` sends none strict (for a
     /// server that refuses `strict`), absent leaves it to what each tool

@@ -16,13 +16,25 @@ use crate::content::ContentBlock;
 use crate::context::Context;
 use crate::message::{AssistantMessage, Message, StopReason, UserContent};
 use crate::model::Model;
-use crate::stream::{AssistantEventStream, ModelClient, StreamOptions};
+use crate::stream::{AssistantEventStream, ModelClient, ReasoningEffort, StreamOptions};
 
 /// Default base URL.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 /// The `anthropic-beta` header value sent with requests that carry strict
 /// tools (Anthropic's structured outputs).
 pub const STRICT_TOOLS_BETA: &str = "structured-outputs-2025-11-13";
+
+/// The `anthropic-beta` value that lets a budget-thinking model think
+/// between tool calls.
+pub const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
+
+/// The output limit sent when the caller sets none and the model's own
+/// is higher.
+const DEFAULT_MAX_TOKENS: u64 = 32_000;
+
+/// Output tokens kept for the answer when a thinking budget would take
+/// the whole `max_tokens`.
+const MIN_ANSWER_TOKENS: u64 = 1024;
 
 /// API version header value.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -56,11 +68,31 @@ impl AnthropicClient {
 
     /// The request body for a context.
     pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {
-        let max_tokens = options.max_tokens.unwrap_or(if model.max_tokens > 0 {
-            model.max_tokens
+        // Pi's default: the model's limit, at most 32 000.
+        let mut max_tokens = options.max_tokens.unwrap_or(if model.max_tokens > 0 {
+            model.max_tokens.min(DEFAULT_MAX_TOKENS)
         } else {
             8192
         });
+        let thinking = match thinking_mode(model, options) {
+            None => None,
+            Some(Thinking::Adaptive(effort)) => Some(json!({"type": "adaptive", "effort": effort})),
+            Some(Thinking::Budget(budget)) => {
+                // Room for the budget and the answer, within the model's limit.
+                let limit = if model.max_tokens > 0 {
+                    model.max_tokens
+                } else {
+                    u64::MAX
+                };
+                max_tokens = max_tokens.saturating_add(budget).min(limit);
+                let budget = if max_tokens <= budget {
+                    max_tokens.saturating_sub(MIN_ANSWER_TOKENS)
+                } else {
+                    budget
+                };
+                Some(json!({"type": "enabled", "budget_tokens": budget}))
+            }
+        };
         let mut body = json!({
             "model": model.id,
             "max_tokens": max_tokens,
@@ -79,11 +111,48 @@ impl AnthropicClient {
                     .collect(),
             );
         }
-        if let Some(t) = options.temperature {
-            body["temperature"] = json!(t);
+        match thinking {
+            Some(mut t) => {
+                // Anthropic refuses a temperature with thinking on.
+                if let Some(effort) = t.as_object_mut().and_then(|o| o.remove("effort")) {
+                    body["output_config"] = json!({"effort": effort});
+                }
+                body["thinking"] = t;
+            }
+            None => {
+                if let Some(t) = options.temperature {
+                    body["temperature"] = json!(t);
+                }
+            }
         }
         body
     }
+}
+
+/// How a request asks an Anthropic model to think.
+enum Thinking {
+    /// `thinking: {type: "adaptive"}` with `output_config.effort`.
+    Adaptive(&'static str),
+    /// `thinking: {type: "enabled", budget_tokens}`.
+    Budget(u64),
+}
+
+/// The thinking a request asks for: none unless the model reasons and a
+/// level is set. Adaptive models map minimal and low to `low`, and `xhigh`
+/// to `max` where the model takes it.
+fn thinking_mode(model: &Model, options: &StreamOptions) -> Option<Thinking> {
+    let effort = options.reasoning.filter(|_| model.reasoning)?;
+    Some(if model.compat.adaptive_thinking {
+        Thinking::Adaptive(match effort {
+            ReasoningEffort::Minimal | ReasoningEffort::Low => "low",
+            ReasoningEffort::Medium => "medium",
+            ReasoningEffort::High => "high",
+            ReasoningEffort::Xhigh if model.compat.supports_xhigh => "max",
+            ReasoningEffort::Xhigh => "high",
+        })
+    } else {
+        Thinking::Budget(options.thinking_budgets.tokens(effort))
+    })
 }
 
 fn block_json(block: &ContentBlock) -> Option<Value> {
@@ -255,6 +324,8 @@ impl Stream {
                 usage.cache_read = u.cache_read_input_tokens.unwrap_or(0);
                 usage.cache_write = u.cache_creation_input_tokens.unwrap_or(0);
                 usage.output = u.output_tokens.unwrap_or(0);
+                usage.total_tokens =
+                    usage.input + usage.output + usage.cache_read + usage.cache_write;
             }
             "content_block_start" => {
                 let block = v.content_block.unwrap_or_default();
@@ -309,7 +380,10 @@ impl Stream {
                     self.stop = Some(r);
                 }
                 if let Some(o) = v.usage.and_then(|u| u.output_tokens) {
-                    self.b.message().usage.output = o;
+                    let usage = &mut self.b.message().usage;
+                    usage.output = o;
+                    usage.total_tokens =
+                        usage.input + usage.output + usage.cache_read + usage.cache_write;
                 }
             }
             "message_stop" => {
@@ -386,6 +460,7 @@ impl ModelClient for AnthropicClient {
         let mut base = AssistantMessage::empty(&model.provider, &model.id);
         base.api = Some("anthropic-messages".to_string());
         let (mut builder, events) = message_stream(base);
+        builder.set_prices(model.cost);
         let body = self.request_body(model, context, &options);
         let url = format!("{}/v1/messages", self.base_url);
         let mut headers = vec![(
@@ -397,13 +472,21 @@ impl ModelClient for AnthropicClient {
         }
         // Strict tools are a beta of the Messages API: announced only when
         // a tool is sent strict, so other requests stay as they were.
+        let mut betas = Vec::new();
         if context
             .tools
             .iter()
             .any(|t| sends_strict(t, false).unwrap_or(false))
         {
-            headers.push(("anthropic-beta".to_string(), STRICT_TOOLS_BETA.to_string()));
+            betas.push(STRICT_TOOLS_BETA);
         }
+        if matches!(thinking_mode(model, &options), Some(Thinking::Budget(_))) {
+            betas.push(INTERLEAVED_THINKING_BETA);
+        }
+        if !betas.is_empty() {
+            headers.push(("anthropic-beta".to_string(), betas.join(",")));
+        }
+        headers.extend(model.header_pairs());
         let request = PreparedRequest::new(
             &self.http,
             url,

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::content::{ContentBlock, ThinkingContent, ToolCall};
 use crate::message::{AssistantMessage, StopReason, now_millis};
+use crate::model::ModelCost;
 use crate::partial::{MessageEdit, PartialMessage};
 use crate::stream::{AssistantEventStream, AssistantMessageEvent};
 
@@ -250,6 +251,7 @@ pub(crate) struct MessageBuilder {
     args: HashMap<usize, String>,
     started: bool,
     finished: bool,
+    prices: ModelCost,
 }
 
 impl MessageBuilder {
@@ -260,6 +262,7 @@ impl MessageBuilder {
             args: HashMap::new(),
             started: false,
             finished: false,
+            prices: ModelCost::default(),
         }
     }
 
@@ -423,12 +426,19 @@ impl MessageBuilder {
         self.msg.tool_calls().next().is_some()
     }
 
+    /// The model's prices: the final message's `usage.cost` is computed
+    /// from them.
+    pub(crate) fn set_prices(&mut self, prices: ModelCost) {
+        self.prices = prices;
+    }
+
     pub(crate) fn finish(&mut self, reason: StopReason) {
         if self.finished {
             return;
         }
         self.start();
         self.finished = true;
+        self.msg.usage.price(&self.prices);
         self.msg.stop_reason = reason;
         self.msg.timestamp = now_millis();
         self.send(Op::Done(reason, Box::new(self.msg.clone())));
@@ -439,6 +449,8 @@ impl MessageBuilder {
             return;
         }
         self.finished = true;
+        // Tokens a failed request used are billed too.
+        self.msg.usage.price(&self.prices);
         self.msg.stop_reason = reason;
         self.msg.error_message = Some(message.into());
         self.msg.timestamp = now_millis();

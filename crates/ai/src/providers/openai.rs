@@ -82,6 +82,14 @@ impl OpenAiClient {
         if let Some(t) = options.temperature {
             body["temperature"] = json!(t);
         }
+        // Thinking: `reasoning_effort`, for a reasoning model whose server
+        // takes it (DeepSeek's reasoner, for one, thinks without being asked).
+        if let Some(effort) = options
+            .reasoning
+            .filter(|_| model.reasoning && model.compat.supports_reasoning_effort != Some(false))
+        {
+            body["reasoning_effort"] = json!(effort.as_str());
+        }
         body
     }
 }
@@ -423,12 +431,14 @@ impl ModelClient for OpenAiClient {
         let mut base = AssistantMessage::empty(&model.provider, &model.id);
         base.api = Some("openai-completions".to_string());
         let (mut builder, events) = message_stream(base);
+        builder.set_prices(model.cost);
         let body = self.request_body(model, context, &options);
         let url = format!("{}/chat/completions", self.base_url);
         let mut headers = vec![];
         if let Some(key) = &self.api_key {
             headers.push(("authorization".to_string(), format!("Bearer {key}")));
         }
+        headers.extend(model.header_pairs());
         let request = PreparedRequest::new(
             &self.http,
             url,

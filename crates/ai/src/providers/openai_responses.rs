@@ -975,11 +975,15 @@ impl ModelClient for OpenAiResponsesClient {
         let mut base = AssistantMessage::empty(&model.provider, &model.id);
         base.api = Some(self.api().to_string());
         let (mut builder, events) = message_stream(base);
+        builder.set_prices(model.cost);
         let body = self.request_body(model, context, &options);
         let request = PreparedRequest::new(
             &self.http,
             self.url(),
-            self.headers(),
+            self.headers()
+                .into_iter()
+                .chain(model.header_pairs())
+                .collect(),
             body,
             self.retry,
             self.idle_timeout,

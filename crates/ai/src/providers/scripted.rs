@@ -207,6 +207,7 @@ impl ModelClient for ScriptedClient {
         let total = self.turns.len();
         let mut base = AssistantMessage::empty(&model.provider, &model.id);
         base.api = Some("scripted".to_string());
+        let prices = model.cost;
         let cancel = options.cancel;
         let Some(turn) = turn else {
             base.stop_reason = StopReason::Error;
@@ -229,6 +230,7 @@ impl ModelClient for ScriptedClient {
             steps: plan(&turn).into_iter(),
             msg: PartialMessage::new(base),
             turn,
+            prices,
             cancel,
             finished: false,
         };
@@ -276,6 +278,8 @@ struct Replay {
     steps: std::vec::IntoIter<Step>,
     msg: PartialMessage,
     turn: ScriptedTurn,
+    /// The model's prices, for the reported usage's cost.
+    prices: crate::model::ModelCost,
     cancel: tokio_util::sync::CancellationToken,
     finished: bool,
 }
@@ -415,6 +419,7 @@ impl Replay {
                 if let Some(usage) = turn.usage {
                     msg.usage = usage;
                 }
+                msg.usage.price(&self.prices);
                 msg.stop_reason = reason;
                 msg.timestamp = now_millis();
                 match reason {

@@ -89,6 +89,13 @@ pub enum RpcCommand {
         #[serde(rename = "modelId")]
         model_id: String,
     },
+    /// Sets the thinking level (clamped to what the model can do).
+    SetThinkingLevel {
+        /// off, minimal, low, medium, high or xhigh.
+        level: agent_ai::ThinkingLevel,
+    },
+    /// Moves to the model's next thinking level.
+    CycleThinkingLevel,
     /// Summarises the older conversation now.
     Compact {
         /// Steers the summary.

@@ -86,7 +86,7 @@ impl Server {
         };
         let mut data = json!({
             "model": agent.state().model,
-            "thinkingLevel": "off",
+            "thinkingLevel": self.session.thinking_level(),
             "isStreaming": agent.is_running(),
             "isCompacting": self.session.compactor().is_compacting(),
             "steeringMode": queue_mode_name(steering),
@@ -106,23 +106,23 @@ impl Server {
     fn stats(&self) -> Value {
         let messages = self.session.agent().messages();
         let (mut user, mut assistant, mut calls, mut results) = (0, 0, 0, 0);
-        let (mut input, mut output, mut cache_read, mut cache_write, mut cost) =
-            (0u64, 0u64, 0u64, 0u64, 0f64);
         for m in &messages {
             match m {
                 Message::User(_) => user += 1,
                 Message::Assistant(a) => {
                     assistant += 1;
                     calls += a.tool_calls().count();
-                    input += a.usage.input;
-                    output += a.usage.output;
-                    cache_read += a.usage.cache_read;
-                    cache_write += a.usage.cache_write;
-                    cost += a.usage.cost.total;
                 }
                 Message::ToolResult(_) => results += 1,
             }
         }
+        let usage = self.session.usage();
+        let (input, output, cache_read, cache_write) = (
+            usage.input,
+            usage.output,
+            usage.cache_read,
+            usage.cache_write,
+        );
         let (file, id) = match self.manager() {
             Some(m) => {
                 let m = m.lock().unwrap_or_else(|p| p.into_inner());
@@ -139,7 +139,8 @@ impl Server {
             "toolCalls": calls, "toolResults": results, "totalMessages": messages.len(),
             "tokens": {"input": input, "output": output, "cacheRead": cache_read, "cacheWrite": cache_write,
                        "total": input + output + cache_read + cache_write},
-            "cost": cost,
+            "cost": usage.cost.total,
+            "costBreakdown": usage.cost,
         })
     }
 
@@ -263,6 +264,14 @@ impl Server {
                     model.ok_or_else(|| format!("Model not found: {provider}/{model_id}"))?;
                 self.session.set_model(model.clone());
                 Ok(serde_json::to_value(model).unwrap_or(Value::Null))
+            }
+            RpcCommand::SetThinkingLevel { level } => {
+                let set = self.session.set_thinking_level(level);
+                Ok(json!({"level": set, "requested": level, "clamped": set != level}))
+            }
+            RpcCommand::CycleThinkingLevel => {
+                let level = self.session.cycle_thinking_level();
+                Ok(json!({"level": level}))
             }
             RpcCommand::Compact {
                 custom_instructions,

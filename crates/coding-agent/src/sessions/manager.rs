@@ -253,6 +253,16 @@ impl SessionManager {
         })
     }
 
+    /// Appends a thinking level change.
+    ///
+    /// # Errors
+    /// As [`SessionManager::append`].
+    pub fn append_thinking_level_change(&mut self, level: &str) -> Result<String, SessionError> {
+        self.append(EntryKind::ThinkingLevelChange {
+            thinking_level: level.into(),
+        })
+    }
+
     /// Appends a compaction.
     ///
     /// # Errors

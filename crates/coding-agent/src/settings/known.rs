@@ -61,6 +61,12 @@ pub struct KnownSettings {
     /// `defaultProvider`: the provider when `--provider` is not given.
     #[serde(deserialize_with = "present")]
     pub default_provider: Option<String>,
+    /// `defaultThinkingLevel`: off, minimal, low, medium, high or xhigh.
+    #[serde(deserialize_with = "present")]
+    pub default_thinking_level: Option<agent_ai::ThinkingLevel>,
+    /// `thinkingBudgets`: thinking tokens per level for budget APIs.
+    #[serde(deserialize_with = "present")]
+    pub thinking_budgets: Option<agent_ai::ThinkingBudgets>,
     /// `defaultModel`: the model when `--model` is not given.
     #[serde(deserialize_with = "present")]
     pub default_model: Option<String>,
@@ -184,10 +190,8 @@ fn present_or_default<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> R
 
 /// Pi's keys this agent does not use: not reported as unknown, since the
 /// global file may be Pi's own.
-const PI_KEYS: [&str; 20] = [
-    "defaultThinkingLevel",
+const PI_KEYS: [&str; 18] = [
     "hideThinkingBlock",
-    "thinkingBudgets",
     "theme",
     "quietStartup",
     "collapseChangelog",
