@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use agent_ai::providers::anthropic::{ANTHROPIC_BASE_URL, AnthropicClient};
+use agent_ai::providers::google::{GOOGLE_BASE_URL, GoogleClient};
 use agent_ai::providers::openai::{OPENAI_BASE_URL, OpenAiClient};
 use agent_ai::providers::openai_responses::{OpenAiResponsesClient, azure_base_url};
 use agent_ai::providers::scripted::ScriptedClient;
@@ -15,14 +16,17 @@ use crate::args::{ApiKind, ProviderKind, RunArgs};
 const OPENAI_DEFAULT_MODEL: &str = "gpt-4o-mini";
 /// Default Anthropic model.
 const ANTHROPIC_DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+/// Default Gemini model.
+const GOOGLE_DEFAULT_MODEL: &str = "gemini-2.5-flash";
 
 /// What to say when nothing is configured.
 pub const NOT_CONFIGURED: &str = "coding-agent: no model is configured.
 Set one of:
   OPENAI_API_KEY=sk-...         (OpenAI; add --model to pick one)
   ANTHROPIC_API_KEY=sk-ant-...  (Anthropic)
+  GEMINI_API_KEY=...            (Google Gemini; GOOGLE_API_KEY also works)
 or pass --provider openai --base-url http://localhost:11434/v1 --model <name> for a local Ollama,
-or --api <openai-completions|openai-responses|anthropic-messages> --base-url URL for any server speaking it,
+or --api <openai-completions|openai-responses|anthropic-messages|google-generative-ai> --base-url URL for any server speaking it,
 or --provider scripted --script FILE to replay a script.
 To see the agent work without any key or network, run: coding-agent demo";
 
@@ -55,6 +59,7 @@ pub fn select(
         None if args.api.is_some() => match args.api {
             Some(ApiKind::AnthropicMessages) => ProviderKind::Anthropic,
             Some(ApiKind::AzureOpenaiResponses) => ProviderKind::AzureOpenaiResponses,
+            Some(ApiKind::GoogleGenerativeAi) => ProviderKind::Google,
             _ => ProviderKind::Openai,
         },
         None => match known
@@ -65,10 +70,17 @@ pub fn select(
             Some("openai") => ProviderKind::Openai,
             Some("anthropic") => ProviderKind::Anthropic,
             Some("azure-openai-responses") => ProviderKind::AzureOpenaiResponses,
+            Some("google") => ProviderKind::Google,
             Some("scripted") => ProviderKind::Scripted,
             _ if args.base_url.is_some() => ProviderKind::Openai,
             _ if env("OPENAI_API_KEY").is_some() => ProviderKind::Openai,
             _ if env("ANTHROPIC_API_KEY").is_some() => ProviderKind::Anthropic,
+            _ if env("GEMINI_API_KEY")
+                .or_else(|| env("GOOGLE_API_KEY"))
+                .is_some() =>
+            {
+                ProviderKind::Google
+            }
             _ => return Err(NOT_CONFIGURED.to_string()),
         },
     };
@@ -109,9 +121,20 @@ pub fn select(
                 .or_else(|| env("AZURE_OPENAI_RESOURCE_NAME").map(|r| azure_base_url(&r))),
             OPENAI_DEFAULT_MODEL,
         ),
+        ProviderKind::Google => (
+            "google",
+            if env("GEMINI_API_KEY").is_none() && env("GOOGLE_API_KEY").is_some() {
+                "GOOGLE_API_KEY"
+            } else {
+                "GEMINI_API_KEY"
+            },
+            Some(GOOGLE_BASE_URL.to_string()),
+            GOOGLE_DEFAULT_MODEL,
+        ),
     };
     let api = args.api.unwrap_or(match kind {
         ProviderKind::Anthropic => ApiKind::AnthropicMessages,
+        ProviderKind::Google => ApiKind::GoogleGenerativeAi,
         ProviderKind::AzureOpenaiResponses => ApiKind::AzureOpenaiResponses,
         _ if args.base_url.is_some() => ApiKind::OpenaiCompletions,
         _ => ApiKind::OpenaiResponses,
@@ -129,6 +152,7 @@ pub fn select(
         let vendor = match kind {
             ProviderKind::Anthropic => "Anthropic",
             ProviderKind::AzureOpenaiResponses => "Azure OpenAI",
+            ProviderKind::Google => "Google Gemini",
             _ => "OpenAI",
         };
         let local = if kind == ProviderKind::Openai {
@@ -165,6 +189,12 @@ pub fn select(
             model.max_tokens = 8192;
             Arc::new(AnthropicClient::new(base, key).with_idle_timeout(idle))
         }
+        ApiKind::GoogleGenerativeAi => {
+            let client = GoogleClient::new(base, key);
+            model.api = client.api().into();
+            model.reasoning = thinks(&model.id);
+            Arc::new(client.with_idle_timeout(idle))
+        }
     };
     Ok((client, model))
 }
@@ -178,6 +208,13 @@ fn reasons(id: &str) -> bool {
     ["gpt-5", "o1", "o3", "o4", "codex"]
         .iter()
         .any(|p| id.starts_with(p))
+}
+
+/// Whether a Gemini model id names a thinking model (2.5 and 3), whose
+/// thinking the client asks for when a thinking level is set.
+fn thinks(id: &str) -> bool {
+    let id = id.rsplit('/').next().unwrap_or(id).to_ascii_lowercase();
+    ["gemini-2.5", "gemini-3"].iter().any(|p| id.starts_with(p))
 }
 
 #[cfg(test)]
@@ -266,6 +303,30 @@ mod tests {
         ])
         .unwrap();
         assert!(m.reasoning);
+    }
+
+    #[test]
+    fn google_by_provider_or_by_api() {
+        let m = chosen(&["--provider", "google", "--api-key", "k"]).unwrap();
+        assert_eq!(
+            (m.api.as_str(), m.provider.as_str(), m.base_url.as_str()),
+            ("google-generative-ai", "google", GOOGLE_BASE_URL)
+        );
+        assert!(m.reasoning, "gemini-2.5-flash thinks");
+        let m = chosen(&[
+            "--api",
+            "google-generative-ai",
+            "--base-url",
+            "http://l/v1beta",
+            "--model",
+            "gemma-3",
+        ])
+        .unwrap();
+        assert_eq!(
+            (m.api.as_str(), m.provider.as_str()),
+            ("google-generative-ai", "google")
+        );
+        assert!(!m.reasoning);
     }
 
     #[test]
