@@ -196,8 +196,9 @@ pub struct StreamOptions {
     /// Sampling temperature, when the caller wants one.
     pub temperature: Option<f64>,
     /// How hard a reasoning model should think. `None` leaves it to the
-    /// server. Read by the Responses provider (`reasoning.effort`, sent
-    /// only to a model whose [`Model::reasoning`] is set); the others
+    /// server. Read by the Responses provider (`reasoning.effort`) and the
+    /// Gemini provider (`thinkingConfig`, Pi's budgets and levels), sent
+    /// only to a model whose [`Model::reasoning`] is set; the others
     /// ignore it for now.
     pub reasoning: Option<ReasoningEffort>,
     /// A stable id for the conversation, which lets the server reuse its
