@@ -24,7 +24,7 @@
 //! them). A server that answers 400 naming a field it does not know (a proxy
 //! that speaks only the older form) gets the request once more with the
 //! schemas lowered to the legacy `parameters` subset
-//! ([`lower_for`](super::lowering::lower_for));
+//! ([`lower_for`]);
 //! [`GoogleClient::with_legacy_parameters`] sends that form from the start.
 //!
 //! Usage: `promptTokenCount` includes `cachedContentTokenCount`, so `input`

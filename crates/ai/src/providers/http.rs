@@ -331,6 +331,14 @@ impl PreparedRequest {
     /// POSTs the body and returns the response to stream. Any failure before
     /// streaming (a tool name the provider refuses, an HTTP error after
     /// retries, cancellation) ends the message through `builder` and returns `None`.
+    #[cfg_attr(
+        not(any(
+            feature = "openai",
+            feature = "openai-responses",
+            feature = "anthropic"
+        )),
+        allow(dead_code)
+    )]
     pub(crate) async fn open(
         self,
         builder: &mut super::builder::MessageBuilder,
