@@ -13,7 +13,7 @@
 //! arrays, wrong types and nulls mixed in), so a good share of them are
 //! accepted by the original and the implication is really exercised.
 
-use agent_ai::providers::lowering::lower_for;
+use agent_ai::providers::lowering::{GOOGLE_SCHEMA_KEYS, lower_for};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -102,32 +102,6 @@ fn to_json_schema(node: &Value) -> Value {
         other => other.clone(),
     }
 }
-
-/// Keys the lowered schema may hold (Google's subset).
-const SUBSET: [&str; 22] = [
-    "anyOf",
-    "default",
-    "description",
-    "enum",
-    "example",
-    "format",
-    "items",
-    "maximum",
-    "maxItems",
-    "maxLength",
-    "maxProperties",
-    "minimum",
-    "minItems",
-    "minLength",
-    "minProperties",
-    "nullable",
-    "pattern",
-    "properties",
-    "propertyOrdering",
-    "required",
-    "title",
-    "type",
-];
 
 fn only_subset_keys(node: &Value, at: &str) {
     let Some(map) = node.as_object() else { return };

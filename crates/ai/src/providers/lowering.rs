@@ -504,8 +504,9 @@ pub fn lower_for(api: &str, schema: &Value) -> Value {
     }
 }
 
-/// The keys of Google's legacy `Schema` (js-genai's `Schema` type).
-const GOOGLE_KEYS: [&str; 21] = [
+/// The keys of Google's legacy `Schema` (js-genai's `Schema` type): all a
+/// schema lowered by [`lower_for`] for Google may hold.
+pub const GOOGLE_SCHEMA_KEYS: [&str; 22] = [
     "anyOf",
     "default",
     "description",
@@ -527,6 +528,7 @@ const GOOGLE_KEYS: [&str; 21] = [
     "propertyOrdering",
     "required",
     "title",
+    "type",
 ];
 
 /// The root's `$defs` and `definitions`, for inlining `$ref`s.
@@ -691,7 +693,7 @@ fn google_node(node: &Value, defs: &Defs<'_>, depth: usize) -> Value {
                     _ => {}
                 }
             }
-            k if GOOGLE_KEYS.contains(&k) && k != "nullable" && k != "items" => {
+            k if GOOGLE_SCHEMA_KEYS.contains(&k) && k != "nullable" && k != "items" => {
                 out.insert(key.clone(), value.clone());
             }
             _ => {}
