@@ -107,7 +107,7 @@ fn only_subset_keys(node: &Value, at: &str) {
     let Some(map) = node.as_object() else { return };
     for (k, v) in map {
         assert!(
-            SUBSET.contains(&k.as_str()),
+            GOOGLE_SCHEMA_KEYS.contains(&k.as_str()),
             "{at}: {k} is not in the subset"
         );
         match k.as_str() {
