@@ -200,7 +200,8 @@ pub struct StreamOptions {
     /// Responses `reasoning.effort`, Chat Completions `reasoning_effort`,
     /// Anthropic `thinking` (a token budget from
     /// [`StreamOptions::thinking_budgets`], or adaptive thinking with an
-    /// effort for models whose compat says so).
+    /// effort for models whose compat says so), Gemini `thinkingConfig`
+    /// (Pi's budgets and levels).
     pub reasoning: Option<ReasoningEffort>,
     /// Token budgets per level, for APIs that take a budget.
     pub thinking_budgets: crate::thinking::ThinkingBudgets,

@@ -237,6 +237,8 @@ pub enum ProviderKind {
     /// Azure OpenAI (Responses API; AZURE_OPENAI_API_KEY, and
     /// AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME unless --base-url).
     AzureOpenaiResponses,
+    /// Google Gemini API (GEMINI_API_KEY, then GOOGLE_API_KEY).
+    Google,
     /// Replay a JSONL script (see --script).
     Scripted,
 }
@@ -253,6 +255,8 @@ pub enum ApiKind {
     AzureOpenaiResponses,
     /// Anthropic Messages (`POST /v1/messages`).
     AnthropicMessages,
+    /// Google's Gemini API (`:streamGenerateContent`, `x-goog-api-key`).
+    GoogleGenerativeAi,
 }
 
 /// Output mode.
@@ -330,7 +334,8 @@ pub struct RunArgs {
     /// API base URL (e.g. http://localhost:11434/v1 for Ollama).
     #[arg(long)]
     pub base_url: Option<String>,
-    /// API key (default: OPENAI_API_KEY, ANTHROPIC_API_KEY or AZURE_OPENAI_API_KEY).
+    /// API key (default: OPENAI_API_KEY, ANTHROPIC_API_KEY, AZURE_OPENAI_API_KEY, or
+    /// GEMINI_API_KEY then GOOGLE_API_KEY).
     #[arg(long)]
     pub api_key: Option<String>,
     /// JSONL script for the scripted provider.

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use agent_ai::providers::anthropic::{ANTHROPIC_BASE_URL, AnthropicClient};
+use agent_ai::providers::google::{GOOGLE_BASE_URL, GoogleClient};
 use agent_ai::providers::openai::{OPENAI_BASE_URL, OpenAiClient};
 use agent_ai::providers::openai_responses::{OpenAiResponsesClient, azure_base_url};
 use agent_ai::providers::scripted::ScriptedClient;
@@ -15,14 +16,17 @@ use crate::args::{ApiKind, ProviderKind, RunArgs};
 const OPENAI_DEFAULT_MODEL: &str = "gpt-4o-mini";
 /// Default Anthropic model.
 const ANTHROPIC_DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+/// Default Google model.
+const GOOGLE_DEFAULT_MODEL: &str = "gemini-2.5-flash";
 
 /// What to say when nothing is configured.
 pub const NOT_CONFIGURED: &str = "coding-agent: no model is configured.
 Set one of:
   OPENAI_API_KEY=sk-...         (OpenAI; add --model to pick one)
   ANTHROPIC_API_KEY=sk-ant-...  (Anthropic)
+  GEMINI_API_KEY=...            (Google Gemini; GOOGLE_API_KEY also works)
 or pass --provider openai --base-url http://localhost:11434/v1 --model <name> for a local Ollama,
-or --api <openai-completions|openai-responses|anthropic-messages> --base-url URL for any server speaking it,
+or --api <openai-completions|openai-responses|anthropic-messages|google-generative-ai> --base-url URL for any server speaking it,
 or --provider scripted --script FILE to replay a script.
 To see the agent work without any key or network, run: coding-agent demo";
 
@@ -56,6 +60,7 @@ impl ProviderKind {
             "openai" => ProviderKind::Openai,
             "anthropic" => ProviderKind::Anthropic,
             "azure-openai-responses" => ProviderKind::AzureOpenaiResponses,
+            "google" => ProviderKind::Google,
             "scripted" => ProviderKind::Scripted,
             _ => return None,
         })
@@ -100,12 +105,18 @@ pub fn select_with(
         && named.is_none()
         && !registry.has_provider(name)
     {
-        let known: Vec<&str> = ["openai", "anthropic", "azure-openai-responses", "scripted"]
-            .into_iter()
-            .chain(registry.provider_names())
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let known: Vec<&str> = [
+            "openai",
+            "anthropic",
+            "azure-openai-responses",
+            "google",
+            "scripted",
+        ]
+        .into_iter()
+        .chain(registry.provider_names())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
         return Err(format!(
             "coding-agent: unknown provider {name:?} (known: {}; add others in models.json)",
             known.join(", ")
@@ -217,6 +228,7 @@ fn client_for(
                 .with_idle_timeout(idle),
         ),
         "anthropic-messages" => Arc::new(AnthropicClient::new(base, key).with_idle_timeout(idle)),
+        "google-generative-ai" => Arc::new(GoogleClient::new(base, key).with_idle_timeout(idle)),
         other => {
             return Err(format!(
                 "coding-agent: this build cannot speak the {other} API yet"
@@ -239,11 +251,18 @@ fn legacy(
         None if args.api.is_some() => match args.api {
             Some(ApiKind::AnthropicMessages) => ProviderKind::Anthropic,
             Some(ApiKind::AzureOpenaiResponses) => ProviderKind::AzureOpenaiResponses,
+            Some(ApiKind::GoogleGenerativeAi) => ProviderKind::Google,
             _ => ProviderKind::Openai,
         },
         None if args.base_url.is_some() => ProviderKind::Openai,
         None if env("OPENAI_API_KEY").is_some() => ProviderKind::Openai,
         None if env("ANTHROPIC_API_KEY").is_some() => ProviderKind::Anthropic,
+        None if env("GEMINI_API_KEY")
+            .or_else(|| env("GOOGLE_API_KEY"))
+            .is_some() =>
+        {
+            ProviderKind::Google
+        }
         None => return Err(NOT_CONFIGURED.to_string()),
     };
     let (provider, key_var, default_base, default_model) = match kind {
@@ -267,9 +286,20 @@ fn legacy(
                 .or_else(|| env("AZURE_OPENAI_RESOURCE_NAME").map(|r| azure_base_url(&r))),
             OPENAI_DEFAULT_MODEL,
         ),
+        ProviderKind::Google => (
+            "google",
+            if env("GEMINI_API_KEY").is_none() && env("GOOGLE_API_KEY").is_some() {
+                "GOOGLE_API_KEY"
+            } else {
+                "GEMINI_API_KEY"
+            },
+            Some(GOOGLE_BASE_URL.to_string()),
+            GOOGLE_DEFAULT_MODEL,
+        ),
     };
     let api = args.api.unwrap_or(match kind {
         ProviderKind::Anthropic => ApiKind::AnthropicMessages,
+        ProviderKind::Google => ApiKind::GoogleGenerativeAi,
         ProviderKind::AzureOpenaiResponses => ApiKind::AzureOpenaiResponses,
         _ if args.base_url.is_some() => ApiKind::OpenaiCompletions,
         _ => ApiKind::OpenaiResponses,
@@ -287,6 +317,7 @@ fn legacy(
         let vendor = match kind {
             ProviderKind::Anthropic => "Anthropic",
             ProviderKind::AzureOpenaiResponses => "Azure OpenAI",
+            ProviderKind::Google => "Google Gemini",
             _ => "OpenAI",
         };
         let local = if kind == ProviderKind::Openai {
@@ -329,13 +360,15 @@ fn legacy(
         ApiKind::OpenaiResponses => "openai-responses",
         ApiKind::AzureOpenaiResponses => "azure-openai-responses",
         ApiKind::AnthropicMessages => "anthropic-messages",
+        ApiKind::GoogleGenerativeAi => "google-generative-ai",
     };
     model.api = api_name.into();
-    if matches!(
-        api,
-        ApiKind::OpenaiResponses | ApiKind::AzureOpenaiResponses
-    ) {
-        model.reasoning |= reasons(&model.id);
+    match api {
+        ApiKind::OpenaiResponses | ApiKind::AzureOpenaiResponses => {
+            model.reasoning |= reasons(&model.id);
+        }
+        ApiKind::GoogleGenerativeAi => model.reasoning |= thinks(&model.id),
+        _ => {}
     }
     let client = client_for(api_name, base, key, settings)?;
     Ok((client, model))
@@ -415,6 +448,13 @@ fn reasons(id: &str) -> bool {
     ["gpt-5", "o1", "o3", "o4", "codex"]
         .iter()
         .any(|p| id.starts_with(p))
+}
+
+/// Whether a Gemini model id names a thinking model (2.5 and 3), whose
+/// thinking the client asks for when a thinking level is set.
+fn thinks(id: &str) -> bool {
+    let id = id.rsplit('/').next().unwrap_or(id).to_ascii_lowercase();
+    ["gemini-2.5", "gemini-3"].iter().any(|p| id.starts_with(p))
 }
 
 #[cfg(test)]
@@ -503,6 +543,30 @@ mod tests {
         ])
         .unwrap();
         assert!(m.reasoning);
+    }
+
+    #[test]
+    fn google_by_provider_or_by_api() {
+        let m = chosen(&["--provider", "google", "--api-key", "k"]).unwrap();
+        assert_eq!(
+            (m.api.as_str(), m.provider.as_str(), m.base_url.as_str()),
+            ("google-generative-ai", "google", GOOGLE_BASE_URL)
+        );
+        assert!(m.reasoning, "gemini-2.5-flash thinks");
+        let m = chosen(&[
+            "--api",
+            "google-generative-ai",
+            "--base-url",
+            "http://l/v1beta",
+            "--model",
+            "gemma-3",
+        ])
+        .unwrap();
+        assert_eq!(
+            (m.api.as_str(), m.provider.as_str()),
+            ("google-generative-ai", "google")
+        );
+        assert!(!m.reasoning);
     }
 
     #[test]

@@ -7,6 +7,8 @@
 pub mod agent_loop;
 pub mod corpus;
 #[cfg(feature = "http-server")]
+pub mod gemini;
+#[cfg(feature = "http-server")]
 pub mod http_server;
 #[cfg(feature = "mcp")]
 pub mod mcp;

@@ -348,8 +348,30 @@ impl MessageBuilder {
         }
     }
 
-    /// Sets a text block's signature (a Responses message item's id).
-    #[cfg_attr(not(feature = "openai-responses"), allow(dead_code))]
+    /// Sets (replaces) a thinking block's signature.
+    #[cfg_attr(not(feature = "google"), allow(dead_code))]
+    pub(crate) fn set_thinking_signature(&mut self, index: usize, signature: String) {
+        if let Some(ContentBlock::Thinking(t)) = self.msg.content.get_mut(index) {
+            t.thinking_signature = Some(signature);
+            self.replaced(index);
+        }
+    }
+
+    /// Sets a tool call's `thoughtSignature` (Gemini); it reaches the
+    /// consumer with the call's end.
+    #[cfg_attr(not(feature = "google"), allow(dead_code))]
+    pub(crate) fn set_thought_signature(&mut self, index: usize, signature: String) {
+        if let Some(ContentBlock::ToolCall(c)) = self.msg.content.get_mut(index) {
+            c.thought_signature = Some(signature);
+        }
+    }
+
+    /// Sets a text block's signature (a Responses message item's id, a
+    /// Gemini `thoughtSignature`).
+    #[cfg_attr(
+        not(any(feature = "openai-responses", feature = "google")),
+        allow(dead_code)
+    )]
     pub(crate) fn set_text_signature(&mut self, index: usize, signature: String) {
         if let Some(ContentBlock::Text(t)) = self.msg.content.get_mut(index) {
             t.text_signature = Some(signature);

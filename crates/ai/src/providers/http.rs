@@ -66,6 +66,27 @@ pub(crate) fn requested_delay(
     Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
+/// The delay a Google error body asks for: the `retryDelay` (`"12s"`,
+/// `"41.8s"`) of a `google.rpc.RetryInfo` entry in `error.details`.
+/// `None` when the body has none or it is unreadable.
+pub(crate) fn retry_info_delay(body: &str) -> Option<Duration> {
+    let value: Value = serde_json::from_str(body).ok()?;
+    let details = value.pointer("/error/details")?.as_array()?;
+    details.iter().find_map(|d| {
+        let kind = d.get("@type")?.as_str()?;
+        if !kind.ends_with("google.rpc.RetryInfo") {
+            return None;
+        }
+        let secs: f64 = d
+            .get("retryDelay")?
+            .as_str()?
+            .strip_suffix('s')?
+            .parse()
+            .ok()?;
+        (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+    })
+}
+
 /// Seconds for a message: whole numbers without a fraction.
 fn seconds(d: Duration) -> String {
     let s = d.as_secs_f64();
@@ -219,6 +240,8 @@ pub(crate) async fn post_json(
                         _ = cancel.cancelled() => return Err(RequestFailure::Aborted),
                     };
                     let retryable = status.as_u16() == 429 || status.is_server_error();
+                    // Google says how long to wait in the body, not a header.
+                    let retry_after = retry_after.or_else(|| retry_info_delay(&text));
                     (retryable, error_message(status, &text), retry_after)
                 }
                 Err(e) => (
@@ -308,17 +331,37 @@ impl PreparedRequest {
     /// POSTs the body and returns the response to stream. Any failure before
     /// streaming (a tool name the provider refuses, an HTTP error after
     /// retries, cancellation) ends the message through `builder` and returns `None`.
+    #[cfg_attr(
+        not(any(
+            feature = "openai",
+            feature = "openai-responses",
+            feature = "anthropic"
+        )),
+        allow(dead_code)
+    )]
     pub(crate) async fn open(
         self,
         builder: &mut super::builder::MessageBuilder,
         cancel: &CancellationToken,
+    ) -> Option<reqwest::Response> {
+        self.open_or_resend(builder, cancel, |_| None).await
+    }
+
+    /// [`open`](Self::open), with one second chance: when the request
+    /// fails, `resend` sees the error message and may give another body to
+    /// send once (a provider falling back to a form a server understands).
+    pub(crate) async fn open_or_resend(
+        self,
+        builder: &mut super::builder::MessageBuilder,
+        cancel: &CancellationToken,
+        resend: impl FnOnce(&str) -> Option<Value>,
     ) -> Option<reqwest::Response> {
         use crate::message::StopReason;
         if let Some(e) = self.bad_tool_name {
             builder.fail(StopReason::Error, e);
             return None;
         }
-        match post_json(
+        let mut sent = post_json(
             &self.http,
             &self.url,
             &self.headers,
@@ -327,8 +370,23 @@ impl PreparedRequest {
             self.idle,
             cancel,
         )
-        .await
+        .await;
+        if let Err(RequestFailure::Failed(m)) = &sent
+            && let Some(body) = resend(m)
         {
+            tracing::warn!(error = %m, "sending the request once more in another form");
+            sent = post_json(
+                &self.http,
+                &self.url,
+                &self.headers,
+                &body,
+                self.retry,
+                self.idle,
+                cancel,
+            )
+            .await;
+        }
+        match sent {
             Ok(r) => Some(r),
             Err(RequestFailure::Aborted) => {
                 builder.fail(StopReason::Aborted, "Request was aborted");

@@ -4,6 +4,7 @@
 //! - [`openai`]: Chat Completions, for OpenAI and compatible servers.
 //! - [`openai_responses`]: the Responses API, on OpenAI and on Azure OpenAI.
 //! - [`anthropic`]: the Messages API.
+//! - [`google`]: Google's Gemini API (`streamGenerateContent`).
 //!
 //! The HTTP providers stream over SSE, retry 429 and 5xx answers a bounded
 //! number of times with backoff (a server's `Retry-After` up to a cap, see
@@ -16,13 +17,17 @@ pub mod anthropic;
 #[cfg(any(
     feature = "openai",
     feature = "openai-responses",
-    feature = "anthropic"
+    feature = "anthropic",
+    feature = "google"
 ))]
 mod builder;
+#[cfg(feature = "google")]
+pub mod google;
 #[cfg(any(
     feature = "openai",
     feature = "openai-responses",
-    feature = "anthropic"
+    feature = "anthropic",
+    feature = "google"
 ))]
 mod http;
 pub mod lowering;
@@ -36,7 +41,8 @@ pub mod sse;
 #[cfg(any(
     feature = "openai",
     feature = "openai-responses",
-    feature = "anthropic"
+    feature = "anthropic",
+    feature = "google"
 ))]
 pub use http::{DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_RETRY_AFTER, RetryPolicy};
 

@@ -1,0 +1,958 @@
+//! Google's Gemini API (`streamGenerateContent`, streaming), on the Gemini
+//! Developer API and, with an API key, on Vertex AI.
+//!
+//! One request is `POST {base}/models/{model}:streamGenerateContent?alt=sse`
+//! with the key in `x-goog-api-key`; each SSE `data:` line is a whole
+//! `GenerateContentResponse` chunk, and the stream ends after the chunk
+//! that carries a `finishReason`.
+//!
+//! What a session keeps so the next request can send an answer back as the
+//! server produced it (Pi's places, so session files move between the two):
+//! a part's `thoughtSignature` goes to the block made from it, as a text
+//! block's `textSignature`, a thinking block's `thinkingSignature` or a
+//! tool call's `thoughtSignature`. Signatures (and thinking as thinking)
+//! go back only to the same provider, API and model, and only when they
+//! are base64; another model's thinking becomes plain text.
+//!
+//! Gemini usually sends function calls without an `id`. The client then
+//! makes one in Pi's shape, `{name}_{millis}_{n}`, unique in the process;
+//! such a made-up id is never sent back (the call and its
+//! `functionResponse` are paired by name and order, as Gemini pairs them),
+//! while an id the server gave is sent back on both.
+//!
+//! Tool schemas go as `parametersJsonSchema` (full JSON Schema, as Pi sends
+//! them). A server that answers 400 naming a field it does not know (a proxy
+//! that speaks only the older form) gets the request once more with the
+//! schemas lowered to the legacy `parameters` subset
+//! ([`lower_for`]);
+//! [`GoogleClient::with_legacy_parameters`] sends that form from the start.
+//!
+//! Usage: `promptTokenCount` includes `cachedContentTokenCount`, so `input`
+//! is the difference and `cacheRead` the cached part; `output` is
+//! `candidatesTokenCount` plus `thoughtsTokenCount` (the thinking is billed
+//! as output, and counted once).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::builder::{MessageBuilder, message_stream};
+use super::http::{
+    DEFAULT_IDLE_TIMEOUT, ENDED_EARLY, PreparedRequest, RetryPolicy, client_settings, http_client,
+    json_body, read_events,
+};
+use super::lowering::{lower_for, tool_result_text_and_images};
+use crate::content::ContentBlock;
+use crate::context::Context;
+use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent, now_millis};
+use crate::model::Model;
+use crate::stream::{AssistantEventStream, ModelClient, ReasoningEffort, StreamOptions};
+
+/// The Gemini Developer API's base URL.
+pub const GOOGLE_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
+
+/// The API name recorded on messages from the Gemini Developer API.
+pub const API: &str = "google-generative-ai";
+
+/// The API name recorded on messages from Gemini on Vertex AI.
+pub const VERTEX_API: &str = "google-vertex";
+
+/// The Vertex AI base URL of a project and region (`global`, `us-central1`),
+/// for [`GoogleClient::vertex`].
+///
+/// ```
+/// use agent_ai::providers::google::vertex_base_url;
+/// assert_eq!(
+///     vertex_base_url("my-project", "us-central1"),
+///     "https://us-central1-aiplatform.googleapis.com/v1/projects/my-project/locations/us-central1"
+/// );
+/// ```
+pub fn vertex_base_url(project: &str, location: &str) -> String {
+    let host = if location == "global" {
+        "aiplatform.googleapis.com".to_string()
+    } else {
+        format!("{location}-aiplatform.googleapis.com")
+    };
+    format!("https://{host}/v1/projects/{project}/locations/{location}")
+}
+
+/// A Gemini API client.
+///
+/// ```
+/// use agent_ai::providers::google::{GOOGLE_BASE_URL, GoogleClient};
+/// let client = GoogleClient::new(GOOGLE_BASE_URL, Some("AIza...".into()));
+/// assert_eq!(client.api(), "google-generative-ai");
+/// assert_eq!(
+///     client.url("gemini-2.5-flash"),
+///     "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+/// );
+/// ```
+#[derive(Debug, Clone)]
+pub struct GoogleClient {
+    http: reqwest::Client,
+    base_url: String,
+    api_key: Option<String>,
+    vertex: bool,
+    legacy_parameters: bool,
+    retry: RetryPolicy,
+    idle_timeout: Option<std::time::Duration>,
+}
+
+impl GoogleClient {
+    /// A client for the Gemini Developer API (or a server speaking it) at
+    /// `base_url`, e.g. [`GOOGLE_BASE_URL`], sending `api_key` in
+    /// `x-goog-api-key`.
+    pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
+        GoogleClient {
+            http: http_client(),
+            base_url: base_url.into().trim_end_matches('/').to_string(),
+            api_key,
+            vertex: false,
+            legacy_parameters: false,
+            retry: RetryPolicy::default(),
+            idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
+        }
+    }
+
+    /// A client for Gemini on Vertex AI at `base_url` (see
+    /// [`vertex_base_url`]) with a Vertex API key: requests go to
+    /// `{base}/publishers/google/models/{model}:streamGenerateContent`.
+    /// OAuth (application default credentials) is not supported.
+    pub fn vertex(base_url: impl Into<String>, api_key: Option<String>) -> Self {
+        GoogleClient {
+            vertex: true,
+            ..Self::new(base_url, api_key)
+        }
+    }
+
+    /// Sends tool schemas as the legacy `parameters` (Google's OpenAPI
+    /// subset, lowered by [`lower_for`]) instead of `parametersJsonSchema`,
+    /// for servers that know only that form.
+    pub fn with_legacy_parameters(mut self, legacy: bool) -> Self {
+        self.legacy_parameters = legacy;
+        self
+    }
+
+    client_settings!();
+
+    /// The API name this client records on its messages: [`API`] or
+    /// [`VERTEX_API`].
+    pub fn api(&self) -> &'static str {
+        if self.vertex { VERTEX_API } else { API }
+    }
+
+    /// The URL a request for `model` goes to.
+    pub fn url(&self, model: &str) -> String {
+        let publisher = if self.vertex {
+            "/publishers/google"
+        } else {
+            ""
+        };
+        format!(
+            "{}{publisher}/models/{model}:streamGenerateContent?alt=sse",
+            self.base_url
+        )
+    }
+
+    fn headers(&self) -> Vec<(String, String)> {
+        self.api_key
+            .iter()
+            .map(|k| ("x-goog-api-key".to_string(), k.clone()))
+            .collect()
+    }
+
+    /// The request body for a context (exposed for tests and debugging).
+    pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {
+        self.body(model, context, options, self.legacy_parameters)
+    }
+
+    fn body(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+        legacy: bool,
+    ) -> Value {
+        let api = self.api();
+        let tools = if context.tools.is_empty() {
+            Vec::new()
+        } else {
+            vec![ToolGroup {
+                function_declarations: context
+                    .tools
+                    .iter()
+                    .map(|t| FunctionDeclaration {
+                        name: t.name.clone(),
+                        description: t.description.clone(),
+                        parameters_json_schema: (!legacy).then(|| t.parameters.clone()),
+                        parameters: legacy.then(|| lower_for(api, &t.parameters)),
+                    })
+                    .collect(),
+            }]
+        };
+        let thinking = options
+            .reasoning
+            .filter(|_| model.reasoning)
+            .map(|effort| thinking_config(&model.id, effort));
+        let generation = GenerationConfig {
+            max_output_tokens: options.max_tokens,
+            temperature: options.temperature,
+            thinking_config: thinking,
+        };
+        let body = RequestBody {
+            contents: convert_contents(model, api, context),
+            system_instruction: context.system_prompt.as_ref().map(|s| Content {
+                role: None,
+                parts: vec![Part::text(s.clone())],
+            }),
+            tools,
+            generation_config: (!generation.is_empty()).then_some(generation),
+        };
+        // Plain data with string keys: serializing it cannot fail.
+        serde_json::to_value(body).unwrap_or_default()
+    }
+}
+
+/// Pi's thinking settings for a model and level: Gemini 3 takes a
+/// `thinkingLevel` (Pro only LOW or HIGH), 2.5 Pro and Flash a token
+/// budget, any other model a dynamic budget (-1).
+fn thinking_config(model: &str, effort: ReasoningEffort) -> ThinkingConfig {
+    use ReasoningEffort as E;
+    let id = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    let mut config = ThinkingConfig {
+        include_thoughts: true,
+        thinking_budget: None,
+        thinking_level: None,
+    };
+    if id.starts_with("gemini-3") {
+        let level = if id.contains("pro") {
+            match effort {
+                E::Minimal | E::Low => "LOW",
+                _ => "HIGH",
+            }
+        } else {
+            match effort {
+                E::Minimal => "MINIMAL",
+                E::Low => "LOW",
+                E::Medium => "MEDIUM",
+                E::High | E::Xhigh => "HIGH",
+            }
+        };
+        config.thinking_level = Some(level);
+        return config;
+    }
+    let top = if id.contains("2.5-pro") {
+        Some(32_768)
+    } else if id.contains("2.5-flash") {
+        Some(24_576)
+    } else {
+        None
+    };
+    config.thinking_budget = Some(match (top, effort) {
+        (None, _) => -1,
+        (Some(_), E::Minimal) => 128,
+        (Some(_), E::Low) => 2_048,
+        (Some(_), E::Medium) => 8_192,
+        (Some(top), E::High | E::Xhigh) => top,
+    });
+    config
+}
+
+// ---------------------------------------------------------------------------
+// The request
+
+/// `streamGenerateContent`'s body, as far as we send it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RequestBody {
+    contents: Vec<Content>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system_instruction: Option<Content>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ToolGroup>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    generation_config: Option<GenerationConfig>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolGroup {
+    function_declarations: Vec<FunctionDeclaration>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FunctionDeclaration {
+    name: String,
+    description: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parameters_json_schema: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parameters: Option<Value>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GenerationConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_output_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking_config: Option<ThinkingConfig>,
+}
+
+impl GenerationConfig {
+    fn is_empty(&self) -> bool {
+        self.max_output_tokens.is_none()
+            && self.temperature.is_none()
+            && self.thinking_config.is_none()
+    }
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ThinkingConfig {
+    include_thoughts: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking_budget: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking_level: Option<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+struct Content {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    role: Option<&'static str>,
+    parts: Vec<Part>,
+}
+
+/// One part: exactly one of its data fields is set (`thought` and
+/// `thoughtSignature` ride along).
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Part {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thought: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thought_signature: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inline_data: Option<Blob>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    function_call: Option<FunctionCall>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    function_response: Option<FunctionResponse>,
+}
+
+impl Part {
+    fn text(text: String) -> Self {
+        Part {
+            text: Some(text),
+            ..Part::default()
+        }
+    }
+
+    fn image(mime_type: &str, data: &str) -> Self {
+        Part {
+            inline_data: Some(Blob {
+                mime_type: mime_type.to_string(),
+                data: data.to_string(),
+            }),
+            ..Part::default()
+        }
+    }
+
+    fn is_function_response(&self) -> bool {
+        self.function_response.is_some()
+    }
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Blob {
+    mime_type: String,
+    data: String,
+}
+
+#[derive(Debug, Serialize)]
+struct FunctionCall {
+    name: String,
+    args: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct FunctionResponse {
+    name: String,
+    response: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<String>,
+}
+
+/// What Gemini 3 accepts in place of a function call's signature when the
+/// call has none (another model's call): Pi sends the same.
+const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
+
+/// Whether `message` came from this very model through this API: only then
+/// are its signatures sent back and its thinking sent as thinking.
+fn same_model(message: &AssistantMessage, model: &Model, api: &str) -> bool {
+    message.provider == model.provider
+        && message.api.as_deref() == Some(api)
+        && message.model == model.id
+}
+
+/// A signature worth sending back: non-empty base64 (standard or URL-safe,
+/// padding optional), as Gemini issues them.
+fn valid_signature(signature: Option<&str>) -> Option<String> {
+    let s = signature?.trim();
+    let ok = !s.is_empty()
+        && s.trim_end_matches('=')
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_'));
+    ok.then(|| s.to_string())
+}
+
+/// Counts the ids made up in this process, so that two are never equal.
+static CALL_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A made-up id for a call that came without one: Pi's `{name}_{millis}_{n}`.
+fn new_call_id(name: &str) -> String {
+    let n = CALL_COUNTER.fetch_add(1, Ordering::Relaxed) + 1;
+    format!("{name}_{}_{n}", now_millis())
+}
+
+/// Whether `id` was made up by [`new_call_id`] (or by Pi, the same way) for
+/// a call named `name`: such ids are not the server's and are not sent.
+fn made_up_id(id: &str, name: &str) -> bool {
+    let Some(rest) = id.strip_prefix(name).and_then(|r| r.strip_prefix('_')) else {
+        return false;
+    };
+    let mut numbers = rest.split('_');
+    let digits =
+        |s: Option<&str>| s.is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()));
+    digits(numbers.next()) && digits(numbers.next()) && numbers.next().is_none()
+}
+
+/// The id to send for a call (or its result): the server's, never ours.
+fn wire_id(id: &str, name: &str) -> Option<String> {
+    (!id.is_empty() && !made_up_id(id, name)).then(|| id.to_string())
+}
+
+/// Appends `part` to the last content when it has `role`, else to a new one.
+fn push_part(out: &mut Vec<Content>, role: &'static str, part: Part) {
+    match out.last_mut() {
+        Some(last) if last.role == Some(role) => last.parts.push(part),
+        _ => out.push(Content {
+            role: Some(role),
+            parts: vec![part],
+        }),
+    }
+}
+
+/// Transcript -> contents.
+fn convert_contents(model: &Model, api: &str, context: &Context) -> Vec<Content> {
+    let images = model.supports_images();
+    let gemini3 = model.id.to_ascii_lowercase().contains("gemini-3");
+    let mut out: Vec<Content> = Vec::new();
+    for msg in &context.messages {
+        match msg {
+            Message::User(u) => {
+                let parts: Vec<Part> = match &u.content {
+                    UserContent::Text(t) => vec![Part::text(t.clone())],
+                    UserContent::Blocks(blocks) => blocks
+                        .iter()
+                        .filter_map(|b| match b {
+                            ContentBlock::Text(t) => Some(Part::text(t.text.clone())),
+                            ContentBlock::Image(i) if images => {
+                                Some(Part::image(&i.mime_type, &i.data))
+                            }
+                            _ => None,
+                        })
+                        .collect(),
+                };
+                if !parts.is_empty() {
+                    out.push(Content {
+                        role: Some("user"),
+                        parts,
+                    });
+                }
+            }
+            Message::Assistant(a) => {
+                // A failed or cancelled answer is not part of the conversation.
+                if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
+                    continue;
+                }
+                let same = same_model(a, model, api);
+                let signature = |s: Option<&str>| if same { valid_signature(s) } else { None };
+                let mut parts = Vec::new();
+                for block in &a.content {
+                    match block {
+                        ContentBlock::Text(t) if !t.text.is_empty() => parts.push(Part {
+                            thought_signature: signature(t.text_signature.as_deref()),
+                            ..Part::text(t.text.clone())
+                        }),
+                        ContentBlock::Thinking(t) if same => {
+                            let sig = signature(t.thinking_signature.as_deref());
+                            if !t.thinking.is_empty() || sig.is_some() {
+                                parts.push(Part {
+                                    thought: Some(true),
+                                    thought_signature: sig,
+                                    ..Part::text(t.thinking.clone())
+                                });
+                            }
+                        }
+                        ContentBlock::Thinking(t) => {
+                            if !t.thinking.trim().is_empty() {
+                                parts.push(Part::text(t.thinking.clone()));
+                            }
+                        }
+                        ContentBlock::ToolCall(c) => {
+                            let sig = signature(c.thought_signature.as_deref())
+                                .or_else(|| gemini3.then(|| SKIP_SIGNATURE.to_string()));
+                            parts.push(Part {
+                                function_call: Some(FunctionCall {
+                                    name: c.name.clone(),
+                                    args: c.arguments.clone(),
+                                    id: wire_id(&c.id, &c.name),
+                                }),
+                                thought_signature: sig,
+                                ..Part::default()
+                            });
+                        }
+                        ContentBlock::Text(_) | ContentBlock::Image(_) => {}
+                    }
+                }
+                if !parts.is_empty() {
+                    out.push(Content {
+                        role: Some("model"),
+                        parts,
+                    });
+                }
+            }
+            Message::ToolResult(r) => {
+                let (text, attached) = tool_result_text_and_images(r);
+                let response = if r.is_error {
+                    serde_json::json!({ "error": text })
+                } else {
+                    serde_json::json!({ "output": text })
+                };
+                let part = Part {
+                    function_response: Some(FunctionResponse {
+                        name: r.tool_name.clone(),
+                        response,
+                        id: wire_id(&r.tool_call_id, &r.tool_name),
+                    }),
+                    ..Part::default()
+                };
+                // The responses to one turn's calls go together, in one
+                // user content that holds only function responses.
+                match out.last_mut() {
+                    Some(last)
+                        if last.role == Some("user")
+                            && last.parts.iter().all(Part::is_function_response) =>
+                    {
+                        last.parts.push(part);
+                    }
+                    _ => out.push(Content {
+                        role: Some("user"),
+                        parts: vec![part],
+                    }),
+                }
+                if images && !attached.is_empty() {
+                    let mut parts = vec![Part::text("Tool result image:".into())];
+                    parts.extend(attached.iter().map(|i| Part::image(&i.mime_type, &i.data)));
+                    out.push(Content {
+                        role: Some("user"),
+                        parts,
+                    });
+                }
+            }
+        }
+    }
+    // Consecutive user contents (a tool result's images, then the next
+    // prompt) are fine for Gemini; consecutive model contents are merged.
+    let mut merged: Vec<Content> = Vec::with_capacity(out.len());
+    for content in out {
+        if content.role == Some("model") {
+            for part in content.parts {
+                push_part(&mut merged, "model", part);
+            }
+        } else {
+            merged.push(content);
+        }
+    }
+    merged
+}
+
+// ---------------------------------------------------------------------------
+// The stream
+
+/// One `GenerateContentResponse` chunk, as far as it is read. Every field is
+/// optional and unknown fields are ignored.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Chunk {
+    candidates: Vec<Candidate>,
+    usage_metadata: Option<UsageMetadata>,
+    prompt_feedback: Option<PromptFeedback>,
+    error: Option<ApiError>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Candidate {
+    content: Option<CandidateContent>,
+    finish_reason: Option<String>,
+    finish_message: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct CandidateContent {
+    parts: Vec<ResponsePart>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct ResponsePart {
+    text: Option<String>,
+    thought: Option<bool>,
+    thought_signature: Option<String>,
+    function_call: Option<ResponseCall>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ResponseCall {
+    name: String,
+    args: Option<Value>,
+    id: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct UsageMetadata {
+    prompt_token_count: Option<u64>,
+    cached_content_token_count: Option<u64>,
+    candidates_token_count: Option<u64>,
+    thoughts_token_count: Option<u64>,
+    total_token_count: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct PromptFeedback {
+    block_reason: Option<String>,
+    block_reason_message: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ApiError {
+    message: Option<String>,
+    status: Option<String>,
+}
+
+fn usage_from(u: &UsageMetadata) -> Usage {
+    let prompt = u.prompt_token_count.unwrap_or(0);
+    let cached = u.cached_content_token_count.unwrap_or(0);
+    let output = u.candidates_token_count.unwrap_or(0) + u.thoughts_token_count.unwrap_or(0);
+    let input = prompt.saturating_sub(cached);
+    Usage {
+        // `promptTokenCount` counts the cached tokens too.
+        input,
+        output,
+        cache_read: cached,
+        cache_write: 0,
+        total_tokens: u.total_token_count.unwrap_or(prompt + output),
+        cost: Default::default(),
+    }
+}
+
+/// The message for a `finishReason` that is not a normal end.
+fn finish_error(reason: &str, message: Option<&str>) -> String {
+    let what = match reason {
+        "SAFETY" => "the response was blocked by the safety filters",
+        "RECITATION" => "the response was blocked for reciting training data",
+        "BLOCKLIST" => "the response contained blocklisted terms",
+        "PROHIBITED_CONTENT" => "the response was blocked for prohibited content",
+        "SPII" => "the response was blocked for sensitive personal information",
+        "LANGUAGE" => "the response was in an unsupported language",
+        "MALFORMED_FUNCTION_CALL" => "the model produced a malformed function call",
+        "UNEXPECTED_TOOL_CALL" => "the model called a tool that was not offered",
+        _ => "the response stopped for another reason",
+    };
+    match message.filter(|m| !m.is_empty()) {
+        Some(m) => format!("Gemini stopped ({reason}): {what}: {m}"),
+        None => format!("Gemini stopped ({reason}): {what}"),
+    }
+}
+
+/// What a block of the message stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Thinking,
+    Text,
+}
+
+/// How the response ended, from its `finishReason`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Ending {
+    Stop,
+    Length,
+}
+
+/// Streaming state of one response.
+struct Stream {
+    b: MessageBuilder,
+    /// The text or thinking block parts are appended to.
+    open: Option<(usize, Kind)>,
+    /// The ids of this message's calls so far (made-up ones included).
+    call_ids: Vec<String>,
+    ending: Option<Ending>,
+}
+
+impl Stream {
+    fn new(b: MessageBuilder) -> Self {
+        Stream {
+            b,
+            open: None,
+            call_ids: Vec::new(),
+            ending: None,
+        }
+    }
+
+    /// Handles one SSE event; never asks to stop early (the stream closes
+    /// after the last chunk).
+    fn event(&mut self, data: &str) -> Result<bool, String> {
+        let chunk: Chunk =
+            serde_json::from_str(data).map_err(|e| format!("Invalid stream chunk: {e}"))?;
+        self.apply(chunk).map(|()| true)
+    }
+
+    fn apply(&mut self, chunk: Chunk) -> Result<(), String> {
+        if let Some(e) = chunk.error {
+            let message = e
+                .message
+                .unwrap_or_else(|| "the server reported an error".into());
+            return Err(match e.status {
+                Some(status) => format!("{status}: {message}"),
+                None => message,
+            });
+        }
+        self.b.start();
+        if let Some(u) = &chunk.usage_metadata {
+            self.b.message().usage = usage_from(u);
+        }
+        if let Some(reason) = chunk
+            .prompt_feedback
+            .as_ref()
+            .and_then(|f| f.block_reason.as_deref())
+        {
+            let detail = chunk
+                .prompt_feedback
+                .as_ref()
+                .and_then(|f| f.block_reason_message.as_deref())
+                .filter(|m| !m.is_empty());
+            return Err(match detail {
+                Some(m) => format!("Gemini blocked the prompt ({reason}): {m}"),
+                None => format!("Gemini blocked the prompt ({reason})"),
+            });
+        }
+        let Some(candidate) = chunk.candidates.into_iter().next() else {
+            return Ok(());
+        };
+        for part in candidate.content.map(|c| c.parts).unwrap_or_default() {
+            self.part(part);
+        }
+        match candidate.finish_reason.as_deref() {
+            None | Some("FINISH_REASON_UNSPECIFIED") => Ok(()),
+            Some("STOP") => {
+                self.ending = Some(Ending::Stop);
+                Ok(())
+            }
+            Some("MAX_TOKENS") => {
+                self.ending = Some(Ending::Length);
+                Ok(())
+            }
+            Some(other) => Err(finish_error(other, candidate.finish_message.as_deref())),
+        }
+    }
+
+    fn part(&mut self, part: ResponsePart) {
+        if let Some(call) = part.function_call {
+            self.close();
+            let id = match call.id.filter(|id| !id.is_empty()) {
+                Some(id) if !self.call_ids.contains(&id) => id,
+                _ => new_call_id(&call.name),
+            };
+            self.call_ids.push(id.clone());
+            let i = self.b.begin_tool_call(&id, &call.name);
+            let args = call
+                .args
+                .unwrap_or_else(|| Value::Object(Default::default()));
+            self.b.append_tool_args(i, &args.to_string());
+            if let Some(sig) = part.thought_signature.filter(|s| !s.is_empty()) {
+                self.b.set_thought_signature(i, sig);
+            }
+            self.b.end_tool_call(i);
+            return;
+        }
+        let Some(text) = part.text else {
+            // A signature on a part of its own belongs to the block before.
+            if let (Some(sig), Some((i, kind))) = (part.thought_signature, self.open) {
+                self.sign(i, kind, sig);
+            }
+            return;
+        };
+        let kind = if part.thought == Some(true) {
+            Kind::Thinking
+        } else {
+            Kind::Text
+        };
+        let index = match self.open {
+            Some((i, k)) if k == kind => i,
+            _ => {
+                self.close();
+                let i = match kind {
+                    Kind::Thinking => self.b.begin_thinking(),
+                    Kind::Text => self.b.begin_text(),
+                };
+                self.open = Some((i, kind));
+                i
+            }
+        };
+        if !text.is_empty() {
+            match kind {
+                Kind::Thinking => self.b.append_thinking(index, &text),
+                Kind::Text => self.b.append_text(index, &text),
+            }
+        }
+        if let Some(sig) = part.thought_signature {
+            self.sign(index, kind, sig);
+        }
+    }
+
+    /// Keeps the latest non-empty signature of a block.
+    fn sign(&mut self, index: usize, kind: Kind, signature: String) {
+        if signature.is_empty() {
+            return;
+        }
+        match kind {
+            Kind::Thinking => self.b.set_thinking_signature(index, signature),
+            Kind::Text => self.b.set_text_signature(index, signature),
+        }
+    }
+
+    /// Ends the open text or thinking block.
+    fn close(&mut self) {
+        match self.open.take() {
+            Some((i, Kind::Thinking)) => self.b.end_thinking(i),
+            Some((i, Kind::Text)) => self.b.end_text(i),
+            None => {}
+        }
+    }
+
+    /// A non-streamed answer: one `GenerateContentResponse`, or the JSON
+    /// array of chunks the endpoint sends without `alt=sse`.
+    fn replay(&mut self, body: Value) -> Result<(), String> {
+        let chunks = match body {
+            Value::Array(chunks) => chunks,
+            one => vec![one],
+        };
+        for chunk in chunks {
+            let chunk = Chunk::deserialize(chunk).map_err(|e| format!("Invalid response: {e}"))?;
+            self.apply(chunk)?;
+        }
+        Ok(())
+    }
+
+    /// The stop reason of a response that ended normally, or the error it is.
+    fn outcome(&mut self) -> Result<StopReason, String> {
+        match self.ending {
+            Some(_) if self.b.has_tool_calls() => Ok(StopReason::ToolUse),
+            Some(Ending::Stop) => Ok(StopReason::Stop),
+            Some(Ending::Length) => Ok(StopReason::Length),
+            None => Err(ENDED_EARLY.into()),
+        }
+    }
+}
+
+/// Whether a failed request's message is a 400 about a field the server
+/// does not know ("Invalid JSON payload received. Unknown name ..."): the
+/// sign of a server that takes only the legacy schema form.
+fn refuses_a_schema_field(message: &str) -> bool {
+    message.starts_with("HTTP 400") && message.contains("Unknown name")
+}
+
+impl ModelClient for GoogleClient {
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: StreamOptions,
+    ) -> AssistantEventStream {
+        let mut base = AssistantMessage::empty(&model.provider, &model.id);
+        base.api = Some(self.api().to_string());
+        let (mut builder, events) = message_stream(base);
+        builder.set_prices(model.cost);
+        let body = self.request_body(model, context, &options);
+        // The second chance: the same request with the legacy schemas.
+        let fallback = (!self.legacy_parameters && !context.tools.is_empty())
+            .then(|| self.body(model, context, &options, true));
+        let request = PreparedRequest::new(
+            &self.http,
+            self.url(&model.id),
+            self.headers()
+                .into_iter()
+                .chain(model.header_pairs())
+                .collect(),
+            body,
+            self.retry,
+            self.idle_timeout,
+            &context.tools,
+        );
+        let cancel: CancellationToken = options.cancel;
+        let idle = self.idle_timeout;
+        tracing::debug!(model = %model.id, api = self.api(), "starting a Gemini request");
+        tokio::spawn(async move {
+            let resend = |error: &str| fallback.filter(|_| refuses_a_schema_field(error));
+            let Some(response) = request.open_or_resend(&mut builder, &cancel, resend).await else {
+                return;
+            };
+            let mut state = Stream::new(builder);
+            let response = match json_body(response, idle, &cancel).await {
+                Err(stream) => stream,
+                Ok(body) => {
+                    let replayed = body.and_then(|v| state.replay(v));
+                    state.close();
+                    match replayed.and_then(|()| state.outcome()) {
+                        Ok(reason) => state.b.finish(reason),
+                        Err(e) if cancel.is_cancelled() => state.b.fail(StopReason::Aborted, e),
+                        Err(e) => state.b.fail(StopReason::Error, e),
+                    }
+                    return;
+                }
+            };
+            let end = read_events(response, idle, &cancel, |event| state.event(&event.data)).await;
+            state.close();
+            match end.and_then(|_| state.outcome().map_err(|e| (StopReason::Error, e))) {
+                Ok(reason) => state.b.finish(reason),
+                Err((reason, e)) => state.b.fail(reason, e),
+            }
+        });
+        events
+    }
+}
+
+#[cfg(test)]
+mod tests;
