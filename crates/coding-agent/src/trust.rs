@@ -424,6 +424,70 @@ pub fn pins(project: &Path, held_back: &Map<String, Value>) -> Pins {
     pinner.pins
 }
 
+/// Whether an argument reads like a shell command line rather than one
+/// word: a blank or a character the shell treats specially.
+fn reads_like_a_line(arg: &str) -> bool {
+    arg.chars()
+        .any(|c| c.is_whitespace() || ";&|()<>$`\\*?[{~\"'".contains(c))
+}
+
+/// What an interpreter adds to a module name it is given.
+const MODULE_SUFFIXES: [&str; 8] = [".js", ".mjs", ".cjs", ".ts", ".py", ".sh", ".rb", ".pl"];
+/// What an interpreter runs for a directory it is given.
+const MODULE_INDEXES: [&str; 3] = ["index.js", "__main__.py", "package.json"];
+
+/// Programs that run what a file in their working directory says, and
+/// those files: pinned wherever the program is named (a command, an
+/// argument, a word of a command line).
+const PROJECT_FILES_READ_BY: &[(&str, &[&str])] = &[
+    ("make", &["Makefile", "makefile", "GNUmakefile"]),
+    ("gmake", &["Makefile", "makefile", "GNUmakefile"]),
+    ("npm", &["package.json", ".npmrc"]),
+    ("npx", &["package.json", ".npmrc"]),
+    ("yarn", &["package.json", ".yarnrc", ".yarnrc.yml"]),
+    ("pnpm", &["package.json", ".npmrc"]),
+    ("bun", &["package.json", "bunfig.toml"]),
+    ("bunx", &["package.json", "bunfig.toml"]),
+    ("node", &["package.json"]),
+    ("deno", &["deno.json", "deno.jsonc"]),
+    (
+        "cargo",
+        &[
+            "Cargo.toml",
+            "build.rs",
+            ".cargo/config.toml",
+            ".cargo/config",
+        ],
+    ),
+    ("uv", &["pyproject.toml", "uv.toml"]),
+    ("uvx", &["pyproject.toml", "uv.toml"]),
+    ("poetry", &["pyproject.toml"]),
+    ("pipenv", &["Pipfile"]),
+    ("just", &["justfile", "Justfile", ".justfile"]),
+    ("rake", &["Rakefile"]),
+    ("bundle", &["Gemfile"]),
+];
+
+/// The interpreter words of the `#!` line of the file at `path` (`env`'s
+/// program too), or none.
+fn shebang_words(path: &Path) -> Vec<String> {
+    use std::io::Read;
+    let Ok(Some(file)) =
+        agent_tool::regular_file::open_regular(path, agent_tool::regular_file::Links::Refuse)
+    else {
+        return Vec::new();
+    };
+    let mut head = Vec::with_capacity(256);
+    if file.take(256).read_to_end(&mut head).is_err() || !head.starts_with(b"#!") {
+        return Vec::new();
+    }
+    let line = head[2..].split(|&b| b == b'\n').next().unwrap_or_default();
+    String::from_utf8_lossy(line)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
 /// `path`'s entries, a relative one taken from each of `bases`.
 fn relative_to(path: &[PathBuf], bases: &[PathBuf]) -> Vec<PathBuf> {
     path.iter()
@@ -522,10 +586,7 @@ impl Pinner {
             // Through a wrapper (`env sh -c '...'`, `nice bash -c`) a shell
             // line is an argument of some other program: anything that reads
             // like one is taken as one.
-            let reads_like_a_line = arg
-                .chars()
-                .any(|c| c.is_whitespace() || ";&|()<>$`\\*?[{~".contains(c));
-            if (shell && !arg.starts_with('-')) || reads_like_a_line {
+            if (shell && !arg.starts_with('-')) || reads_like_a_line(&arg) {
                 // A command line or a script: the shell expands it.
                 self.shell_line(&arg, &format!("mcpServers.{name}.args"), &bases, &lookup);
             } else {
@@ -544,19 +605,44 @@ impl Pinner {
     /// A command line run by a shell: its words pinned, or refused when
     /// they depend on what the shell expands.
     fn shell_line(&mut self, line: &str, key: &str, bases: &[PathBuf], lookup: &[PathBuf]) {
+        self.shell_line_within(line, key, bases, lookup, 0);
+    }
+
+    /// [`shell_line`](Self::shell_line), `depth` lines deep: a quoted word
+    /// that reads like a line (`sh -c ". ./x"`, `eval 'source x'`) is a
+    /// line of its own.
+    fn shell_line_within(
+        &mut self,
+        line: &str,
+        key: &str,
+        bases: &[PathBuf],
+        lookup: &[PathBuf],
+        depth: usize,
+    ) {
+        const MAX_NESTING: usize = 4;
         match shell_words(line) {
             Ok(words)
-                if words
-                    .iter()
-                    .any(|w| matches!(w.as_str(), "cd" | "pushd" | "popd" | "source" | ".")) =>
+                if words.iter().any(|w| {
+                    matches!(
+                        w.as_str(),
+                        "cd" | "pushd" | "popd" | "source" | "." | "eval"
+                    )
+                }) =>
             {
                 self.refuse(format!(
-                    "{key} {line:?}: it changes directory or reads another file, so which files it runs is not fixed"
+                    "{key} {line:?}: it changes directory, evaluates text or reads another file, so which files it runs is not fixed"
                 ));
             }
+            Ok(_) if depth >= MAX_NESTING => self.refuse(format!(
+                "{key} {line:?}: command lines nested more than {MAX_NESTING} deep"
+            )),
             Ok(words) => {
                 for word in words {
-                    self.word(&word, bases, lookup);
+                    if reads_like_a_line(&word) {
+                        self.shell_line_within(&word, key, bases, lookup, depth + 1);
+                    } else {
+                        self.word(&word, bases, lookup);
+                    }
                 }
             }
             Err(c) => self.refuse(format!(
@@ -577,7 +663,41 @@ impl Pinner {
             if text.is_empty() || text.len() > 4096 {
                 continue;
             }
+            if ["/proc/", "/dev/fd/", "/dev/stdin"]
+                .iter()
+                .any(|p| text.starts_with(p))
+            {
+                self.refuse(format!(
+                    "{text}: names a file through /proc or /dev/fd, which depends on the process that opens it"
+                ));
+                continue;
+            }
+            for (program, files) in PROJECT_FILES_READ_BY {
+                if Path::new(text).file_name() == Some(std::ffi::OsStr::new(program)) {
+                    for file in *files {
+                        for base in bases {
+                            self.path(&base.join(file), false);
+                        }
+                    }
+                }
+            }
             let mut candidates: Vec<PathBuf> = bases.iter().map(|b| b.join(text)).collect();
+            // A module name an interpreter completes (`node srv` runs
+            // `srv.js`, `python3 -m srv` runs `srv.py`).
+            let bare = Path::new(text)
+                .file_name()
+                .is_some_and(|n| !n.to_string_lossy().contains('.'));
+            if bare && !text.starts_with('-') {
+                for base in bases {
+                    let named = base.join(text);
+                    candidates.extend(MODULE_SUFFIXES.iter().map(|suffix| {
+                        let mut with = named.clone().into_os_string();
+                        with.push(suffix);
+                        PathBuf::from(with)
+                    }));
+                    candidates.extend(MODULE_INDEXES.iter().map(|index| named.join(index)));
+                }
+            }
             let climbs = Path::new(text)
                 .components()
                 .any(|c| c == std::path::Component::ParentDir);
@@ -611,7 +731,15 @@ impl Pinner {
         let inside = |p: &Path| p.starts_with(&self.boundary) && p != self.boundary;
         let real = match std::fs::canonicalize(candidate) {
             Ok(real) => real,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => lexical.clone(),
+            // Nothing there (a file on the way is no directory either).
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                lexical.clone()
+            }
             Err(e) => {
                 if inside(&lexical) || reached {
                     self.refuse(format!("{}: {e}", self.shown(&lexical)));
@@ -639,7 +767,7 @@ impl Pinner {
         if self.pins.files.contains_key(&key) {
             return;
         }
-        if self.pins.files.len() >= MAX_PINNED_FILES {
+        if self.pins.files.values().filter(|v| *v != "absent").count() >= MAX_PINNED_FILES {
             self.over_budget = true;
             self.refuse(format!(
                 "more than {MAX_PINNED_FILES} files to pin (the trust budget); {} and later ones are not pinned",
@@ -648,7 +776,12 @@ impl Pinner {
             return;
         }
         let meta = match std::fs::symlink_metadata(&real) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
                 self.pins.files.insert(key, Value::from("absent"));
                 return;
             }
@@ -666,6 +799,13 @@ impl Pinner {
         match self.hash(&real) {
             Ok(digest) => {
                 self.pins.files.insert(key, Value::from(digest));
+                // A script runs its `#!` interpreter, which may be the
+                // project's own (`#!./interp`): pinned too, from the
+                // project, where the kernel looks for a relative one.
+                for word in shebang_words(&real) {
+                    let root = self.root.clone();
+                    self.word(&word, std::slice::from_ref(&root), &[]);
+                }
             }
             Err(why) => self.refuse(format!("{}: {why}", self.shown(&lexical))),
         }
@@ -1117,6 +1257,74 @@ mod tests {
         assert!(why.iter().any(|w| w.contains(".cwd")), "{why:?}");
     }
 
+    /// The second review's bypasses: what an interpreter completes (`-m
+    /// srv` runs `srv.py`), what a build tool reads (`Makefile`), a
+    /// script's own `#!` interpreter, a quoted line that sources or
+    /// evaluates, and `/proc/self/cwd`. Each is pinned or refused.
+    #[test]
+    fn what_a_program_really_runs_is_pinned_or_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TrustStore::at(dir.path().join("trust.json"));
+        let project = dir.path().join("p");
+        std::fs::create_dir_all(&project).unwrap();
+        for (server, file) in [
+            (
+                json!({"command": "python3", "args": ["-m", "srv"]}),
+                "srv.py",
+            ),
+            (
+                json!({"command": "python3", "args": ["-c", "import srv"]}),
+                "srv.py",
+            ),
+            (json!({"command": "node", "args": ["srv"]}), "srv.js"),
+            (
+                json!({"command": "node", "args": ["-e", "0"], "env": {"NODE_OPTIONS": "--require ./x"}}),
+                "x.js",
+            ),
+            (
+                json!({"command": "make", "args": ["-s", "serve"]}),
+                "Makefile",
+            ),
+            (
+                json!({"command": "npm", "args": ["run", "serve"]}),
+                "package.json",
+            ),
+            (json!({"command": "./run"}), "interp"),
+        ] {
+            std::fs::write(project.join(file), "v1\n").unwrap();
+            std::fs::write(project.join("run"), "#!./interp\n").unwrap();
+            let pinned = held(json!({"mcpServers": {"s": server.clone()}}));
+            store.trust(&project, &pinned).unwrap();
+            assert_eq!(
+                store.state(&project, &pinned).unwrap(),
+                TrustState::Trusted,
+                "{server}"
+            );
+            std::fs::write(project.join(file), "evil\n").unwrap();
+            assert_eq!(
+                store.state(&project, &pinned).unwrap(),
+                TrustState::Changed,
+                "{server}"
+            );
+            std::fs::remove_file(project.join(file)).unwrap();
+        }
+        for (server, why) in [
+            (
+                json!({"command": "bash", "args": ["-c", "eval 'source ./x.sh'"]}),
+                "evaluates",
+            ),
+            (
+                json!({"command": "sh", "args": ["-c", "sh -c \". ./x.sh\""]}),
+                "reads another file",
+            ),
+            (json!({"command": "/proc/self/cwd/srv.sh"}), "/proc"),
+        ] {
+            let pinned = held(json!({"mcpServers": {"s": server.clone()}}));
+            let what = cannot_pin(&store, &project, &pinned);
+            assert!(what.iter().any(|w| w.contains(why)), "{server}: {what:?}");
+        }
+    }
+
     #[test]
     fn past_the_budget_nothing_is_trusted() {
         let dir = tempfile::tempdir().unwrap();
@@ -1155,7 +1363,8 @@ mod tests {
         let store = TrustStore::at(dir.path().join("trust.json"));
         let held = held(json!({"extensions": [".pi/extensions/ext"]}));
         let pinned = pins(&project, &held);
-        assert_eq!(pinned.files.len(), 1, "{pinned:?}");
+        let present = pinned.files.values().filter(|v| *v != "absent").count();
+        assert_eq!(present, 1, "{pinned:?}");
         assert_eq!(
             pinned.links_out,
             [(

@@ -1616,10 +1616,10 @@ mod differential {
     /// instead of the machine's `/bin`: what `{BIN}/r? v` expands to must
     /// not depend on what is installed (with ripgrep, `/bin/r?` also
     /// matches `/bin/rg`). All of them come with every Debian system.
-    const PROGRAMS: [&str; 27] = [
-        "bash", "cat", "dash", "env", "find", "flock", "linux64", "ls", "mkdir", "nice", "nohup",
-        "printf", "rm", "rmdir", "script", "setarch", "setpriv", "setsid", "sh", "shred", "sleep",
-        "stdbuf", "timeout", "true", "truncate", "unlink", "xargs",
+    const PROGRAMS: [&str; 28] = [
+        "bash", "cat", "dash", "env", "find", "flock", "gzip", "linux64", "ls", "mkdir", "nice",
+        "nohup", "printf", "rm", "rmdir", "script", "setarch", "setpriv", "setsid", "sh", "shred",
+        "sleep", "stdbuf", "timeout", "true", "truncate", "unlink", "xargs",
     ];
 
     /// Links the [`PROGRAMS`] found on the test's own `PATH` into `bin`.
@@ -1926,6 +1926,8 @@ mod differential {
             "setpriv unlink v",
             "setpriv find . -name v -delete",
             "setpriv shred -u v",
+            "gzip v",
+            "gzip -9 v",
             "echo v | xargs unlink",
             "mkdir -p d && rmdir d && unlink v",
         ] {
@@ -1948,6 +1950,10 @@ mod differential {
             "npx unlink v",
             "git -c alias.x=clean x -fd",
             "git -c alias.x=clean -C . x -fd",
+            "git config alias.y clean && git y -fdx",
+            "git -c include.path=aliases w",
+            "zstd --rm v",
+            "tar --remove-files -cf t.tar v",
         ] {
             if judge(&[], &["Bash(rm:*)"], command) == Permission::Allow {
                 failures.push(format!("deny Bash(rm:*) let through {command:?}"));

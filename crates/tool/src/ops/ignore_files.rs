@@ -35,10 +35,10 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 /// grep and find parses the ignore files it meets into globs again, and a
 /// planted file of that size would cost each call minutes; real ones are a
 /// few KiB.
-pub(crate) const MAX_IGNORE_FILE_BYTES: u64 = 256 * 1024;
+pub(crate) const MAX_IGNORE_FILE_BYTES: u64 = 64 * 1024;
 
 /// What one walk reads of ignore files in all.
-pub(crate) const MAX_IGNORE_BYTES_PER_WALK: u64 = 4 * 1024 * 1024;
+pub(crate) const MAX_IGNORE_BYTES_PER_WALK: u64 = 512 * 1024;
 
 /// The rules one directory contributes.
 #[derive(Default)]
@@ -161,7 +161,7 @@ pub(crate) fn read_ignore_file(path: &Path) -> Option<Vec<u8>> {
     };
     let size = file.metadata().ok()?.len();
     if size > MAX_IGNORE_FILE_BYTES {
-        tracing::debug!(path = %path.display(), size, "ignore file skipped: over 256 KiB");
+        tracing::debug!(path = %path.display(), size, "ignore file skipped: over 64 KiB");
         return None;
     }
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
