@@ -431,6 +431,24 @@ fn reads_like_a_line(arg: &str) -> bool {
         .any(|c| c.is_whitespace() || ";&|()<>$`\\*?[{~\"'".contains(c))
 }
 
+/// Interpreters that load modules beside their script.
+fn is_interpreter(word: &str) -> bool {
+    let name = Path::new(word)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    name.starts_with("python")
+        || matches!(
+            name.as_str(),
+            "node" | "nodejs" | "deno" | "bun" | "ruby" | "perl" | "php" | "tsx" | "ts-node"
+        )
+}
+
+/// Files an interpreter may load as code.
+const SOURCE_SUFFIXES: [&str; 12] = [
+    ".py", ".pth", ".js", ".mjs", ".cjs", ".ts", ".mts", ".json", ".rb", ".pl", ".pm", ".php",
+];
+
 /// What an interpreter adds to a module name it is given.
 const MODULE_SUFFIXES: [&str; 8] = [".js", ".mjs", ".cjs", ".ts", ".py", ".sh", ".rb", ".pl"];
 /// What an interpreter runs for a directory it is given.
@@ -576,13 +594,37 @@ impl Pinner {
                 .unwrap_or_default()
                 .as_str(),
         );
-        for arg in server
+        let args: Vec<String> = server
             .get("args")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-        {
-            let Some(arg) = expand(arg) else { continue };
+            .filter_map(expand)
+            .collect();
+        // An interpreter loads the modules beside its script (Python's
+        // `sys.path[0]`, Node's relative `require`, `-m` from the start
+        // directory): the source files there are pinned with the script,
+        // or the project cannot be pinned (the budget).
+        let words = std::iter::once(&command).chain(args.iter());
+        if let Some(at) = words.clone().position(|w| is_interpreter(w)) {
+            for arg in words.skip(at + 1) {
+                if arg == "-m" {
+                    for base in bases.clone() {
+                        self.source_tree(&base, 0);
+                    }
+                    continue;
+                }
+                for base in bases.clone() {
+                    let script = base.join(arg);
+                    if script.is_file()
+                        && let Some(dir) = script.parent()
+                    {
+                        self.source_tree(dir, 0);
+                    }
+                }
+            }
+        }
+        for arg in args {
             // Through a wrapper (`env sh -c '...'`, `nice bash -c`) a shell
             // line is an argument of some other program: anything that reads
             // like one is taken as one.
@@ -808,6 +850,44 @@ impl Pinner {
                 }
             }
             Err(why) => self.refuse(format!("{}: {why}", self.shown(&lexical))),
+        }
+    }
+
+    /// The source files below `dir` (inside the project), pinned: what an
+    /// interpreter started on a script there may import. Dot directories and
+    /// installed packages (`node_modules`, virtual environments) are left
+    /// out; past the budget the project cannot be pinned.
+    fn source_tree(&mut self, dir: &Path, depth: usize) {
+        const MAX_DEPTH: usize = 8;
+        let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        if depth > MAX_DEPTH || self.over_budget || !real.starts_with(&self.boundary) {
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(&real) else {
+            return;
+        };
+        let mut entries: Vec<(PathBuf, std::fs::FileType)> = entries
+            .flatten()
+            .filter_map(|e| Some((e.path(), e.file_type().ok()?)))
+            .collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        for (path, kind) in entries {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if kind.is_dir() {
+                if !name.starts_with('.')
+                    && !matches!(
+                        name.as_str(),
+                        "node_modules" | "__pycache__" | "venv" | "site-packages" | "target"
+                    )
+                {
+                    self.source_tree(&path, depth + 1);
+                }
+            } else if SOURCE_SUFFIXES.iter().any(|s| name.ends_with(s)) {
+                self.path(&path, true);
+            }
         }
     }
 
@@ -1290,7 +1370,13 @@ mod tests {
                 "package.json",
             ),
             (json!({"command": "./run"}), "interp"),
+            // A module the script imports, beside it.
+            (
+                json!({"command": "python3", "args": ["tool.py"]}),
+                "helper.py",
+            ),
         ] {
+            std::fs::write(project.join("tool.py"), "import helper\n").unwrap();
             std::fs::write(project.join(file), "v1\n").unwrap();
             std::fs::write(project.join("run"), "#!./interp\n").unwrap();
             let pinned = held(json!({"mcpServers": {"s": server.clone()}}));
