@@ -43,7 +43,7 @@ use crate::McpLogSink;
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::sync::Arc;
 /// use agent_mcp::McpToolServer;
-/// use rmcp::ServiceExt;
+/// use agent_mcp::rmcp::ServiceExt;
 ///
 /// let cwd = std::env::current_dir()?;
 /// let server = McpToolServer::new(
@@ -52,7 +52,7 @@ use crate::McpLogSink;
 /// )
 /// .with_server_info("my-tools", "1.2.0");
 /// # let _ = Arc::new(());
-/// server.serve(rmcp::transport::stdio()).await?.waiting().await?;
+/// server.serve(agent_mcp::rmcp::transport::stdio()).await?.waiting().await?;
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]
