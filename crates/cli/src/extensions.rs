@@ -28,6 +28,12 @@ pub fn specs(args: &RunArgs, settings: &Settings, cwd: &Path) -> Vec<ExtensionSp
         .collect();
     if !args.no_extensions {
         if let Some(dir) = coding_agent::agent_dir() {
+            for file in coding_agent::non_executable_extension_files(&dir.join("extensions")) {
+                eprintln!(
+                    "coding-agent: warning: {} is skipped: an extension is an executable (chmod +x, with a #! line) that speaks MCP on its stdin and stdout; Pi's TypeScript extensions do not run here (see docs/extensions.md)",
+                    file.display()
+                );
+            }
             specs.extend(
                 agent_mcp::discover_extensions(&dir.join("extensions"))
                     .into_iter()

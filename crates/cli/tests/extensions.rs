@@ -334,6 +334,18 @@ fn directories_trust_and_no_extensions() {
     let (tools, _) = env.list_tools(&["--no-extensions"]);
     assert_eq!(tool(&tools, "ls").unwrap()["source"], "builtin");
 
+    // A file that cannot be an extension is named, not skipped in silence.
+    std::fs::write(
+        env.agent_dir().join("extensions/weather-tool.ts"),
+        "export {}",
+    )
+    .unwrap();
+    let (_, stderr) = env.list_tools(&[]);
+    assert!(
+        stderr.contains("weather-tool.ts is skipped: an extension is an executable"),
+        "{stderr}"
+    );
+
     // A project's extension waits for trust.
     env.script(
         &env.ws().join(".pi/extensions/project-ext"),

@@ -359,6 +359,38 @@ pub fn discover_extensions(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     found
 }
 
+/// The files in `dir` that look meant as extensions but cannot be one:
+/// visible regular files without an execute bit (a `weather-tool.ts`
+/// copied from a Pi setup), notes (`.md`, `.txt`) aside. Worth a warning:
+/// [`discover_extensions`] skips them.
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::write(dir.path().join("weather-tool.ts"), "export default {}").unwrap();
+/// std::fs::write(dir.path().join("README.md"), "notes").unwrap();
+/// let skipped = coding_agent::non_executable_extension_files(dir.path());
+/// assert_eq!(skipped, [dir.path().join("weather-tool.ts")]);
+/// ```
+pub fn non_executable_extension_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<std::path::PathBuf> = entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            !name.starts_with('.') && !name.ends_with(".md") && !name.ends_with(".txt")
+        })
+        .map(|e| e.path())
+        .filter(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 == 0)
+        })
+        .collect();
+    found.sort();
+    found
+}
+
 #[cfg(test)]
 mod discovery_tests {
     #[test]

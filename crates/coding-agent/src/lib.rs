@@ -34,6 +34,7 @@ pub use agent_session::{
 pub use extension::{
     Extension, ExtensionApi, HandlerError, ToolCallDecision, ToolCallEvent, ToolCallHandler,
     ToolResultEvent, ToolResultHandler, ToolResultPatch, discover_extensions,
+    non_executable_extension_files,
 };
 pub use project_file::MAX_PROJECT_FILE_BYTES;
 pub use registry::{ToolRegistry, ToolSelection, ToolSource};
