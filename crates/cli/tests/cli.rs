@@ -155,7 +155,10 @@ fn json_mode_parallel_batch_order() {
         .collect();
     assert_eq!(results, ["slow", "fast"]);
     assert_eq!(events.first().unwrap()["type"], "agent_start");
-    assert_eq!(events.last().unwrap()["type"], "agent_end");
+    // The run's events end with agent_end; the session's usage and cost
+    // follow as the last line.
+    assert_eq!(events[events.len() - 2]["type"], "agent_end");
+    assert_eq!(events.last().unwrap()["type"], "session_usage");
 }
 
 #[tokio::test(flavor = "multi_thread")]
