@@ -62,7 +62,7 @@ const PRODUCT_EXCEPTIONS: &[(&str, &str, &str)] = &[
         "shell programs that delete files (`find -delete`) in the model of the bash language, not tools",
     ),
     (
-        "trust.rs",
+        "trust/pins.rs",
         "\"zsh\"",
         "shell programs (`bash`) whose arguments are command lines, in what trust pins, not tools",
     ),
