@@ -221,7 +221,11 @@ fn code_lines(dir: &Path) -> Result<Vec<(String, usize, String)>> {
                 stack.push(path);
                 continue;
             }
-            if path.extension().is_none_or(|x| x != "rs") {
+            // A module's unit tests in a file of their own (`mod tests;`
+            // under `#[cfg(test)]`) are test code like an inline one.
+            if path.extension().is_none_or(|x| x != "rs")
+                || path.file_name().is_some_and(|n| n == "tests.rs")
+            {
                 continue;
             }
             let text = std::fs::read_to_string(&path)?;
