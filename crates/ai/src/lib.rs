@@ -18,6 +18,7 @@
 
 mod content;
 mod context;
+pub mod handoff;
 mod message;
 mod model;
 mod partial;

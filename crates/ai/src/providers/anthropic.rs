@@ -14,6 +14,7 @@ use super::http::{
 use super::lowering::{anthropic_tool, sends_strict};
 use crate::content::ContentBlock;
 use crate::context::Context;
+use crate::handoff::fit_transcript;
 use crate::message::{AssistantMessage, Message, StopReason, UserContent};
 use crate::model::Model;
 use crate::stream::{AssistantEventStream, ModelClient, ReasoningEffort, StreamOptions};
@@ -35,6 +36,9 @@ const DEFAULT_MAX_TOKENS: u64 = 32_000;
 /// Output tokens kept for the answer when a thinking budget would take
 /// the whole `max_tokens`.
 const MIN_ANSWER_TOKENS: u64 = 1024;
+
+/// The API name recorded on the messages this client writes.
+const API: &str = "anthropic-messages";
 
 /// API version header value.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -96,7 +100,7 @@ impl AnthropicClient {
         let mut body = json!({
             "model": model.id,
             "max_tokens": max_tokens,
-            "messages": convert_messages(context),
+            "messages": convert_messages(model, context),
             "stream": true,
         });
         if let Some(system) = &context.system_prompt {
@@ -168,9 +172,10 @@ fn block_json(block: &ContentBlock) -> Option<Value> {
     }
 }
 
-fn convert_messages(context: &Context) -> Vec<Value> {
+fn convert_messages(model: &Model, context: &Context) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
-    for message in &context.messages {
+    let transcript = fit_transcript(&context.messages, model, API);
+    for message in transcript.iter().map(AsRef::as_ref) {
         match message {
             Message::User(u) => {
                 let content: Vec<Value> = match &u.content {
@@ -187,9 +192,17 @@ fn convert_messages(context: &Context) -> Vec<Value> {
                     .iter()
                     .filter_map(|b| {
                         match b {
-                        ContentBlock::Thinking(t) => t.thinking_signature.as_ref().map(|sig| {
-                            json!({"type": "thinking", "thinking": t.thinking, "signature": sig})
-                        }),
+                        // Unsigned thinking (cut short, or from a server
+                        // that signs nothing) cannot go back as thinking.
+                        ContentBlock::Thinking(t) => match &t.thinking_signature {
+                            Some(sig) => Some(
+                                json!({"type": "thinking", "thinking": t.thinking, "signature": sig}),
+                            ),
+                            None if !t.thinking.trim().is_empty() => {
+                                Some(json!({"type": "text", "text": t.thinking}))
+                            }
+                            None => None,
+                        },
                         ContentBlock::ToolCall(c) => Some(json!({
                             "type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments
                         })),
@@ -458,7 +471,7 @@ impl ModelClient for AnthropicClient {
         options: StreamOptions,
     ) -> AssistantEventStream {
         let mut base = AssistantMessage::empty(&model.provider, &model.id);
-        base.api = Some("anthropic-messages".to_string());
+        base.api = Some(API.to_string());
         let (mut builder, events) = message_stream(base);
         builder.set_prices(model.cost);
         let body = self.request_body(model, context, &options);

@@ -46,6 +46,7 @@ use super::http::{
 use super::lowering::{lower_for, tool_result_text_and_images};
 use crate::content::ContentBlock;
 use crate::context::Context;
+use crate::handoff::{fit_transcript, same_model};
 use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent, now_millis};
 use crate::model::Model;
 use crate::stream::{AssistantEventStream, ModelClient, ReasoningEffort, StreamOptions};
@@ -402,14 +403,6 @@ struct FunctionResponse {
 /// call has none (another model's call): Pi sends the same.
 const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
 
-/// Whether `message` came from this very model through this API: only then
-/// are its signatures sent back and its thinking sent as thinking.
-fn same_model(message: &AssistantMessage, model: &Model, api: &str) -> bool {
-    message.provider == model.provider
-        && message.api.as_deref() == Some(api)
-        && message.model == model.id
-}
-
 /// A signature worth sending back: non-empty base64 (standard or URL-safe,
 /// padding optional), as Gemini issues them.
 fn valid_signature(signature: Option<&str>) -> Option<String> {
@@ -463,7 +456,8 @@ fn convert_contents(model: &Model, api: &str, context: &Context) -> Vec<Content>
     let images = model.supports_images();
     let gemini3 = model.id.to_ascii_lowercase().contains("gemini-3");
     let mut out: Vec<Content> = Vec::new();
-    for msg in &context.messages {
+    let transcript = fit_transcript(&context.messages, model, api);
+    for msg in transcript.iter().map(AsRef::as_ref) {
         match msg {
             Message::User(u) => {
                 let parts: Vec<Part> = match &u.content {
@@ -487,10 +481,6 @@ fn convert_contents(model: &Model, api: &str, context: &Context) -> Vec<Content>
                 }
             }
             Message::Assistant(a) => {
-                // A failed or cancelled answer is not part of the conversation.
-                if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
-                    continue;
-                }
                 let same = same_model(a, model, api);
                 let signature = |s: Option<&str>| if same { valid_signature(s) } else { None };
                 let mut parts = Vec::new();

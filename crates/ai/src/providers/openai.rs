@@ -15,12 +15,16 @@ use super::http::{
 use super::lowering::{openai_tool, sends_strict, tool_result_text_and_images};
 use crate::content::ContentBlock;
 use crate::context::Context;
+use crate::handoff::fit_transcript;
 use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent};
 use crate::model::Model;
 use crate::stream::{AssistantEventStream, ModelClient, StreamOptions};
 
 /// Default base URL.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// The API name recorded on the messages this client writes.
+const API: &str = "openai-completions";
 
 /// A Chat Completions client.
 ///
@@ -59,7 +63,7 @@ impl OpenAiClient {
     pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {
         let mut body = json!({
             "model": model.id,
-            "messages": convert_messages(context),
+            "messages": convert_messages(model, context),
             "stream": true,
             "stream_options": {"include_usage": true},
         });
@@ -99,12 +103,13 @@ fn image_url(mime: &str, data: &str) -> Value {
 }
 
 /// Transcript -> Chat Completions messages.
-fn convert_messages(context: &Context) -> Vec<Value> {
+fn convert_messages(model: &Model, context: &Context) -> Vec<Value> {
     let mut out = Vec::new();
     if let Some(system) = &context.system_prompt {
         out.push(json!({"role": "system", "content": system}));
     }
-    for message in &context.messages {
+    let transcript = fit_transcript(&context.messages, model, API);
+    for message in transcript.iter().map(AsRef::as_ref) {
         match message {
             Message::User(u) => match &u.content {
                 UserContent::Text(t) => out.push(json!({"role": "user", "content": t})),
@@ -125,11 +130,6 @@ fn convert_messages(context: &Context) -> Vec<Value> {
                 }
             },
             Message::Assistant(a) => {
-                if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted)
-                    && a.content.is_empty()
-                {
-                    continue;
-                }
                 let text: String = a
                     .content
                     .iter()
@@ -429,7 +429,7 @@ impl ModelClient for OpenAiClient {
         options: StreamOptions,
     ) -> AssistantEventStream {
         let mut base = AssistantMessage::empty(&model.provider, &model.id);
-        base.api = Some("openai-completions".to_string());
+        base.api = Some(API.to_string());
         let (mut builder, events) = message_stream(base);
         builder.set_prices(model.cost);
         let body = self.request_body(model, context, &options);

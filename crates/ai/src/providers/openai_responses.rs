@@ -41,6 +41,7 @@ use super::http::{
 use super::lowering::{openai_parameters, sends_strict, tool_result_text_and_images};
 use crate::content::ContentBlock;
 use crate::context::Context;
+use crate::handoff::{fit_transcript, same_model};
 use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent};
 use crate::model::Model;
 use crate::stream::{AssistantEventStream, ModelClient, StreamOptions};
@@ -387,14 +388,6 @@ fn replayable_reasoning(signature: Option<&str>) -> Option<Value> {
     ok.then_some(item)
 }
 
-/// Whether `message` came from this very model through this API: only then
-/// are its reasoning items and item ids sent back.
-fn same_model(message: &AssistantMessage, model: &Model, api: &str) -> bool {
-    message.provider == model.provider
-        && message.api.as_deref() == Some(api)
-        && message.model == model.id
-}
-
 /// Transcript -> input items.
 fn convert_input(model: &Model, api: &str, context: &Context) -> Vec<InputItem> {
     let mut out = Vec::new();
@@ -412,21 +405,10 @@ fn convert_input(model: &Model, api: &str, context: &Context) -> Vec<InputItem> 
         ));
     }
     let images = model.supports_images();
-    // Calls not yet answered: a call without an output is refused, so one
-    // left open when the conversation moves on gets a placeholder.
-    let mut open_calls: Vec<String> = Vec::new();
-    let close_open = |open: &mut Vec<String>, out: &mut Vec<InputItem>| {
-        for call_id in open.drain(..) {
-            out.push(InputItem::Built(Item::FunctionCallOutput {
-                call_id,
-                output: "No result provided".into(),
-            }));
-        }
-    };
-    for (index, msg) in context.messages.iter().enumerate() {
+    let transcript = fit_transcript(&context.messages, model, api);
+    for (index, msg) in transcript.iter().map(AsRef::as_ref).enumerate() {
         match msg {
             Message::User(u) => {
-                close_open(&mut open_calls, &mut out);
                 let content: Vec<Part> = match &u.content {
                     UserContent::Text(t) => vec![Part::InputText { text: t.clone() }],
                     UserContent::Blocks(blocks) => blocks
@@ -447,11 +429,6 @@ fn convert_input(model: &Model, api: &str, context: &Context) -> Vec<InputItem> 
                 }
             }
             Message::Assistant(a) => {
-                close_open(&mut open_calls, &mut out);
-                // A failed or cancelled answer is not part of the conversation.
-                if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
-                    continue;
-                }
                 let same = same_model(a, model, api);
                 let mut skipped_reasoning = false;
                 let assistant_text = |text: String, id: Option<String>| {
@@ -490,7 +467,6 @@ fn convert_input(model: &Model, api: &str, context: &Context) -> Vec<InputItem> 
                         }
                         ContentBlock::ToolCall(c) => {
                             let (call_id, item_id) = split_call_id(&c.id);
-                            open_calls.push(call_id.clone());
                             out.push(InputItem::Built(Item::FunctionCall {
                                 // Another model's item id, or one whose
                                 // reasoning is not sent, would be checked
@@ -507,7 +483,6 @@ fn convert_input(model: &Model, api: &str, context: &Context) -> Vec<InputItem> 
             }
             Message::ToolResult(r) => {
                 let (call_id, _) = split_call_id(&r.tool_call_id);
-                open_calls.retain(|c| *c != call_id);
                 let (output, attached) = tool_result_text_and_images(r);
                 let attached: Vec<Part> = attached
                     .into_iter()
