@@ -29,19 +29,7 @@ fn script() -> PathBuf {
 
 /// Runs the referee script; its stdout as JSON, or a panic with its stderr.
 async fn referee(mode: &str, arg: &str) -> Value {
-    let out = tokio::process::Command::new("python3")
-        .arg(script())
-        .args([mode, arg])
-        .output()
-        .await
-        .expect("run python3");
-    assert!(
-        out.status.success(),
-        "the SDK check failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    serde_json::from_slice(&out.stdout).expect("the script prints JSON")
+    test_support::python_referee(&script(), &[mode, arg]).await
 }
 
 fn usage() -> Usage {

@@ -40,6 +40,18 @@ impl Reply {
         }
     }
 
+    /// 200 with an SSE body of typed events: each an `event:` line naming
+    /// its `type` and a `data:` line (as OpenAI's Responses API and
+    /// Anthropic send them).
+    pub fn typed_sse(events: &[Value]) -> Self {
+        let lines: Vec<String> = events
+            .iter()
+            .map(|e| format!("event: {}\ndata: {e}", e["type"].as_str().unwrap_or("")))
+            .collect();
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        Reply::sse(&refs)
+    }
+
     /// A status with a JSON body.
     pub fn status(status: u16, body: &str) -> Self {
         Reply {

@@ -5,6 +5,10 @@
 
 #[cfg(feature = "agent-loop")]
 pub mod agent_loop;
+#[cfg(feature = "http-server")]
+pub mod anthropic;
+#[cfg(feature = "http-server")]
+pub mod chat_completions;
 pub mod corpus;
 #[cfg(feature = "http-server")]
 pub mod gemini;
@@ -73,6 +77,29 @@ pub fn python_package(modules: &str, package: &str) -> bool {
             "install it with `python3 -m pip install {package}`, as .ci/run does before `cargo xtask test-all`"
         ),
     )
+}
+
+/// Runs a Python referee script (a vendor's SDK checking our fakes or our
+/// requests) with `args`, and returns what it printed as JSON.
+///
+/// # Panics
+/// When the script fails (its stderr and stdout are in the message) or
+/// prints something that is not JSON: the check did not pass.
+#[cfg(feature = "http-server")]
+pub async fn python_referee(script: &Path, args: &[&str]) -> serde_json::Value {
+    let out = tokio::process::Command::new("python3")
+        .arg(script)
+        .args(args)
+        .output()
+        .await
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "the SDK check failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    serde_json::from_slice(&out.stdout).expect("the script prints JSON")
 }
 
 /// Writes `content` to `dir/rel`, creating parent directories.

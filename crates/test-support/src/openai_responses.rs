@@ -263,13 +263,7 @@ impl ResponseScript {
     /// The events as an SSE reply (`event:` and `data:` lines, as OpenAI
     /// sends them).
     pub fn reply(self) -> Reply {
-        let lines: Vec<String> = self
-            .events
-            .iter()
-            .map(|e| format!("event: {}\ndata: {e}", e["type"].as_str().unwrap_or("")))
-            .collect();
-        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-        Reply::sse(&refs)
+        Reply::typed_sse(&self.events)
     }
 }
 
