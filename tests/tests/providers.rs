@@ -301,7 +301,7 @@ async fn anthropic_thinking_text_and_tool_use() {
             .iter()
             .any(|(k, v)| k == "anthropic-version" && v == "2023-06-01")
     );
-    assert_eq!(req.body["system"], "be brief");
+    assert_eq!(req.body["system"][0]["text"], "be brief");
     assert_eq!(
         req.body["tools"][0]["input_schema"]["required"],
         json!(["path"])
@@ -877,4 +877,54 @@ async fn thinking_levels_reach_each_api_in_its_own_field() {
         let body = &request.body;
         assert!(body.get("reasoning_effort").is_none(), "{i}: {body}");
     }
+}
+
+/// Prompt caching on Anthropic: the system prompt and the last user block
+/// carry `cache_control` by default; `none` sends none; a one-hour
+/// lifetime is asked only of Anthropic's own endpoint.
+#[test]
+fn anthropic_marks_the_system_prompt_and_the_last_user_block_for_the_cache() {
+    use agent_ai::CacheRetention;
+    let context = Context {
+        system_prompt: Some("be brief".into()),
+        messages: vec![
+            Message::user("first"),
+            Message::Assistant({
+                let mut a = AssistantMessage::empty("anthropic", "claude-test");
+                a.content = vec![ContentBlock::text("answer")];
+                a
+            }),
+            Message::user("second"),
+        ],
+        tools: vec![],
+    };
+    let model = Model::new("anthropic", "claude-test");
+    let body = |base: &str, cache_retention| {
+        AnthropicClient::new(base, None).request_body(
+            &model,
+            &context,
+            &StreamOptions {
+                cache_retention,
+                ..StreamOptions::default()
+            },
+        )
+    };
+    let short = body("http://127.0.0.1:9", CacheRetention::Short);
+    assert_eq!(
+        short["system"],
+        json!([{"type": "text", "text": "be brief", "cache_control": {"type": "ephemeral"}}])
+    );
+    let messages = short["messages"].as_array().unwrap();
+    assert_eq!(
+        messages[2]["content"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
+    assert!(messages[0]["content"][0].get("cache_control").is_none());
+    let none = body("http://127.0.0.1:9", CacheRetention::None);
+    assert_eq!(none["system"], "be brief");
+    assert!(!none.to_string().contains("cache_control"));
+    let long_proxy = body("http://127.0.0.1:9", CacheRetention::Long);
+    assert!(!long_proxy.to_string().contains("\"ttl\""));
+    let long = body("https://api.anthropic.com", CacheRetention::Long);
+    assert_eq!(long["system"][0]["cache_control"]["ttl"], "1h");
 }

@@ -154,6 +154,11 @@ pub struct AgentOptions {
     pub reasoning: Option<agent_ai::ReasoningEffort>,
     /// Thinking token budgets (see [`AgentLoopConfig::thinking_budgets`]).
     pub thinking_budgets: agent_ai::ThinkingBudgets,
+    /// The conversation's id for prompt caching (see
+    /// [`AgentLoopConfig::session_id`]).
+    pub session_id: Option<String>,
+    /// Prompt-cache lifetime (see [`AgentLoopConfig::cache_retention`]).
+    pub cache_retention: agent_ai::CacheRetention,
     /// Explains calls to tools that are not active (see
     /// [`AgentLoopConfig::unknown_tool_message`]).
     pub unknown_tool_message: Option<UnknownToolMessage>,
@@ -183,6 +188,8 @@ impl AgentOptions {
             max_parallel_tools: crate::config::default_max_parallel_tools(),
             reasoning: None,
             thinking_budgets: agent_ai::ThinkingBudgets::default(),
+            session_id: None,
+            cache_retention: agent_ai::CacheRetention::default(),
             unknown_tool_message: None,
             compactor: None,
             tool_extensions: crate::Extensions::new(),
@@ -264,6 +271,8 @@ struct Inner {
     max_parallel_tools: usize,
     reasoning: Option<agent_ai::ReasoningEffort>,
     thinking_budgets: agent_ai::ThinkingBudgets,
+    session_id: Option<String>,
+    cache_retention: agent_ai::CacheRetention,
     unknown_tool_message: Option<UnknownToolMessage>,
     compactor: Option<Arc<dyn crate::ContextCompactor>>,
     tool_extensions: crate::Extensions,
@@ -397,6 +406,8 @@ impl Agent {
                     max_parallel_tools: options.max_parallel_tools,
                     reasoning: options.reasoning,
                     thinking_budgets: options.thinking_budgets,
+                    session_id: options.session_id,
+                    cache_retention: options.cache_retention,
                     unknown_tool_message: options.unknown_tool_message,
                     compactor: options.compactor,
                     tool_extensions: options.tool_extensions,
@@ -486,6 +497,8 @@ impl Agent {
             config.max_parallel_tools = inner.max_parallel_tools;
             config.reasoning = inner.reasoning;
             config.thinking_budgets = inner.thinking_budgets;
+            config.session_id = inner.session_id.clone();
+            config.cache_retention = inner.cache_retention;
             config.unknown_tool_message = inner.unknown_tool_message.clone();
             config.compactor = inner.compactor.clone();
             config.tool_extensions = inner.tool_extensions.clone();
@@ -718,6 +731,12 @@ impl Agent {
     /// Sets the thinking token budgets, from the next run.
     pub fn set_thinking_budgets(&self, budgets: agent_ai::ThinkingBudgets) {
         self.inner().thinking_budgets = budgets;
+    }
+
+    /// Sets the conversation's id sent for prompt caching, from the next
+    /// run (a session that forks or switches gets a new one).
+    pub fn set_session_id(&self, id: Option<String>) {
+        self.inner().session_id = id;
     }
 
     /// Replaces the model (takes effect from the next run).

@@ -288,7 +288,8 @@ async fn stream_assistant_response(
         temperature: config.temperature,
         reasoning: config.reasoning,
         thinking_budgets: config.thinking_budgets,
-        ..Default::default()
+        session_id: config.session_id.clone(),
+        cache_retention: config.cache_retention,
     };
     let mut stream = config.client.stream(model, &request, options);
     if config.transform_context.is_none() {

@@ -87,6 +87,13 @@ pub struct AgentLoopConfig {
     pub reasoning: Option<agent_ai::ReasoningEffort>,
     /// Thinking token budgets for APIs that take one.
     pub thinking_budgets: agent_ai::ThinkingBudgets,
+    /// The conversation's stable id, sent with every request so that the
+    /// provider can reuse its prompt cache (see
+    /// [`agent_ai::StreamOptions::session_id`]).
+    pub session_id: Option<String>,
+    /// How long the provider keeps the prompt cached (see
+    /// [`agent_ai::CacheRetention`]; on by default).
+    pub cache_retention: agent_ai::CacheRetention,
     /// Rewrites each request's transcript before it is sent.
     pub transform_context: Option<ContextTransform>,
     /// The most tool calls of a parallel batch that execute at once; the
@@ -142,6 +149,8 @@ impl AgentLoopConfig {
             temperature: None,
             reasoning: None,
             thinking_budgets: agent_ai::ThinkingBudgets::default(),
+            session_id: None,
+            cache_retention: agent_ai::CacheRetention::default(),
             transform_context: None,
             max_parallel_tools: default_max_parallel_tools(),
             unknown_tool_message: None,

@@ -41,8 +41,8 @@ pub use registry::{
     ApiKeySource, BUILTIN_MODELS_DATE, ModelRegistry, RegistryError, nearest_matches,
 };
 pub use stream::{
-    AssistantEventStream, AssistantMessageEvent, ModelClient, ReasoningEffort, StreamOptions,
-    complete,
+    AssistantEventStream, AssistantMessageEvent, CacheRetention, ModelClient, ReasoningEffort,
+    StreamOptions, complete,
 };
 pub use thinking::{THINKING_LEVELS, ThinkingBudgets, ThinkingLevel, UnknownThinkingLevel};
 pub use tool::{ConstrainedSampling, StrictMode, Tool};

@@ -209,6 +209,51 @@ pub struct StreamOptions {
     /// prompt cache across requests (the Responses provider sends it as
     /// `prompt_cache_key`).
     pub session_id: Option<String>,
+    /// How long the provider should keep the prompt cached; see
+    /// [`CacheRetention`].
+    pub cache_retention: CacheRetention,
+}
+
+/// How long a provider should keep a conversation's prompt in its cache,
+/// Pi's `cacheRetention`. A cached prompt costs a tenth of its price to
+/// read back, so caching is on unless asked otherwise.
+///
+/// - Anthropic: `cache_control` on the system prompt and on the last user
+///   block (`ttl: "1h"` for [`CacheRetention::Long`] on Anthropic's own
+///   endpoint, which alone takes it).
+/// - Responses: `prompt_cache_key` from [`StreamOptions::session_id`]
+///   (`prompt_cache_retention: "24h"` for long).
+/// - Bedrock: a `cachePoint` after the system prompt and the last user
+///   message.
+/// - Chat Completions and Gemini cache by themselves.
+///
+/// ```
+/// let r: agent_ai::CacheRetention = serde_json::from_str(r#""none""#).unwrap();
+/// assert_eq!(r, agent_ai::CacheRetention::None);
+/// assert_eq!(agent_ai::CacheRetention::default(), agent_ai::CacheRetention::Short);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheRetention {
+    /// Ask for no caching.
+    None,
+    /// The provider's default lifetime (five minutes at Anthropic).
+    #[default]
+    Short,
+    /// The longest lifetime the provider offers.
+    Long,
+}
+
+impl CacheRetention {
+    /// Parses `none`, `short` or `long` (Pi's `PI_CACHE_RETENTION` values).
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "none" | "off" => Some(CacheRetention::None),
+            "short" => Some(CacheRetention::Short),
+            "long" => Some(CacheRetention::Long),
+            _ => None,
+        }
+    }
 }
 
 /// Reasoning effort, by Pi's thinking-level names.

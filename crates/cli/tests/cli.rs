@@ -341,6 +341,82 @@ async fn api_flag_selects_the_responses_api_for_any_server() {
     );
 }
 
+/// A session's requests carry its id as the Responses `prompt_cache_key`,
+/// so the provider reuses the cached prompt from one request to the next;
+/// `PI_CACHE_RETENTION=none` asks for no caching.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sessions_requests_carry_its_id_for_the_prompt_cache() {
+    use test_support::openai_responses::{ResponseScript, Usage};
+    let answer = || {
+        ResponseScript::new("resp_1")
+            .text("msg_1", &["ok"])
+            .completed(Usage::default())
+    };
+    let server = http_server::serve(vec![answer(), answer()]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let agent_dir = dir.path().join("agent");
+    let base = format!("{}/v1", server.base);
+    let run = |retention: Option<&'static str>| {
+        let (base, agent_dir, cwd) = (base.clone(), agent_dir.clone(), dir.path().to_path_buf());
+        tokio::task::spawn_blocking(move || {
+            let mut c = bin();
+            c.args(["--api", "openai-responses", "--base-url", &base])
+                .args(["--api-key", "sk-x", "--model", "gpt-fake"])
+                .env("CODING_AGENT_DIR", &agent_dir)
+                .arg("--cwd")
+                .arg(&cwd)
+                .args(["-p", "hello"]);
+            match retention {
+                Some(r) => c.env("PI_CACHE_RETENTION", r),
+                None => c.env_remove("PI_CACHE_RETENTION"),
+            };
+            c.output().unwrap()
+        })
+    };
+    let out = run(None).await.unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let files: Vec<std::path::PathBuf> = walk(&agent_dir)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let header: Value = serde_json::from_str(
+        std::fs::read_to_string(&files[0])
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let id = header["id"].as_str().expect("the session has an id");
+    assert_eq!(server.requests()[0].body["prompt_cache_key"], id);
+    let out = run(Some("none")).await.unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(server.requests()[1].body.get("prompt_cache_key").is_none());
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
 #[test]
 fn model_error_exits_1() {
     let dir = tempfile::tempdir().unwrap();

@@ -407,8 +407,10 @@ impl AgentSessionBuilder {
             let inner = inner.lock().unwrap_or_else(|p| p.into_inner());
             inner.registry.inactive_reason(name)
         }));
+        options.cache_retention = settings.cache_retention();
         let store = self.session.map(|manager| {
             options.messages = manager.context().messages;
+            options.session_id = Some(manager.session_id().to_string());
             Arc::new(Mutex::new(manager))
         });
         let store = Arc::new(Mutex::new(store));
@@ -688,6 +690,8 @@ impl AgentSession {
             return Err(AgentError::AlreadyRunning);
         }
         self.agent.replace_messages(manager.context().messages);
+        self.agent
+            .set_session_id(Some(manager.session_id().to_string()));
         *self.store.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(Mutex::new(manager)));
         self.restore_tool_state();
         Ok(())

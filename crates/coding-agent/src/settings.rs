@@ -406,6 +406,18 @@ impl Settings {
         self.known.thinking_budgets.unwrap_or_default()
     }
 
+    /// How long providers keep the prompt cached: the
+    /// `PI_CACHE_RETENTION` environment variable (`none`, `short`, `long`,
+    /// as Pi reads it) over `cacheRetention`; `short` when neither is set.
+    /// Caching is on by default because a cached prompt costs a tenth.
+    pub fn cache_retention(&self) -> agent_ai::CacheRetention {
+        std::env::var("PI_CACHE_RETENTION")
+            .ok()
+            .and_then(|v| agent_ai::CacheRetention::parse(&v))
+            .or(self.known.cache_retention)
+            .unwrap_or_default()
+    }
+
     /// `constrainedSampling`: `true` sends every tool whose schema allows it
     /// strict (constrained to its schema), `false` sends none strict (for a
     /// server that refuses `strict`), absent leaves it to what each tool

@@ -17,7 +17,9 @@ use crate::context::Context;
 use crate::handoff::fit_transcript;
 use crate::message::{AssistantMessage, Message, StopReason, UserContent};
 use crate::model::Model;
-use crate::stream::{AssistantEventStream, ModelClient, ReasoningEffort, StreamOptions};
+use crate::stream::{
+    AssistantEventStream, CacheRetention, ModelClient, ReasoningEffort, StreamOptions,
+};
 
 /// Default base URL.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -97,14 +99,24 @@ impl AnthropicClient {
                 Some(json!({"type": "enabled", "budget_tokens": budget}))
             }
         };
+        let cache = self.cache_control(options.cache_retention);
+        let mut messages = convert_messages(model, context);
+        if let Some(cache) = &cache {
+            mark_last_user_block(&mut messages, cache);
+        }
         let mut body = json!({
             "model": model.id,
             "max_tokens": max_tokens,
-            "messages": convert_messages(model, context),
+            "messages": messages,
             "stream": true,
         });
         if let Some(system) = &context.system_prompt {
-            body["system"] = json!(system);
+            body["system"] = match &cache {
+                Some(cache) if !system.is_empty() => {
+                    json!([{"type": "text", "text": system, "cache_control": cache}])
+                }
+                _ => json!(system),
+            };
         }
         if !context.tools.is_empty() {
             body["tools"] = Value::Array(
@@ -130,6 +142,35 @@ impl AnthropicClient {
             }
         }
         body
+    }
+}
+
+impl AnthropicClient {
+    /// The `cache_control` marker for `retention`: ephemeral, with a one
+    /// hour lifetime for long retention on Anthropic's own endpoint (other
+    /// endpoints, proxies among them, may refuse `ttl`).
+    fn cache_control(&self, retention: CacheRetention) -> Option<Value> {
+        match retention {
+            CacheRetention::None => None,
+            CacheRetention::Long if self.base_url.contains("api.anthropic.com") => {
+                Some(json!({"type": "ephemeral", "ttl": "1h"}))
+            }
+            _ => Some(json!({"type": "ephemeral"})),
+        }
+    }
+}
+
+/// Puts `cache` on the last block of the last user message: the prompt up
+/// to there is cached, and the next request reads it back.
+fn mark_last_user_block(messages: &mut [Value], cache: &Value) {
+    let last_block = messages
+        .iter_mut()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_array_mut())
+        .and_then(|blocks| blocks.last_mut());
+    if let Some(block) = last_block.and_then(Value::as_object_mut) {
+        block.insert("cache_control".into(), cache.clone());
     }
 }
 

@@ -44,7 +44,7 @@ use crate::context::Context;
 use crate::handoff::{fit_transcript, same_model};
 use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent};
 use crate::model::Model;
-use crate::stream::{AssistantEventStream, ModelClient, StreamOptions};
+use crate::stream::{AssistantEventStream, CacheRetention, ModelClient, StreamOptions};
 
 /// OpenAI's base URL for the Responses API.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -206,7 +206,12 @@ impl OpenAiResponsesClient {
                 .collect(),
             max_output_tokens: options.max_tokens,
             temperature: options.temperature,
-            prompt_cache_key: options.session_id.clone(),
+            prompt_cache_key: options
+                .session_id
+                .clone()
+                .filter(|_| options.cache_retention != CacheRetention::None),
+            prompt_cache_retention: (options.cache_retention == CacheRetention::Long)
+                .then_some("24h"),
             reasoning: options
                 .reasoning
                 .filter(|_| model.reasoning)
@@ -240,6 +245,8 @@ struct RequestBody {
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_retention: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<ReasoningParam>,
 }

@@ -46,6 +46,9 @@ pub struct KnownSettings {
     /// `constrainedSampling`: strict tool schemas on or off for every tool.
     #[serde(deserialize_with = "present")]
     pub constrained_sampling: Option<bool>,
+    /// `cacheRetention`: `none`, `short` or `long` prompt caching.
+    #[serde(deserialize_with = "present")]
+    pub cache_retention: Option<agent_ai::CacheRetention>,
     /// `images.*`.
     #[serde(deserialize_with = "present_or_default")]
     pub images: ImageSettings,

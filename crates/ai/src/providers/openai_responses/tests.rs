@@ -216,6 +216,31 @@ fn request_body_fields() {
 }
 
 #[test]
+fn the_prompt_cache_follows_the_retention() {
+    let client = OpenAiResponsesClient::new("http://x/v1", None);
+    let context = Context {
+        messages: vec![Message::user("hi")],
+        ..Default::default()
+    };
+    let body_with = |cache_retention| {
+        let options = StreamOptions {
+            session_id: Some("session-1".into()),
+            cache_retention,
+            ..Default::default()
+        };
+        client.request_body(&gpt5(), &context, &options)
+    };
+    let short = body_with(crate::CacheRetention::Short);
+    assert_eq!(short["prompt_cache_key"], "session-1");
+    assert!(short.get("prompt_cache_retention").is_none());
+    let long = body_with(crate::CacheRetention::Long);
+    assert_eq!(long["prompt_cache_retention"], "24h");
+    let none = body_with(crate::CacheRetention::None);
+    assert!(none.get("prompt_cache_key").is_none());
+    assert!(none.get("prompt_cache_retention").is_none());
+}
+
+#[test]
 fn azure_url_and_headers() {
     let client =
         OpenAiResponsesClient::azure("https://r.openai.azure.com/openai/v1/", Some("k".into()))
