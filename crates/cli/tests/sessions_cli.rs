@@ -1172,3 +1172,51 @@ fn json_mode_ends_with_the_session_usage_and_models_json_prices_apply() {
         "{err}"
     );
 }
+
+/// The thinking level a session ran at is recorded, and a continued
+/// session goes on at it; `--thinking` on the continuing run wins.
+#[test]
+fn a_continued_session_keeps_its_thinking_level() {
+    let d = dirs(json!({}));
+    let s = script(
+        &d,
+        "ok.jsonl",
+        &[json!({"content": [{"type": "text", "text": "ok"}]})],
+    );
+    let model = ["--model", "anthropic/claude-sonnet-4-5"];
+    let out = agent(&d)
+        .arg("--script")
+        .arg(&s)
+        .args(model)
+        .args(["--thinking", "high", "-p", "hello"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let files = session_files(&d);
+    assert_eq!(files.len(), 1);
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .any(|e| e["type"] == "thinking_level_change" && e["thinkingLevel"] == "high"),
+        "{text}"
+    );
+    let state_of = |extra: &[&str]| {
+        let args: Vec<&std::ffi::OsStr> = ["-c"]
+            .iter()
+            .chain(&model)
+            .chain(extra)
+            .map(std::ffi::OsStr::new)
+            .collect();
+        let mut rpc = Rpc::start_with(&d, &s, &args);
+        rpc.send(r#"{"id":1,"type":"get_state"}"#);
+        rpc.response(1)["data"]["thinkingLevel"].clone()
+    };
+    assert_eq!(state_of(&[]), "high");
+    assert_eq!(state_of(&["--thinking", "low"]), "low");
+}

@@ -280,7 +280,7 @@ impl AgentSessionBuilder {
     /// # Errors
     /// When no settings were given and the settings files of `cwd` cannot be
     /// used (see [`Settings::load`]): a broken file never means "no limits".
-    pub fn build(self) -> Result<AgentSession, SessionBuildError> {
+    pub fn build(mut self) -> Result<AgentSession, SessionBuildError> {
         let settings = Arc::new(match self.settings {
             Some(s) => s,
             None => Settings::load(&self.cwd)?,
@@ -354,10 +354,24 @@ impl AgentSessionBuilder {
             options.max_parallel_tools = n;
         }
         options.thinking_budgets = settings.thinking_budgets();
+        // A resumed session goes on at the level it had, unless told
+        // otherwise; the level in use is recorded when it changes.
+        let recorded = self
+            .session
+            .as_ref()
+            .and_then(SessionManager::recorded_thinking_level);
         let asked = self
             .thinking_level
+            .or(recorded)
             .unwrap_or_else(|| settings.default_thinking_level());
-        options.reasoning = clamp_thinking(&options.model, asked).effort();
+        let level = clamp_thinking(&options.model, asked);
+        options.reasoning = level.effort();
+        if let Some(manager) = self.session.as_mut()
+            && recorded.unwrap_or_default() != level
+            && let Err(e) = manager.append_thinking_level_change(level.as_str())
+        {
+            tracing::warn!(error = %e, "cannot record the thinking level");
+        }
         if settings.images_block_images() {
             options.transform_context = Some(Arc::new(block_images));
         }
@@ -692,6 +706,10 @@ impl AgentSession {
         self.agent.replace_messages(manager.context().messages);
         self.agent
             .set_session_id(Some(manager.session_id().to_string()));
+        if let Some(level) = manager.recorded_thinking_level() {
+            let level = clamp_thinking(&self.agent.model(), level);
+            self.agent.set_reasoning(level.effort());
+        }
         *self.store.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(Mutex::new(manager)));
         self.restore_tool_state();
         Ok(())

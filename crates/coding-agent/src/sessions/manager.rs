@@ -361,6 +361,28 @@ impl SessionManager {
         path
     }
 
+    /// The thinking level last recorded on the current branch (a
+    /// `thinking_level_change` entry), `None` when none was or it is not a
+    /// level this agent knows: what a resumed session goes on with.
+    ///
+    /// ```
+    /// use coding_agent::sessions::SessionManager;
+    /// let mut session = SessionManager::in_memory(std::path::Path::new("/tmp"));
+    /// assert_eq!(session.recorded_thinking_level(), None);
+    /// session.append_thinking_level_change("high").unwrap();
+    /// assert_eq!(session.recorded_thinking_level(), Some(agent_ai::ThinkingLevel::High));
+    /// ```
+    pub fn recorded_thinking_level(&self) -> Option<agent_ai::ThinkingLevel> {
+        self.path_to(self.leaf.as_deref())
+            .into_iter()
+            .rev()
+            .find_map(|entry| match &entry.kind {
+                EntryKind::ThinkingLevelChange { thinking_level } => Some(thinking_level),
+                _ => None,
+            })
+            .and_then(|level| level.parse().ok())
+    }
+
     /// The messages of the current branch, for the model.
     pub fn context(&self) -> SessionContext {
         build_context(&self.path_to(self.leaf.as_deref()))
