@@ -744,6 +744,13 @@ impl Agent {
         self.inner().model = model;
     }
 
+    /// Replaces the client that streams the model's answers (takes effect
+    /// from the next run): with [`Agent::set_model`], a switch to a model
+    /// another provider or API serves.
+    pub fn set_client(&self, client: Arc<dyn ModelClient>) {
+        self.inner().client = client;
+    }
+
     /// Replaces the hooks (takes effect from the next run).
     pub fn set_hooks(&self, before: Option<BeforeToolCallHook>, after: Option<AfterToolCallHook>) {
         let mut inner = self.inner();

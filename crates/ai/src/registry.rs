@@ -585,6 +585,19 @@ impl ModelRegistry {
         })
     }
 
+    /// Whether `provider` has an API key configured, without running a
+    /// `!command` (one counts as configured): what lists the models a user
+    /// can switch to.
+    pub fn has_api_key(&self, provider: &str) -> bool {
+        match self.provider(provider).and_then(|p| p.api_key.as_ref()) {
+            None => false,
+            Some(ApiKeySource::Env(name)) => {
+                std::env::var(name).is_ok_and(|v| !v.trim().is_empty())
+            }
+            Some(_) => true,
+        }
+    }
+
     /// The models whose `provider/id` contains `search` (case-insensitive;
     /// every model for an empty search).
     pub fn search(&self, search: &str) -> Vec<&Model> {

@@ -271,7 +271,7 @@ pub enum Mode {
 }
 
 /// Running the agent.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// MCP servers file (`{"mcpServers": {...}}`), besides the settings' `mcpServers`; repeatable.
     #[arg(long = "mcp-config", value_name = "FILE")]

@@ -374,6 +374,49 @@ fn legacy(
     Ok((client, model))
 }
 
+/// What RPC `set_model`, `cycle_model` and `get_available_models` work
+/// with: the registry's models whose provider has a key (the current model
+/// first), and a resolver that builds a client for any `provider/id` the
+/// flags could have named. A scripted run keeps its script: no resolver,
+/// and no list (any id of the scripted provider goes).
+pub fn switchable(
+    args: &RunArgs,
+    settings: &Settings,
+    current: &Model,
+) -> (Vec<Model>, Option<coding_agent::rpc::ModelResolver>) {
+    if current.provider == "scripted" {
+        return (Vec::new(), None);
+    }
+    let Ok(registry) = registry() else {
+        return (Vec::new(), None);
+    };
+    let mut models = vec![current.clone()];
+    models.extend(
+        registry
+            .models()
+            .filter(|m| registry.has_api_key(&m.provider))
+            .filter(|m| !(m.provider == current.provider && m.id == current.id))
+            .cloned(),
+    );
+    let (args, settings, current) = (args.clone(), settings.clone(), current.clone());
+    let resolve: coding_agent::rpc::ModelResolver = Arc::new(move |provider, id| {
+        let mut args = args.clone();
+        // The flags' endpoint and key belong to the provider they started
+        // with; another provider comes from the registry and environment.
+        if provider != current.provider {
+            args.base_url = None;
+            args.api = None;
+            args.api_key = None;
+        }
+        args.provider = Some(provider.to_string());
+        args.model = Some(id.to_string());
+        select_with(&args, &settings, &registry)
+            .map(|(client, model)| (model, client))
+            .map_err(|e| e.trim_start_matches("coding-agent: ").to_string())
+    });
+    (models, Some(resolve))
+}
+
 /// Prints the models matching `search` as a table, with the built-in
 /// table's date.
 pub fn list_models(registry: &ModelRegistry, search: &str) -> String {

@@ -516,6 +516,7 @@ async fn rpc(
     let prompt = RpcPermissionPrompt::new();
     let mut tools = tools;
     tools.permissions = tools.permissions.with_prompt(Arc::new(prompt.clone()));
+    let settings_for_rpc = settings.clone();
     let session = build_session(&args, &cwd, settings, client, model, tools);
     if let Some(updates) = mcp_updates {
         updates.keep_session_updated(&session);
@@ -525,9 +526,12 @@ async fn rpc(
     }
     let agent = session.agent().clone();
     crate::signals::exit_on_terminate(move || agent.abort(), || async {});
+    let current = session.agent().model();
+    let (models, resolve_model) = crate::provider::switchable(&args, &settings_for_rpc, &current);
     let options = RpcOptions {
         session_dir: args.session_dir.clone(),
-        models: Vec::new(),
+        models,
+        resolve_model,
     };
     match run_rpc(
         session,

@@ -394,10 +394,16 @@ impl Rpc {
     }
 
     fn start_with(d: &Dirs, script: &Path, extra: &[&std::ffi::OsStr]) -> Rpc {
+        let mut args: Vec<&std::ffi::OsStr> = vec!["--script".as_ref(), script.as_os_str()];
+        args.extend_from_slice(extra);
+        Self::spawn(d, &args)
+    }
+
+    /// `--mode rpc` with `args`.
+    fn spawn(d: &Dirs, args: &[&std::ffi::OsStr]) -> Rpc {
         let mut child = agent(d)
-            .args(["--mode", "rpc", "--script"])
-            .arg(script)
-            .args(extra)
+            .args(["--mode", "rpc"])
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -1219,4 +1225,113 @@ fn a_continued_session_keeps_its_thinking_level() {
     };
     assert_eq!(state_of(&[]), "high");
     assert_eq!(state_of(&["--thinking", "low"]), "low");
+}
+
+/// RPC `set_model` crosses providers and APIs through the registry: a
+/// `models.json` with a Chat Completions provider and an Anthropic one,
+/// each a fake on loopback. The conversation goes on at the other model
+/// (with the first model's answer fitted to it), `get_available_models`
+/// lists both, `cycle_model` goes back, and the switches are recorded.
+#[test]
+fn rpc_switches_models_across_providers_and_apis() {
+    use test_support::anthropic::AnthropicScript;
+    use test_support::chat_completions::ChatScript;
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (alpha, beta) = rt.block_on(async {
+        (
+            test_support::http_server::serve(vec![
+                ChatScript::new().content("from alpha").finish("stop"),
+                ChatScript::new().content("alpha again").finish("stop"),
+            ])
+            .await,
+            test_support::http_server::serve(vec![
+                AnthropicScript::new().text("from beta").stop("end_turn"),
+            ])
+            .await,
+        )
+    });
+    let d = dirs(json!({}));
+    std::fs::write(
+        d.agent.join("models.json"),
+        json!({"providers": {
+            "alpha": {"baseUrl": format!("{}/v1", alpha.base), "api": "openai-completions",
+                      "apiKey": "alpha-key", "models": [{"id": "a1"}]},
+            "beta": {"baseUrl": beta.base, "api": "anthropic-messages",
+                     "apiKey": "beta-key", "models": [{"id": "b1", "contextWindow": 1000000}]}
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let mut rpc = Rpc::spawn(&d, &["--model".as_ref(), "alpha/a1".as_ref()]);
+    rpc.send(r#"{"id":1,"type":"prompt","message":"one"}"#);
+    rpc.wait("alpha's answer", |v| {
+        v["type"] == "agent_end" && v.to_string().contains("from alpha")
+    });
+    rpc.send(r#"{"id":2,"type":"get_available_models"}"#);
+    let listed: Vec<String> = rpc.response(2)["data"]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            format!(
+                "{}/{}",
+                m["provider"].as_str().unwrap(),
+                m["id"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(
+        listed.contains(&"alpha/a1".to_string()) && listed.contains(&"beta/b1".to_string()),
+        "{listed:?}"
+    );
+    rpc.send(r#"{"id":3,"type":"set_model","provider":"beta","modelId":"b1"}"#);
+    let set = rpc.response(3);
+    assert_eq!(set["success"], true, "{set}");
+    assert_eq!(set["data"]["api"], "anthropic-messages");
+    assert_eq!(set["data"]["contextWindow"], 1_000_000);
+    rpc.send(r#"{"id":4,"type":"prompt","message":"two"}"#);
+    rpc.wait("beta's answer", |v| {
+        v["type"] == "agent_end" && v.to_string().contains("from beta")
+    });
+    let to_beta = &beta.requests()[0];
+    assert_eq!(to_beta.path, "/v1/messages");
+    assert!(
+        to_beta
+            .headers
+            .iter()
+            .any(|(k, v)| k == "x-api-key" && v == "beta-key")
+    );
+    test_support::anthropic::check_request(&to_beta.body, &[]).unwrap();
+    assert!(to_beta.body.to_string().contains("from alpha"));
+    rpc.send(r#"{"id":5,"type":"cycle_model"}"#);
+    let cycled = rpc.response(5);
+    assert_eq!(cycled["data"]["model"]["provider"], "alpha", "{cycled}");
+    rpc.send(r#"{"id":6,"type":"prompt","message":"three"}"#);
+    rpc.wait("alpha's second answer", |v| {
+        v["type"] == "agent_end" && v.to_string().contains("alpha again")
+    });
+    assert_eq!(alpha.requests().len(), 2);
+    rpc.send(r#"{"id":7,"type":"set_model","provider":"gamma","modelId":"x"}"#);
+    let unknown = rpc.response(7);
+    assert_eq!(unknown["success"], false);
+    assert!(
+        unknown["error"].as_str().unwrap().contains("gamma"),
+        "{unknown}"
+    );
+    drop(rpc);
+    let files = session_files(&d);
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let changes: Vec<String> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "model_change")
+        .map(|e| {
+            format!(
+                "{}/{}",
+                e["provider"].as_str().unwrap(),
+                e["modelId"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(changes, ["beta/b1", "alpha/a1"]);
 }

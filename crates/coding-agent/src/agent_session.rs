@@ -820,6 +820,17 @@ impl AgentSession {
     /// `model_change` in the session file. The thinking level is clamped
     /// to what the new model can do.
     pub fn set_model(&self, model: Model) {
+        self.switch_model(model, None);
+    }
+
+    /// [`AgentSession::set_model`] for a model that another client serves
+    /// (another provider, API or endpoint): the session and its compactor
+    /// use `client` from the next request on.
+    pub fn set_model_and_client(&self, model: Model, client: Arc<dyn ModelClient>) {
+        self.switch_model(model, Some(client));
+    }
+
+    fn switch_model(&self, model: Model, client: Option<Arc<dyn ModelClient>>) {
         if let Some(store) = self.session_manager() {
             let mut manager = store.lock().unwrap_or_else(|p| p.into_inner());
             if let Err(e) = manager.append_model_change(&model.provider, &model.id) {
@@ -827,7 +838,10 @@ impl AgentSession {
             }
         }
         let level = clamp_thinking(&model, self.thinking_level());
-        self.compactor.set_model(model.clone());
+        self.compactor.set_model(model.clone(), client.clone());
+        if let Some(client) = client {
+            self.agent.set_client(client);
+        }
         self.agent.set_model(model);
         self.set_thinking_level(level);
     }

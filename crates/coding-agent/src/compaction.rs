@@ -292,7 +292,7 @@ impl CompactionResult {
 /// Compacts the conversation of one session (the session's
 /// [`ContextCompactor`]; also run by `/compact` and RPC `compact`).
 pub struct SessionCompactor {
-    client: Arc<dyn ModelClient>,
+    client: Mutex<Arc<dyn ModelClient>>,
     model: Mutex<Model>,
     settings: CompactionSettings,
     /// The window when it is not the model's (`--context-window`).
@@ -323,7 +323,7 @@ impl SessionCompactor {
     ) -> Self {
         SessionCompactor {
             tools,
-            client,
+            client: Mutex::new(client),
             model: Mutex::new(model),
             auto: AtomicBool::new(settings.enabled),
             settings,
@@ -348,8 +348,11 @@ impl SessionCompactor {
         self.running.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn set_model(&self, model: Model) {
+    pub(crate) fn set_model(&self, model: Model, client: Option<Arc<dyn ModelClient>>) {
         *self.model.lock().unwrap_or_else(|p| p.into_inner()) = model;
+        if let Some(client) = client {
+            *self.client.lock().unwrap_or_else(|p| p.into_inner()) = client;
+        }
     }
 
     /// The window in tokens (0: unknown, no automatic compaction): the
@@ -381,9 +384,14 @@ impl SessionCompactor {
         })?;
         self.running.store(true, Ordering::Relaxed);
         let model = self.model.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let client = self
+            .client
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         let tokens_before = context_tokens(&messages);
         let summary = summarize(
-            self.client.as_ref(),
+            client.as_ref(),
             &model,
             &messages[..cut],
             instructions,
@@ -475,7 +483,12 @@ impl ContextCompactor for SessionCompactor {
     ) -> BoxFuture<'static, Result<CompactedContext, CompactionError>> {
         // 'static: the work runs on clones, not on `self`.
         let this = SessionCompactor {
-            client: self.client.clone(),
+            client: Mutex::new(
+                self.client
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone(),
+            ),
             model: Mutex::new(self.model.lock().unwrap_or_else(|p| p.into_inner()).clone()),
             settings: self.settings,
             context_window: self.context_window,

@@ -193,10 +193,13 @@ impl GoogleClient {
                     .collect(),
             }]
         };
-        let thinking = options
-            .reasoning
-            .filter(|_| model.reasoning)
-            .map(|effort| thinking_config(&model.id, effort));
+        let thinking = options.reasoning.filter(|_| model.reasoning).map(|effort| {
+            // Budgets a user set (`thinkingBudgets`) replace the
+            // Gemini defaults, as in Pi; untouched ones do not.
+            let custom = (options.thinking_budgets != crate::thinking::ThinkingBudgets::default())
+                .then_some(&options.thinking_budgets);
+            thinking_config(&model.id, effort, custom)
+        });
         let generation = GenerationConfig {
             max_output_tokens: options.max_tokens,
             temperature: options.temperature,
@@ -219,7 +222,11 @@ impl GoogleClient {
 /// Pi's thinking settings for a model and level: Gemini 3 takes a
 /// `thinkingLevel` (Pro only LOW or HIGH), 2.5 Pro and Flash a token
 /// budget, any other model a dynamic budget (-1).
-fn thinking_config(model: &str, effort: ReasoningEffort) -> ThinkingConfig {
+fn thinking_config(
+    model: &str,
+    effort: ReasoningEffort,
+    custom: Option<&crate::thinking::ThinkingBudgets>,
+) -> ThinkingConfig {
     use ReasoningEffort as E;
     let id = model
         .rsplit('/')
@@ -255,12 +262,15 @@ fn thinking_config(model: &str, effort: ReasoningEffort) -> ThinkingConfig {
     } else {
         None
     };
-    config.thinking_budget = Some(match (top, effort) {
-        (None, _) => -1,
-        (Some(_), E::Minimal) => 128,
-        (Some(_), E::Low) => 2_048,
-        (Some(_), E::Medium) => 8_192,
-        (Some(top), E::High | E::Xhigh) => top,
+    config.thinking_budget = Some(match (top, effort, custom) {
+        (Some(top), _, Some(budgets)) => {
+            i64::try_from(budgets.tokens(effort)).map_or(top, |b| b.min(top))
+        }
+        (None, _, _) => -1,
+        (Some(_), E::Minimal, None) => 128,
+        (Some(_), E::Low, None) => 2_048,
+        (Some(_), E::Medium, None) => 8_192,
+        (Some(top), E::High | E::Xhigh, None) => top,
     });
     config
 }

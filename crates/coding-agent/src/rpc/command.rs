@@ -89,6 +89,10 @@ pub enum RpcCommand {
         #[serde(rename = "modelId")]
         model_id: String,
     },
+    /// Moves to the next of the models `set_model` can switch to.
+    CycleModel,
+    /// The models `set_model` can switch to.
+    GetAvailableModels,
     /// Sets the thinking level (clamped to what the model can do).
     SetThinkingLevel {
         /// off, minimal, low, medium, high or xhigh.

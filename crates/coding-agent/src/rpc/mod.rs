@@ -4,7 +4,8 @@
 //! - Input: one command a line, split on `\n` only (a trailing `\r` is
 //!   dropped): `{"id"?, "type": "prompt", "message": "..."}`, `steer`,
 //!   `follow_up`, `abort`, `new_session`, `get_state`, `get_messages`,
-//!   `set_model`, `compact`, `set_auto_compaction`, `bash`, `abort_bash`,
+//!   `set_model`, `cycle_model`, `get_available_models`,
+//!   `set_thinking_level`, `cycle_thinking_level`, `compact`, `set_auto_compaction`, `bash`, `abort_bash`,
 //!   `get_session_stats`, `switch_session`, `fork`, `get_fork_messages`,
 //!   `get_last_assistant_text`, `set_session_name`, `set_steering_mode`,
 //!   `set_follow_up_mode`, `get_commands`, and `extension_ui_response`.
@@ -52,14 +53,35 @@ use agent_tool::ToolCallContext;
 pub use command::{QueueModeName, RpcCommand, RpcParseError, StreamingBehavior};
 
 /// Where new sessions go and which models `set_model` accepts.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct RpcOptions {
     /// Directory of new sessions (`new_session`); `None`: the default one,
     /// or in memory when the session was not recorded.
     pub session_dir: Option<std::path::PathBuf>,
-    /// Models `set_model` may switch to; empty: any model id of the
-    /// current provider.
+    /// The models `get_available_models` lists and `cycle_model` goes
+    /// through. Without a [`RpcOptions::resolve_model`], also the only ones
+    /// `set_model` takes; empty: any model id of the current provider.
     pub models: Vec<Model>,
+    /// Finds the model `set_model` names (provider, model id) and a client
+    /// that serves it, so that a switch may cross providers and APIs; the
+    /// answer of `Err` is the command's error.
+    pub resolve_model: Option<ModelResolver>,
+}
+
+/// Finds a model by provider and id, with a client that serves it (see
+/// [`RpcOptions::resolve_model`]).
+pub type ModelResolver = Arc<
+    dyn Fn(&str, &str) -> Result<(Model, Arc<dyn agent_ai::ModelClient>), String> + Send + Sync,
+>;
+
+impl std::fmt::Debug for RpcOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RpcOptions")
+            .field("session_dir", &self.session_dir)
+            .field("models", &self.models.len())
+            .field("resolve_model", &self.resolve_model.is_some())
+            .finish()
+    }
 }
 
 use lines::{CommandLine, CommandLines, MAX_LINE};

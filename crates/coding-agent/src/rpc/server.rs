@@ -70,6 +70,35 @@ impl Server {
         self.session.session_manager()
     }
 
+    /// Switches to `provider/model_id`: through the resolver when there is
+    /// one (any provider and API it knows), else among the listed models,
+    /// else to another id of the current provider.
+    fn switch_model(&self, provider: &str, model_id: &str) -> Result<Model, String> {
+        if let Some(resolve) = &self.options.resolve_model {
+            let (model, client) = resolve(provider, model_id)?;
+            self.session.set_model_and_client(model.clone(), client);
+            return Ok(model);
+        }
+        let current = self.session.agent().state().model;
+        let model = if self.options.models.is_empty() {
+            (provider == current.provider).then(|| {
+                let mut m = current.clone();
+                m.id = model_id.to_string();
+                m.name = model_id.to_string();
+                m
+            })
+        } else {
+            self.options
+                .models
+                .iter()
+                .find(|m| m.provider == provider && m.id == model_id)
+                .cloned()
+        };
+        let model = model.ok_or_else(|| format!("Model not found: {provider}/{model_id}"))?;
+        self.session.set_model(model.clone());
+        Ok(model)
+    }
+
     fn state(&self) -> Value {
         let agent = self.session.agent();
         let (steering, follow_up) = agent.queue_modes();
@@ -245,25 +274,27 @@ impl Server {
             RpcCommand::GetState => Ok(self.state()),
             RpcCommand::GetMessages => Ok(json!({"messages": agent.messages()})),
             RpcCommand::SetModel { provider, model_id } => {
-                let current = agent.state().model;
-                let model = if self.options.models.is_empty() {
-                    (provider == current.provider).then(|| {
-                        let mut m = current.clone();
-                        m.id = model_id.clone();
-                        m.name = model_id.clone();
-                        m
-                    })
-                } else {
-                    self.options
-                        .models
-                        .iter()
-                        .find(|m| m.provider == provider && m.id == model_id)
-                        .cloned()
-                };
-                let model =
-                    model.ok_or_else(|| format!("Model not found: {provider}/{model_id}"))?;
-                self.session.set_model(model.clone());
+                let model = self.switch_model(&provider, &model_id)?;
                 Ok(serde_json::to_value(model).unwrap_or(Value::Null))
+            }
+            RpcCommand::GetAvailableModels => Ok(json!({"models": self.options.models})),
+            RpcCommand::CycleModel => {
+                let models = &self.options.models;
+                if models.len() < 2 {
+                    return Ok(Value::Null);
+                }
+                let current = agent.state().model;
+                let next = models
+                    .iter()
+                    .position(|m| m.provider == current.provider && m.id == current.id)
+                    .map_or(0, |i| (i + 1) % models.len());
+                let (provider, id) = (models[next].provider.clone(), models[next].id.clone());
+                let model = self.switch_model(&provider, &id)?;
+                Ok(json!({
+                    "model": model,
+                    "thinkingLevel": self.session.thinking_level(),
+                    "isScoped": false,
+                }))
             }
             RpcCommand::SetThinkingLevel { level } => {
                 let set = self.session.set_thinking_level(level);

@@ -123,8 +123,8 @@ fn made_up_ids_are_recognised() {
 
 #[test]
 fn thinking_levels_follow_pi() {
-    let budget = |m: &str, e| thinking_config(m, e).thinking_budget;
-    let level = |m: &str, e| thinking_config(m, e).thinking_level;
+    let budget = |m: &str, e| thinking_config(m, e, None).thinking_budget;
+    let level = |m: &str, e| thinking_config(m, e, None).thinking_level;
     use ReasoningEffort as E;
     assert_eq!(budget("gemini-2.5-pro", E::Minimal), Some(128));
     assert_eq!(budget("gemini-2.5-pro", E::High), Some(32_768));
@@ -134,6 +134,26 @@ fn thinking_levels_follow_pi() {
     assert_eq!(level("gemini-3-pro-preview", E::Low), Some("LOW"));
     assert_eq!(level("gemini-3-pro-preview", E::Medium), Some("HIGH"));
     assert_eq!(level("gemini-3-flash-preview", E::Minimal), Some("MINIMAL"));
+}
+
+#[test]
+fn budgets_a_user_set_replace_the_gemini_defaults_up_to_the_models_top() {
+    use crate::thinking::ThinkingBudgets;
+    use ReasoningEffort as E;
+    let custom = ThinkingBudgets {
+        minimal: 512,
+        low: 1000,
+        medium: 4000,
+        high: 100_000,
+    };
+    let budget = |m: &str, e| thinking_config(m, e, Some(&custom)).thinking_budget;
+    assert_eq!(budget("gemini-2.5-flash", E::Minimal), Some(512));
+    assert_eq!(budget("gemini-2.5-pro", E::Medium), Some(4000));
+    assert_eq!(budget("gemini-2.5-flash", E::High), Some(24_576));
+    // Models without a budget scale and Gemini 3's levels are unchanged.
+    assert_eq!(budget("gemini-2.0-flash-thinking", E::Low), Some(-1));
+    let gemini3 = thinking_config("gemini-3-pro-preview", E::Low, Some(&custom));
+    assert_eq!(gemini3.thinking_level, Some("LOW"));
 }
 
 #[test]
