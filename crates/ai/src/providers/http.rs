@@ -161,7 +161,10 @@ pub(crate) enum RequestFailure {
     Failed(String),
 }
 
-fn error_message(status: reqwest::StatusCode, body: &str) -> String {
+/// An error answer in one line: `HTTP 400: message`, with the AWS error
+/// type (`x-amzn-errortype: ValidationException:http://...`) when the
+/// server names one: `HTTP 400 ValidationException: message`.
+fn error_message(status: reqwest::StatusCode, error_type: Option<&str>, body: &str) -> String {
     let detail = serde_json::from_str::<Value>(body)
         .ok()
         .and_then(|v| {
@@ -173,10 +176,14 @@ fn error_message(status: reqwest::StatusCode, body: &str) -> String {
         })
         .unwrap_or_else(|| body.chars().take(500).collect());
     let detail = detail.trim();
+    let status = match error_type.and_then(|t| t.split(':').next()).map(str::trim) {
+        Some(kind) if !kind.is_empty() => format!("HTTP {} {kind}", status.as_u16()),
+        _ => format!("HTTP {}", status.as_u16()),
+    };
     if detail.is_empty() {
-        format!("HTTP {}", status.as_u16())
+        status
     } else {
-        format!("HTTP {}: {detail}", status.as_u16())
+        format!("{status}: {detail}")
     }
 }
 
@@ -235,6 +242,11 @@ pub(crate) async fn post_json(
                     let status = response.status();
                     let retry_after =
                         requested_delay(response.headers(), std::time::SystemTime::now());
+                    let error_type = response
+                        .headers()
+                        .get("x-amzn-errortype")
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_string);
                     let text = tokio::select! {
                         t = within(idle, response.text()) => t.ok().and_then(Result::ok).unwrap_or_default(),
                         _ = cancel.cancelled() => return Err(RequestFailure::Aborted),
@@ -242,7 +254,11 @@ pub(crate) async fn post_json(
                     let retryable = status.as_u16() == 429 || status.is_server_error();
                     // Google says how long to wait in the body, not a header.
                     let retry_after = retry_after.or_else(|| retry_info_delay(&text));
-                    (retryable, error_message(status, &text), retry_after)
+                    (
+                        retryable,
+                        error_message(status, error_type.as_deref(), &text),
+                        retry_after,
+                    )
                 }
                 Err(e) => (
                     e.is_connect() || e.is_timeout(),
@@ -335,7 +351,8 @@ impl PreparedRequest {
         not(any(
             feature = "openai",
             feature = "openai-responses",
-            feature = "anthropic"
+            feature = "anthropic",
+            feature = "bedrock"
         )),
         allow(dead_code)
     )]
@@ -404,6 +421,15 @@ impl PreparedRequest {
 /// server that ignored `"stream": true`); `Err(response)` for an event
 /// stream. A body that is neither (an HTML login page from a proxy, say) is
 /// an error saying what was received.
+#[cfg_attr(
+    not(any(
+        feature = "openai",
+        feature = "openai-responses",
+        feature = "anthropic",
+        feature = "google"
+    )),
+    allow(dead_code)
+)]
 pub(crate) async fn json_body(
     response: reqwest::Response,
     idle: Option<Duration>,
@@ -441,6 +467,15 @@ pub(crate) async fn json_body(
 }
 
 /// How an SSE stream ended.
+#[cfg_attr(
+    not(any(
+        feature = "openai",
+        feature = "openai-responses",
+        feature = "anthropic",
+        feature = "google"
+    )),
+    allow(dead_code)
+)]
 pub(crate) enum StreamEnd {
     /// The server closed the stream.
     Closed,
@@ -454,6 +489,15 @@ pub(crate) enum StreamEnd {
 
 /// Feeds the response's SSE events to `handle` until it returns `false`, the
 /// stream ends, fails, or `cancel` fires.
+#[cfg_attr(
+    not(any(
+        feature = "openai",
+        feature = "openai-responses",
+        feature = "anthropic",
+        feature = "google"
+    )),
+    allow(dead_code)
+)]
 pub(crate) async fn read_sse(
     response: reqwest::Response,
     idle: Option<Duration>,
@@ -500,6 +544,15 @@ pub(crate) async fn read_sse(
 /// or [`StreamEnd::Closed`], the provider decides whether that was too
 /// early); `Err` is the stop reason and message to fail the message with
 /// (the handler's error, a broken connection, cancellation).
+#[cfg_attr(
+    not(any(
+        feature = "openai",
+        feature = "openai-responses",
+        feature = "anthropic",
+        feature = "google"
+    )),
+    allow(dead_code)
+)]
 pub(crate) async fn read_events(
     response: reqwest::Response,
     idle: Option<Duration>,
