@@ -69,6 +69,30 @@ pub fn bedrock_base_url(region: &str) -> String {
     format!("https://bedrock-runtime.{region}.amazonaws.com")
 }
 
+/// The region of a Bedrock runtime endpoint URL
+/// (`https://bedrock-runtime.{region}.amazonaws.com`, `.amazonaws.com.cn`
+/// in China), `None` for any other URL (a proxy, a VPC endpoint, a test
+/// server).
+///
+/// ```
+/// use agent_ai::providers::bedrock::region_of_endpoint;
+/// assert_eq!(region_of_endpoint("https://bedrock-runtime.eu-west-1.amazonaws.com/").as_deref(), Some("eu-west-1"));
+/// assert_eq!(region_of_endpoint("http://127.0.0.1:9000"), None);
+/// ```
+pub fn region_of_endpoint(url: &str) -> Option<String> {
+    let host = url
+        .strip_prefix("https://bedrock-runtime.")?
+        .trim_end_matches('/');
+    let region = host
+        .strip_suffix(".amazonaws.com")
+        .or_else(|| host.strip_suffix(".amazonaws.com.cn"))?;
+    let ok = !region.is_empty()
+        && region
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    ok.then(|| region.to_string())
+}
+
 /// A ConverseStream client.
 ///
 /// ```
