@@ -62,7 +62,13 @@ fn ctx(messages: Vec<Message>) -> Context {
 }
 
 async fn ask(server: &TestServer, messages: Vec<Message>) -> AssistantMessage {
-    complete(&client(server), &model(), &ctx(messages), StreamOptions::default()).await
+    complete(
+        &client(server),
+        &model(),
+        &ctx(messages),
+        StreamOptions::default(),
+    )
+    .await
 }
 
 fn usage() -> Usage {
@@ -77,7 +83,9 @@ fn usage() -> Usage {
 #[tokio::test]
 async fn text_usage_cost_and_the_signed_request() {
     let server = serve(vec![
-        BedrockScript::new().text(&["Hel", "lo", "!"]).stop("end_turn", usage()),
+        BedrockScript::new()
+            .text(&["Hel", "lo", "!"])
+            .stop("end_turn", usage()),
     ])
     .await;
     let msg = ask(&server, vec![Message::user("hi")]).await;
@@ -85,12 +93,29 @@ async fn text_usage_cost_and_the_signed_request() {
     assert_eq!(msg.text(), "Hello!");
     assert_eq!(msg.api.as_deref(), Some("bedrock-converse-stream"));
     let u = &msg.usage;
-    assert_eq!((u.input, u.output, u.cache_read, u.cache_write, u.total_tokens), (100, 50, 1000, 200, 1350));
+    assert_eq!(
+        (
+            u.input,
+            u.output,
+            u.cache_read,
+            u.cache_write,
+            u.total_tokens
+        ),
+        (100, 50, 1000, 200, 1350)
+    );
     // 100*3 + 50*15 + 1000*0.3 + 200*3.75 = 2100 per million.
     assert!((u.cost.total - 0.0021).abs() < 1e-12, "{:?}", u.cost);
     let req = &server.requests()[0];
-    assert_eq!(req.path, "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream");
-    let header = |name: &str| req.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    assert_eq!(
+        req.path,
+        "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream"
+    );
+    let header = |name: &str| {
+        req.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    };
     let auth = header("authorization").unwrap();
     assert!(
         auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
@@ -113,26 +138,62 @@ async fn parallel_calls_thinking_and_the_next_turn() {
                 ("tooluse_B2", "read", &["{\"path\":\"b\"}"]),
             ])
             .stop("tool_use", usage()),
-        BedrockScript::new().text(&["Done"]).stop("end_turn", usage()),
+        BedrockScript::new()
+            .text(&["Done"])
+            .stop("end_turn", usage()),
     ])
     .await;
     let options = StreamOptions {
         reasoning: Some(ReasoningEffort::Medium),
         ..StreamOptions::default()
     };
-    let first = complete(&client(&server), &model(), &ctx(vec![Message::user("read a and b")]), options.clone()).await;
-    assert_eq!(first.stop_reason, StopReason::ToolUse, "{:?}", first.error_message);
-    let calls: Vec<_> = first.tool_calls().map(|c| (c.id.clone(), c.arguments.clone())).collect();
-    assert_eq!(calls, vec![("tooluse_A1".into(), json!({"path": "a"})), ("tooluse_B2".into(), json!({"path": "b"}))]);
-    let Some(ContentBlock::Thinking(t)) = first.content.first() else { panic!("{:?}", first.content) };
-    assert_eq!((t.thinking.as_str(), t.thinking_signature.as_deref()), ("Let me look.", Some("c2lnbmF0dXJl")));
+    let first = complete(
+        &client(&server),
+        &model(),
+        &ctx(vec![Message::user("read a and b")]),
+        options.clone(),
+    )
+    .await;
+    assert_eq!(
+        first.stop_reason,
+        StopReason::ToolUse,
+        "{:?}",
+        first.error_message
+    );
+    let calls: Vec<_> = first
+        .tool_calls()
+        .map(|c| (c.id.clone(), c.arguments.clone()))
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            ("tooluse_A1".into(), json!({"path": "a"})),
+            ("tooluse_B2".into(), json!({"path": "b"}))
+        ]
+    );
+    let Some(ContentBlock::Thinking(t)) = first.content.first() else {
+        panic!("{:?}", first.content)
+    };
+    assert_eq!(
+        (t.thinking.as_str(), t.thinking_signature.as_deref()),
+        ("Let me look.", Some("c2lnbmF0dXJl"))
+    );
     // Through a session file and back.
-    let stored: AssistantMessage = serde_json::from_str(&serde_json::to_string(&first).unwrap()).unwrap();
+    let stored: AssistantMessage =
+        serde_json::from_str(&serde_json::to_string(&first).unwrap()).unwrap();
     let messages = vec![
         Message::user("read a and b"),
         Message::Assistant(stored),
-        Message::ToolResult(ToolResultMessage::new("tooluse_A1", "read", vec![ContentBlock::text("A")])),
-        Message::ToolResult(ToolResultMessage::new("tooluse_B2", "read", vec![ContentBlock::text("B")])),
+        Message::ToolResult(ToolResultMessage::new(
+            "tooluse_A1",
+            "read",
+            vec![ContentBlock::text("A")],
+        )),
+        Message::ToolResult(ToolResultMessage::new(
+            "tooluse_B2",
+            "read",
+            vec![ContentBlock::text("B")],
+        )),
     ];
     let second = complete(&client(&server), &model(), &ctx(messages), options).await;
     assert_eq!(second.text(), "Done", "{:?}", second.error_message);
@@ -142,43 +203,77 @@ async fn parallel_calls_thinking_and_the_next_turn() {
         body["messages"][1]["content"][0],
         json!({"reasoningContent": {"reasoningText": {"text": "Let me look.", "signature": "c2lnbmF0dXJl"}}})
     );
-    assert_eq!(body["messages"][2]["content"][1]["toolResult"]["toolUseId"], "tooluse_B2");
-    assert_eq!(body["additionalModelRequestFields"]["thinking"], json!({"type": "enabled", "budget_tokens": 8192}));
+    assert_eq!(
+        body["messages"][2]["content"][1]["toolResult"]["toolUseId"],
+        "tooluse_B2"
+    );
+    assert_eq!(
+        body["additionalModelRequestFields"]["thinking"],
+        json!({"type": "enabled", "budget_tokens": 8192})
+    );
 }
 
 #[tokio::test]
 async fn foreign_tool_ids_are_renamed_the_same_way_on_call_and_result() {
-    let server = serve(vec![BedrockScript::new().text(&["ok"]).stop("end_turn", usage())]).await;
+    let server = serve(vec![
+        BedrockScript::new().text(&["ok"]).stop("end_turn", usage()),
+    ])
+    .await;
     let mut other = AssistantMessage::empty("openai", "gpt-5");
-    other.content = vec![ContentBlock::ToolCall(agent_ai::ToolCall::new("call_1|fc_9", "read", json!({"path": "a"})))];
+    other.content = vec![ContentBlock::ToolCall(agent_ai::ToolCall::new(
+        "call_1|fc_9",
+        "read",
+        json!({"path": "a"}),
+    ))];
     other.stop_reason = StopReason::ToolUse;
     let messages = vec![
         Message::user("hi"),
         Message::Assistant(other),
-        Message::ToolResult(ToolResultMessage::new("call_1|fc_9", "read", vec![ContentBlock::text("A")])),
+        Message::ToolResult(ToolResultMessage::new(
+            "call_1|fc_9",
+            "read",
+            vec![ContentBlock::text("A")],
+        )),
     ];
     let msg = ask(&server, messages).await;
     assert_eq!(msg.text(), "ok", "{:?}", msg.error_message);
     let body = &server.requests()[0].body;
     check_request(body).unwrap();
     let id = wire_tool_id("call_1|fc_9");
-    assert_eq!(body["messages"][1]["content"][0]["toolUse"]["toolUseId"], json!(id));
-    assert_eq!(body["messages"][2]["content"][0]["toolResult"]["toolUseId"], json!(id));
+    assert_eq!(
+        body["messages"][1]["content"][0]["toolUse"]["toolUseId"],
+        json!(id)
+    );
+    assert_eq!(
+        body["messages"][2]["content"][0]["toolResult"]["toolUseId"],
+        json!(id)
+    );
 }
 
 #[tokio::test]
 async fn exceptions_http_errors_and_filters_say_what_happened() {
     let server = serve(vec![
-        BedrockScript::new().text(&["Par"]).exception("modelStreamErrorException", "The model stream failed"),
-        error(400, "ValidationException", "The provided model identifier is invalid."),
+        BedrockScript::new()
+            .text(&["Par"])
+            .exception("modelStreamErrorException", "The model stream failed"),
+        error(
+            400,
+            "ValidationException",
+            "The provided model identifier is invalid.",
+        ),
         BedrockScript::new().stop("guardrail_intervened", usage()),
-        BedrockScript::new().text(&["cut"]).stop("max_tokens", usage()),
+        BedrockScript::new()
+            .text(&["cut"])
+            .stop("max_tokens", usage()),
     ])
     .await;
     let m = ask(&server, vec![Message::user("hi")]).await;
     assert_eq!(m.stop_reason, StopReason::Error);
     assert_eq!(m.text(), "Par");
-    assert_eq!(m.error_message.as_deref(), Some("Bedrock modelStreamErrorException: The model stream failed"));
+    assert_eq!(
+        m.error_message.as_deref(),
+        Some("Bedrock modelStreamErrorException: The model stream failed")
+    );
     let m = ask(&server, vec![Message::user("hi")]).await;
     assert_eq!(
         m.error_message.as_deref(),
@@ -203,7 +298,9 @@ async fn a_disconnect_mid_stream_keeps_the_partial_text_and_errors() {
 async fn retry_after_within_the_cap_is_waited_and_beyond_it_fails_at_once() {
     let server = serve(vec![
         rate_limited(0),
-        BedrockScript::new().text(&["after"]).stop("end_turn", usage()),
+        BedrockScript::new()
+            .text(&["after"])
+            .stop("end_turn", usage()),
         rate_limited(3600),
     ])
     .await;
@@ -212,22 +309,47 @@ async fn retry_after_within_the_cap_is_waited_and_beyond_it_fails_at_once() {
     assert_eq!(server.requests().len(), 2);
     let refused = ask(&server, vec![Message::user("hi")]).await;
     let m = refused.error_message.unwrap();
-    assert!(m.starts_with("HTTP 429 ThrottlingException: Too many requests"), "{m}");
-    assert!(m.contains("retry after 3600 s, more than the 60 s cap"), "{m}");
+    assert!(
+        m.starts_with("HTTP 429 ThrottlingException: Too many requests"),
+        "{m}"
+    );
+    assert!(
+        m.contains("retry after 3600 s, more than the 60 s cap"),
+        "{m}"
+    );
     assert_eq!(server.requests().len(), 3);
 }
 
 #[tokio::test]
 async fn a_bearer_token_is_sent_unsigned() {
-    let server = serve(vec![BedrockScript::new().text(&["ok"]).stop("end_turn", usage())]).await;
+    let server = serve(vec![
+        BedrockScript::new().text(&["ok"]).stop("end_turn", usage()),
+    ])
+    .await;
     let client = BedrockClient::new()
         .with_base_url(Some(server.base.clone()))
         .with_bearer_token("ABSKexample");
-    let msg = complete(&client, &model(), &ctx(vec![Message::user("hi")]), StreamOptions::default()).await;
+    let msg = complete(
+        &client,
+        &model(),
+        &ctx(vec![Message::user("hi")]),
+        StreamOptions::default(),
+    )
+    .await;
     assert_eq!(msg.text(), "ok", "{:?}", msg.error_message);
     let req = &server.requests()[0];
-    let auth: Vec<_> = req.headers.iter().filter(|(k, _)| k == "authorization" || k == "x-amz-date").collect();
-    assert_eq!(auth, vec![&("authorization".to_string(), "Bearer ABSKexample".to_string())]);
+    let auth: Vec<_> = req
+        .headers
+        .iter()
+        .filter(|(k, _)| k == "authorization" || k == "x-amz-date")
+        .collect();
+    assert_eq!(
+        auth,
+        vec![&(
+            "authorization".to_string(),
+            "Bearer ABSKexample".to_string()
+        )]
+    );
 }
 
 #[tokio::test]
@@ -248,6 +370,8 @@ async fn abort_mid_stream() {
     while let Some(e) = events.next().await {
         last = Some(e);
     }
-    let Some(AssistantMessageEvent::Error { reason, .. }) = last else { panic!("{last:?}") };
+    let Some(AssistantMessageEvent::Error { reason, .. }) = last else {
+        panic!("{last:?}")
+    };
     assert_eq!(reason, StopReason::Aborted);
 }

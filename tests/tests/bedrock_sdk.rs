@@ -88,7 +88,11 @@ async fn boto3_reads_every_frame_of_the_fake() {
         BedrockScript::new()
             .text(&["Par"])
             .exception("throttlingException", "Too many tokens, please wait."),
-        error(400, "ValidationException", "The provided model identifier is invalid."),
+        error(
+            400,
+            "ValidationException",
+            "The provided model identifier is invalid.",
+        ),
         rate_limited(7),
     ])
     .await;
@@ -111,7 +115,11 @@ async fn boto3_reads_every_frame_of_the_fake() {
     );
     assert_eq!(
         summary["http_error"],
-        json!([400, "ValidationException", "The provided model identifier is invalid."])
+        json!([
+            400,
+            "ValidationException",
+            "The provided model identifier is invalid."
+        ])
     );
     assert_eq!(summary["throttled"][0], 429);
     assert_eq!(summary["throttled"][1], "ThrottlingException");
@@ -161,14 +169,21 @@ async fn conversation(client: &BedrockClient) {
         ..Default::default()
     };
     let answer = complete(client, &claude(), &context, thinking.clone()).await;
-    assert_eq!(answer.stop_reason, StopReason::ToolUse, "{:?}", answer.error_message);
+    assert_eq!(
+        answer.stop_reason,
+        StopReason::ToolUse,
+        "{:?}",
+        answer.error_message
+    );
     let ids: Vec<String> = answer.tool_calls().map(|c| c.id.clone()).collect();
     context.messages.push(Message::Assistant(answer));
-    context.messages.push(Message::ToolResult(ToolResultMessage::new(
-        &ids[0],
-        "read",
-        vec![ContentBlock::image("iVBORw0KGgo=", "image/png")],
-    )));
+    context
+        .messages
+        .push(Message::ToolResult(ToolResultMessage::new(
+            &ids[0],
+            "read",
+            vec![ContentBlock::image("iVBORw0KGgo=", "image/png")],
+        )));
     let mut failed = ToolResultMessage::new(&ids[1], "ls", vec![ContentBlock::text("no such dir")]);
     failed.is_error = true;
     context.messages.push(Message::ToolResult(failed));
@@ -195,7 +210,13 @@ async fn our_bodies_pass_botocores_service_model_and_serialise_the_same() {
         return;
     }
     let ok = || BedrockScript::new().text(&["ok"]).stop("end_turn", usage());
-    let server = serve(vec![full_script().stop("tool_use", usage()), ok(), ok(), ok()]).await;
+    let server = serve(vec![
+        full_script().stop("tool_use", usage()),
+        ok(),
+        ok(),
+        ok(),
+    ])
+    .await;
     let client = BedrockClient::new()
         .with_base_url(Some(server.base.clone()))
         .with_credentials(AwsCredentials::new("AKIDEXAMPLE", "secret"));
@@ -246,13 +267,22 @@ async fn resign(credentials: AwsCredentials) {
     };
     for id in [MODEL, "amazon.nova-lite-v1:0"] {
         let mut model = Model::new("amazon-bedrock", id);
-        model.headers.insert("X-Custom-Header".into(), "  a   b ".into());
+        model
+            .headers
+            .insert("X-Custom-Header".into(), "  a   b ".into());
         let msg = complete(&client, &model, &context, StreamOptions::default()).await;
         assert_eq!(msg.text(), "ok", "{:?}", msg.error_message);
     }
     // What the transport adds and the signer leaves out, as botocore does
     // for headers its HTTP client adds after signing.
-    let unsigned = ["accept", "content-length", "authorization", "user-agent", "accept-encoding", "connection"];
+    let unsigned = [
+        "accept",
+        "content-length",
+        "authorization",
+        "user-agent",
+        "accept-encoding",
+        "connection",
+    ];
     let requests = server.requests();
     let list: Vec<Value> = requests
         .iter()
@@ -274,7 +304,11 @@ async fn resign(credentials: AwsCredentials) {
     let ours: Vec<Value> = requests
         .iter()
         .map(|r| {
-            let auth = r.headers.iter().find(|(k, _)| k == "authorization").map(|(_, v)| v.clone());
+            let auth = r
+                .headers
+                .iter()
+                .find(|(k, _)| k == "authorization")
+                .map(|(_, v)| v.clone());
             json!(auth)
         })
         .collect();
@@ -286,7 +320,11 @@ async fn botocore_computes_our_signature() {
     if !sdk_available() {
         return;
     }
-    resign(AwsCredentials::new("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")).await;
+    resign(AwsCredentials::new(
+        "AKIDEXAMPLE",
+        "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+    ))
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -685,9 +685,15 @@ mod tests {
             assert!(r.models().any(|m| m.api == api), "{api}");
         }
         let sonnet = r
-            .find("amazon-bedrock", "us.anthropic.claude-sonnet-4-5-20250929-v1:0")
+            .find(
+                "amazon-bedrock",
+                "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+            )
             .unwrap();
-        assert_eq!((sonnet.context_window, sonnet.cost.cache_write), (200_000, 3.75));
+        assert_eq!(
+            (sonnet.context_window, sonnet.cost.cache_write),
+            (200_000, 3.75)
+        );
         for m in r.models() {
             assert!(m.context_window > 0 && m.max_tokens > 0, "{}", m.id);
             assert!(!m.cost.is_free(), "{} has prices", m.id);

@@ -57,26 +57,44 @@ async fn api_flag_speaks_converse_stream_signed_with_environment_credentials() {
     let server = http_server::serve(vec![ok_reply()]).await;
     let dir = tempfile::tempdir().unwrap();
     let mut c = bin(dir.path());
-    c.args(["--api", "bedrock-converse-stream", "--base-url", &server.base])
-        .args(["--model", MODEL, "--no-session"])
-        .env("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
-        .env("AWS_SECRET_ACCESS_KEY", "secret")
-        .env("AWS_SESSION_TOKEN", "token-1")
-        .env("AWS_REGION", "eu-west-1")
-        .arg("--cwd")
-        .arg(dir.path())
-        .args(["-p", "hello"]);
+    c.args([
+        "--api",
+        "bedrock-converse-stream",
+        "--base-url",
+        &server.base,
+    ])
+    .args(["--model", MODEL, "--no-session"])
+    .env("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    .env("AWS_SECRET_ACCESS_KEY", "secret")
+    .env("AWS_SESSION_TOKEN", "token-1")
+    .env("AWS_REGION", "eu-west-1")
+    .arg("--cwd")
+    .arg(dir.path())
+    .args(["-p", "hello"]);
     let out = run(c).await;
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "from bedrock\n");
     let req = &server.requests()[0];
     assert_eq!(
         req.path,
         "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream"
     );
-    let header = |name: &str| req.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+    let header = |name: &str| {
+        req.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
     let auth = header("authorization").unwrap();
-    assert!(auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/"), "{auth}");
+    assert!(
+        auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/"),
+        "{auth}"
+    );
     assert!(auth.contains("/eu-west-1/bedrock/aws4_request"), "{auth}");
     assert_eq!(header("x-amz-security-token"), Some("token-1"));
     assert_eq!(req.body["messages"][0]["content"][0]["text"], "hello");
@@ -93,9 +111,18 @@ async fn api_key_is_a_bedrock_api_key_and_profiles_are_read() {
         .arg(dir.path())
         .args(["-p", "hello"]);
     let out = run(c).await;
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let req = &server.requests()[0];
-    assert!(req.headers.iter().any(|(k, v)| k == "authorization" && v == "Bearer ABSK-key"));
+    assert!(
+        req.headers
+            .iter()
+            .any(|(k, v)| k == "authorization" && v == "Bearer ABSK-key")
+    );
     // The default model, in the path.
     assert!(req.path.contains("claude-sonnet-4-5"), "{}", req.path);
 
@@ -105,23 +132,40 @@ async fn api_key_is_a_bedrock_api_key_and_profiles_are_read() {
         "[dev]\naws_access_key_id = AKPROFILE\naws_secret_access_key = s\n",
     )
     .unwrap();
-    std::fs::write(dir.path().join(".aws/config"), "[profile dev]\nregion = ap-southeast-2\n").unwrap();
+    std::fs::write(
+        dir.path().join(".aws/config"),
+        "[profile dev]\nregion = ap-southeast-2\n",
+    )
+    .unwrap();
     let mut c = bin(dir.path());
-    c.args(["--api", "bedrock-converse-stream", "--base-url", &server.base])
-        .args(["--model", "us.amazon.nova-lite-v1:0", "--no-session"])
-        .env("AWS_PROFILE", "dev")
-        .arg("--cwd")
-        .arg(dir.path())
-        .args(["-p", "hello"]);
+    c.args([
+        "--api",
+        "bedrock-converse-stream",
+        "--base-url",
+        &server.base,
+    ])
+    .args(["--model", "us.amazon.nova-lite-v1:0", "--no-session"])
+    .env("AWS_PROFILE", "dev")
+    .arg("--cwd")
+    .arg(dir.path())
+    .args(["-p", "hello"]);
     let out = run(c).await;
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let auth = server.requests()[1]
         .headers
         .iter()
         .find(|(k, _)| k == "authorization")
         .map(|(_, v)| v.clone())
         .unwrap();
-    assert!(auth.contains("AKPROFILE/") && auth.contains("/ap-southeast-2/bedrock/"), "{auth}");
+    assert!(
+        auth.contains("AKPROFILE/") && auth.contains("/ap-southeast-2/bedrock/"),
+        "{auth}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -135,17 +179,29 @@ async fn without_credentials_it_says_what_to_set_and_a_bad_file_is_named() {
     let out = run(c).await;
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("AWS_BEARER_TOKEN_BEDROCK") && err.contains("AWS_ACCESS_KEY_ID"), "{err}");
+    assert!(
+        err.contains("AWS_BEARER_TOKEN_BEDROCK") && err.contains("AWS_ACCESS_KEY_ID"),
+        "{err}"
+    );
 
     std::fs::create_dir_all(dir.path().join(".aws")).unwrap();
     std::fs::write(dir.path().join(".aws/credentials"), "[default]\noops\n").unwrap();
     let mut c = bin(dir.path());
-    c.args(["--provider", "amazon-bedrock", "--model", MODEL, "--no-session"])
-        .arg("--cwd")
-        .arg(dir.path())
-        .args(["-p", "hello"]);
+    c.args([
+        "--provider",
+        "amazon-bedrock",
+        "--model",
+        MODEL,
+        "--no-session",
+    ])
+    .arg("--cwd")
+    .arg(dir.path())
+    .args(["-p", "hello"]);
     let out = run(c).await;
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(".aws/credentials:2: expected `key = value`"), "{err}");
+    assert!(
+        err.contains(".aws/credentials:2: expected `key = value`"),
+        "{err}"
+    );
 }

@@ -192,7 +192,10 @@ impl BedrockScript {
     /// Ends without `messageStop`: the connection closes mid-stream (the
     /// last frame is cut in half too).
     pub fn cut(mut self) -> Reply {
-        let text = event("contentBlockDelta", &json!({"contentBlockIndex": self.next_block, "delta": {"text": "lost"}}));
+        let text = event(
+            "contentBlockDelta",
+            &json!({"contentBlockIndex": self.next_block, "delta": {"text": "lost"}}),
+        );
         self.frames.push(text[..text.len() / 2].to_vec());
         self.reply()
     }
@@ -227,7 +230,10 @@ impl BedrockScript {
 /// `AccessDeniedException`, `ThrottlingException`, ...).
 pub fn error(status: u16, kind: &str, message: &str) -> Reply {
     Reply::status(status, &json!({ "message": message }).to_string())
-        .header("x-amzn-errortype", &format!("{kind}:http://internal.amazon.com/coral/com.amazon.bedrock/"))
+        .header(
+            "x-amzn-errortype",
+            &format!("{kind}:http://internal.amazon.com/coral/com.amazon.bedrock/"),
+        )
         .header("x-amzn-requestid", "fake-request-2")
 }
 
@@ -266,10 +272,14 @@ pub fn check_request(body: &Value) -> Result<(), String> {
     for (n, message) in messages.iter().enumerate() {
         let role = message["role"].as_str().unwrap_or("");
         if !matches!(role, "user" | "assistant") || (n == 0 && role != "user") {
-            return Err(format!("messages.{n}.role: must start with user and be user or assistant, not {role:?}"));
+            return Err(format!(
+                "messages.{n}.role: must start with user and be user or assistant, not {role:?}"
+            ));
         }
         if role == previous {
-            return Err(format!("messages.{n}: a conversation must alternate between user and assistant roles"));
+            return Err(format!(
+                "messages.{n}: a conversation must alternate between user and assistant roles"
+            ));
         }
         previous = role;
         let Some(content) = message["content"].as_array().filter(|c| !c.is_empty()) else {
@@ -278,23 +288,44 @@ pub fn check_request(body: &Value) -> Result<(), String> {
         let mut answered = Vec::new();
         let mut uses = Vec::new();
         for (b, block) in content.iter().enumerate() {
-            let kinds = ["text", "image", "toolUse", "toolResult", "reasoningContent", "cachePoint"];
-            let present: Vec<&str> = kinds.iter().copied().filter(|k| block.get(*k).is_some()).collect();
+            let kinds = [
+                "text",
+                "image",
+                "toolUse",
+                "toolResult",
+                "reasoningContent",
+                "cachePoint",
+            ];
+            let present: Vec<&str> = kinds
+                .iter()
+                .copied()
+                .filter(|k| block.get(*k).is_some())
+                .collect();
             if present.len() != 1 || block.as_object().is_none_or(|o| o.len() != 1) {
-                return Err(format!("messages.{n}.content.{b}: a block holds exactly one member: {block}"));
+                return Err(format!(
+                    "messages.{n}.content.{b}: a block holds exactly one member: {block}"
+                ));
             }
             let id_ok = |id: &str| {
-                !id.is_empty() && id.len() <= 64 && id.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
+                !id.is_empty()
+                    && id.len() <= 64
+                    && id
+                        .bytes()
+                        .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
             };
             match present[0] {
                 "text" if block["text"].as_str().is_none_or(|t| t.trim().is_empty()) => {
-                    return Err(format!("messages.{n}.content.{b}: The text field in the ContentBlock object is blank"));
+                    return Err(format!(
+                        "messages.{n}.content.{b}: The text field in the ContentBlock object is blank"
+                    ));
                 }
                 "toolUse" | "toolResult" => {
                     tool_blocks = true;
                     let id = block[present[0]]["toolUseId"].as_str().unwrap_or("");
                     if !id_ok(id) {
-                        return Err(format!("messages.{n}.content.{b}: toolUseId {id:?} does not match [a-zA-Z0-9_-]+ (at most 64)"));
+                        return Err(format!(
+                            "messages.{n}.content.{b}: toolUseId {id:?} does not match [a-zA-Z0-9_-]+ (at most 64)"
+                        ));
                     }
                     if present[0] == "toolUse" {
                         uses.push(id.to_string());
@@ -309,12 +340,17 @@ pub fn check_request(body: &Value) -> Result<(), String> {
         if role == "user" {
             for id in &answered {
                 let Some(at) = pending.iter().position(|p| p == id) else {
-                    return Err(format!("messages.{n}: the toolResult {id} answers no toolUse of the previous turn"));
+                    return Err(format!(
+                        "messages.{n}: the toolResult {id} answers no toolUse of the previous turn"
+                    ));
                 };
                 pending.remove(at);
             }
             if !pending.is_empty() {
-                return Err(format!("messages.{n}: Expected toolResult blocks for the following Ids: {}", pending.join(", ")));
+                return Err(format!(
+                    "messages.{n}: Expected toolResult blocks for the following Ids: {}",
+                    pending.join(", ")
+                ));
             }
         }
         pending = uses;
@@ -323,7 +359,9 @@ pub fn check_request(body: &Value) -> Result<(), String> {
         return Err("The toolConfig field must be defined when using toolUse and toolResult content blocks.".into());
     }
     if cache_points > 4 {
-        return Err(format!("at most 4 cache points are allowed, got {cache_points}"));
+        return Err(format!(
+            "at most 4 cache points are allowed, got {cache_points}"
+        ));
     }
     Ok(())
 }

@@ -42,7 +42,9 @@ use tokio_util::sync::CancellationToken;
 pub use self::credentials::{AwsCredentials, BedrockAuth, CredentialsError};
 use self::credentials::{Environment, home_dir, process_env_var};
 use super::builder::message_stream;
-use super::http::{DEFAULT_IDLE_TIMEOUT, PreparedRequest, RetryPolicy, client_settings, http_client};
+use super::http::{
+    DEFAULT_IDLE_TIMEOUT, PreparedRequest, RetryPolicy, client_settings, http_client,
+};
 use crate::content::ContentBlock;
 use crate::context::Context;
 use crate::message::{AssistantMessage, Message, StopReason, UserContent};
@@ -204,7 +206,10 @@ impl BedrockClient {
     pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {
         let claude = is_claude(&model.id);
         let mut body = Map::new();
-        body.insert("messages".into(), Value::Array(convert_messages(model, context)));
+        body.insert(
+            "messages".into(),
+            Value::Array(convert_messages(model, context)),
+        );
         if let Some(system) = context.system_prompt.as_ref().filter(|s| !s.is_empty()) {
             let mut blocks = vec![json!({ "text": system })];
             // TODO(merge): send cache points only when StreamOptions asks for caching.
@@ -302,7 +307,10 @@ fn image_block(mime_type: &str, data: &str) -> Option<Value> {
         "image/gif" => "gif",
         "image/webp" => "webp",
         other => {
-            tracing::warn!(mime_type = other, "Bedrock takes no image of this type; dropped");
+            tracing::warn!(
+                mime_type = other,
+                "Bedrock takes no image of this type; dropped"
+            );
             return None;
         }
     };

@@ -241,14 +241,21 @@ impl Environment<'_> {
         let mut config = read_ini(&self.config_file())?;
         let named = config.remove(&format!("profile {profile}"));
         Ok(named
-            .or_else(|| (profile == "default").then(|| config.remove("default")).flatten())
+            .or_else(|| {
+                (profile == "default")
+                    .then(|| config.remove("default"))
+                    .flatten()
+            })
             .unwrap_or_default())
     }
 
     /// The region: `AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's
     /// `region` in the config file; `None` when none says.
     pub(crate) fn region(&self) -> Result<Option<String>, CredentialsError> {
-        if let Some(r) = self.get("AWS_REGION").or_else(|| self.get("AWS_DEFAULT_REGION")) {
+        if let Some(r) = self
+            .get("AWS_REGION")
+            .or_else(|| self.get("AWS_DEFAULT_REGION"))
+        {
             return Ok(Some(r.trim().to_string()));
         }
         Ok(self

@@ -19,7 +19,9 @@ const OVERHEAD: usize = 16;
 /// Why a stream is not valid event-stream framing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum FrameError {
-    #[error("event-stream frame prelude checksum mismatch (expected {expected:08x}, got {actual:08x})")]
+    #[error(
+        "event-stream frame prelude checksum mismatch (expected {expected:08x}, got {actual:08x})"
+    )]
     PreludeCrc { expected: u32, actual: u32 },
     #[error("event-stream frame checksum mismatch (expected {expected:08x}, got {actual:08x})")]
     MessageCrc { expected: u32, actual: u32 },

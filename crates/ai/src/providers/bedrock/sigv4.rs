@@ -202,17 +202,12 @@ pub(crate) fn sign(
         sha256_hex(canonical_request.as_bytes())
     );
     tracing::trace!(%canonical_request, %string_to_sign, "SigV4");
-    let key = [
-        date,
-        input.region,
-        input.service,
-        "aws4_request",
-    ]
-    .iter()
-    .fold(
-        format!("AWS4{}", credentials.secret_access_key).into_bytes(),
-        |key, part| hmac(&key, part.as_bytes()),
-    );
+    let key = [date, input.region, input.service, "aws4_request"]
+        .iter()
+        .fold(
+            format!("AWS4{}", credentials.secret_access_key).into_bytes(),
+            |key, part| hmac(&key, part.as_bytes()),
+        );
     let signature = hex(&hmac(&key, string_to_sign.as_bytes()));
     added.push((
         "authorization".to_string(),

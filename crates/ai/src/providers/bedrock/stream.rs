@@ -259,7 +259,9 @@ pub(super) async fn run(
         let excerpt: String = text.trim().chars().take(300).collect();
         Err((
             StopReason::Error,
-            format!("Unexpected Bedrock response ({content_type}) instead of an event stream: {excerpt}"),
+            format!(
+                "Unexpected Bedrock response ({content_type}) instead of an event stream: {excerpt}"
+            ),
         ))
     } else {
         read_frames(response, idle, cancel, |frame| state.frame(&frame)).await

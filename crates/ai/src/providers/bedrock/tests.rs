@@ -86,9 +86,18 @@ fn the_body_has_converse_shapes_cache_points_and_thinking() {
         json!([{"text": "Be brief."}, {"cachePoint": {"type": "default"}}])
     );
     let messages = body["messages"].as_array().unwrap();
-    assert_eq!(messages.len(), 3, "tool results and the next prompt are one user turn");
+    assert_eq!(
+        messages.len(),
+        3,
+        "tool results and the next prompt are one user turn"
+    );
     let id = wire_tool_id("call|fc_1");
-    assert!(id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'));
+    assert!(
+        id.len() <= 64
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    );
     assert_eq!(
         messages[1]["content"],
         json!([
@@ -139,8 +148,7 @@ fn other_models_get_thinking_as_text_and_no_cache_points() {
         json!({"maxTokens": 10_000, "temperature": 0.5})
     );
     // Another Claude's signed thinking is text too.
-    let body =
-        BedrockClient::new().request_body(&claude(), &transcript("other"), &options);
+    let body = BedrockClient::new().request_body(&claude(), &transcript("other"), &options);
     assert_eq!(body["messages"][1]["content"][0], json!({"text": "plan"}));
 }
 
@@ -167,7 +175,10 @@ fn tool_ids_are_mapped_deterministically_into_bedrocks_alphabet() {
         let w = wire_tool_id(id);
         assert_eq!(w, wire_tool_id(id));
         assert!(!w.is_empty() && w.len() <= 64, "{w}");
-        assert!(w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'));
+        assert!(
+            w.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        );
     }
     assert_ne!(wire_tool_id("a|b"), wire_tool_id("a.b"));
 }
@@ -235,7 +246,10 @@ fn credentials_come_from_the_client_the_environment_then_the_files() {
         resolve(&client, &env, home.clone()).unwrap(),
         ("us-west-1".into(), keys("AKENV", "s3", Some("t3")))
     );
-    let bearer = [("AWS_BEARER_TOKEN_BEDROCK", "bk"), ("AWS_REGION", "us-east-2")];
+    let bearer = [
+        ("AWS_BEARER_TOKEN_BEDROCK", "bk"),
+        ("AWS_REGION", "us-east-2"),
+    ];
     assert_eq!(
         resolve(&client, &bearer, home.clone()).unwrap(),
         ("us-east-2".into(), BedrockAuth::Bearer("bk".into()))
@@ -249,16 +263,24 @@ fn credentials_come_from_the_client_the_environment_then_the_files() {
     );
     let e = resolve(&client, &[("AWS_PROFILE", "half")], home.clone()).unwrap_err();
     assert!(
-        e.to_string().contains("\"half\"") && e.to_string().contains("aws_secret_access_key is missing"),
+        e.to_string().contains("\"half\"")
+            && e.to_string().contains("aws_secret_access_key is missing"),
         "{e}"
     );
     let e = resolve(&client, &[("AWS_ACCESS_KEY_ID", "AK")], home.clone()).unwrap_err();
-    assert_eq!(e.to_string(), "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not");
+    assert_eq!(
+        e.to_string(),
+        "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not"
+    );
     let e = resolve(&client, &[("AWS_PROFILE", "none")], home.clone()).unwrap_err();
     assert!(e.to_string().contains("AWS_BEARER_TOKEN_BEDROCK"), "{e}");
     // Another file by variable; no home, no region: the default region.
     let other = dir.join("other");
-    std::fs::write(&other, "[default]\naws_access_key_id = AKO\naws_secret_access_key = so\n").unwrap();
+    std::fs::write(
+        &other,
+        "[default]\naws_access_key_id = AKO\naws_secret_access_key = so\n",
+    )
+    .unwrap();
     let vars = [("AWS_SHARED_CREDENTIALS_FILE", other.to_str().unwrap())];
     assert_eq!(
         resolve(&client, &vars, None).unwrap(),
@@ -280,7 +302,8 @@ fn bad_files_name_the_file_and_line() {
         let e = parse_ini(text, file).unwrap_err();
         let shown = e.to_string();
         assert!(
-            shown.starts_with(&format!("/home/u/.aws/credentials:{line}: ")) && shown.contains(what),
+            shown.starts_with(&format!("/home/u/.aws/credentials:{line}: "))
+                && shown.contains(what),
             "{shown}"
         );
     }
@@ -347,15 +370,31 @@ async fn frames_become_a_message_with_thinking_text_calls_and_usage() {
     .await;
     assert_eq!(m.stop_reason, StopReason::ToolUse);
     match &m.content[..] {
-        [ContentBlock::Thinking(t), ContentBlock::Text(x), ContentBlock::ToolCall(c)] => {
-            assert_eq!((t.thinking.as_str(), t.thinking_signature.as_deref()), ("Hm", Some("SIG")));
+        [
+            ContentBlock::Thinking(t),
+            ContentBlock::Text(x),
+            ContentBlock::ToolCall(c),
+        ] => {
+            assert_eq!(
+                (t.thinking.as_str(), t.thinking_signature.as_deref()),
+                ("Hm", Some("SIG"))
+            );
             assert_eq!(x.text, "Hi");
-            assert_eq!((c.id.as_str(), &c.arguments), ("tooluse_1", &json!({"path": "a"})));
+            assert_eq!(
+                (c.id.as_str(), &c.arguments),
+                ("tooluse_1", &json!({"path": "a"}))
+            );
         }
         other => panic!("{other:?}"),
     }
     assert_eq!(
-        (m.usage.input, m.usage.output, m.usage.cache_read, m.usage.cache_write, m.usage.total_tokens),
+        (
+            m.usage.input,
+            m.usage.output,
+            m.usage.cache_read,
+            m.usage.cache_write,
+            m.usage.total_tokens
+        ),
         (10, 5, 100, 7, 122)
     );
 }
@@ -376,10 +415,25 @@ async fn exceptions_filters_and_early_ends_are_errors_that_say_why() {
         m.error_message.as_deref(),
         Some("Bedrock throttlingException: Too many tokens, please wait before trying again.")
     );
-    let m = replay(vec![event("messageStop", json!({"stopReason": "guardrail_intervened"}))]).await;
+    let m = replay(vec![event(
+        "messageStop",
+        json!({"stopReason": "guardrail_intervened"}),
+    )])
+    .await;
     assert!(m.error_message.unwrap().contains("guardrail_intervened"));
-    let m = replay(vec![event("contentBlockDelta", json!({"delta": {"text": "par"}}))]).await;
-    assert_eq!(m.error_message.as_deref(), Some(crate::providers::http::ENDED_EARLY));
-    let m = replay(vec![event("messageStop", json!({"stopReason": "max_tokens"}))]).await;
+    let m = replay(vec![event(
+        "contentBlockDelta",
+        json!({"delta": {"text": "par"}}),
+    )])
+    .await;
+    assert_eq!(
+        m.error_message.as_deref(),
+        Some(crate::providers::http::ENDED_EARLY)
+    );
+    let m = replay(vec![event(
+        "messageStop",
+        json!({"stopReason": "max_tokens"}),
+    )])
+    .await;
     assert_eq!(m.stop_reason, StopReason::Length);
 }
