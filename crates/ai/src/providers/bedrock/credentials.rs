@@ -10,9 +10,11 @@ use std::path::{Path, PathBuf};
 ///
 /// ```
 /// use agent_ai::providers::bedrock::AwsCredentials;
-/// let creds = AwsCredentials::new("AKIDEXAMPLE", "secret");
-/// assert!(creds.session_token.is_none());
-/// assert!(!format!("{creds:?}").contains("secret"));
+/// let creds = AwsCredentials::new("AKIDEXAMPLE", "wJalrXUtnFEMI").with_session_token("IQoJ");
+/// assert_eq!(creds.session_token.as_deref(), Some("IQoJ"));
+/// // Debug output shows neither the secret nor the token.
+/// let shown = format!("{creds:?}");
+/// assert!(shown.contains("AKIDEXAMPLE") && !shown.contains("wJalr") && !shown.contains("IQoJ"));
 /// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct AwsCredentials {
