@@ -303,14 +303,7 @@ async fn resign(credentials: AwsCredentials) {
     let theirs = referee(&["sign", &file_of(&dir, "requests.json", &json!(list))]).await;
     let ours: Vec<Value> = requests
         .iter()
-        .map(|r| {
-            let auth = r
-                .headers
-                .iter()
-                .find(|(k, _)| k == "authorization")
-                .map(|(_, v)| v.clone());
-            json!(auth)
-        })
+        .map(|r| json!(r.header("authorization")))
         .collect();
     assert_eq!(theirs, json!(ours));
 }

@@ -40,10 +40,28 @@ fn bin(home: &std::path::Path) -> std::process::Command {
     c
 }
 
-async fn run(mut command: std::process::Command) -> Output {
-    tokio::task::spawn_blocking(move || command.output().unwrap())
+/// Runs the binary in `home` with `args`, the `env` variables, no session
+/// and the prompt `hello`.
+async fn prompt(home: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = bin(home);
+    c.args(args)
+        .envs(env.iter().copied())
+        .arg("--no-session")
+        .arg("--cwd")
+        .arg(home)
+        .args(["-p", "hello"]);
+    tokio::task::spawn_blocking(move || c.output().unwrap())
         .await
         .unwrap()
+}
+
+fn succeeded(out: &Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn ok_reply() -> http_server::Reply {
@@ -56,47 +74,33 @@ fn ok_reply() -> http_server::Reply {
 async fn api_flag_speaks_converse_stream_signed_with_environment_credentials() {
     let server = http_server::serve(vec![ok_reply()]).await;
     let dir = tempfile::tempdir().unwrap();
-    let mut c = bin(dir.path());
-    c.args([
+    let api = [
         "--api",
         "bedrock-converse-stream",
         "--base-url",
         &server.base,
-    ])
-    .args(["--model", MODEL, "--no-session"])
-    .env("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
-    .env("AWS_SECRET_ACCESS_KEY", "secret")
-    .env("AWS_SESSION_TOKEN", "token-1")
-    .env("AWS_REGION", "eu-west-1")
-    .arg("--cwd")
-    .arg(dir.path())
-    .args(["-p", "hello"]);
-    let out = run(c).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ];
+    let env = [
+        ("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"),
+        ("AWS_SECRET_ACCESS_KEY", "secret"),
+        ("AWS_SESSION_TOKEN", "token-1"),
+        ("AWS_REGION", "eu-west-1"),
+    ];
+    let out = prompt(dir.path(), &[&api[..], &["--model", MODEL]].concat(), &env).await;
+    succeeded(&out);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "from bedrock\n");
     let req = &server.requests()[0];
     assert_eq!(
         req.path,
         "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream"
     );
-    let header = |name: &str| {
-        req.headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    };
-    let auth = header("authorization").unwrap();
+    let auth = req.header("authorization").unwrap();
     assert!(
-        auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/"),
+        auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
+            && auth.contains("/eu-west-1/bedrock/aws4_request"),
         "{auth}"
     );
-    assert!(auth.contains("/eu-west-1/bedrock/aws4_request"), "{auth}");
-    assert_eq!(header("x-amz-security-token"), Some("token-1"));
+    assert_eq!(req.header("x-amz-security-token"), Some("token-1"));
     assert_eq!(req.body["messages"][0]["content"][0]["text"], "hello");
 }
 
@@ -104,25 +108,16 @@ async fn api_flag_speaks_converse_stream_signed_with_environment_credentials() {
 async fn api_key_is_a_bedrock_api_key_and_profiles_are_read() {
     let server = http_server::serve(vec![ok_reply(), ok_reply()]).await;
     let dir = tempfile::tempdir().unwrap();
-    let mut c = bin(dir.path());
-    c.args(["--provider", "amazon-bedrock", "--base-url", &server.base])
-        .args(["--api-key", "ABSK-key", "--no-session"])
-        .arg("--cwd")
-        .arg(dir.path())
-        .args(["-p", "hello"]);
-    let out = run(c).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let provider = ["--provider", "amazon-bedrock", "--base-url", &server.base];
+    let out = prompt(
+        dir.path(),
+        &[&provider[..], &["--api-key", "ABSK-key"]].concat(),
+        &[],
+    )
+    .await;
+    succeeded(&out);
     let req = &server.requests()[0];
-    assert!(
-        req.headers
-            .iter()
-            .any(|(k, v)| k == "authorization" && v == "Bearer ABSK-key")
-    );
+    assert_eq!(req.header("authorization"), Some("Bearer ABSK-key"));
     // The default model, in the path.
     assert!(req.path.contains("claude-sonnet-4-5"), "{}", req.path);
 
@@ -137,31 +132,24 @@ async fn api_key_is_a_bedrock_api_key_and_profiles_are_read() {
         "[profile dev]\nregion = ap-southeast-2\n",
     )
     .unwrap();
-    let mut c = bin(dir.path());
-    c.args([
+    let api = [
         "--api",
         "bedrock-converse-stream",
         "--base-url",
         &server.base,
-    ])
-    .args(["--model", "us.amazon.nova-lite-v1:0", "--no-session"])
-    .env("AWS_PROFILE", "dev")
-    .arg("--cwd")
-    .arg(dir.path())
-    .args(["-p", "hello"]);
-    let out = run(c).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ];
+    let nova = ["--model", "us.amazon.nova-lite-v1:0"];
+    let out = prompt(
+        dir.path(),
+        &[&api[..], &nova].concat(),
+        &[("AWS_PROFILE", "dev")],
+    )
+    .await;
+    succeeded(&out);
     let auth = server.requests()[1]
-        .headers
-        .iter()
-        .find(|(k, _)| k == "authorization")
-        .map(|(_, v)| v.clone())
-        .unwrap();
+        .header("authorization")
+        .unwrap()
+        .to_string();
     assert!(
         auth.contains("AKPROFILE/") && auth.contains("/ap-southeast-2/bedrock/"),
         "{auth}"
@@ -171,12 +159,7 @@ async fn api_key_is_a_bedrock_api_key_and_profiles_are_read() {
 #[tokio::test(flavor = "multi_thread")]
 async fn without_credentials_it_says_what_to_set_and_a_bad_file_is_named() {
     let dir = tempfile::tempdir().unwrap();
-    let mut c = bin(dir.path());
-    c.args(["--provider", "amazon-bedrock", "--no-session"])
-        .arg("--cwd")
-        .arg(dir.path())
-        .args(["-p", "hello"]);
-    let out = run(c).await;
+    let out = prompt(dir.path(), &["--provider", "amazon-bedrock"], &[]).await;
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -186,18 +169,12 @@ async fn without_credentials_it_says_what_to_set_and_a_bad_file_is_named() {
 
     std::fs::create_dir_all(dir.path().join(".aws")).unwrap();
     std::fs::write(dir.path().join(".aws/credentials"), "[default]\noops\n").unwrap();
-    let mut c = bin(dir.path());
-    c.args([
-        "--provider",
-        "amazon-bedrock",
-        "--model",
-        MODEL,
-        "--no-session",
-    ])
-    .arg("--cwd")
-    .arg(dir.path())
-    .args(["-p", "hello"]);
-    let out = run(c).await;
+    let out = prompt(
+        dir.path(),
+        &["--provider", "amazon-bedrock", "--model", MODEL],
+        &[],
+    )
+    .await;
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -91,6 +91,16 @@ pub struct Recorded {
     pub raw_body: Vec<u8>,
 }
 
+impl Recorded {
+    /// The value of a header (`name` in lower case), if it was sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
 /// A running server.
 pub struct TestServer {
     /// `http://127.0.0.1:PORT`.

@@ -417,30 +417,26 @@ impl PreparedRequest {
     }
 }
 
+/// A response's content type, in lower case (empty when it has none).
+pub(crate) fn content_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
 /// The body of a response that is plain JSON instead of an event stream (a
 /// server that ignored `"stream": true`); `Err(response)` for an event
 /// stream. A body that is neither (an HTML login page from a proxy, say) is
 /// an error saying what was received.
-#[cfg_attr(
-    not(any(
-        feature = "openai",
-        feature = "openai-responses",
-        feature = "anthropic",
-        feature = "google"
-    )),
-    allow(dead_code)
-)]
 pub(crate) async fn json_body(
     response: reqwest::Response,
     idle: Option<Duration>,
     cancel: &CancellationToken,
 ) -> Result<Result<Value, String>, reqwest::Response> {
-    let content_type = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase();
+    let content_type = content_type(&response);
     let is_json = content_type.contains("json");
     // No content type at all: assume an event stream, as lenient servers send.
     if !is_json && (content_type.is_empty() || content_type.contains("event-stream")) {
@@ -467,15 +463,6 @@ pub(crate) async fn json_body(
 }
 
 /// How an SSE stream ended.
-#[cfg_attr(
-    not(any(
-        feature = "openai",
-        feature = "openai-responses",
-        feature = "anthropic",
-        feature = "google"
-    )),
-    allow(dead_code)
-)]
 pub(crate) enum StreamEnd {
     /// The server closed the stream.
     Closed,
@@ -489,15 +476,6 @@ pub(crate) enum StreamEnd {
 
 /// Feeds the response's SSE events to `handle` until it returns `false`, the
 /// stream ends, fails, or `cancel` fires.
-#[cfg_attr(
-    not(any(
-        feature = "openai",
-        feature = "openai-responses",
-        feature = "anthropic",
-        feature = "google"
-    )),
-    allow(dead_code)
-)]
 pub(crate) async fn read_sse(
     response: reqwest::Response,
     idle: Option<Duration>,
@@ -544,15 +522,6 @@ pub(crate) async fn read_sse(
 /// or [`StreamEnd::Closed`], the provider decides whether that was too
 /// early); `Err` is the stop reason and message to fail the message with
 /// (the handler's error, a broken connection, cancellation).
-#[cfg_attr(
-    not(any(
-        feature = "openai",
-        feature = "openai-responses",
-        feature = "anthropic",
-        feature = "google"
-    )),
-    allow(dead_code)
-)]
 pub(crate) async fn read_events(
     response: reqwest::Response,
     idle: Option<Duration>,

@@ -34,6 +34,16 @@ pub mod google;
     feature = "google",
     feature = "bedrock"
 ))]
+// The SSE half is unused in a build with only `bedrock`.
+#[cfg_attr(
+    not(any(
+        feature = "openai",
+        feature = "openai-responses",
+        feature = "anthropic",
+        feature = "google"
+    )),
+    allow(dead_code)
+)]
 mod http;
 pub mod lowering;
 #[cfg(feature = "openai")]

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::eventstream::{Frame, FrameDecoder};
 use crate::message::{StopReason, Usage};
 use crate::providers::builder::MessageBuilder;
-use crate::providers::http::{ENDED_EARLY, idle_message, within};
+use crate::providers::http::{ENDED_EARLY, content_type, idle_message, within};
 
 /// One event's JSON payload, as far as it is read; every field optional,
 /// unknown ones ignored.
@@ -245,12 +245,7 @@ pub(super) async fn run(
     idle: Option<Duration>,
     cancel: &CancellationToken,
 ) {
-    let content_type = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase();
+    let content_type = content_type(&response);
     let mut state = Stream::new(builder);
     let end = if content_type.contains("json") || content_type.starts_with("text/") {
         // Not an event stream: a proxy's or gateway's answer.
