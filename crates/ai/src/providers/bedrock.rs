@@ -273,8 +273,7 @@ impl BedrockClient {
 /// model `anthropic.claude-...`, an inference profile `us.anthropic...`,
 /// or an ARN naming one).
 fn is_claude(id: &str) -> bool {
-    let id = id.to_ascii_lowercase();
-    id.contains("anthropic.claude") || id.contains("claude")
+    id.to_ascii_lowercase().contains("claude")
 }
 
 fn cache_point() -> Value {

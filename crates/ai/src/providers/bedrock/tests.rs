@@ -168,6 +168,31 @@ fn adaptive_thinking_goes_with_an_effort() {
 }
 
 #[test]
+fn model_ids_are_encoded_in_the_path_as_botocore_encodes_them() {
+    let client = BedrockClient::new().with_base_url(Some("http://h/".into()));
+    // botocore's rest-json serializer gives this very path for this ARN.
+    assert_eq!(
+        client.url(
+            "x",
+            "arn:aws:bedrock:us-east-1:123:application-inference-profile/a b+c"
+        ),
+        "http://h/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A123%3Aapplication-inference-profile%2Fa%20b%2Bc/converse-stream"
+    );
+    assert_eq!(
+        region_of_endpoint("https://bedrock-runtime.us-gov-west-1.amazonaws.com").as_deref(),
+        Some("us-gov-west-1")
+    );
+    assert_eq!(
+        region_of_endpoint("https://bedrock-runtime.cn-north-1.amazonaws.com.cn").as_deref(),
+        Some("cn-north-1")
+    );
+    assert_eq!(
+        region_of_endpoint("https://bedrock-runtime.evil.com/x.amazonaws.com"),
+        None
+    );
+}
+
+#[test]
 fn tool_ids_are_mapped_deterministically_into_bedrocks_alphabet() {
     assert_eq!(wire_tool_id("tooluse_Ab-1"), "tooluse_Ab-1");
     let long = "x".repeat(80);
