@@ -34,21 +34,9 @@ fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bedrock_sdk.py")
 }
 
-/// Runs the referee script; its stdout as JSON, or a panic with its stderr.
+/// Runs the referee script with `args`; its stdout as JSON.
 async fn referee(args: &[&str]) -> Value {
-    let out = tokio::process::Command::new("python3")
-        .arg(script())
-        .args(args)
-        .output()
-        .await
-        .expect("run python3");
-    assert!(
-        out.status.success(),
-        "the SDK check failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    serde_json::from_slice(&out.stdout).expect("the script prints JSON")
+    test_support::python_referee(&script(), args).await
 }
 
 /// Writes `value` to a file in `dir` and returns its path.
@@ -230,9 +218,9 @@ async fn our_bodies_pass_botocores_service_model_and_serialise_the_same() {
         .map(|(r, m)| json!({"modelId": m, "body": r.body}))
         .collect();
     let dir = tempfile::tempdir().unwrap();
-    let paths = referee(&["validate", &file_of(&dir, "bodies.json", &json!(list))]).await;
+    let checked = referee(&["validate", &file_of(&dir, "bodies.json", &json!(list))]).await;
     let ours: Vec<Value> = requests.iter().map(|r| json!(r.path)).collect();
-    assert_eq!(paths, json!(ours), "botocore's URL paths");
+    assert_eq!(checked["paths"], json!(ours), "botocore's URL paths");
     let all = Value::Array(list).to_string();
     for key in [
         "\"reasoningContent\"",

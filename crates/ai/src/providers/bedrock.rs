@@ -21,9 +21,12 @@
 //!
 //! Claude models get Anthropic's thinking through
 //! `additionalModelRequestFields`, their signed reasoning back (only from
-//! the same model), and cache points after the system prompt and the last
-//! user turn. Tool-call ids are sent in Bedrock's alphabet
-//! (`[a-zA-Z0-9_-]`, at most 64), the same way for a call and its result.
+//! the same model), and, unless [`StreamOptions::cache_retention`] says
+//! `none`, cache points after the system prompt and the last user turn
+//! (`ttl: "1h"` for long retention). The transcript is first fitted to the
+//! model ([`fit_transcript`]), which also puts tool-call ids in Bedrock's
+//! alphabet (`[a-zA-Z0-9_-]`, at most 64) the same way for a call and its
+//! result.
 //!
 //! Usage: `inputTokens` excludes the cached tokens, which come as
 //! `cacheReadInputTokens` and `cacheWriteInputTokens`.
@@ -36,7 +39,6 @@ mod stream;
 use std::time::SystemTime;
 
 use serde_json::{Map, Value, json};
-use sha2::Digest;
 use tokio_util::sync::CancellationToken;
 
 pub use self::credentials::{AwsCredentials, BedrockAuth, CredentialsError};
@@ -47,9 +49,10 @@ use super::http::{
 };
 use crate::content::ContentBlock;
 use crate::context::Context;
+use crate::handoff::fit_transcript;
 use crate::message::{AssistantMessage, Message, StopReason, UserContent};
 use crate::model::Model;
-use crate::stream::{AssistantEventStream, ModelClient, StreamOptions};
+use crate::stream::{AssistantEventStream, CacheRetention, ModelClient, StreamOptions};
 use crate::thinking::ClaudeThinking;
 
 /// The API name recorded on messages from Bedrock.
@@ -205,17 +208,15 @@ impl BedrockClient {
     /// The request body for a context (exposed for tests and debugging).
     pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {
         let claude = is_claude(&model.id);
+        let cache = cache_point(model, options.cache_retention);
         let mut body = Map::new();
         body.insert(
             "messages".into(),
-            Value::Array(convert_messages(model, context)),
+            Value::Array(convert_messages(model, context, cache.as_ref())),
         );
         if let Some(system) = context.system_prompt.as_ref().filter(|s| !s.is_empty()) {
             let mut blocks = vec![json!({ "text": system })];
-            // TODO(merge): send cache points only when StreamOptions asks for caching.
-            if claude {
-                blocks.push(cache_point());
-            }
+            blocks.extend(cache.clone());
             body.insert("system".into(), Value::Array(blocks));
         }
         let mut inference = Map::new();
@@ -276,26 +277,16 @@ fn is_claude(id: &str) -> bool {
     id.to_ascii_lowercase().contains("claude")
 }
 
-fn cache_point() -> Value {
-    json!({"cachePoint": {"type": "default"}})
-}
-
-/// A tool-call id in Bedrock's alphabet (`[a-zA-Z0-9_-]`, 1 to 64): kept
-/// when it already is, else made of its valid characters and a hash of
-/// the whole id, so the same id always maps to the same one and two
-/// different ids stay apart.
-pub fn wire_tool_id(id: &str) -> String {
-    let valid = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
-    if !id.is_empty() && id.len() <= 64 && id.bytes().all(valid) {
-        return id.to_string();
+/// The cache point to put after the system prompt and the last user turn:
+/// only Claude models take one here, none when caching is off, a one-hour
+/// lifetime for long retention.
+fn cache_point(model: &Model, retention: CacheRetention) -> Option<Value> {
+    match retention {
+        _ if !is_claude(&model.id) => None,
+        CacheRetention::None => None,
+        CacheRetention::Short => Some(json!({"cachePoint": {"type": "default"}})),
+        CacheRetention::Long => Some(json!({"cachePoint": {"type": "default", "ttl": "1h"}})),
     }
-    let kept: String = id
-        .bytes()
-        .map(|b| if valid(b) { b as char } else { '_' })
-        .take(55)
-        .collect();
-    let hash = sigv4::hex(&sha2::Sha256::digest(id.as_bytes()));
-    format!("{kept}_{}", &hash[..8])
 }
 
 /// The image formats Bedrock takes, from a MIME type.
@@ -324,16 +315,10 @@ fn user_block(block: &ContentBlock) -> Option<Value> {
     }
 }
 
-/// Whether `message` came from this very model through this API: only then
-/// is its reasoning sent back as reasoning.
-fn same_model(message: &AssistantMessage, model: &Model) -> bool {
-    message.provider == model.provider
-        && message.api.as_deref() == Some(API)
-        && message.model == model.id
-}
-
+/// An assistant message fitted by [`fit_transcript`]: the thinking left is
+/// this model's own. Claude takes it back signed (unsigned, as text: Claude
+/// refuses it); other models take their reasoning text.
 fn assistant_blocks(message: &AssistantMessage, model: &Model) -> Vec<Value> {
-    let same = same_model(message, model);
     let claude = is_claude(&model.id);
     message
         .content
@@ -341,19 +326,17 @@ fn assistant_blocks(message: &AssistantMessage, model: &Model) -> Vec<Value> {
         .filter_map(|block| match block {
             ContentBlock::Text(t) if !t.text.trim().is_empty() => Some(json!({"text": t.text})),
             ContentBlock::Thinking(t) if t.thinking.trim().is_empty() => None,
-            ContentBlock::Thinking(t) => match (&t.thinking_signature, same, claude) {
-                (Some(sig), true, true) => Some(json!({"reasoningContent": {
+            ContentBlock::Thinking(t) => match (&t.thinking_signature, claude) {
+                (Some(sig), true) => Some(json!({"reasoningContent": {
                     "reasoningText": {"text": t.thinking, "signature": sig}
                 }})),
-                (_, true, false) => Some(json!({"reasoningContent": {
+                (None, true) => Some(json!({"text": t.thinking})),
+                (_, false) => Some(json!({"reasoningContent": {
                     "reasoningText": {"text": t.thinking}
                 }})),
-                // Another model's thinking (or unsigned Claude thinking,
-                // which Claude refuses) goes as plain text.
-                _ => Some(json!({"text": t.thinking})),
             },
             ContentBlock::ToolCall(c) => Some(json!({"toolUse": {
-                "toolUseId": wire_tool_id(&c.id),
+                "toolUseId": c.id,
                 "name": c.name,
                 "input": if c.arguments.is_object() { c.arguments.clone() } else { json!({}) },
             }})),
@@ -362,11 +345,16 @@ fn assistant_blocks(message: &AssistantMessage, model: &Model) -> Vec<Value> {
         .collect()
 }
 
-/// The `messages` of a request: user and assistant turns alternate (tool
-/// results are user content, and consecutive user content is one turn).
-fn convert_messages(model: &Model, context: &Context) -> Vec<Value> {
+/// The `messages` of a request, from the transcript fitted to the model
+/// ([`fit_transcript`]: other models' thinking as text, tool-call ids in
+/// Bedrock's alphabet, failed turns out, open calls closed). User and
+/// assistant turns alternate: tool results are user content, and
+/// consecutive user content is one turn. `cache` goes after the last user
+/// turn.
+fn convert_messages(model: &Model, context: &Context, cache: Option<&Value>) -> Vec<Value> {
+    let transcript = fit_transcript(&context.messages, model, API);
     let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for message in &context.messages {
+    for message in transcript.iter().map(|m| m.as_ref()) {
         let (role, content) = match message {
             Message::User(u) => (
                 "user",
@@ -376,12 +364,7 @@ fn convert_messages(model: &Model, context: &Context) -> Vec<Value> {
                     UserContent::Blocks(b) => b.iter().filter_map(user_block).collect(),
                 },
             ),
-            Message::Assistant(a) => {
-                if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
-                    continue;
-                }
-                ("assistant", assistant_blocks(a, model))
-            }
+            Message::Assistant(a) => ("assistant", assistant_blocks(a, model)),
             Message::ToolResult(r) => {
                 let mut inner: Vec<Value> = r.content.iter().filter_map(user_block).collect();
                 if inner.is_empty() {
@@ -390,7 +373,7 @@ fn convert_messages(model: &Model, context: &Context) -> Vec<Value> {
                 (
                     "user",
                     vec![json!({"toolResult": {
-                        "toolUseId": wire_tool_id(&r.tool_call_id),
+                        "toolUseId": r.tool_call_id,
                         "content": inner,
                         "status": if r.is_error { "error" } else { "success" },
                     }})],
@@ -405,11 +388,10 @@ fn convert_messages(model: &Model, context: &Context) -> Vec<Value> {
             _ => turns.push((role, content)),
         }
     }
-    // TODO(merge): send cache points only when StreamOptions asks for caching.
-    if is_claude(&model.id)
+    if let Some(cache) = cache
         && let Some((_, blocks)) = turns.iter_mut().rev().find(|(r, _)| *r == "user")
     {
-        blocks.push(cache_point());
+        blocks.push(cache.clone());
     }
     turns
         .into_iter()
