@@ -3,13 +3,14 @@
 //! replayed to every API (itself included). Each target's fake checks the
 //! request the way the vendor's service does (signatures it did not issue,
 //! id formats, unanswered calls), and the vendor's official Python SDK
-//! validates every body sent (`anthropic`, `openai`, `google-genai`;
-//! skipped without them off CI).
+//! validates every body sent (`anthropic`, `openai`, `google-genai`,
+//! `boto3`; skipped without them off CI).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_ai::providers::anthropic::AnthropicClient;
+use agent_ai::providers::bedrock::{AwsCredentials, BedrockClient};
 use agent_ai::providers::google::GoogleClient;
 use agent_ai::providers::openai::OpenAiClient;
 use agent_ai::providers::openai_responses::OpenAiResponsesClient;
@@ -19,6 +20,7 @@ use agent_ai::{
 };
 use serde_json::{Value, json};
 use test_support::anthropic::AnthropicScript;
+use test_support::bedrock::BedrockScript;
 use test_support::chat_completions::ChatScript;
 use test_support::gemini::GeminiScript;
 use test_support::http_server::{Reply, serve};
@@ -29,21 +31,24 @@ const RESULT: &str = "the contents of a.txt";
 const ANTHROPIC_SIGNATURE: &str = "EqQBCkYIBxgCKkBanthropicSig";
 const RESPONSES_ENCRYPTED: &str = "gAAAAABencryptedReasoning";
 const GEMINI_SIGNATURES: [&str; 2] = ["U0lHLXRob3VnaHQ=", "U0lHLWNhbGw="];
+const BEDROCK_SIGNATURE: &str = "EqoBCkgIBxABbedrockSig";
 
-/// The five wire APIs (Bedrock joins when its provider lands).
+/// The five wire APIs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Api {
     Completions,
     Responses,
     Anthropic,
     Gemini,
+    Bedrock,
 }
 
-const APIS: [Api; 4] = [
+const APIS: [Api; 5] = [
     Api::Completions,
     Api::Responses,
     Api::Anthropic,
     Api::Gemini,
+    Api::Bedrock,
 ];
 
 impl Api {
@@ -53,6 +58,11 @@ impl Api {
             Api::Responses => ("openai", "openai-responses", "gpt-5"),
             Api::Anthropic => ("anthropic", "anthropic-messages", "claude-sonnet-4-5"),
             Api::Gemini => ("google", "google-generative-ai", "gemini-2.5-pro"),
+            Api::Bedrock => (
+                "amazon-bedrock",
+                "bedrock-converse-stream",
+                "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+            ),
         };
         let mut model = Model::new(provider, id);
         model.api = api.into();
@@ -67,6 +77,11 @@ impl Api {
             Api::Responses => Arc::new(OpenAiResponsesClient::new(format!("{base}/v1"), key)),
             Api::Anthropic => Arc::new(AnthropicClient::new(base, key)),
             Api::Gemini => Arc::new(GoogleClient::new(format!("{base}/v1beta"), key)),
+            Api::Bedrock => Arc::new(
+                BedrockClient::new()
+                    .with_base_url(Some(base.to_string()))
+                    .with_credentials(AwsCredentials::new("AKIDEXAMPLE", "secret")),
+            ),
         }
     }
 
@@ -100,6 +115,15 @@ impl Api {
                 .text(&["Reading it."])
                 .calls(&[("read", args, None, Some(GEMINI_SIGNATURES[1]))])
                 .stop(Default::default()),
+            Api::Bedrock => BedrockScript::new()
+                .thinking(&[THOUGHT], BEDROCK_SIGNATURE)
+                .text(&["Reading it."])
+                .calls(&[(
+                    "tooluse_kT3xQ9ZlP0aB7cD2eF4gH6",
+                    "read",
+                    &[r#"{"path":"a.txt"}"#],
+                )])
+                .stop("tool_use", Default::default()),
         }
     }
 
@@ -112,6 +136,9 @@ impl Api {
                 .completed(Default::default()),
             Api::Anthropic => AnthropicScript::new().text("done").stop("end_turn"),
             Api::Gemini => GeminiScript::new().text(&["done"]).stop(Default::default()),
+            Api::Bedrock => BedrockScript::new()
+                .text(&["done"])
+                .stop("end_turn", Default::default()),
         }
     }
 
@@ -144,6 +171,19 @@ impl Api {
                 }
                 Ok(())
             }
+            Api::Bedrock => {
+                test_support::bedrock::check_request(body)?;
+                let all = body.to_string();
+                for sig in all.split("\"signature\":\"").skip(1) {
+                    let sig = sig.split('"').next().unwrap_or("");
+                    if sig != BEDROCK_SIGNATURE {
+                        return Err(format!(
+                            "reasoning signature this model did not issue: {sig:?}"
+                        ));
+                    }
+                }
+                Ok(())
+            }
         }
     }
 
@@ -158,6 +198,7 @@ impl Api {
                 "anthropic, pydantic",
             ),
             Api::Gemini => ("gemini_sdk.py", "validate", "google.genai, pydantic"),
+            Api::Bedrock => ("bedrock_sdk.py", "validate", "boto3, botocore"),
         })
     }
 }

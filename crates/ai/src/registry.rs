@@ -24,12 +24,13 @@ const BUILTIN_JSON: &str = include_str!("../data/models.json");
 pub const BUILTIN_MODELS_DATE: &str = "2026-12-03";
 
 /// The APIs a provider or model may name.
-const KNOWN_APIS: [&str; 5] = [
+const KNOWN_APIS: [&str; 6] = [
     "openai-completions",
     "openai-responses",
     "azure-openai-responses",
     "anthropic-messages",
     "google-generative-ai",
+    "bedrock-converse-stream",
 ];
 
 /// Defaults of a model that says nothing (Pi's `models.json` defaults).
@@ -692,9 +693,20 @@ mod tests {
             "openai-completions",
             "anthropic-messages",
             "google-generative-ai",
+            "bedrock-converse-stream",
         ] {
             assert!(r.models().any(|m| m.api == api), "{api}");
         }
+        let sonnet = r
+            .find(
+                "amazon-bedrock",
+                "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+            )
+            .unwrap();
+        assert_eq!(
+            (sonnet.context_window, sonnet.cost.cache_write),
+            (200_000, 3.75)
+        );
         for m in r.models() {
             assert!(m.context_window > 0 && m.max_tokens > 0, "{}", m.id);
             assert!(!m.cost.is_free(), "{} has prices", m.id);
@@ -834,6 +846,7 @@ mod tests {
         let e = r.resolve(None, "zzzzzzzzzzzzzz").unwrap_err().to_string();
         assert!(e.contains("--list-models"), "{e}");
         assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(r.search("HAIKU").len(), 1);
+        // Anthropic's own and Bedrock's.
+        assert_eq!(r.search("HAIKU").len(), 2);
     }
 }

@@ -177,3 +177,89 @@ impl Model {
         }
     }
 }
+
+/// The output limit a Claude request sends when the caller sets none and
+/// the model's own is higher (Pi's default).
+#[cfg_attr(not(any(feature = "anthropic", feature = "bedrock")), allow(dead_code))]
+const CLAUDE_DEFAULT_MAX_TOKENS: u64 = 32_000;
+
+/// Output tokens kept for the answer when a thinking budget would take
+/// the whole `max_tokens`.
+#[cfg_attr(not(any(feature = "anthropic", feature = "bedrock")), allow(dead_code))]
+const MIN_ANSWER_TOKENS: u64 = 1024;
+
+/// The `anthropic-beta` value that lets a budget-thinking Claude model
+/// think between tool calls (a header on the Messages API, an
+/// `anthropic_beta` field on Bedrock).
+#[cfg_attr(not(any(feature = "anthropic", feature = "bedrock")), allow(dead_code))]
+pub(crate) const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
+
+/// How a request asks a Claude model (on the Messages API or on Bedrock)
+/// to think.
+#[cfg_attr(not(any(feature = "anthropic", feature = "bedrock")), allow(dead_code))]
+pub(crate) enum ClaudeThinking {
+    /// `thinking: {type: "adaptive"}` with an effort (`output_config.effort`).
+    Adaptive(&'static str),
+    /// `thinking: {type: "enabled", budget_tokens}`.
+    Budget(u64),
+}
+
+#[cfg_attr(not(any(feature = "anthropic", feature = "bedrock")), allow(dead_code))]
+impl ClaudeThinking {
+    /// The thinking a request asks for: none unless the model reasons and
+    /// a level is set. Adaptive models map minimal and low to `low`, and
+    /// `xhigh` to `max` where the model takes it.
+    pub(crate) fn of(model: &Model, options: &crate::stream::StreamOptions) -> Option<Self> {
+        let effort = options.reasoning.filter(|_| model.reasoning)?;
+        Some(if model.compat.adaptive_thinking {
+            ClaudeThinking::Adaptive(match effort {
+                ReasoningEffort::Minimal | ReasoningEffort::Low => "low",
+                ReasoningEffort::Medium => "medium",
+                ReasoningEffort::High => "high",
+                ReasoningEffort::Xhigh if model.compat.supports_xhigh => "max",
+                ReasoningEffort::Xhigh => "high",
+            })
+        } else {
+            ClaudeThinking::Budget(options.thinking_budgets.tokens(effort))
+        })
+    }
+
+    /// A Claude request's `max_tokens` and what it asks to think, as Pi
+    /// sends them: the caller's limit, else the model's (at most 32 000);
+    /// with a budget, room for the budget and the answer within the
+    /// model's limit. The thinking is `{type: "enabled", budget_tokens}`
+    /// or `{type: "adaptive", effort}` (the caller moves `effort` where
+    /// its API wants it).
+    pub(crate) fn request(
+        model: &Model,
+        options: &crate::stream::StreamOptions,
+    ) -> (u64, Option<serde_json::Value>) {
+        use serde_json::json;
+        let mut max_tokens = options.max_tokens.unwrap_or(if model.max_tokens > 0 {
+            model.max_tokens.min(CLAUDE_DEFAULT_MAX_TOKENS)
+        } else {
+            8192
+        });
+        let thinking = match Self::of(model, options) {
+            None => None,
+            Some(ClaudeThinking::Adaptive(effort)) => {
+                Some(json!({"type": "adaptive", "effort": effort}))
+            }
+            Some(ClaudeThinking::Budget(budget)) => {
+                let limit = if model.max_tokens > 0 {
+                    model.max_tokens
+                } else {
+                    u64::MAX
+                };
+                max_tokens = max_tokens.saturating_add(budget).min(limit);
+                let budget = if max_tokens <= budget {
+                    max_tokens.saturating_sub(MIN_ANSWER_TOKENS)
+                } else {
+                    budget
+                };
+                Some(json!({"type": "enabled", "budget_tokens": budget}))
+            }
+        };
+        (max_tokens, thinking)
+    }
+}

@@ -239,6 +239,9 @@ pub enum ProviderKind {
     AzureOpenaiResponses,
     /// Google Gemini API (GEMINI_API_KEY, then GOOGLE_API_KEY).
     Google,
+    /// Amazon Bedrock (ConverseStream): AWS credentials (environment or
+    /// ~/.aws profile) or AWS_BEARER_TOKEN_BEDROCK; region from AWS_REGION.
+    AmazonBedrock,
     /// Replay a JSONL script (see --script).
     Scripted,
 }
@@ -257,6 +260,9 @@ pub enum ApiKind {
     AnthropicMessages,
     /// Google's Gemini API (`:streamGenerateContent`, `x-goog-api-key`).
     GoogleGenerativeAi,
+    /// Amazon Bedrock ConverseStream (`/model/{id}/converse-stream`), signed
+    /// with AWS SigV4, or `--api-key` as a Bedrock API key (bearer).
+    BedrockConverseStream,
 }
 
 /// Output mode.
@@ -311,8 +317,9 @@ pub struct RunArgs {
     /// project (-e still loads).
     #[arg(long)]
     pub no_extensions: bool,
-    /// Model provider: openai, anthropic, azure-openai-responses, scripted,
-    /// or any provider of the model registry (built-in or models.json).
+    /// Model provider: openai, anthropic, azure-openai-responses, google,
+    /// amazon-bedrock, scripted, or any provider of the model registry
+    /// (built-in or models.json).
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
     /// Thinking level: off, minimal, low, medium, high or xhigh (default:
@@ -334,8 +341,9 @@ pub struct RunArgs {
     /// API base URL (e.g. http://localhost:11434/v1 for Ollama).
     #[arg(long)]
     pub base_url: Option<String>,
-    /// API key (default: OPENAI_API_KEY, ANTHROPIC_API_KEY, AZURE_OPENAI_API_KEY, or
-    /// GEMINI_API_KEY then GOOGLE_API_KEY).
+    /// API key (default: OPENAI_API_KEY, ANTHROPIC_API_KEY, AZURE_OPENAI_API_KEY,
+    /// GEMINI_API_KEY then GOOGLE_API_KEY; for Bedrock a Bedrock API key, used
+    /// instead of AWS credentials, default AWS_BEARER_TOKEN_BEDROCK).
     #[arg(long)]
     pub api_key: Option<String>,
     /// JSONL script for the scripted provider.

@@ -3,6 +3,9 @@
 use std::sync::Arc;
 
 use agent_ai::providers::anthropic::{ANTHROPIC_BASE_URL, AnthropicClient};
+use agent_ai::providers::bedrock::{
+    BedrockClient, DEFAULT_REGION, bedrock_base_url, region_of_endpoint,
+};
 use agent_ai::providers::google::{GOOGLE_BASE_URL, GoogleClient};
 use agent_ai::providers::openai::{OPENAI_BASE_URL, OpenAiClient};
 use agent_ai::providers::openai_responses::{OpenAiResponsesClient, azure_base_url};
@@ -18,6 +21,8 @@ const OPENAI_DEFAULT_MODEL: &str = "gpt-4o-mini";
 const ANTHROPIC_DEFAULT_MODEL: &str = "claude-sonnet-4-5";
 /// Default Google model.
 const GOOGLE_DEFAULT_MODEL: &str = "gemini-2.5-flash";
+/// Default Bedrock model (the US inference profile of Claude Sonnet 4.5).
+const BEDROCK_DEFAULT_MODEL: &str = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
 
 /// What to say when nothing is configured.
 pub const NOT_CONFIGURED: &str = "coding-agent: no model is configured.
@@ -25,8 +30,9 @@ Set one of:
   OPENAI_API_KEY=sk-...         (OpenAI; add --model to pick one)
   ANTHROPIC_API_KEY=sk-ant-...  (Anthropic)
   GEMINI_API_KEY=...            (Google Gemini; GOOGLE_API_KEY also works)
+  AWS_BEARER_TOKEN_BEDROCK=...  (Amazon Bedrock; or AWS credentials with --provider amazon-bedrock)
 or pass --provider openai --base-url http://localhost:11434/v1 --model <name> for a local Ollama,
-or --api <openai-completions|openai-responses|anthropic-messages|google-generative-ai> --base-url URL for any server speaking it,
+or --api <openai-completions|openai-responses|anthropic-messages|google-generative-ai|bedrock-converse-stream> --base-url URL for any server speaking it,
 or --provider scripted --script FILE to replay a script.
 To see the agent work without any key or network, run: coding-agent demo";
 
@@ -61,6 +67,7 @@ impl ProviderKind {
             "anthropic" => ProviderKind::Anthropic,
             "azure-openai-responses" => ProviderKind::AzureOpenaiResponses,
             "google" => ProviderKind::Google,
+            "amazon-bedrock" => ProviderKind::AmazonBedrock,
             "scripted" => ProviderKind::Scripted,
             _ => return None,
         })
@@ -110,6 +117,7 @@ pub fn select_with(
             "anthropic",
             "azure-openai-responses",
             "google",
+            "amazon-bedrock",
             "scripted",
         ]
         .into_iter()
@@ -190,7 +198,12 @@ fn registry_client(
             .api_key(&model.provider)
             .map_err(|e| format!("coding-agent: {e}"))?,
     };
-    if key.is_none() && registry.is_builtin_provider(&model.provider) {
+    if model.api == "bedrock-converse-stream" {
+        // AWS credentials are not an API key: the key is only a Bedrock API key.
+        if key.is_none() {
+            bedrock_credentials()?;
+        }
+    } else if key.is_none() && registry.is_builtin_provider(&model.provider) {
         return Err(format!(
             "coding-agent: {} needs an API key: set {} or pass --api-key.\n\n{NOT_CONFIGURED}",
             model.provider,
@@ -199,6 +212,33 @@ fn registry_client(
     }
     let client = client_for(&model.api, model.base_url.clone(), key, settings)?;
     Ok((client, model))
+}
+
+/// Checks that AWS credentials for Bedrock can be found (environment or
+/// profile); the error says where they were looked for.
+fn bedrock_credentials() -> Result<(), String> {
+    BedrockClient::new()
+        .resolve()
+        .map(|_| ())
+        .map_err(|e| format!("coding-agent: Amazon Bedrock: {e}.\n\n{NOT_CONFIGURED}"))
+}
+
+/// A Bedrock client for `base`: the endpoint of the region the environment
+/// names when `base` is the built-in table's default endpoint, the region
+/// of any other regional endpoint, or `base` itself (a proxy, a test
+/// server); `key` is a Bedrock API key, sent instead of signing.
+fn bedrock_client(base: String, key: Option<String>) -> BedrockClient {
+    let mut client = BedrockClient::new();
+    if base.trim_end_matches('/') != bedrock_base_url(DEFAULT_REGION) {
+        match region_of_endpoint(&base) {
+            Some(region) => client = client.with_region(region),
+            None => client = client.with_base_url(Some(base)),
+        }
+    }
+    match key {
+        Some(key) => client.with_bearer_token(key),
+        None => client,
+    }
 }
 
 /// The environment variable of a built-in provider's key.
@@ -229,6 +269,7 @@ fn client_for(
         ),
         "anthropic-messages" => Arc::new(AnthropicClient::new(base, key).with_idle_timeout(idle)),
         "google-generative-ai" => Arc::new(GoogleClient::new(base, key).with_idle_timeout(idle)),
+        "bedrock-converse-stream" => Arc::new(bedrock_client(base, key).with_idle_timeout(idle)),
         other => {
             return Err(format!(
                 "coding-agent: this build cannot speak the {other} API yet"
@@ -252,6 +293,7 @@ fn legacy(
             Some(ApiKind::AnthropicMessages) => ProviderKind::Anthropic,
             Some(ApiKind::AzureOpenaiResponses) => ProviderKind::AzureOpenaiResponses,
             Some(ApiKind::GoogleGenerativeAi) => ProviderKind::Google,
+            Some(ApiKind::BedrockConverseStream) => ProviderKind::AmazonBedrock,
             _ => ProviderKind::Openai,
         },
         None if args.base_url.is_some() => ProviderKind::Openai,
@@ -263,6 +305,7 @@ fn legacy(
         {
             ProviderKind::Google
         }
+        None if env("AWS_BEARER_TOKEN_BEDROCK").is_some() => ProviderKind::AmazonBedrock,
         None => return Err(NOT_CONFIGURED.to_string()),
     };
     let (provider, key_var, default_base, default_model) = match kind {
@@ -296,10 +339,17 @@ fn legacy(
             Some(GOOGLE_BASE_URL.to_string()),
             GOOGLE_DEFAULT_MODEL,
         ),
+        ProviderKind::AmazonBedrock => (
+            "amazon-bedrock",
+            "AWS_BEARER_TOKEN_BEDROCK",
+            Some(bedrock_base_url(DEFAULT_REGION)),
+            BEDROCK_DEFAULT_MODEL,
+        ),
     };
     let api = args.api.unwrap_or(match kind {
         ProviderKind::Anthropic => ApiKind::AnthropicMessages,
         ProviderKind::Google => ApiKind::GoogleGenerativeAi,
+        ProviderKind::AmazonBedrock => ApiKind::BedrockConverseStream,
         ProviderKind::AzureOpenaiResponses => ApiKind::AzureOpenaiResponses,
         _ if args.base_url.is_some() => ApiKind::OpenaiCompletions,
         _ => ApiKind::OpenaiResponses,
@@ -313,7 +363,12 @@ fn legacy(
     // A vendor's own endpoint needs a key; a server of one's own may not.
     let official =
         kind == ProviderKind::AzureOpenaiResponses || Some(&base) == default_base.as_ref();
-    if key.is_none() && official {
+    if kind == ProviderKind::AmazonBedrock || api == ApiKind::BedrockConverseStream {
+        // AWS credentials are not an API key: the key is only a Bedrock API key.
+        if key.is_none() {
+            bedrock_credentials()?;
+        }
+    } else if key.is_none() && official {
         let vendor = match kind {
             ProviderKind::Anthropic => "Anthropic",
             ProviderKind::AzureOpenaiResponses => "Azure OpenAI",
@@ -361,6 +416,7 @@ fn legacy(
         ApiKind::AzureOpenaiResponses => "azure-openai-responses",
         ApiKind::AnthropicMessages => "anthropic-messages",
         ApiKind::GoogleGenerativeAi => "google-generative-ai",
+        ApiKind::BedrockConverseStream => "bedrock-converse-stream",
     };
     model.api = api_name.into();
     match api {

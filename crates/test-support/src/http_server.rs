@@ -79,12 +79,26 @@ impl Reply {
 /// A recorded request.
 #[derive(Clone, Debug)]
 pub struct Recorded {
+    /// The method (`POST`).
+    pub method: String,
     /// The request target.
     pub path: String,
     /// Headers, names in lower case.
     pub headers: Vec<(String, String)>,
     /// The body as JSON (`null` when it is not).
     pub body: Value,
+    /// The body's bytes as received (what a signature covers).
+    pub raw_body: Vec<u8>,
+}
+
+impl Recorded {
+    /// The value of a header (`name` in lower case), if it was sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// A running server.
@@ -128,13 +142,9 @@ pub async fn serve(replies: Vec<Reply>) -> TestServer {
                 };
                 let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
                 let mut lines = head.lines();
-                let path = lines
-                    .next()
-                    .unwrap_or("")
-                    .split_whitespace()
-                    .nth(1)
-                    .unwrap_or("/")
-                    .to_string();
+                let mut request_line = lines.next().unwrap_or("").split_whitespace();
+                let method = request_line.next().unwrap_or("").to_string();
+                let path = request_line.next().unwrap_or("/").to_string();
                 let headers: Vec<(String, String)> = lines
                     .filter_map(|l| l.split_once(':'))
                     .map(|(k, v)| (k.trim().to_lowercase(), v.trim().to_string()))
@@ -150,11 +160,14 @@ pub async fn serve(replies: Vec<Reply>) -> TestServer {
                         Ok(n) => buf.extend_from_slice(&tmp[..n]),
                     }
                 }
-                let body = serde_json::from_slice(&buf[head_end..]).unwrap_or(Value::Null);
+                let raw_body = buf[head_end..].to_vec();
+                let body = serde_json::from_slice(&raw_body).unwrap_or(Value::Null);
                 recorded.lock().unwrap().push(Recorded {
+                    method,
                     path,
                     headers,
                     body,
+                    raw_body,
                 });
                 let reply = replies.lock().unwrap().pop_front();
                 let Some(reply) = reply else {

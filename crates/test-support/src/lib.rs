@@ -7,6 +7,8 @@
 pub mod agent_loop;
 #[cfg(feature = "http-server")]
 pub mod anthropic;
+#[cfg(feature = "bedrock")]
+pub mod bedrock;
 #[cfg(feature = "http-server")]
 pub mod chat_completions;
 pub mod corpus;

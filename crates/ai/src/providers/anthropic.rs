@@ -17,9 +17,8 @@ use crate::context::Context;
 use crate::handoff::fit_transcript;
 use crate::message::{AssistantMessage, Message, StopReason, UserContent};
 use crate::model::Model;
-use crate::stream::{
-    AssistantEventStream, CacheRetention, ModelClient, ReasoningEffort, StreamOptions,
-};
+use crate::stream::{AssistantEventStream, CacheRetention, ModelClient, StreamOptions};
+use crate::thinking::ClaudeThinking;
 
 /// Default base URL.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -29,15 +28,7 @@ pub const STRICT_TOOLS_BETA: &str = "structured-outputs-2025-11-13";
 
 /// The `anthropic-beta` value that lets a budget-thinking model think
 /// between tool calls.
-pub const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
-
-/// The output limit sent when the caller sets none and the model's own
-/// is higher.
-const DEFAULT_MAX_TOKENS: u64 = 32_000;
-
-/// Output tokens kept for the answer when a thinking budget would take
-/// the whole `max_tokens`.
-const MIN_ANSWER_TOKENS: u64 = 1024;
+pub const INTERLEAVED_THINKING_BETA: &str = crate::thinking::INTERLEAVED_THINKING_BETA;
 
 /// The API name recorded on the messages this client writes.
 const API: &str = "anthropic-messages";
@@ -74,31 +65,7 @@ impl AnthropicClient {
 
     /// The request body for a context.
     pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {
-        // Pi's default: the model's limit, at most 32 000.
-        let mut max_tokens = options.max_tokens.unwrap_or(if model.max_tokens > 0 {
-            model.max_tokens.min(DEFAULT_MAX_TOKENS)
-        } else {
-            8192
-        });
-        let thinking = match thinking_mode(model, options) {
-            None => None,
-            Some(Thinking::Adaptive(effort)) => Some(json!({"type": "adaptive", "effort": effort})),
-            Some(Thinking::Budget(budget)) => {
-                // Room for the budget and the answer, within the model's limit.
-                let limit = if model.max_tokens > 0 {
-                    model.max_tokens
-                } else {
-                    u64::MAX
-                };
-                max_tokens = max_tokens.saturating_add(budget).min(limit);
-                let budget = if max_tokens <= budget {
-                    max_tokens.saturating_sub(MIN_ANSWER_TOKENS)
-                } else {
-                    budget
-                };
-                Some(json!({"type": "enabled", "budget_tokens": budget}))
-            }
-        };
+        let (max_tokens, thinking) = ClaudeThinking::request(model, options);
         let cache = self.cache_control(options.cache_retention);
         let mut messages = convert_messages(model, context);
         if let Some(cache) = &cache {
@@ -172,32 +139,6 @@ fn mark_last_user_block(messages: &mut [Value], cache: &Value) {
     if let Some(block) = last_block.and_then(Value::as_object_mut) {
         block.insert("cache_control".into(), cache.clone());
     }
-}
-
-/// How a request asks an Anthropic model to think.
-enum Thinking {
-    /// `thinking: {type: "adaptive"}` with `output_config.effort`.
-    Adaptive(&'static str),
-    /// `thinking: {type: "enabled", budget_tokens}`.
-    Budget(u64),
-}
-
-/// The thinking a request asks for: none unless the model reasons and a
-/// level is set. Adaptive models map minimal and low to `low`, and `xhigh`
-/// to `max` where the model takes it.
-fn thinking_mode(model: &Model, options: &StreamOptions) -> Option<Thinking> {
-    let effort = options.reasoning.filter(|_| model.reasoning)?;
-    Some(if model.compat.adaptive_thinking {
-        Thinking::Adaptive(match effort {
-            ReasoningEffort::Minimal | ReasoningEffort::Low => "low",
-            ReasoningEffort::Medium => "medium",
-            ReasoningEffort::High => "high",
-            ReasoningEffort::Xhigh if model.compat.supports_xhigh => "max",
-            ReasoningEffort::Xhigh => "high",
-        })
-    } else {
-        Thinking::Budget(options.thinking_budgets.tokens(effort))
-    })
 }
 
 fn block_json(block: &ContentBlock) -> Option<Value> {
@@ -534,7 +475,10 @@ impl ModelClient for AnthropicClient {
         {
             betas.push(STRICT_TOOLS_BETA);
         }
-        if matches!(thinking_mode(model, &options), Some(Thinking::Budget(_))) {
+        if matches!(
+            ClaudeThinking::of(model, &options),
+            Some(ClaudeThinking::Budget(_))
+        ) {
             betas.push(INTERLEAVED_THINKING_BETA);
         }
         if !betas.is_empty() {

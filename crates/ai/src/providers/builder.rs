@@ -322,7 +322,11 @@ impl MessageBuilder {
     }
 
     #[cfg_attr(
-        not(any(feature = "anthropic", feature = "openai-responses")),
+        not(any(
+            feature = "anthropic",
+            feature = "openai-responses",
+            feature = "bedrock"
+        )),
         allow(dead_code)
     )]
     pub(crate) fn append_signature(&mut self, index: usize, delta: &str) {

@@ -161,7 +161,10 @@ pub(crate) enum RequestFailure {
     Failed(String),
 }
 
-fn error_message(status: reqwest::StatusCode, body: &str) -> String {
+/// An error answer in one line: `HTTP 400: message`, with the AWS error
+/// type (`x-amzn-errortype: ValidationException:http://...`) when the
+/// server names one: `HTTP 400 ValidationException: message`.
+fn error_message(status: reqwest::StatusCode, error_type: Option<&str>, body: &str) -> String {
     let detail = serde_json::from_str::<Value>(body)
         .ok()
         .and_then(|v| {
@@ -173,10 +176,14 @@ fn error_message(status: reqwest::StatusCode, body: &str) -> String {
         })
         .unwrap_or_else(|| body.chars().take(500).collect());
     let detail = detail.trim();
+    let status = match error_type.and_then(|t| t.split(':').next()).map(str::trim) {
+        Some(kind) if !kind.is_empty() => format!("HTTP {} {kind}", status.as_u16()),
+        _ => format!("HTTP {}", status.as_u16()),
+    };
     if detail.is_empty() {
-        format!("HTTP {}", status.as_u16())
+        status
     } else {
-        format!("HTTP {}: {detail}", status.as_u16())
+        format!("{status}: {detail}")
     }
 }
 
@@ -235,6 +242,11 @@ pub(crate) async fn post_json(
                     let status = response.status();
                     let retry_after =
                         requested_delay(response.headers(), std::time::SystemTime::now());
+                    let error_type = response
+                        .headers()
+                        .get("x-amzn-errortype")
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_string);
                     let text = tokio::select! {
                         t = within(idle, response.text()) => t.ok().and_then(Result::ok).unwrap_or_default(),
                         _ = cancel.cancelled() => return Err(RequestFailure::Aborted),
@@ -242,7 +254,11 @@ pub(crate) async fn post_json(
                     let retryable = status.as_u16() == 429 || status.is_server_error();
                     // Google says how long to wait in the body, not a header.
                     let retry_after = retry_after.or_else(|| retry_info_delay(&text));
-                    (retryable, error_message(status, &text), retry_after)
+                    (
+                        retryable,
+                        error_message(status, error_type.as_deref(), &text),
+                        retry_after,
+                    )
                 }
                 Err(e) => (
                     e.is_connect() || e.is_timeout(),
@@ -335,7 +351,8 @@ impl PreparedRequest {
         not(any(
             feature = "openai",
             feature = "openai-responses",
-            feature = "anthropic"
+            feature = "anthropic",
+            feature = "bedrock"
         )),
         allow(dead_code)
     )]
@@ -400,6 +417,16 @@ impl PreparedRequest {
     }
 }
 
+/// A response's content type, in lower case (empty when it has none).
+pub(crate) fn content_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
 /// The body of a response that is plain JSON instead of an event stream (a
 /// server that ignored `"stream": true`); `Err(response)` for an event
 /// stream. A body that is neither (an HTML login page from a proxy, say) is
@@ -409,12 +436,7 @@ pub(crate) async fn json_body(
     idle: Option<Duration>,
     cancel: &CancellationToken,
 ) -> Result<Result<Value, String>, reqwest::Response> {
-    let content_type = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase();
+    let content_type = content_type(&response);
     let is_json = content_type.contains("json");
     // No content type at all: assume an event stream, as lenient servers send.
     if !is_json && (content_type.is_empty() || content_type.contains("event-stream")) {

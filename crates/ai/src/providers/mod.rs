@@ -5,8 +5,9 @@
 //! - [`openai_responses`]: the Responses API, on OpenAI and on Azure OpenAI.
 //! - [`anthropic`]: the Messages API.
 //! - [`google`]: Google's Gemini API (`streamGenerateContent`).
+//! - [`bedrock`]: Amazon Bedrock's Converse API (`ConverseStream`).
 //!
-//! The HTTP providers stream over SSE, retry 429 and 5xx answers a bounded
+//! The HTTP providers stream (over SSE; Bedrock over AWS event-stream frames), retry 429 and 5xx answers a bounded
 //! number of times with backoff (a server's `Retry-After` up to a cap, see
 //! [`RetryPolicy`]), honour cancellation (`stopReason: aborted`), and
 //! turn HTTP errors and broken streams into an assistant message with
@@ -14,11 +15,14 @@
 
 #[cfg(feature = "anthropic")]
 pub mod anthropic;
+#[cfg(feature = "bedrock")]
+pub mod bedrock;
 #[cfg(any(
     feature = "openai",
     feature = "openai-responses",
     feature = "anthropic",
-    feature = "google"
+    feature = "google",
+    feature = "bedrock"
 ))]
 mod builder;
 #[cfg(feature = "google")]
@@ -27,8 +31,19 @@ pub mod google;
     feature = "openai",
     feature = "openai-responses",
     feature = "anthropic",
-    feature = "google"
+    feature = "google",
+    feature = "bedrock"
 ))]
+// The SSE half is unused in a build with only `bedrock`.
+#[cfg_attr(
+    not(any(
+        feature = "openai",
+        feature = "openai-responses",
+        feature = "anthropic",
+        feature = "google"
+    )),
+    allow(dead_code)
+)]
 mod http;
 pub mod lowering;
 #[cfg(feature = "openai")]
@@ -42,7 +57,8 @@ pub mod sse;
     feature = "openai",
     feature = "openai-responses",
     feature = "anthropic",
-    feature = "google"
+    feature = "google",
+    feature = "bedrock"
 ))]
 pub use http::{DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_RETRY_AFTER, RetryPolicy};
 
