@@ -110,9 +110,9 @@ impl Bench {
                 None,
                 "beyond the 60 s cap the request fails at once, naming the delay",
             )?;
-            self.check_last(|row| {
-                json!({"under 1 s": row["ours"]["max"].as_f64().is_some_and(|s| s < 1.0)})
-            });
+            self.check_last(
+                |row| json!({"under 1 s": row["ours"]["max"].as_f64().is_some_and(|s| s < 1.0)}),
+            );
         }
         Ok(())
     }
