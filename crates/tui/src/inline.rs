@@ -1,0 +1,340 @@
+//! The inline renderer: history goes into the terminal's own scrollback
+//! once, above a live region at the bottom that is repainted row by row.
+//!
+//! Each frame is one string wrapped in synchronized output (`CSI ?2026h`
+//! … `CSI ?2026l`). History lines are *logical* lines, written once and
+//! left for the terminal to wrap; live rows are already at most the width
+//! and are rewritten only when they changed (erased whole first, so a wide
+//! glyph's width disagreement cannot leave stale cells). The scrollback is
+//! never cleared (`CSI 3J` is never sent); the screen is cleared only after
+//! a width change, and then only the history that was on the screen is
+//! written again.
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+
+use agent_tool::StyledLine;
+
+use crate::text;
+
+/// How many rows' worth of columns one history line may take; the rest of
+/// a longer line is cut (a 1 MB line costs what a screen shows).
+pub const MAX_HISTORY_LINE_ROWS: usize = 200;
+
+/// What one frame shows.
+#[derive(Debug, Clone, Copy)]
+pub struct Frame<'a> {
+    /// Logical lines to add to the scrollback, in order.
+    pub history: &'a [StyledLine],
+    /// The live region's rows, each at most the width.
+    pub live: &'a [StyledLine],
+    /// Where the hardware cursor goes (row in `live`, column), or hidden.
+    pub cursor: Option<(usize, usize)>,
+}
+
+/// What a resize asks of the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resize {
+    /// Nothing changed.
+    None,
+    /// Only the height: the live region is drawn again, history stays.
+    Height,
+    /// The width: the screen will be cleared; the next frame's history
+    /// must be the last [`InlineRenderer::lines_on_screen`] lines of the
+    /// history drawn at the new width.
+    Width,
+}
+
+/// Counters of what the renderer wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RenderStats {
+    /// Frames written.
+    pub frames: u64,
+    /// Bytes written.
+    pub bytes: u64,
+    /// Screen clears (width changes).
+    pub clears: u64,
+    /// History lines written.
+    pub history_lines: u64,
+}
+
+/// The inline renderer's state: the terminal's size and what the live
+/// region shows.
+#[derive(Debug, Clone)]
+pub struct InlineRenderer {
+    width: usize,
+    height: usize,
+    /// Live rows as last drawn.
+    prev: Vec<StyledLine>,
+    /// The cursor's row in the live region.
+    cursor_row: usize,
+    /// Draw every live row at the next frame.
+    full: bool,
+    /// Clear the screen at the next frame.
+    clear: bool,
+    /// Rows of each history line still on the screen, oldest first.
+    on_screen: VecDeque<usize>,
+    /// Lines the last width change left on the screen (what to re-emit).
+    lines_to_reemit: usize,
+    stats: RenderStats,
+}
+
+impl InlineRenderer {
+    /// A renderer for a terminal of `width` x `height` cells.
+    pub fn new(width: u16, height: u16) -> Self {
+        InlineRenderer {
+            width: usize::from(width.max(1)),
+            height: usize::from(height.max(1)),
+            prev: Vec::new(),
+            cursor_row: 0,
+            full: true,
+            clear: false,
+            on_screen: VecDeque::new(),
+            lines_to_reemit: 0,
+            stats: RenderStats::default(),
+        }
+    }
+
+    /// The width in columns.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// The height in rows.
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    /// What was written so far.
+    pub fn stats(&self) -> RenderStats {
+        self.stats
+    }
+
+    /// After a width change: how many history lines were on the screen, to
+    /// be written again after the clear.
+    pub fn lines_on_screen(&self) -> usize {
+        self.lines_to_reemit
+    }
+
+    /// The terminal's new size.
+    pub fn resize(&mut self, width: u16, height: u16) -> Resize {
+        let (w, h) = (usize::from(width.max(1)), usize::from(height.max(1)));
+        if w != self.width {
+            // Counted before the clear: what the screen held at the old width.
+            self.lines_to_reemit = self.on_screen.len();
+            self.on_screen.clear();
+            self.width = w;
+            self.height = h;
+            self.clear = true;
+            self.full = true;
+            return Resize::Width;
+        }
+        if h != self.height {
+            self.height = h;
+            self.full = true;
+            return Resize::Height;
+        }
+        Resize::None
+    }
+
+    /// Draws the live region again at the next frame (after a suspend).
+    pub fn invalidate(&mut self) {
+        self.full = true;
+    }
+
+    /// The bytes of one frame.
+    pub fn frame(&mut self, frame: Frame<'_>) -> String {
+        let mut out = String::from("\x1b[?2026h\x1b[?25l");
+        // At most a screen of live rows, the bottom ones.
+        let live = &frame.live[frame.live.len().saturating_sub(self.height)..];
+        let cursor = frame.cursor.and_then(|(r, c)| {
+            let skipped = frame.live.len() - live.len();
+            r.checked_sub(skipped).map(|r| (r, c))
+        });
+        if self.clear {
+            out.push_str("\x1b[H\x1b[2J");
+            self.clear = false;
+            self.stats.clears += 1;
+            self.cursor_row = 0;
+            self.prev.clear();
+            self.full = true;
+        } else {
+            self.to_top(&mut out);
+        }
+        let mut row = 0;
+        if self.full || !frame.history.is_empty() {
+            out.push_str("\x1b[J");
+            for line in frame.history {
+                let line = text::clip(line, self.width * MAX_HISTORY_LINE_ROWS);
+                text::write_ansi(&mut out, &line);
+                out.push_str("\r\n");
+                self.note_history(text::line_width(&line), live.len());
+            }
+            self.stats.history_lines += frame.history.len() as u64;
+            for (i, line) in live.iter().enumerate() {
+                if i > 0 {
+                    out.push_str("\r\n");
+                }
+                text::write_ansi(&mut out, &text::clip(line, self.width));
+            }
+            row = live.len().saturating_sub(1);
+            self.full = false;
+        } else {
+            for (i, line) in live.iter().enumerate() {
+                if self.prev.get(i) == Some(line) {
+                    continue;
+                }
+                move_rows(&mut out, row, i);
+                row = i;
+                out.push_str("\x1b[2K");
+                text::write_ansi(&mut out, &text::clip(line, self.width));
+            }
+            if self.prev.len() > live.len() {
+                // Rows that are gone: erased below the last one.
+                if live.is_empty() {
+                    move_rows(&mut out, row, 0);
+                    row = 0;
+                    out.push_str("\r\x1b[J");
+                } else {
+                    let last = live.len() - 1;
+                    move_rows(&mut out, row, last);
+                    row = last;
+                    out.push_str("\r\n\x1b[J\x1b[A");
+                }
+            }
+        }
+        self.prev = live.to_vec();
+        match cursor {
+            Some((r, c)) if r < live.len() => {
+                move_rows(&mut out, row, r);
+                row = r;
+                let _ = write!(out, "\r\x1b[{}G\x1b[?25h", c.min(self.width - 1) + 1);
+            }
+            _ => {}
+        }
+        self.cursor_row = row;
+        out.push_str("\x1b[?2026l");
+        self.stats.frames += 1;
+        self.stats.bytes += out.len() as u64;
+        out
+    }
+
+    /// The bytes that leave the cursor on a fresh line below the live
+    /// region (on exit), keeping what it shows.
+    pub fn finish(&mut self) -> String {
+        let mut out = String::new();
+        let last = self.prev.len().saturating_sub(1);
+        move_rows(&mut out, self.cursor_row, last);
+        out.push_str("\r\n\x1b[0m\x1b[?25h");
+        self.prev.clear();
+        self.cursor_row = 0;
+        self.full = true;
+        out
+    }
+
+    /// The bytes that erase the live region, leaving the cursor where it
+    /// began (before handing the terminal to something else).
+    pub fn erase_live(&mut self) -> String {
+        let mut out = String::new();
+        self.to_top(&mut out);
+        out.push_str("\x1b[J");
+        self.prev.clear();
+        self.cursor_row = 0;
+        self.full = true;
+        out
+    }
+
+    fn to_top(&self, out: &mut String) {
+        out.push('\r');
+        if self.cursor_row > 0 {
+            let _ = write!(out, "\x1b[{}A", self.cursor_row);
+        }
+    }
+
+    /// Keeps count of which history lines are still on the screen.
+    fn note_history(&mut self, columns: usize, live_rows: usize) {
+        let rows = columns.div_ceil(self.width).max(1);
+        self.on_screen.push_back(rows);
+        let room = self.height.saturating_sub(live_rows);
+        let mut total: usize = self.on_screen.iter().sum();
+        // A line partly on the screen stays counted (written again whole
+        // rather than lost).
+        while let Some(&front) = self.on_screen.front() {
+            if total - front >= room && total > room {
+                self.on_screen.pop_front();
+                total -= front;
+            } else {
+                break;
+            }
+        }
+    }
+}
+
+/// Moves the cursor from live row `from` to `to` (down by newlines, which
+/// scroll at the bottom of the screen; up by `CSI A`).
+fn move_rows(out: &mut String, from: usize, to: usize) {
+    if to > from {
+        for _ in from..to {
+            out.push_str("\r\n");
+        }
+    } else if to < from {
+        let _ = write!(out, "\r\x1b[{}A", from - to);
+    } else {
+        out.push('\r');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(texts: &[&str]) -> Vec<StyledLine> {
+        texts.iter().map(|t| StyledLine::plain(*t)).collect()
+    }
+
+    #[test]
+    fn only_changed_rows_are_written() {
+        let mut r = InlineRenderer::new(20, 10);
+        let first = r.frame(Frame {
+            history: &[],
+            live: &rows(&["status", "> ab"]),
+            cursor: Some((1, 4)),
+        });
+        assert!(first.contains("status"));
+        let second = r.frame(Frame {
+            history: &[],
+            live: &rows(&["status", "> abc"]),
+            cursor: Some((1, 5)),
+        });
+        assert!(!second.contains("status"), "{second:?}");
+        assert!(second.contains("> abc"));
+        assert!(second.starts_with("\x1b[?2026h") && second.ends_with("\x1b[?2026l"));
+    }
+
+    #[test]
+    fn never_clears_the_scrollback_and_clears_the_screen_only_for_width() {
+        let mut r = InlineRenderer::new(20, 10);
+        let mut all = String::new();
+        all += &r.frame(Frame {
+            history: &rows(&["a", "b"]),
+            live: &rows(&["x"]),
+            cursor: None,
+        });
+        assert_eq!(r.resize(20, 5), Resize::Height);
+        all += &r.frame(Frame {
+            history: &[],
+            live: &rows(&["x"]),
+            cursor: None,
+        });
+        assert!(!all.contains("\x1b[2J"));
+        assert_eq!(r.resize(10, 5), Resize::Width);
+        assert_eq!(r.lines_on_screen(), 2);
+        all += &r.frame(Frame {
+            history: &rows(&["a", "b"]),
+            live: &rows(&["x"]),
+            cursor: None,
+        });
+        assert!(!all.contains("\x1b[3J"));
+        assert_eq!(r.stats().clears, 1);
+    }
+}
