@@ -26,6 +26,7 @@ mod signals;
 mod slash;
 mod tool_cmd;
 mod trust_cmd;
+mod tui;
 
 use clap::Parser;
 

@@ -12,6 +12,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use crate::cell::CellContext;
 use crate::editor::Editor;
 use crate::footer::{self, Status};
+use crate::inline::{Frame, InlineRenderer};
 use crate::permission::PermissionQueue;
 use crate::text;
 use crate::transcript::Transcript;
@@ -320,6 +321,27 @@ impl App {
         rows.extend_from_slice(&footer[..footer_rows]);
         let caret = caret.and_then(|(r, c)| r.checked_sub(input_skip).map(|r| (top + r, c)));
         (rows, caret)
+    }
+
+    /// One frame's bytes: the history newly settled (or, after a width
+    /// change, `rebuild`, the history that was on the screen, drawn again
+    /// at the new width) and the live region.
+    pub fn frame(&mut self, renderer: &mut InlineRenderer, rebuild: bool, now: Instant) -> String {
+        let width = renderer.width();
+        let history = if rebuild {
+            let all = self.transcript.all_history(&self.cx, width);
+            let keep = renderer.lines_on_screen().min(all.len());
+            all[all.len() - keep..].to_vec()
+        } else {
+            self.transcript.take_history(&self.cx, width)
+        };
+        let registry = self.cx.registry.clone();
+        let (live, cursor) = self.compose(width, renderer.height(), now, registry.as_ref());
+        renderer.frame(Frame {
+            history: &history,
+            live: &live,
+            cursor,
+        })
     }
 
     /// Advances the spinner; whether anything animates.

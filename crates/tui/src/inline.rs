@@ -76,6 +76,8 @@ pub struct InlineRenderer {
     on_screen: VecDeque<usize>,
     /// Lines the last width change left on the screen (what to re-emit).
     lines_to_reemit: usize,
+    /// Where the cursor was put by the last frame.
+    last_cursor: Option<(usize, usize)>,
     stats: RenderStats,
 }
 
@@ -91,6 +93,7 @@ impl InlineRenderer {
             clear: false,
             on_screen: VecDeque::new(),
             lines_to_reemit: 0,
+            last_cursor: None,
             stats: RenderStats::default(),
         }
     }
@@ -142,8 +145,17 @@ impl InlineRenderer {
         self.full = true;
     }
 
-    /// The bytes of one frame.
+    /// The bytes of one frame; empty when nothing changed.
     pub fn frame(&mut self, frame: Frame<'_>) -> String {
+        let unchanged = !self.full
+            && !self.clear
+            && frame.history.is_empty()
+            && frame.cursor == self.last_cursor
+            && frame.live.len() <= self.height
+            && frame.live == self.prev.as_slice();
+        if unchanged {
+            return String::new();
+        }
         let mut out = String::from("\x1b[?2026h\x1b[?25l");
         // At most a screen of live rows, the bottom ones.
         let live = &frame.live[frame.live.len().saturating_sub(self.height)..];
@@ -213,6 +225,7 @@ impl InlineRenderer {
             _ => {}
         }
         self.cursor_row = row;
+        self.last_cursor = frame.cursor;
         out.push_str("\x1b[?2026l");
         self.stats.frames += 1;
         self.stats.bytes += out.len() as u64;
@@ -229,6 +242,7 @@ impl InlineRenderer {
         self.prev.clear();
         self.cursor_row = 0;
         self.full = true;
+        self.last_cursor = None;
         out
     }
 

@@ -22,7 +22,7 @@ use crate::app::{Action, App, SPINNER_INTERVAL};
 use crate::cell::CellContext;
 use crate::error::TuiError;
 use crate::footer::Status;
-use crate::inline::{Frame, InlineRenderer, Resize};
+use crate::inline::{InlineRenderer, Resize};
 use crate::permission::PermissionQuestions;
 use crate::terminal::{self, TerminalGuard};
 use crate::theme::UiTheme;
@@ -330,28 +330,16 @@ impl Ui {
         if !due || self.rebuild_at.is_some() && !rebuild {
             return Ok(());
         }
-        let width = self.renderer.width();
-        let history = if rebuild {
+        if rebuild {
             self.rebuild_at = None;
+            // Drawn again from what the session holds (unless a turn is
+            // streaming: its cells are not in the messages yet).
             if !self.app.is_running() {
                 let messages = self.session.agent().messages();
                 self.app.transcript = Transcript::from_messages(&messages, self.app.cx.theme);
             }
-            let all = self.app.transcript.all_history(&self.app.cx, width);
-            let keep = self.renderer.lines_on_screen().min(all.len());
-            all[all.len() - keep..].to_vec()
-        } else {
-            self.app.transcript.take_history(&self.app.cx, width)
-        };
-        let registry = self.app.cx.registry.clone();
-        let (live, cursor) = self
-            .app
-            .compose(width, self.renderer.height(), now, registry.as_ref());
-        let bytes = self.renderer.frame(Frame {
-            history: &history,
-            live: &live,
-            cursor,
-        });
+        }
+        let bytes = self.app.frame(&mut self.renderer, rebuild, now);
         self.write(&bytes)?;
         self.dirty = false;
         self.urgent = false;
@@ -363,6 +351,9 @@ impl Ui {
     }
 
     fn write(&self, bytes: &str) -> Result<(), TuiError> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
         let mut out = std::io::stdout().lock();
         out.write_all(bytes.as_bytes())
             .and_then(|()| out.flush())
