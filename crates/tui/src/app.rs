@@ -319,7 +319,10 @@ impl App {
         let top = rows.len();
         rows.extend_from_slice(&input[input_skip..]);
         rows.extend_from_slice(&footer[..footer_rows]);
-        let caret = caret.and_then(|(r, c)| r.checked_sub(input_skip).map(|r| (top + r, c)));
+        let caret = caret.and_then(|(r, c)| {
+            r.checked_sub(input_skip)
+                .map(|r| (top + r, c.min(width - 1)))
+        });
         (rows, caret)
     }
 

@@ -99,10 +99,13 @@ impl Status {
             second = second
                 .push(" ".repeat(width - used - right_w), dim)
                 .push(right, dim);
-            vec![first, second]
-        } else {
-            vec![first, second, StyledLine::styled(right, dim)]
+            return vec![first, second];
         }
+        // Narrow: the figures wrap, the model gets a row of its own.
+        let mut rows = vec![first];
+        rows.extend(text::wrap(&second, width.max(1)));
+        rows.extend(text::wrap(&StyledLine::styled(right, dim), width.max(1)));
+        rows
     }
 }
 
@@ -148,5 +151,7 @@ mod tests {
         };
         assert_eq!(s.rows(120, &UiTheme::plain()).len(), 2);
         assert_eq!(s.rows(30, &UiTheme::plain()).len(), 3);
+        let rows = s.rows(12, &UiTheme::plain());
+        assert_eq!(text::plain(&rows[1..3]), "in 0 out 0\n$0.000");
     }
 }

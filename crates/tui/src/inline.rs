@@ -215,6 +215,7 @@ impl InlineRenderer {
                 }
             }
         }
+        self.trim_on_screen(live.len());
         self.prev = live.to_vec();
         match cursor {
             Some((r, c)) if r < live.len() => {
@@ -269,6 +270,13 @@ impl InlineRenderer {
     fn note_history(&mut self, columns: usize, live_rows: usize) {
         let rows = columns.div_ceil(self.width).max(1);
         self.on_screen.push_back(rows);
+        self.trim_on_screen(live_rows);
+    }
+
+    /// Forgets the history lines a live region of `live_rows` pushed into
+    /// the scrollback (it only ever pushes: a shrinking region leaves them
+    /// there).
+    fn trim_on_screen(&mut self, live_rows: usize) {
         let room = self.height.saturating_sub(live_rows);
         let mut total: usize = self.on_screen.iter().sum();
         // A line partly on the screen stays counted (written again whole

@@ -126,7 +126,7 @@ pub fn wrap(line: &StyledLine, width: usize) -> Vec<StyledLine> {
     // Pieces: (text, style, is_space), each a word bound.
     let mut pieces: Vec<(&str, Style, bool)> = Vec::new();
     for span in &line.spans {
-        for w in span.text.split_word_bounds() {
+        for w in whitespace_runs(&span.text) {
             let space = w.chars().all(char::is_whitespace);
             pieces.push((w, span.style, space));
         }
@@ -167,6 +167,22 @@ pub fn wrap(line: &StyledLine, width: usize) -> Vec<StyledLine> {
         trim_end(row);
     }
     rows
+}
+
+/// `text` cut into alternating runs of whitespace and of everything else.
+fn whitespace_runs(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        let first = rest.chars().next()?;
+        let space = first.is_whitespace();
+        let end = rest
+            .char_indices()
+            .find(|(_, c)| c.is_whitespace() != space)
+            .map_or(rest.len(), |(i, _)| i);
+        let (run, tail) = rest.split_at(end);
+        rest = tail;
+        Some(run)
+    })
 }
 
 fn push_text(row: Option<&mut StyledLine>, text: &str, style: Style) {

@@ -1,0 +1,426 @@
+//! agent-tui's integration tests: component snapshots at several widths,
+//! a vt100 replay of the inline renderer's bytes, property tests of the
+//! streaming Markdown and of sizes, all without a real terminal.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use agent_ai::{AssistantMessage, AssistantMessageEvent, ContentBlock, Message, Usage};
+use agent_core::{AgentEvent, AgentToolResult};
+use agent_tool::StyledLine;
+use agent_tui::app::App;
+use agent_tui::cell::{CellContext, CellKind, ToolCell, ToolStatus};
+use agent_tui::footer::Status;
+use agent_tui::inline::InlineRenderer;
+use agent_tui::markdown::{MarkdownStream, render};
+use agent_tui::text::{line_width, plain};
+use agent_tui::transcript::Transcript;
+use agent_tui::UiTheme;
+use proptest::prelude::*;
+
+const CJK: &str = "漢字かな交じり文と한국어";
+const FAMILY: &str = "👨\u{200d}👩\u{200d}👧\u{200d}👦";
+const COMBINING: &str = "cafe\u{301} nai\u{308}ve Z\u{335}a\u{334}";
+
+fn cx() -> CellContext {
+    CellContext {
+        theme: UiTheme::plain(),
+        registry: None,
+        cwd: PathBuf::from("/work"),
+    }
+}
+
+fn status() -> Status {
+    Status {
+        cwd: "~/work/project".into(),
+        model: "scripted/model".into(),
+        thinking: "high".into(),
+        usage: Usage {
+            input: 12_345,
+            output: 678,
+            cache_read: 2_000,
+            cache_write: 300,
+            ..Usage::default()
+        },
+        context_tokens: 75_000,
+        context_window: 100_000,
+    }
+}
+
+/// A transcript with every kind of cell, the last tool still running.
+fn sample_app() -> App {
+    let mut t = Transcript::new(UiTheme::plain());
+    t.push(CellKind::User(format!("{CJK} {FAMILY} {COMBINING}")), true);
+    let mut md = MarkdownStream::new();
+    md.set(
+        &format!("# Heading {CJK}\n\nSome **bold** and `code` with {FAMILY} and {COMBINING}.\n\n- item one\n- item {CJK}\n\n```rust\nfn main() {{ println!(\"{FAMILY}\"); }}\n```"),
+        &UiTheme::plain(),
+    );
+    t.push(CellKind::Assistant(md), true);
+    t.push(CellKind::Thinking("pondering the 漢字".into()), true);
+    t.push(
+        CellKind::Tool(ToolCell {
+            id: "c1".into(),
+            name: "probe".into(),
+            args: serde_json::json!({"path": "src/漢字.rs"}),
+            status: ToolStatus::Ok,
+            partial: None,
+            result: Some(AgentToolResult::text(format!("line one {FAMILY}\nline two {COMBINING}"))),
+            expanded: false,
+        }),
+        true,
+    );
+    t.push(
+        CellKind::Tool(ToolCell {
+            id: "c2".into(),
+            name: "slow".into(),
+            args: serde_json::json!({"command": "sleep 10"}),
+            status: ToolStatus::Running,
+            partial: Some(AgentToolResult::text("tick 1\ntick 2")),
+            result: None,
+            expanded: false,
+        }),
+        false,
+    );
+    let mut app = App::new(t, cx(), status());
+    app.editor.insert(&format!("ask about {CJK}\nand {FAMILY} {COMBINING}"));
+    app
+}
+
+/// Compares with `tests/snapshots/NAME.txt`; `UPDATE_SNAPSHOTS=1` writes it.
+fn snapshot(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(format!("{name}.txt"));
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("no snapshot {}; run with UPDATE_SNAPSHOTS=1", path.display()));
+    assert_eq!(actual, expected, "snapshot {name} differs");
+}
+
+/// Rows with `|` at the right edge, so trailing spaces show.
+fn framed(rows: &[StyledLine], width: usize) -> String {
+    rows.iter()
+        .map(|r| {
+            let w = line_width(r);
+            assert!(w <= width, "row {:?} is {w} wide at {width}", r.to_plain());
+            format!("{}{}|", r.to_plain(), " ".repeat(width - w))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn components_at_four_widths() {
+    for width in [20, 40, 80, 120] {
+        let mut app = sample_app();
+        let history = app.transcript.take_history(&app.cx, width);
+        let (live, caret) = app.compose(width, 60, Instant::now(), None);
+        let caret = caret.expect("the editor has the caret");
+        assert!(caret.1 < width && caret.0 < live.len());
+        let text = format!(
+            "history (logical lines):\n{}\n\nlive region ({width} columns, caret at {caret:?}):\n{}\n",
+            plain(&history),
+            framed(&live, width),
+        );
+        snapshot(&format!("components_{width}"), &text);
+    }
+}
+
+#[test]
+fn the_footer_and_editor_fit_a_tiny_screen() {
+    let mut app = sample_app();
+    let (live, caret) = app.compose(20, 3, Instant::now(), None);
+    assert_eq!(live.len(), 3);
+    // The editor keeps its rows before anything else, the caret's in view.
+    let shown = plain(&live);
+    assert!(!shown.contains("scripted/model"), "{shown:?}");
+    let (row, _) = caret.expect("the caret is shown");
+    assert!(live[row].to_plain().contains("Z\u{335}a\u{334}"), "{shown:?}");
+}
+
+fn assistant(text: &str) -> Arc<AssistantMessage> {
+    Arc::new(AssistantMessage {
+        content: vec![ContentBlock::text(text)],
+        ..AssistantMessage::empty("scripted", "model")
+    })
+}
+
+fn delta_event(so_far: &str, delta: &str) -> AgentEvent {
+    let partial = assistant(so_far);
+    AgentEvent::MessageUpdate {
+        message: partial.clone(),
+        assistant_message_event: AssistantMessageEvent::TextDelta {
+            content_index: 0,
+            delta: delta.to_string(),
+            partial,
+        },
+    }
+}
+
+struct Term {
+    parser: vt100::Parser,
+    rows: u16,
+    cols: u16,
+}
+
+impl Term {
+    fn new(rows: u16, cols: u16) -> Self {
+        let nz = |n: u16| std::num::NonZeroU16::new(n).unwrap();
+        Term {
+            parser: vt100::Parser::new(nz(rows), nz(cols), 100_000),
+            rows,
+            cols,
+        }
+    }
+
+    fn resize(&mut self, rows: u16, cols: u16) {
+        let nz = |n: u16| std::num::NonZeroU16::new(n).unwrap();
+        self.parser.set_size(nz(rows), nz(cols));
+        self.rows = rows;
+        self.cols = cols;
+    }
+
+    /// Every row: the scrollback, then the screen.
+    fn all_rows(&mut self) -> Vec<String> {
+        let len = self.parser.screen().scrollback_len();
+        let height = usize::from(self.rows);
+        let mut out = Vec::new();
+        let mut off = len;
+        while off > 0 {
+            self.parser.screen_mut().set_scrollback(off);
+            let n = off.min(height);
+            out.extend(self.parser.screen().rows(0, self.cols).take(n));
+            off -= n;
+        }
+        self.parser.screen_mut().set_scrollback(0);
+        out.extend(self.parser.screen().rows(0, self.cols));
+        out
+    }
+}
+
+#[test]
+fn vt100_replay_of_a_streamed_answer_and_a_resize() {
+    let mut app = App::new(Transcript::new(UiTheme::plain()), cx(), status());
+    let mut renderer = InlineRenderer::new(60, 12);
+    let mut term = Term::new(12, 60);
+    let mut bytes = Vec::new();
+    let mut draw = |app: &mut App, renderer: &mut InlineRenderer, term: &mut Term, rebuild: bool| {
+        let out = app.frame(renderer, rebuild, Instant::now());
+        term.parser.process(out.as_bytes());
+        bytes.extend_from_slice(out.as_bytes());
+    };
+    draw(&mut app, &mut renderer, &mut term, false);
+    app.run_started(Instant::now());
+    app.agent_event(&AgentEvent::MessageStart {
+        message: Message::user("tell me forty lines"),
+    });
+    app.agent_event(&AgentEvent::MessageStart {
+        message: Message::Assistant((*assistant("")).clone()),
+    });
+    let answer: String = (0..40)
+        .map(|i| format!("line {i:02} alpha beta gamma\n\n"))
+        .collect();
+    let mut so_far = String::new();
+    for (n, chunk) in answer.as_bytes().chunks(7).enumerate() {
+        let delta = std::str::from_utf8(chunk).unwrap();
+        so_far.push_str(delta);
+        app.agent_event(&delta_event(&so_far, delta));
+        draw(&mut app, &mut renderer, &mut term, false);
+        if n == 80 {
+            // Narrower, mid-stream: the screen is drawn again.
+            renderer.resize(44, 12);
+            term.resize(12, 44);
+            draw(&mut app, &mut renderer, &mut term, true);
+        }
+    }
+    app.agent_event(&AgentEvent::MessageEnd {
+        message: Message::Assistant((*assistant(&so_far)).clone()),
+    });
+    app.run_ended();
+    draw(&mut app, &mut renderer, &mut term, false);
+
+    let rows = term.all_rows();
+    for i in 0..40 {
+        let needle = format!("line {i:02} alpha");
+        let count = rows.iter().filter(|r| r.contains(&needle)).count();
+        assert_eq!(count, 1, "{needle:?} appears {count} times:\n{}", rows.join("\n"));
+    }
+    let asked = rows.iter().filter(|r| r.contains("tell me forty")).count();
+    assert_eq!(asked, 1);
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(!text.contains("\x1b[3J"), "the scrollback is never cleared");
+    assert_eq!(text.matches("\x1b[2J").count(), 1, "one clear, for the width change");
+    assert_eq!(renderer.stats().clears, 1);
+    // The live region sits at the bottom: the editor, then the footer.
+    let screen: Vec<String> = term.parser.screen().rows(0, 44).collect();
+    assert!(screen.iter().any(|r| r.starts_with("> ")), "{screen:#?}");
+    let last = screen.iter().rev().find(|r| !r.trim().is_empty());
+    assert!(last.is_some_and(|r| r.contains("scripted/model")), "{screen:#?}");
+    assert!(screen.iter().any(|r| r.contains("75%")), "{screen:#?}");
+    let (row, col) = term.parser.screen().cursor_position();
+    assert_eq!(screen[usize::from(row)].get(..2), Some("> "));
+    assert_eq!(col, 2);
+    // Every frame is one synchronized update.
+    assert_eq!(text.matches("\x1b[?2026h").count(), text.matches("\x1b[?2026l").count());
+}
+
+#[test]
+fn a_quiet_frame_writes_nothing() {
+    let mut app = sample_app();
+    let mut renderer = InlineRenderer::new(80, 24);
+    assert!(!app.frame(&mut renderer, false, Instant::now()).is_empty());
+    assert!(app.frame(&mut renderer, false, Instant::now()).is_empty());
+}
+
+/// Markdown fragments a model writes.
+fn fragment() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("# Title\n\n".to_string()),
+        Just("Some *emphasis* and **strong** text.\n".to_string()),
+        Just("a [link](http://x.y) and `code`\n\n".to_string()),
+        Just("- one\n- two\n  - nested\n\n".to_string()),
+        Just("1. first\n2. second\n\n".to_string()),
+        Just("```rust\nfn f() {}\n\nlet x = 1;\n```\n\n".to_string()),
+        Just("> quoted\n> text\n\n".to_string()),
+        Just("---\n\n".to_string()),
+        Just(format!("{CJK} {FAMILY} {COMBINING}\n")),
+        Just("| a | b |\n|---|---|\n| 1 | 2 |\n\n".to_string()),
+        "[a-z ]{0,20}\n{0,2}",
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn any_chunking_renders_like_the_whole_text(
+        parts in prop::collection::vec(fragment(), 1..12),
+        cuts in prop::collection::vec(1usize..40, 1..40),
+    ) {
+        let text: String = parts.concat();
+        let theme = UiTheme::plain();
+        let mut stream = MarkdownStream::new();
+        let mut at = 0;
+        let mut cuts = cuts.into_iter().cycle();
+        while at < text.len() {
+            let mut end = (at + cuts.next().unwrap_or(1)).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            stream.push(&text[at..end], &theme);
+            at = end;
+        }
+        prop_assert_eq!(plain(&stream.lines()), plain(&render(&text, &theme)));
+    }
+
+    #[test]
+    fn no_size_panics_and_no_row_is_wider_than_the_screen(
+        sizes in prop::collection::vec((1u16..=500, 1u16..=200), 1..8),
+    ) {
+        let mut app = sample_app();
+        let (w, h) = sizes[0];
+        let mut renderer = InlineRenderer::new(w, h);
+        for (w, h) in sizes {
+            let rebuild = renderer.resize(w, h) == agent_tui::inline::Resize::Width;
+            let _ = app.frame(&mut renderer, rebuild, Instant::now());
+            let (live, caret) = app.compose(usize::from(w), usize::from(h), Instant::now(), None);
+            prop_assert!(live.len() <= usize::from(h));
+            for row in &live {
+                prop_assert!(line_width(row) <= usize::from(w));
+            }
+            if let Some((r, c)) = caret {
+                prop_assert!(r < live.len() && c <= usize::from(w));
+            }
+        }
+    }
+}
+
+#[test]
+fn extreme_sizes() {
+    for (w, h) in [(1, 1), (1, 200), (500, 1), (500, 200), (2, 2), (3, 1)] {
+        let mut app = sample_app();
+        let mut renderer = InlineRenderer::new(w, h);
+        let _ = app.frame(&mut renderer, false, Instant::now());
+        let (live, _) = app.compose(usize::from(w), usize::from(h), Instant::now(), None);
+        assert!(live.len() <= usize::from(h));
+        assert!(live.iter().all(|r| line_width(r) <= usize::from(w)));
+    }
+}
+
+#[test]
+fn a_huge_line_is_cut_to_what_a_screen_can_show() {
+    let mut app = App::new(Transcript::new(UiTheme::plain()), cx(), status());
+    app.transcript.notice("x".repeat(1_000_000), false);
+    let mut renderer = InlineRenderer::new(80, 24);
+    let out = app.frame(&mut renderer, false, Instant::now());
+    assert!(out.len() < 80 * agent_tui::inline::MAX_HISTORY_LINE_ROWS + 4096);
+}
+
+#[test]
+fn tool_output_cannot_drive_the_terminal() {
+    let mut app = App::new(Transcript::new(UiTheme::default()), cx(), status());
+    app.agent_event(&AgentEvent::ToolExecutionEnd {
+        tool_call_id: "c".into(),
+        tool_name: "probe".into(),
+        result: AgentToolResult::text("a\x00b\x1b]52;c;aGk=\x07c\rd\x1b[2Je\u{202e}f"),
+        is_error: false,
+    });
+    let mut renderer = InlineRenderer::new(80, 24);
+    let out = app.frame(&mut renderer, false, Instant::now());
+    for bad in ["\x00", "\x1b]", "\x07", "\x1b[2J", "\u{202e}"] {
+        assert!(!out.contains(bad), "{bad:?} reached the terminal: {out:?}");
+    }
+    // Every CR is one of ours: followed by LF, an escape or the end.
+    for (i, _) in out.match_indices('\r') {
+        let next = out[i + 1..].chars().next();
+        assert!(matches!(next, Some('\n' | '\x1b' | '\r') | None), "lone CR at {i}");
+    }
+}
+
+#[test]
+fn a_panicking_renderer_falls_back_to_the_default_view() {
+    use coding_agent::{AgentTool, ToolDefinition, ToolRegistry};
+    #[derive(Debug)]
+    struct Probe;
+    impl AgentTool for Probe {
+        fn meta(&self) -> &agent_core::ToolMeta {
+            static META: std::sync::OnceLock<agent_core::ToolMeta> = std::sync::OnceLock::new();
+            META.get_or_init(|| agent_core::ToolMeta::new("probe", "probes"))
+        }
+        fn execute(
+            &self,
+            _params: serde_json::Value,
+            _cx: agent_core::ToolCallContext,
+        ) -> coding_agent::prelude::BoxFuture<'_, Result<AgentToolResult, agent_core::ToolError>>
+        {
+            Box::pin(async { Ok(AgentToolResult::text("ok")) })
+        }
+    }
+    let def = ToolDefinition::new(Arc::new(Probe))
+        .with_render_call(|_, _, _| panic!("renderer bug"))
+        .with_render_result(|_, _, _, _| panic!("renderer bug"));
+    let registry = ToolRegistry::new(vec![def]);
+    let mut cx = cx();
+    cx.registry = Some(registry);
+    let mut t = Transcript::new(UiTheme::plain());
+    t.push(
+        CellKind::Tool(ToolCell {
+            id: "1".into(),
+            name: "probe".into(),
+            args: serde_json::json!({"a": 1}),
+            status: ToolStatus::Ok,
+            partial: None,
+            result: Some(AgentToolResult::text("the result")),
+            expanded: false,
+        }),
+        true,
+    );
+    let lines = t.take_history(&cx, 80);
+    assert_eq!(plain(&lines), "* probe {\"a\":1}\n  the result");
+}
