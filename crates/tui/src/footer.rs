@@ -150,7 +150,7 @@ mod tests {
             ..Status::default()
         };
         assert_eq!(s.rows(120, &UiTheme::plain()).len(), 2);
-        assert_eq!(s.rows(30, &UiTheme::plain()).len(), 3);
+        assert_eq!(s.rows(40, &UiTheme::plain()).len(), 3);
         let rows = s.rows(12, &UiTheme::plain());
         assert_eq!(text::plain(&rows[1..3]), "in 0 out 0\n$0.000");
     }
