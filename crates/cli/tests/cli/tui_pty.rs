@@ -1,0 +1,186 @@
+//! The terminal UI under a pseudo-terminal: `coding-agent` with the
+//! scripted provider, keys typed, the screen read through vt100. Waits
+//! are for conditions (generous timeouts), never for durations.
+
+use std::io::{Read, Write};
+use std::num::NonZeroU16;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use serde_json::json;
+
+const ROWS: u16 = 24;
+const COLS: u16 = 80;
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// The terminal the child draws on, and every byte it wrote.
+struct Screen {
+    parser: vt100::Parser,
+    raw: Vec<u8>,
+}
+
+impl Screen {
+    /// Scrollback and screen, row by row.
+    fn text(&mut self) -> String {
+        let len = self.parser.screen().scrollback_len();
+        let mut rows = Vec::new();
+        let mut off = len;
+        while off > 0 {
+            self.parser.screen_mut().set_scrollback(off);
+            let n = off.min(usize::from(ROWS));
+            rows.extend(self.parser.screen().rows(0, COLS).take(n));
+            off -= n;
+        }
+        self.parser.screen_mut().set_scrollback(0);
+        rows.extend(self.parser.screen().rows(0, COLS));
+        rows.join("\n")
+    }
+}
+
+struct Tui {
+    screen: Arc<Mutex<Screen>>,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    _master: Box<dyn portable_pty::MasterPty + Send>,
+}
+
+impl Tui {
+    fn start(dir: &std::path::Path, script: &std::path::Path) -> Tui {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: ROWS,
+                cols: COLS,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("a pseudo-terminal");
+        let mut cmd = CommandBuilder::new(assert_cmd::cargo::cargo_bin!("coding-agent"));
+        cmd.args(["--provider", "scripted", "--script"]);
+        cmd.arg(script);
+        cmd.arg("--no-session");
+        cmd.cwd(dir);
+        cmd.env("TERM", "xterm-256color");
+        cmd.env("CODING_AGENT_DIR", dir.join("agent"));
+        cmd.env("HOME", dir);
+        cmd.env_remove("OPENAI_API_KEY");
+        cmd.env_remove("ANTHROPIC_API_KEY");
+        cmd.env_remove("NO_COLOR");
+        let child = pair.slave.spawn_command(cmd).expect("the binary starts");
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().expect("a reader");
+        let writer = pair.master.take_writer().expect("a writer");
+        let nz = |n: u16| NonZeroU16::new(n).expect("non-zero");
+        let screen = Arc::new(Mutex::new(Screen {
+            parser: vt100::Parser::new(nz(ROWS), nz(COLS), 10_000),
+            raw: Vec::new(),
+        }));
+        let sink = screen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let mut s = sink.lock().unwrap_or_else(|p| p.into_inner());
+                s.parser.process(&buf[..n]);
+                s.raw.extend_from_slice(&buf[..n]);
+            }
+        });
+        Tui {
+            screen,
+            writer,
+            child,
+            _master: pair.master,
+        }
+    }
+
+    fn send(&mut self, bytes: &str) {
+        self.writer.write_all(bytes.as_bytes()).expect("the pty takes input");
+        self.writer.flush().expect("flushed");
+    }
+
+    /// Waits until the whole text (scrollback and screen) satisfies `ok`.
+    fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let text = self.screen.lock().unwrap_or_else(|p| p.into_inner()).text();
+            if ok(&text) {
+                return text;
+            }
+            assert!(start.elapsed() < PATIENCE, "waited for {what}; the terminal shows:\n{text}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn wait_exit(&mut self) -> portable_pty::ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("the child's status") {
+                return status;
+            }
+            assert!(start.elapsed() < PATIENCE, "the UI did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+#[test]
+fn the_terminal_ui_answers_interrupts_pastes_and_restores_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.jsonl");
+    let turns = [
+        json!({"content":[{"type":"text","text":"The **scripted** answer is forty-two."}]}),
+        // A model that takes its time: Esc stops it.
+        json!({"content":[{"type":"text","text":"never seen"}],"delayMs":600000}),
+    ];
+    let text: String = turns.iter().map(|t| format!("{t}\n")).collect();
+    std::fs::write(&script, text).unwrap();
+    let mut tui = Tui::start(dir.path(), &script);
+    tui.wait_for("the footer", |t| t.contains("scripted/"));
+
+    // Text, then Enter apart.
+    tui.send("what is the answer");
+    tui.wait_for("the typed text", |t| t.contains("> what is the answer"));
+    tui.send("\r");
+    let shown = tui.wait_for("the answer", |t| t.contains("answer is forty-two."));
+    // Markdown drawn, not shown raw; the prompt appears once in history.
+    assert!(!shown.contains("**scripted**"), "{shown}");
+    assert_eq!(shown.matches("> what is the answer").count(), 1, "{shown}");
+
+    tui.send("wait forever");
+    tui.send("\r");
+    tui.wait_for("the spinner", |t| t.contains("esc to interrupt"));
+    tui.send("\x1b");
+    tui.wait_for("the cancellation", |t| {
+        t.contains("cancelled") && !t.contains("esc to interrupt")
+    });
+
+    // A big paste becomes one marker; Ctrl+C clears it.
+    let paste = "pasted line\n".repeat(20);
+    tui.send(&format!("\x1b[200~{paste}\x1b[201~"));
+    tui.wait_for("the paste marker", |t| t.contains("[paste #1 +21 lines]"));
+    tui.send("\x03");
+    tui.wait_for("an empty editor", |t| !t.contains("[paste #1"));
+
+    // Ctrl+D on an empty editor leaves; the terminal is as it was.
+    tui.send("\x04");
+    let status = tui.wait_exit();
+    assert!(status.success(), "exit status {status:?}");
+    let mut screen = tui.screen.lock().unwrap_or_else(|p| p.into_inner());
+    assert!(!screen.parser.screen().hide_cursor(), "the cursor is shown again");
+    assert!(!screen.parser.screen().bracketed_paste(), "bracketed paste is off again");
+    let raw = String::from_utf8_lossy(&screen.raw).into_owned();
+    let on = raw.rfind("\x1b[?2004h").expect("bracketed paste was turned on");
+    let off = raw.rfind("\x1b[?2004l").expect("and off");
+    assert!(off > on);
+    assert!(!raw.contains("\x1b[3J"), "the scrollback is never cleared");
+    let text = screen.text();
+    assert_eq!(text.matches("answer is forty-two.").count(), 1, "{text}");
+}
