@@ -175,11 +175,7 @@ impl App {
                 return Some(Action::FollowUp(text));
             }
             KeyCode::Enter => return self.submit(),
-            KeyCode::Esc => {
-                if self.is_running() {
-                    return Some(Action::Interrupt);
-                }
-            }
+            KeyCode::Esc if running => return Some(Action::Interrupt),
             KeyCode::Char('c') if ctrl => {
                 if !self.editor.is_empty() {
                     self.editor.clear();

@@ -70,7 +70,7 @@ pub enum CellKind {
     /// Thinking, dim.
     Thinking(String),
     /// A tool call.
-    Tool(ToolCell),
+    Tool(Box<ToolCell>),
     /// A notice from the UI (command output, errors, cancellation).
     Notice {
         /// The text.
@@ -135,7 +135,8 @@ impl Cell {
 
     /// The logical lines at `width` (cached).
     pub fn lines(&mut self, cx: &CellContext, width: usize) -> &[StyledLine] {
-        let fresh = matches!(&self.lines_cache, Some((v, w, _)) if *v == self.version && *w == width);
+        let fresh =
+            matches!(&self.lines_cache, Some((v, w, _)) if *v == self.version && *w == width);
         if !fresh {
             let lines = draw(&self.kind, self.settled, cx, width);
             self.lines_cache = Some((self.version, width, lines));
@@ -148,7 +149,8 @@ impl Cell {
 
     /// The lines wrapped into rows of at most `width` columns (cached).
     pub fn rows(&mut self, cx: &CellContext, width: usize) -> &[StyledLine] {
-        let fresh = matches!(&self.rows_cache, Some((v, w, _)) if *v == self.version && *w == width);
+        let fresh =
+            matches!(&self.rows_cache, Some((v, w, _)) if *v == self.version && *w == width);
         if !fresh {
             let rows: Vec<StyledLine> = text::wrap_all(self.lines(cx, width), width)
                 .iter()
@@ -261,7 +263,10 @@ fn draw_tool(call: &ToolCell, _settled: bool, cx: &CellContext, width: usize) ->
 }
 
 /// Runs a renderer; a panic gives `fallback()` instead (and is logged).
-fn guarded(render: impl FnOnce() -> StyledText, fallback: impl FnOnce() -> StyledText) -> StyledText {
+fn guarded(
+    render: impl FnOnce() -> StyledText,
+    fallback: impl FnOnce() -> StyledText,
+) -> StyledText {
     match crate::terminal::catch_renderer_panic(render) {
         Some(text) => text,
         None => fallback(),
@@ -304,11 +309,11 @@ mod tests {
             expanded: false,
         };
         let cx = cx();
-        let mut cell = Cell::new(CellKind::Tool(call.clone()), false);
+        let mut cell = Cell::new(CellKind::Tool(Box::new(call.clone())), false);
         assert_eq!(text::plain(cell.lines(&cx, 80)), "* probe {\"x\":1}");
         call.status = ToolStatus::Error;
         call.result = Some(AgentToolResult::text("bad\x1b[2J"));
-        let mut cell = Cell::new(CellKind::Tool(call), true);
+        let mut cell = Cell::new(CellKind::Tool(Box::new(call)), true);
         let out = text::plain(cell.lines(&cx, 80));
         assert_eq!(out, "x probe {\"x\":1}\n  bad␛[2J");
     }

@@ -302,7 +302,12 @@ impl Editor {
 
     /// The editor's rows at `width` (a `> ` gutter, wrapped by grapheme
     /// width) and the caret's (row, column).
-    pub fn render(&self, width: usize, style: Style, gutter: Style) -> (Vec<StyledLine>, (usize, usize)) {
+    pub fn render(
+        &self,
+        width: usize,
+        style: Style,
+        gutter: Style,
+    ) -> (Vec<StyledLine>, (usize, usize)) {
         let width = width.max(3);
         let inner = width - 2;
         let mut rows: Vec<StyledLine> = Vec::new();
@@ -314,9 +319,7 @@ impl Editor {
             let mut first_row_of_line = true;
             let push_row = |rows: &mut Vec<StyledLine>, row: &mut String, first: bool| {
                 let lead = if rows.is_empty() && first { "> " } else { "  " };
-                rows.push(
-                    StyledLine::styled(lead, gutter).push(text::clean(row), style),
-                );
+                rows.push(StyledLine::styled(lead, gutter).push(text::clean(row), style));
                 row.clear();
             };
             for (gi, g) in line.grapheme_indices(true) {

@@ -129,7 +129,9 @@ impl PermissionQueue {
         )];
         let call = crate::terminal::catch_renderer_panic(|| match registry {
             Some(r) => r.render_call(&q.request.tool, &q.request.args, &theme.tools, ctx),
-            None => coding_agent::default_render_call(&q.request.tool, &q.request.args, &theme.tools),
+            None => {
+                coding_agent::default_render_call(&q.request.tool, &q.request.args, &theme.tools)
+            }
         })
         .unwrap_or_else(|| {
             coding_agent::default_render_call(&q.request.tool, &q.request.args, &theme.tools)

@@ -269,7 +269,10 @@ mod tests {
     #[test]
     fn wide_and_combining_graphemes_keep_their_columns() {
         assert_eq!(rows("漢字漢字", 5), ["漢字", "漢字"]);
-        assert_eq!(rows("e\u{301}e\u{301}e\u{301}", 2), ["e\u{301}e\u{301}", "e\u{301}"]);
+        assert_eq!(
+            rows("e\u{301}e\u{301}e\u{301}", 2),
+            ["e\u{301}e\u{301}", "e\u{301}"]
+        );
         let family = "👨\u{200d}👩\u{200d}👧";
         assert_eq!(rows(&format!("{family}{family}"), 3), [family, family]);
         for r in wrap(&StyledLine::plain("漢字 abc 👍🏽 x"), 3) {

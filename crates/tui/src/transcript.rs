@@ -95,9 +95,9 @@ impl Transcript {
 
     /// Whether a tool call is running.
     pub fn has_running_tools(&self) -> bool {
-        self.cells.iter().any(|c| {
-            matches!(c.kind(), CellKind::Tool(t) if matches!(t.status, ToolStatus::Running))
-        })
+        self.cells.iter().any(
+            |c| matches!(c.kind(), CellKind::Tool(t) if matches!(t.status, ToolStatus::Running)),
+        )
     }
 
     /// Applies one agent event.
@@ -166,7 +166,7 @@ impl Transcript {
                     let kind = match block {
                         ContentBlock::Text(_) => CellKind::Assistant(MarkdownStream::new()),
                         ContentBlock::Thinking(_) => CellKind::Thinking(String::new()),
-                        ContentBlock::ToolCall(call) => CellKind::Tool(ToolCell {
+                        ContentBlock::ToolCall(call) => CellKind::Tool(Box::new(ToolCell {
                             id: call.id.clone(),
                             name: call.name.clone(),
                             args: call.arguments.clone(),
@@ -174,7 +174,7 @@ impl Transcript {
                             partial: None,
                             result: None,
                             expanded: false,
-                        }),
+                        })),
                         ContentBlock::Image(_) => continue,
                     };
                     self.push(kind, false);
@@ -225,7 +225,7 @@ impl Transcript {
             Some(&i) => i,
             None => {
                 self.push(
-                    CellKind::Tool(ToolCell {
+                    CellKind::Tool(Box::new(ToolCell {
                         id: id.to_string(),
                         name: name.to_string(),
                         args: serde_json::Value::Null,
@@ -233,7 +233,7 @@ impl Transcript {
                         partial: None,
                         result: None,
                         expanded: false,
-                    }),
+                    })),
                     false,
                 );
                 self.cells.len() - 1
@@ -243,7 +243,7 @@ impl Transcript {
             CellKind::Tool(call) => call,
             // The index map only holds tool cells; a stray one is replaced.
             other => {
-                *other = CellKind::Tool(ToolCell {
+                *other = CellKind::Tool(Box::new(ToolCell {
                     id: id.to_string(),
                     name: name.to_string(),
                     args: serde_json::Value::Null,
@@ -251,7 +251,7 @@ impl Transcript {
                     partial: None,
                     result: None,
                     expanded: false,
-                });
+                }));
                 match other {
                     CellKind::Tool(call) => call,
                     _ => unreachable!("just set"),

@@ -40,7 +40,11 @@ const WIND_DOWN: Duration = Duration::from_secs(5);
 pub trait SlashCommands: Send + Sync {
     /// Runs `line` on `session`: `None` when it is not a command (it is
     /// then sent as a prompt), else its output or its error.
-    fn run(&self, session: &AgentSession, line: &str) -> BoxFuture<'static, Option<Result<String, String>>>;
+    fn run(
+        &self,
+        session: &AgentSession,
+        line: &str,
+    ) -> BoxFuture<'static, Option<Result<String, String>>>;
 }
 
 /// How the UI is set up.
@@ -87,7 +91,9 @@ pub fn session_status(session: &AgentSession) -> Status {
     }
     let cwd = session.cwd().display().to_string();
     let cwd = match std::env::var("HOME") {
-        Ok(home) if !home.is_empty() && cwd.starts_with(&home) => format!("~{}", &cwd[home.len()..]),
+        Ok(home) if !home.is_empty() && cwd.starts_with(&home) => {
+            format!("~{}", &cwd[home.len()..])
+        }
         _ => cwd,
     };
     Status {
@@ -295,7 +301,10 @@ impl Ui {
         match result {
             Some(Ok(text)) if !text.trim().is_empty() => self.app.transcript.notice(text, false),
             Some(Ok(_)) => {}
-            Some(Err(e)) => self.app.transcript.notice(format!("coding-agent: {e}"), true),
+            Some(Err(e)) => self
+                .app
+                .transcript
+                .notice(format!("coding-agent: {e}"), true),
             None => self.app.transcript.notice("not a command", true),
         }
         // A command that changed the conversation (/new, /resume, /fork,

@@ -9,6 +9,7 @@ use std::time::Instant;
 use agent_ai::{AssistantMessage, AssistantMessageEvent, ContentBlock, Message, Usage};
 use agent_core::{AgentEvent, AgentToolResult};
 use agent_tool::StyledLine;
+use agent_tui::UiTheme;
 use agent_tui::app::App;
 use agent_tui::cell::{CellContext, CellKind, ToolCell, ToolStatus};
 use agent_tui::footer::Status;
@@ -16,7 +17,6 @@ use agent_tui::inline::InlineRenderer;
 use agent_tui::markdown::{MarkdownStream, render};
 use agent_tui::text::{line_width, plain};
 use agent_tui::transcript::Transcript;
-use agent_tui::UiTheme;
 use proptest::prelude::*;
 
 const CJK: &str = "漢字かな交じり文と한국어";
@@ -60,19 +60,21 @@ fn sample_app() -> App {
     t.push(CellKind::Assistant(md), true);
     t.push(CellKind::Thinking("pondering the 漢字".into()), true);
     t.push(
-        CellKind::Tool(ToolCell {
+        CellKind::Tool(Box::new(ToolCell {
             id: "c1".into(),
             name: "probe".into(),
             args: serde_json::json!({"path": "src/漢字.rs"}),
             status: ToolStatus::Ok,
             partial: None,
-            result: Some(AgentToolResult::text(format!("line one {FAMILY}\nline two {COMBINING}"))),
+            result: Some(AgentToolResult::text(format!(
+                "line one {FAMILY}\nline two {COMBINING}"
+            ))),
             expanded: false,
-        }),
+        })),
         true,
     );
     t.push(
-        CellKind::Tool(ToolCell {
+        CellKind::Tool(Box::new(ToolCell {
             id: "c2".into(),
             name: "slow".into(),
             args: serde_json::json!({"command": "sleep 10"}),
@@ -80,11 +82,12 @@ fn sample_app() -> App {
             partial: Some(AgentToolResult::text("tick 1\ntick 2")),
             result: None,
             expanded: false,
-        }),
+        })),
         false,
     );
     let mut app = App::new(t, cx(), status());
-    app.editor.insert(&format!("ask about {CJK}\nand {FAMILY} {COMBINING}"));
+    app.editor
+        .insert(&format!("ask about {CJK}\nand {FAMILY} {COMBINING}"));
     app
 }
 
@@ -98,8 +101,12 @@ fn snapshot(name: &str, actual: &str) {
         std::fs::write(&path, actual).unwrap();
         return;
     }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("no snapshot {}; run with UPDATE_SNAPSHOTS=1", path.display()));
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "no snapshot {}; run with UPDATE_SNAPSHOTS=1",
+            path.display()
+        )
+    });
     assert_eq!(actual, expected, "snapshot {name} differs");
 }
 
@@ -141,7 +148,10 @@ fn the_footer_and_editor_fit_a_tiny_screen() {
     let shown = plain(&live);
     assert!(!shown.contains("scripted/model"), "{shown:?}");
     let (row, _) = caret.expect("the caret is shown");
-    assert!(live[row].to_plain().contains("Z\u{335}a\u{334}"), "{shown:?}");
+    assert!(
+        live[row].to_plain().contains("Z\u{335}a\u{334}"),
+        "{shown:?}"
+    );
 }
 
 fn assistant(text: &str) -> Arc<AssistantMessage> {
@@ -210,11 +220,12 @@ fn vt100_replay_of_a_streamed_answer_and_a_resize() {
     let mut renderer = InlineRenderer::new(60, 12);
     let mut term = Term::new(12, 60);
     let mut bytes = Vec::new();
-    let mut draw = |app: &mut App, renderer: &mut InlineRenderer, term: &mut Term, rebuild: bool| {
-        let out = app.frame(renderer, rebuild, Instant::now());
-        term.parser.process(out.as_bytes());
-        bytes.extend_from_slice(out.as_bytes());
-    };
+    let mut draw =
+        |app: &mut App, renderer: &mut InlineRenderer, term: &mut Term, rebuild: bool| {
+            let out = app.frame(renderer, rebuild, Instant::now());
+            term.parser.process(out.as_bytes());
+            bytes.extend_from_slice(out.as_bytes());
+        };
     draw(&mut app, &mut renderer, &mut term, false);
     app.run_started(Instant::now());
     app.agent_event(&AgentEvent::MessageStart {
@@ -249,25 +260,40 @@ fn vt100_replay_of_a_streamed_answer_and_a_resize() {
     for i in 0..40 {
         let needle = format!("line {i:02} alpha");
         let count = rows.iter().filter(|r| r.contains(&needle)).count();
-        assert_eq!(count, 1, "{needle:?} appears {count} times:\n{}", rows.join("\n"));
+        assert_eq!(
+            count,
+            1,
+            "{needle:?} appears {count} times:\n{}",
+            rows.join("\n")
+        );
     }
     let asked = rows.iter().filter(|r| r.contains("tell me forty")).count();
     assert_eq!(asked, 1);
     let text = String::from_utf8_lossy(&bytes);
     assert!(!text.contains("\x1b[3J"), "the scrollback is never cleared");
-    assert_eq!(text.matches("\x1b[2J").count(), 1, "one clear, for the width change");
+    assert_eq!(
+        text.matches("\x1b[2J").count(),
+        1,
+        "one clear, for the width change"
+    );
     assert_eq!(renderer.stats().clears, 1);
     // The live region sits at the bottom: the editor, then the footer.
     let screen: Vec<String> = term.parser.screen().rows(0, 44).collect();
     assert!(screen.iter().any(|r| r.starts_with("> ")), "{screen:#?}");
     let last = screen.iter().rev().find(|r| !r.trim().is_empty());
-    assert!(last.is_some_and(|r| r.contains("scripted/model")), "{screen:#?}");
+    assert!(
+        last.is_some_and(|r| r.contains("scripted/model")),
+        "{screen:#?}"
+    );
     assert!(screen.iter().any(|r| r.contains("75%")), "{screen:#?}");
     let (row, col) = term.parser.screen().cursor_position();
     assert_eq!(screen[usize::from(row)].get(..2), Some("> "));
     assert_eq!(col, 2);
     // Every frame is one synchronized update.
-    assert_eq!(text.matches("\x1b[?2026h").count(), text.matches("\x1b[?2026l").count());
+    assert_eq!(
+        text.matches("\x1b[?2026h").count(),
+        text.matches("\x1b[?2026l").count()
+    );
 }
 
 #[test]
@@ -379,7 +405,10 @@ fn tool_output_cannot_drive_the_terminal() {
     // Every CR is one of ours: followed by LF, an escape or the end.
     for (i, _) in out.match_indices('\r') {
         let next = out[i + 1..].chars().next();
-        assert!(matches!(next, Some('\n' | '\x1b' | '\r') | None), "lone CR at {i}");
+        assert!(
+            matches!(next, Some('\n' | '\x1b' | '\r') | None),
+            "lone CR at {i}"
+        );
     }
 }
 
@@ -410,7 +439,7 @@ fn a_panicking_renderer_falls_back_to_the_default_view() {
     cx.registry = Some(registry);
     let mut t = Transcript::new(UiTheme::plain());
     t.push(
-        CellKind::Tool(ToolCell {
+        CellKind::Tool(Box::new(ToolCell {
             id: "1".into(),
             name: "probe".into(),
             args: serde_json::json!({"a": 1}),
@@ -418,7 +447,7 @@ fn a_panicking_renderer_falls_back_to_the_default_view() {
             partial: None,
             result: Some(AgentToolResult::text("the result")),
             expanded: false,
-        }),
+        })),
         true,
     );
     let lines = t.take_history(&cx, 80);

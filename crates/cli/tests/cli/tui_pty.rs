@@ -96,7 +96,9 @@ impl Tui {
     }
 
     fn send(&mut self, bytes: &str) {
-        self.writer.write_all(bytes.as_bytes()).expect("the pty takes input");
+        self.writer
+            .write_all(bytes.as_bytes())
+            .expect("the pty takes input");
         self.writer.flush().expect("flushed");
     }
 
@@ -108,7 +110,10 @@ impl Tui {
             if ok(&text) {
                 return text;
             }
-            assert!(start.elapsed() < PATIENCE, "waited for {what}; the terminal shows:\n{text}");
+            assert!(
+                start.elapsed() < PATIENCE,
+                "waited for {what}; the terminal shows:\n{text}"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -174,10 +179,18 @@ fn the_terminal_ui_answers_interrupts_pastes_and_restores_the_terminal() {
     let status = tui.wait_exit();
     assert!(status.success(), "exit status {status:?}");
     let mut screen = tui.screen.lock().unwrap_or_else(|p| p.into_inner());
-    assert!(!screen.parser.screen().hide_cursor(), "the cursor is shown again");
-    assert!(!screen.parser.screen().bracketed_paste(), "bracketed paste is off again");
+    assert!(
+        !screen.parser.screen().hide_cursor(),
+        "the cursor is shown again"
+    );
+    assert!(
+        !screen.parser.screen().bracketed_paste(),
+        "bracketed paste is off again"
+    );
     let raw = String::from_utf8_lossy(&screen.raw).into_owned();
-    let on = raw.rfind("\x1b[?2004h").expect("bracketed paste was turned on");
+    let on = raw
+        .rfind("\x1b[?2004h")
+        .expect("bracketed paste was turned on");
     let off = raw.rfind("\x1b[?2004l").expect("and off");
     assert!(off > on);
     assert!(!raw.contains("\x1b[3J"), "the scrollback is never cleared");
