@@ -37,8 +37,11 @@ fn options() -> Options {
     Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS
 }
 
-/// The byte ranges of the top-level blocks of `src`, in order.
+/// The byte ranges of the top-level blocks of `src`, in order, each from
+/// the start of its first line (an indented code block's indentation is
+/// part of it).
 pub fn top_level_blocks(src: &str) -> Vec<Range<usize>> {
+    let line_start = |at: usize| src[..at].rfind('\n').map_or(0, |i| i + 1);
     let mut blocks = Vec::new();
     let mut depth = 0usize;
     let mut start = 0;
@@ -46,7 +49,7 @@ pub fn top_level_blocks(src: &str) -> Vec<Range<usize>> {
         match event {
             Event::Start(_) => {
                 if depth == 0 {
-                    start = range.start;
+                    start = line_start(range.start);
                 }
                 depth += 1;
             }
@@ -56,7 +59,7 @@ pub fn top_level_blocks(src: &str) -> Vec<Range<usize>> {
                     blocks.push(start..range.end.max(start));
                 }
             }
-            _ if depth == 0 => blocks.push(range),
+            _ if depth == 0 => blocks.push(line_start(range.start)..range.end),
             _ => {}
         }
     }
