@@ -456,3 +456,153 @@ fn a_panicking_renderer_falls_back_to_the_default_view() {
     let lines = t.take_history(&cx, 80);
     assert_eq!(plain(&lines), "* probe {\"a\":1}\n  the result");
 }
+
+fn key(
+    code: crossterm::event::KeyCode,
+    mods: crossterm::event::KeyModifiers,
+) -> crossterm::event::KeyEvent {
+    crossterm::event::KeyEvent::new(code, mods)
+}
+
+fn press(app: &mut App, code: crossterm::event::KeyCode) -> Option<agent_tui::app::Action> {
+    app.key(key(code, crossterm::event::KeyModifiers::NONE))
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        press(app, crossterm::event::KeyCode::Char(c));
+    }
+}
+
+fn request(command: &str) -> coding_agent::permissions::PermissionRequest {
+    use coding_agent::permissions::{Permission, PermissionDecision, PermissionRequest, ToolShape};
+    PermissionRequest {
+        tool: "probe".into(),
+        shape: ToolShape::named("probe"),
+        args: serde_json::json!({"command": command}),
+        decision: PermissionDecision {
+            permission: Permission::Ask,
+            rule: None,
+            subject: None,
+        },
+    }
+}
+
+#[tokio::test]
+async fn a_permission_question_replaces_the_editor_and_parallel_ones_queue() {
+    use coding_agent::permissions::{PermissionAnswer, PermissionPrompt};
+    use crossterm::event::KeyCode;
+    let (prompt, mut questions) = agent_tui::permission_channel();
+    let first = prompt.ask(request("rm -rf build"));
+    let second = prompt.ask(request("git push"));
+    let mut app = App::new(Transcript::new(UiTheme::plain()), cx(), status());
+    typed(&mut app, "draft");
+    for _ in 0..2 {
+        let q = questions.recv().await.expect("a question");
+        app.permissions.push(q);
+    }
+    let (rows, caret) = app.compose(60, 30, Instant::now(), None);
+    let shown = plain(&rows);
+    assert!(caret.is_none(), "no caret while a question waits");
+    assert!(
+        shown.contains("Allow probe?") && shown.contains("rm -rf build"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("(1 more waiting)") && !shown.contains("draft"),
+        "{shown}"
+    );
+    // Keys that are not answers do nothing, and do not reach the editor.
+    typed(&mut app, "x");
+    press(&mut app, KeyCode::Char('y'));
+    assert_eq!(first.await, PermissionAnswer::Yes);
+    let shown = plain(&app.compose(60, 30, Instant::now(), None).0);
+    assert!(
+        shown.contains("git push") && !shown.contains("more waiting"),
+        "{shown}"
+    );
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(second.await, PermissionAnswer::No);
+    let (rows, caret) = app.compose(60, 30, Instant::now(), None);
+    assert!(caret.is_some());
+    assert!(plain(&rows).contains("> draft"));
+    assert_eq!(app.editor.text(), "draft");
+}
+
+#[test]
+fn enter_steers_alt_enter_queues_and_esc_gives_them_back() {
+    use agent_tui::app::Action;
+    use crossterm::event::{KeyCode, KeyModifiers};
+    let mut app = App::new(Transcript::new(UiTheme::plain()), cx(), status());
+    typed(&mut app, "first prompt");
+    assert_eq!(
+        press(&mut app, KeyCode::Enter),
+        Some(Action::Prompt("first prompt".into()))
+    );
+    app.run_started(Instant::now());
+    typed(&mut app, "steer me");
+    assert_eq!(
+        press(&mut app, KeyCode::Enter),
+        Some(Action::Steer("steer me".into()))
+    );
+    typed(&mut app, "later");
+    assert_eq!(
+        app.key(key(KeyCode::Enter, KeyModifiers::ALT)),
+        Some(Action::FollowUp("later".into()))
+    );
+    let shown = plain(&app.compose(60, 30, Instant::now(), None).0);
+    assert!(
+        shown.contains("Steering: steer me") && shown.contains("Follow-up: later"),
+        "{shown}"
+    );
+    assert!(shown.contains("esc to interrupt"), "{shown}");
+    // The steering message was delivered: no longer queued.
+    app.agent_event(&AgentEvent::MessageStart {
+        message: Message::user("steer me"),
+    });
+    assert_eq!(press(&mut app, KeyCode::Esc), Some(Action::Interrupt));
+    app.run_ended();
+    assert_eq!(app.editor.text(), "later");
+    let shown = plain(&app.compose(60, 30, Instant::now(), None).0);
+    assert!(
+        !shown.contains("Follow-up") && !shown.contains("esc to interrupt"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn ctrl_c_clears_then_interrupts_then_exits_twice() {
+    use agent_tui::app::Action;
+    use crossterm::event::{KeyCode, KeyModifiers};
+    let ctrl_c = key(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let mut app = App::new(Transcript::new(UiTheme::plain()), cx(), status());
+    typed(&mut app, "some text");
+    assert_eq!(app.key(ctrl_c), None);
+    assert!(app.editor.is_empty());
+    app.run_started(Instant::now());
+    assert_eq!(app.key(ctrl_c), Some(Action::Interrupt));
+    app.run_ended();
+    assert_eq!(
+        app.key(ctrl_c),
+        None,
+        "the first one on an idle, empty editor arms"
+    );
+    typed(&mut app, "a");
+    press(&mut app, KeyCode::Backspace);
+    assert_eq!(app.key(ctrl_c), None, "another key disarms");
+    assert_eq!(app.key(ctrl_c), Some(Action::Exit));
+    // Shift+Enter and Alt+Enter (idle) are new lines; /commands go out whole.
+    typed(&mut app, "a");
+    app.key(key(KeyCode::Enter, KeyModifiers::SHIFT));
+    app.key(key(KeyCode::Enter, KeyModifiers::ALT));
+    typed(&mut app, "b");
+    assert_eq!(app.editor.text(), "a\n\nb");
+    app.editor.clear();
+    typed(&mut app, "/tree");
+    assert_eq!(
+        press(&mut app, KeyCode::Enter),
+        Some(Action::Command("/tree".into()))
+    );
+    typed(&mut app, "/exit");
+    assert_eq!(press(&mut app, KeyCode::Enter), Some(Action::Exit));
+}
