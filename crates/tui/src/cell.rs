@@ -60,6 +60,26 @@ pub struct ToolCell {
     pub expanded: bool,
 }
 
+impl ToolCell {
+    /// A call without a result yet, collapsed.
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        args: Value,
+        status: ToolStatus,
+    ) -> Self {
+        ToolCell {
+            id: id.into(),
+            name: name.into(),
+            args,
+            status,
+            partial: None,
+            result: None,
+            expanded: false,
+        }
+    }
+}
+
 /// What a cell shows.
 #[derive(Debug, Clone)]
 pub enum CellKind {

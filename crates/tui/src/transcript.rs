@@ -120,9 +120,10 @@ impl Transcript {
                 tool_name,
                 args,
             } => {
-                let call = self.tool_cell(tool_call_id, tool_name);
-                call.args = args.clone();
-                call.status = ToolStatus::Running;
+                if let Some(call) = self.tool_cell(tool_call_id, tool_name) {
+                    call.args = args.clone();
+                    call.status = ToolStatus::Running;
+                }
             }
             AgentEvent::ToolExecutionUpdate {
                 tool_call_id,
@@ -130,8 +131,9 @@ impl Transcript {
                 partial_result,
                 ..
             } => {
-                let call = self.tool_cell(tool_call_id, tool_name);
-                call.partial = Some(partial_result.clone());
+                if let Some(call) = self.tool_cell(tool_call_id, tool_name) {
+                    call.partial = Some(partial_result.clone());
+                }
             }
             AgentEvent::ToolExecutionEnd {
                 tool_call_id,
@@ -166,15 +168,12 @@ impl Transcript {
                     let kind = match block {
                         ContentBlock::Text(_) => CellKind::Assistant(MarkdownStream::new()),
                         ContentBlock::Thinking(_) => CellKind::Thinking(String::new()),
-                        ContentBlock::ToolCall(call) => CellKind::Tool(Box::new(ToolCell {
-                            id: call.id.clone(),
-                            name: call.name.clone(),
-                            args: call.arguments.clone(),
-                            status: ToolStatus::Streaming,
-                            partial: None,
-                            result: None,
-                            expanded: false,
-                        })),
+                        ContentBlock::ToolCall(call) => CellKind::Tool(Box::new(ToolCell::new(
+                            call.id.clone(),
+                            call.name.clone(),
+                            call.arguments.clone(),
+                            ToolStatus::Streaming,
+                        ))),
                         ContentBlock::Image(_) => continue,
                     };
                     self.push(kind, false);
@@ -220,55 +219,37 @@ impl Transcript {
         }
     }
 
-    fn tool_cell(&mut self, id: &str, name: &str) -> &mut ToolCell {
-        let index = match self.tools.get(id) {
-            Some(&i) => i,
+    /// The cell of call `id`, made (running) if the call is new.
+    fn tool_cell(&mut self, id: &str, name: &str) -> Option<&mut ToolCell> {
+        let known = self
+            .tools
+            .get(id)
+            .copied()
+            .filter(|&i| matches!(self.cells.get(i).map(Cell::kind), Some(CellKind::Tool(_))));
+        let index = match known {
+            Some(i) => i,
             None => {
-                self.push(
-                    CellKind::Tool(Box::new(ToolCell {
-                        id: id.to_string(),
-                        name: name.to_string(),
-                        args: serde_json::Value::Null,
-                        status: ToolStatus::Running,
-                        partial: None,
-                        result: None,
-                        expanded: false,
-                    })),
-                    false,
-                );
+                let call = ToolCell::new(id, name, serde_json::Value::Null, ToolStatus::Running);
+                self.push(CellKind::Tool(Box::new(call)), false);
                 self.cells.len() - 1
             }
         };
-        match self.cells[index].kind_mut() {
-            CellKind::Tool(call) => call,
-            // The index map only holds tool cells; a stray one is replaced.
-            other => {
-                *other = CellKind::Tool(Box::new(ToolCell {
-                    id: id.to_string(),
-                    name: name.to_string(),
-                    args: serde_json::Value::Null,
-                    status: ToolStatus::Running,
-                    partial: None,
-                    result: None,
-                    expanded: false,
-                }));
-                match other {
-                    CellKind::Tool(call) => call,
-                    _ => unreachable!("just set"),
-                }
-            }
+        match self.cells.get_mut(index).map(Cell::kind_mut) {
+            Some(CellKind::Tool(call)) => Some(call),
+            _ => None,
         }
     }
 
     fn tool_end(&mut self, id: &str, name: &str, result: AgentToolResult, is_error: bool) {
-        let call = self.tool_cell(id, name);
-        call.result = Some(result);
-        call.partial = None;
-        call.status = if is_error {
-            ToolStatus::Error
-        } else {
-            ToolStatus::Ok
-        };
+        if let Some(call) = self.tool_cell(id, name) {
+            call.result = Some(result);
+            call.partial = None;
+            call.status = if is_error {
+                ToolStatus::Error
+            } else {
+                ToolStatus::Ok
+            };
+        }
         if let Some(&i) = self.tools.get(id) {
             self.cells[i].settle();
         }
