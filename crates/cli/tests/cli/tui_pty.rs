@@ -118,6 +118,22 @@ impl Tui {
         }
     }
 
+    /// Waits until the bytes written so far satisfy `ok`.
+    fn wait_raw(&self, what: &str, ok: impl Fn(&str) -> bool) {
+        let start = Instant::now();
+        loop {
+            let raw = {
+                let s = self.screen.lock().unwrap_or_else(|p| p.into_inner());
+                String::from_utf8_lossy(&s.raw).into_owned()
+            };
+            if ok(&raw) {
+                return;
+            }
+            assert!(start.elapsed() < PATIENCE, "waited for {what}; the bytes:\n{raw:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     fn wait_exit(&mut self) -> portable_pty::ExitStatus {
         let start = Instant::now();
         loop {
@@ -196,4 +212,33 @@ fn the_terminal_ui_answers_interrupts_pastes_and_restores_the_terminal() {
     assert!(!raw.contains("\x1b[3J"), "the scrollback is never cleared");
     let text = screen.text();
     assert_eq!(text.matches("answer is forty-two.").count(), 1, "{text}");
+}
+
+#[test]
+fn ctrl_z_and_sigterm_restore_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.jsonl");
+    std::fs::write(&script, "{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}\n").unwrap();
+    let mut tui = Tui::start(dir.path(), &script);
+    tui.wait_for("the footer", |t| t.contains("scripted/"));
+    tui.send("abc");
+    tui.wait_for("the typed text", |t| t.contains("> abc"));
+    // Ctrl+Z: modes off before the stop (here the process group is
+    // orphaned, so the kernel does not stop it), on again after.
+    tui.send("\x1a");
+    tui.wait_raw("modes off and on again", |raw| {
+        raw.matches("\x1b[?2004l").count() >= 1 && raw.matches("\x1b[?2004h").count() >= 2
+    });
+    tui.send("d");
+    tui.wait_for("the editor, still there", |t| t.contains("> abcd"));
+    let pid = tui.child.process_id().expect("a pid");
+    let pid = rustix::process::Pid::from_raw(i32::try_from(pid).expect("a pid fits")).expect("a pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM sent");
+    let status = tui.wait_exit();
+    assert_eq!(status.exit_code(), 143);
+    let screen = tui.screen.lock().unwrap_or_else(|p| p.into_inner());
+    assert!(!screen.parser.screen().hide_cursor());
+    assert!(!screen.parser.screen().bracketed_paste());
+    let raw = String::from_utf8_lossy(&screen.raw).into_owned();
+    assert!(raw.rfind("\x1b[?2004l") > raw.rfind("\x1b[?2004h"));
 }
