@@ -328,6 +328,10 @@ impl Ui {
 
     fn draw_if_due(&mut self) -> Result<(), TuiError> {
         let now = Instant::now();
+        if let Some(logged) = crate::diagnostics::take() {
+            self.app.transcript.notice(logged, false);
+            self.dirty = true;
+        }
         if let Some(at) = self.next_tick
             && now >= at
         {

@@ -129,7 +129,10 @@ impl Tui {
             if ok(&raw) {
                 return;
             }
-            assert!(start.elapsed() < PATIENCE, "waited for {what}; the bytes:\n{raw:?}");
+            assert!(
+                start.elapsed() < PATIENCE,
+                "waited for {what}; the bytes:\n{raw:?}"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -218,7 +221,11 @@ fn the_terminal_ui_answers_interrupts_pastes_and_restores_the_terminal() {
 fn ctrl_z_and_sigterm_restore_the_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("script.jsonl");
-    std::fs::write(&script, "{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}\n").unwrap();
+    std::fs::write(
+        &script,
+        "{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}\n",
+    )
+    .unwrap();
     let mut tui = Tui::start(dir.path(), &script);
     tui.wait_for("the footer", |t| t.contains("scripted/"));
     tui.send("abc");
@@ -232,7 +239,8 @@ fn ctrl_z_and_sigterm_restore_the_terminal() {
     tui.send("d");
     tui.wait_for("the editor, still there", |t| t.contains("> abcd"));
     let pid = tui.child.process_id().expect("a pid");
-    let pid = rustix::process::Pid::from_raw(i32::try_from(pid).expect("a pid fits")).expect("a pid");
+    let pid =
+        rustix::process::Pid::from_raw(i32::try_from(pid).expect("a pid fits")).expect("a pid");
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM sent");
     let status = tui.wait_exit();
     assert_eq!(status.exit_code(), 143);
