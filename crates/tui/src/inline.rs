@@ -43,6 +43,21 @@ pub enum Resize {
     /// must be the last [`InlineRenderer::lines_on_screen`] lines of the
     /// history drawn at the new width.
     Width,
+    /// The width, on a terminal that rewraps its own lines: the history
+    /// is left to it; only the live region is drawn again.
+    Reflowed,
+}
+
+/// Whether this terminal rewraps its lines when its width changes (tmux,
+/// kitty, iTerm2, WezTerm, Alacritty, VTE terminals, Konsole, Windows
+/// Terminal, VS Code, Ghostty, foot do; xterm and the Linux console do not).
+/// Unknown terminals are assumed to: most do.
+pub fn terminal_reflows() -> bool {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    if set("XTERM_VERSION") && !set("TMUX") {
+        return false;
+    }
+    !matches!(std::env::var("TERM").as_deref(), Ok("linux"))
 }
 
 /// Counters of what the renderer wrote.
@@ -78,6 +93,8 @@ pub struct InlineRenderer {
     lines_to_reemit: usize,
     /// Where the cursor was put by the last frame.
     last_cursor: Option<(usize, usize)>,
+    /// The terminal rewraps its lines on a width change.
+    reflow: bool,
     stats: RenderStats,
 }
 
@@ -94,8 +111,16 @@ impl InlineRenderer {
             on_screen: VecDeque::new(),
             lines_to_reemit: 0,
             last_cursor: None,
+            reflow: false,
             stats: RenderStats::default(),
         }
+    }
+
+    /// The same renderer for a terminal that does (or does not) rewrap
+    /// its lines on a width change (see [`terminal_reflows`]).
+    pub fn reflowing(mut self, reflow: bool) -> Self {
+        self.reflow = reflow;
+        self
     }
 
     /// The width in columns.
@@ -122,6 +147,26 @@ impl InlineRenderer {
     /// The terminal's new size.
     pub fn resize(&mut self, width: u16, height: u16) -> Resize {
         let (w, h) = (usize::from(width.max(1)), usize::from(height.max(1)));
+        if w != self.width && self.reflow {
+            // Each live row was a line of its own; the terminal rewrapped
+            // it, and the cursor moved with its cell. Find the live
+            // region's top from there and draw it again below; the
+            // history is the terminal's.
+            let rows_of = |line: &StyledLine| text::line_width(line).div_ceil(w).max(1);
+            let row = self.cursor_row.min(self.prev.len().saturating_sub(1));
+            let col = match self.last_cursor {
+                Some((_, c)) => c,
+                None => self
+                    .prev
+                    .get(row)
+                    .map_or(0, |l| text::line_width(l).saturating_sub(1)),
+            };
+            self.cursor_row = self.prev[..row].iter().map(rows_of).sum::<usize>() + col / w;
+            self.width = w;
+            self.height = h;
+            self.full = true;
+            return Resize::Reflowed;
+        }
         if w != self.width {
             // Counted before the clear: what the screen held at the old width.
             self.lines_to_reemit = self.on_screen.len();
@@ -358,5 +403,28 @@ mod tests {
         });
         assert!(!all.contains("\x1b[3J"));
         assert_eq!(r.stats().clears, 1);
+    }
+
+    #[test]
+    fn a_reflowing_terminal_keeps_its_history_and_the_live_region_moves_up() {
+        let mut r = InlineRenderer::new(20, 10).reflowing(true);
+        let _ = r.frame(Frame {
+            history: &rows(&["a"]),
+            live: &rows(&["x".repeat(20).as_str(), "> ab", "footer"]),
+            cursor: Some((1, 4)),
+        });
+        // At 10 columns the first row takes two; the caret's row is below.
+        assert_eq!(r.resize(10, 10), Resize::Reflowed);
+        let out = r.frame(Frame {
+            history: &[],
+            live: &rows(&["x".repeat(10).as_str(), "> ab", "footer"]),
+            cursor: Some((1, 4)),
+        });
+        assert!(
+            out.starts_with("\x1b[?2026h\x1b[?25l\r\x1b[2A\x1b[J"),
+            "{out:?}"
+        );
+        assert!(!out.contains("\x1b[2J"));
+        assert_eq!(r.stats().clears, 0);
     }
 }

@@ -153,7 +153,8 @@ impl Ui {
         let status = session_status(&session);
         Ui {
             app: App::new(transcript, cx, status),
-            renderer: InlineRenderer::new(width, height),
+            renderer: InlineRenderer::new(width, height)
+                .reflowing(crate::inline::terminal_reflows()),
             commands: options.commands,
             questions: options.questions,
             run: None,
@@ -253,7 +254,7 @@ impl Ui {
             }
             Event::Resize(w, h) => match self.renderer.resize(w, h) {
                 Resize::Width => self.rebuild_at = Some(Instant::now() + RESIZE_DEBOUNCE),
-                Resize::Height => self.urgent = true,
+                Resize::Height | Resize::Reflowed => self.urgent = true,
                 Resize::None => {}
             },
             Event::FocusGained | Event::FocusLost | Event::Mouse(_) => {}

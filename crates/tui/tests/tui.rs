@@ -217,7 +217,9 @@ impl Term {
 #[test]
 fn vt100_replay_of_a_streamed_answer_and_a_resize() {
     let mut app = App::new(Transcript::new(UiTheme::plain()), cx(), status());
-    let mut renderer = InlineRenderer::new(60, 12);
+    // vt100 does not rewrap lines on a resize (as xterm): the screen is
+    // cleared and drawn again.
+    let mut renderer = InlineRenderer::new(60, 12).reflowing(false);
     let mut term = Term::new(12, 60);
     let mut bytes = Vec::new();
     let mut draw =
@@ -354,7 +356,7 @@ proptest! {
     ) {
         let mut app = sample_app();
         let (w, h) = sizes[0];
-        let mut renderer = InlineRenderer::new(w, h);
+        let mut renderer = InlineRenderer::new(w, h).reflowing(w % 2 == 0);
         for (w, h) in sizes {
             let rebuild = renderer.resize(w, h) == agent_tui::inline::Resize::Width;
             let _ = app.frame(&mut renderer, rebuild, Instant::now());
