@@ -266,6 +266,10 @@ impl App {
         let theme = self.cx.theme;
         let tail = self.transcript.live_rows(&self.cx, width);
         let mut middle: Vec<StyledLine> = Vec::new();
+        if tail.is_empty() && self.transcript.has_history() {
+            // A blank row between the conversation and the editor.
+            middle.push(StyledLine::new());
+        }
         for q in &self.queued {
             let label = if q.steer { "Steering: " } else { "Follow-up: " };
             let first = q.text.lines().next().unwrap_or("");

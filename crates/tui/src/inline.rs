@@ -278,20 +278,6 @@ impl InlineRenderer {
         out
     }
 
-    /// The bytes that leave the cursor on a fresh line below the live
-    /// region (on exit), keeping what it shows.
-    pub fn finish(&mut self) -> String {
-        let mut out = String::new();
-        let last = self.prev.len().saturating_sub(1);
-        move_rows(&mut out, self.cursor_row, last);
-        out.push_str("\r\n\x1b[0m\x1b[?25h");
-        self.prev.clear();
-        self.cursor_row = 0;
-        self.full = true;
-        self.last_cursor = None;
-        out
-    }
-
     /// The bytes that erase the live region, leaving the cursor where it
     /// began (before handing the terminal to something else).
     pub fn erase_live(&mut self) -> String {

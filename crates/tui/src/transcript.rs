@@ -93,6 +93,11 @@ impl Transcript {
         );
     }
 
+    /// Whether the scrollback holds any of the transcript.
+    pub fn has_history(&self) -> bool {
+        self.started
+    }
+
     /// Whether a tool call is running.
     pub fn has_running_tools(&self) -> bool {
         self.cells.iter().any(

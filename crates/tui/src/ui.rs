@@ -375,8 +375,8 @@ impl Ui {
     }
 
     /// Ends the UI: a running turn is cancelled and allowed to wind down
-    /// (so the session records it), the last frame drawn, the cursor left
-    /// below it.
+    /// (so the session records it), its cells written, the live region
+    /// erased.
     async fn leave(&mut self, exit: Option<TuiExit>) {
         self.app.permissions.refuse_all();
         if self.run.is_some() {
@@ -389,9 +389,11 @@ impl Ui {
         if matches!(exit, Some(TuiExit::TerminalGone) | None) {
             return;
         }
+        // What settled is written; the live region goes, so the
+        // scrollback holds the conversation and no editor or footer.
         self.urgent = true;
         if self.draw_if_due().is_ok() {
-            let bytes = self.renderer.finish();
+            let bytes = self.renderer.erase_live();
             let _ = self.write(&bytes);
         }
     }
