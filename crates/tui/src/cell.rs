@@ -184,15 +184,43 @@ impl Cell {
         }
     }
 
-    /// For a streaming assistant cell, the lines that can no longer change
-    /// (its settled Markdown blocks); for a settled cell, all of them.
-    pub fn stable_lines(&mut self, cx: &CellContext, width: usize) -> Vec<StyledLine> {
+    /// The lines from `start` on that can no longer change, and how many
+    /// such lines there are in all: every line of a settled cell; the
+    /// settled Markdown blocks of a streaming answer; nothing otherwise.
+    /// Costs the lines returned, not the cell.
+    pub fn stable_lines_from(
+        &mut self,
+        cx: &CellContext,
+        width: usize,
+        start: usize,
+    ) -> (usize, Vec<StyledLine>) {
         if self.settled {
-            return self.lines(cx, width).to_vec();
+            let lines = self.lines(cx, width);
+            return (lines.len(), lines.get(start..).unwrap_or_default().to_vec());
         }
         match &self.kind {
-            CellKind::Assistant(md) => md.settled_lines().to_vec(),
-            _ => Vec::new(),
+            CellKind::Assistant(md) => {
+                let settled = md.settled_lines();
+                (
+                    settled.len(),
+                    settled.get(start..).unwrap_or_default().to_vec(),
+                )
+            }
+            _ => (0, Vec::new()),
+        }
+    }
+
+    /// Every line from `start` on (the part of a cell not yet in the
+    /// scrollback). A streaming answer gives them without drawing or
+    /// copying what came before.
+    pub fn lines_from(&mut self, cx: &CellContext, width: usize, start: usize) -> Vec<StyledLine> {
+        match &self.kind {
+            CellKind::Assistant(md) if !self.settled => md.lines_from(start),
+            _ => self
+                .lines(cx, width)
+                .get(start..)
+                .unwrap_or_default()
+                .to_vec(),
         }
     }
 }

@@ -505,8 +505,20 @@ impl MarkdownStream {
 
     /// All lines: the settled blocks, then the open one.
     pub fn lines(&self) -> Vec<StyledLine> {
-        let mut out = self.settled.clone();
-        join_block(&mut out, self.open.clone());
+        self.lines_from(0)
+    }
+
+    /// The lines from index `start` on, without copying the ones before
+    /// (what a live region shows once the settled part is in history).
+    pub fn lines_from(&self, start: usize) -> Vec<StyledLine> {
+        let mut out: Vec<StyledLine> = self.settled.get(start..).unwrap_or_default().to_vec();
+        if !self.open.is_empty() {
+            if !self.settled.is_empty() && start <= self.settled.len() {
+                out.push(StyledLine::new());
+            }
+            let open_start = start.saturating_sub(self.settled.len() + 1);
+            out.extend_from_slice(self.open.get(open_start..).unwrap_or_default());
+        }
         out
     }
 
@@ -534,6 +546,18 @@ mod tests {
         assert_eq!(md("> quoted\n> more"), "> quoted more");
         assert_eq!(md("one\ntwo\n\nthree"), "one two\n\nthree");
         assert_eq!(md("<http://x>"), "http://x");
+    }
+
+    #[test]
+    fn lines_from_is_a_suffix_of_lines() {
+        let theme = UiTheme::plain();
+        let mut s = MarkdownStream::new();
+        s.set("one\n\ntwo\n\n- three\n", &theme);
+        let all = s.lines();
+        assert!(!s.settled_lines().is_empty());
+        for start in 0..=all.len() + 1 {
+            assert_eq!(s.lines_from(start), all.get(start..).unwrap_or_default());
+        }
     }
 
     #[test]

@@ -203,7 +203,10 @@ impl Transcript {
                 }
                 _ => {}
             }
-            if done && !matches!(block, ContentBlock::ToolCall(_)) {
+            // A block is finished once the message ends or a later block
+            // began (a tool call waits for its result).
+            let finished = done || i + 1 < message.content.len();
+            if finished && !matches!(block, ContentBlock::ToolCall(_)) {
                 cell.settle();
             }
         }
@@ -291,13 +294,13 @@ impl Transcript {
         while self.committed < self.cells.len() {
             let cell = &mut self.cells[self.committed];
             let settled = cell.is_settled();
-            let lines = cell.stable_lines(cx, width);
-            if lines.len() > self.head_lines {
+            let (total, new) = cell.stable_lines_from(cx, width, self.head_lines);
+            if total > self.head_lines {
                 if self.head_lines == 0 && self.started {
                     out.push(StyledLine::new());
                 }
-                out.extend_from_slice(&lines[self.head_lines..]);
-                self.head_lines = lines.len();
+                out.extend(new);
+                self.head_lines = total;
                 self.started = true;
             }
             if !settled {
@@ -328,10 +331,9 @@ impl Transcript {
                 rows.push(StyledLine::new());
             }
             if i == self.committed && head_lines > 0 {
-                let lines = cell.lines(cx, width);
-                let rest = &lines[head_lines.min(lines.len())..];
+                let rest = cell.lines_from(cx, width, head_lines);
                 rows.extend(
-                    text::wrap_all(rest, width)
+                    text::wrap_all(&rest, width)
                         .iter()
                         .map(|r| text::clip(r, width)),
                 );

@@ -245,6 +245,12 @@ fn vt100_replay_of_a_streamed_answer_and_a_resize() {
         so_far.push_str(delta);
         app.agent_event(&delta_event(&so_far, delta));
         draw(&mut app, &mut renderer, &mut term, false);
+        if n == 60 {
+            // Finished paragraphs are in the scrollback while the answer
+            // still streams.
+            let rows = term.all_rows();
+            assert!(rows.iter().any(|r| r.contains("line 05 alpha")), "{rows:#?}");
+        }
         if n == 80 {
             // Narrower, mid-stream: the screen is drawn again.
             renderer.resize(44, 12);
