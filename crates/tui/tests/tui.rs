@@ -249,7 +249,10 @@ fn vt100_replay_of_a_streamed_answer_and_a_resize() {
             // Finished paragraphs are in the scrollback while the answer
             // still streams.
             let rows = term.all_rows();
-            assert!(rows.iter().any(|r| r.contains("line 05 alpha")), "{rows:#?}");
+            assert!(
+                rows.iter().any(|r| r.contains("line 05 alpha")),
+                "{rows:#?}"
+            );
         }
         if n == 80 {
             // Narrower, mid-stream: the screen is drawn again.

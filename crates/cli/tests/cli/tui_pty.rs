@@ -40,6 +40,9 @@ impl Screen {
 
 struct Tui {
     screen: Arc<Mutex<Screen>>,
+    /// The reader saw the end of the output (the child and its terminal
+    /// are gone).
+    drained: Arc<std::sync::atomic::AtomicBool>,
     writer: Box<dyn Write + Send>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
     _master: Box<dyn portable_pty::MasterPty + Send>,
@@ -76,6 +79,8 @@ impl Tui {
             raw: Vec::new(),
         }));
         let sink = screen.clone();
+        let drained = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let done = drained.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
             while let Ok(n) = reader.read(&mut buf) {
@@ -86,9 +91,11 @@ impl Tui {
                 s.parser.process(&buf[..n]);
                 s.raw.extend_from_slice(&buf[..n]);
             }
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
         });
         Tui {
             screen,
+            drained,
             writer,
             child,
             _master: pair.master,
@@ -137,11 +144,18 @@ impl Tui {
         }
     }
 
+    /// Waits for the child to exit and for every byte it wrote to be read.
     fn wait_exit(&mut self) -> portable_pty::ExitStatus {
         let start = Instant::now();
+        let mut exited = None;
         loop {
-            if let Some(status) = self.child.try_wait().expect("the child's status") {
-                return status;
+            if exited.is_none() {
+                exited = self.child.try_wait().expect("the child's status");
+            }
+            if let Some(status) = &exited
+                && self.drained.load(std::sync::atomic::Ordering::SeqCst)
+            {
+                return status.clone();
             }
             assert!(start.elapsed() < PATIENCE, "the UI did not exit");
             std::thread::sleep(Duration::from_millis(20));
@@ -249,4 +263,40 @@ fn ctrl_z_and_sigterm_restore_the_terminal() {
     assert!(!screen.parser.screen().bracketed_paste());
     let raw = String::from_utf8_lossy(&screen.raw).into_owned();
     assert!(raw.rfind("\x1b[?2004l") > raw.rfind("\x1b[?2004h"));
+}
+
+#[test]
+fn a_permission_question_replaces_the_editor() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(
+        agent.join("settings.json"),
+        json!({"permissions": {"ask": ["Bash(touch:*)"]}}).to_string(),
+    )
+    .unwrap();
+    let script = dir.path().join("script.jsonl");
+    let turns = [
+        json!({"content":[{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"touch made-here"}}]}),
+        json!({"content":[{"type":"text","text":"all done"}]}),
+    ];
+    let text: String = turns.iter().map(|t| format!("{t}\n")).collect();
+    std::fs::write(&script, text).unwrap();
+    let mut tui = Tui::start(dir.path(), &script);
+    tui.wait_for("the footer", |t| t.contains("scripted/"));
+    tui.send("make a file");
+    tui.send("\r");
+    let shown = tui.wait_for("the question", |t| {
+        t.contains("[y] yes  [a] always  [n] no")
+    });
+    assert!(shown.contains("touch made-here"), "{shown}");
+    assert!(
+        !dir.path().join("made-here").exists(),
+        "nothing runs before the answer"
+    );
+    tui.send("y");
+    tui.wait_for("the answer", |t| t.contains("all done"));
+    assert!(dir.path().join("made-here").exists());
+    tui.send("\x04");
+    assert!(tui.wait_exit().success());
 }
