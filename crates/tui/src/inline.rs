@@ -95,6 +95,9 @@ pub struct InlineRenderer {
     last_cursor: Option<(usize, usize)>,
     /// The terminal rewraps its lines on a width change.
     reflow: bool,
+    /// Screen rows the live region covers, from its top, as last drawn
+    /// (after a rewrap, as the terminal rewrapped them).
+    region_rows: usize,
     stats: RenderStats,
 }
 
@@ -112,6 +115,7 @@ impl InlineRenderer {
             lines_to_reemit: 0,
             last_cursor: None,
             reflow: false,
+            region_rows: 0,
             stats: RenderStats::default(),
         }
     }
@@ -162,6 +166,7 @@ impl InlineRenderer {
                     .map_or(0, |l| text::line_width(l).saturating_sub(1)),
             };
             self.cursor_row = self.prev[..row].iter().map(rows_of).sum::<usize>() + col / w;
+            self.region_rows = self.prev.iter().map(rows_of).sum();
             self.width = w;
             self.height = h;
             self.full = true;
@@ -213,6 +218,7 @@ impl InlineRenderer {
             self.clear = false;
             self.stats.clears += 1;
             self.cursor_row = 0;
+            self.region_rows = 0;
             self.prev.clear();
             self.full = true;
         } else {
@@ -220,21 +226,38 @@ impl InlineRenderer {
         }
         let mut row = 0;
         if self.full || !frame.history.is_empty() {
-            out.push_str("\x1b[J");
+            // Everything is written over the old region, each row erased
+            // as it is reached: an erase of the whole screen from its top
+            // corner is what some terminals (tmux's `scroll-on-clear`)
+            // take for a clear and copy into the scrollback.
+            let mut written = 0;
             for line in frame.history {
                 let line = text::clip(line, self.width * MAX_HISTORY_LINE_ROWS);
+                let columns = text::line_width(&line);
                 text::write_ansi(&mut out, &line);
+                // The rest of its last row (a full row needs nothing, and
+                // an erase there would take the last cell in some terminals).
+                if columns == 0 || columns % self.width != 0 {
+                    out.push_str("\x1b[K");
+                }
                 out.push_str("\r\n");
-                self.note_history(text::line_width(&line), live.len());
+                written += columns.div_ceil(self.width).max(1);
+                self.note_history(columns, live.len());
             }
             self.stats.history_lines += frame.history.len() as u64;
             for (i, line) in live.iter().enumerate() {
                 if i > 0 {
                     out.push_str("\r\n");
                 }
+                out.push_str("\x1b[2K");
                 text::write_ansi(&mut out, &text::clip(line, self.width));
             }
+            written += live.len();
             row = live.len().saturating_sub(1);
+            if self.region_rows > written && !live.is_empty() {
+                // The old region was taller: what is left of it below.
+                out.push_str("\r\n\x1b[J\x1b[A");
+            }
             self.full = false;
         } else {
             for (i, line) in live.iter().enumerate() {
@@ -261,6 +284,7 @@ impl InlineRenderer {
             }
         }
         self.trim_on_screen(live.len());
+        self.region_rows = live.len();
         self.prev = live.to_vec();
         match cursor {
             Some((r, c)) if r < live.len() => {
@@ -283,10 +307,19 @@ impl InlineRenderer {
     pub fn erase_live(&mut self) -> String {
         let mut out = String::new();
         self.to_top(&mut out);
-        out.push_str("\x1b[J");
+        // Row by row (see `frame`: no erase of the screen from its corner).
+        for i in 0..self.region_rows {
+            if i > 0 {
+                out.push_str("\r\n");
+            }
+            out.push_str("\x1b[2K");
+        }
+        move_rows(&mut out, self.region_rows.saturating_sub(1), 0);
         self.prev.clear();
         self.cursor_row = 0;
+        self.region_rows = 0;
         self.full = true;
+        self.last_cursor = None;
         out
     }
 
@@ -407,10 +440,12 @@ mod tests {
             cursor: Some((1, 4)),
         });
         assert!(
-            out.starts_with("\x1b[?2026h\x1b[?25l\r\x1b[2A\x1b[J"),
+            out.starts_with("\x1b[?2026h\x1b[?25l\r\x1b[2A\x1b[2K"),
             "{out:?}"
         );
         assert!(!out.contains("\x1b[2J"));
+        // The old region took four rows, the new one three: the rest goes.
+        assert!(out.contains("footer\r\n\x1b[J\x1b[A"), "{out:?}");
         assert_eq!(r.stats().clears, 0);
     }
 }

@@ -137,8 +137,11 @@ struct Ui {
     /// A width change waits for this moment.
     rebuild_at: Option<Instant>,
     next_tick: Option<Instant>,
-    /// The messages the transcript was built from, to see a command change them.
-    message_count: usize,
+    /// The session file the transcript was built from, to see a command
+    /// switch sessions (`/new`, `/resume`, `/fork`).
+    session_file: Option<std::path::PathBuf>,
+    /// The footer's figures are out of date (a message ended).
+    status_stale: bool,
 }
 
 impl Ui {
@@ -164,7 +167,8 @@ impl Ui {
             last_frame: Instant::now(),
             rebuild_at: None,
             next_tick: None,
-            message_count: messages.len(),
+            session_file: session_file(&session),
+            status_stale: false,
             session,
         }
     }
@@ -191,10 +195,10 @@ impl Ui {
                     None => return Ok(TuiExit::TerminalGone),
                 },
                 Some(event) = agent_events.recv() => {
-                    self.app.agent_event(&event);
+                    self.agent_event(&event);
                     // Take what else queued up: one frame for all of it.
                     while let Ok(event) = agent_events.try_recv() {
-                        self.app.agent_event(&event);
+                        self.agent_event(&event);
                     }
                     self.dirty = true;
                 }
@@ -211,7 +215,7 @@ impl Ui {
                     }
                     // Events the run sent before it returned.
                     while let Ok(event) = agent_events.try_recv() {
-                        self.app.agent_event(&event);
+                        self.agent_event(&event);
                     }
                     self.app.run_ended();
                     self.refresh_status();
@@ -228,6 +232,16 @@ impl Ui {
                 _ = sleep_opt(deadline) => {}
             }
         }
+    }
+
+    fn agent_event(&mut self, event: &agent_core::AgentEvent) {
+        if let agent_core::AgentEvent::MessageEnd {
+            message: Message::Assistant(_),
+        } = event
+        {
+            self.status_stale = true;
+        }
+        self.app.agent_event(event);
     }
 
     /// When the loop must wake up without an event.
@@ -308,27 +322,31 @@ impl Ui {
                 .notice(format!("coding-agent: {e}"), true),
             None => self.app.transcript.notice("not a command", true),
         }
-        // A command that changed the conversation (/new, /resume, /fork,
-        // /compact) shows it as the session now holds it.
-        let messages = self.session.agent().messages();
-        if messages.len() != self.message_count {
+        // A command that switched sessions (/new, /resume, /fork) shows
+        // the conversation the session now holds.
+        let file = session_file(&self.session);
+        if file != self.session_file {
+            let messages = self.session.agent().messages();
             let notice = self.app.transcript.cells().last().cloned();
             self.app.transcript = Transcript::from_messages(&messages, self.app.cx.theme);
             if let Some(cell) = notice {
                 self.app.transcript.push(cell.kind().clone(), true);
             }
-            self.message_count = messages.len();
+            self.session_file = file;
         }
         self.refresh_status();
     }
 
     fn refresh_status(&mut self) {
         self.app.status = session_status(&self.session);
-        self.message_count = self.session.agent().messages().len();
+        self.status_stale = false;
     }
 
     fn draw_if_due(&mut self) -> Result<(), TuiError> {
         let now = Instant::now();
+        if self.status_stale {
+            self.refresh_status();
+        }
         if let Some(logged) = crate::diagnostics::take() {
             self.app.transcript.notice(logged, false);
             self.dirty = true;
@@ -397,6 +415,13 @@ impl Ui {
             let _ = self.write(&bytes);
         }
     }
+}
+
+/// The file `session` records into, if any.
+fn session_file(session: &AgentSession) -> Option<std::path::PathBuf> {
+    let store = session.session_manager()?;
+    let manager = store.lock().unwrap_or_else(|p| p.into_inner());
+    manager.session_file().map(std::path::Path::to_path_buf)
 }
 
 async fn recv_question(
