@@ -50,6 +50,15 @@ struct Tui {
 
 impl Tui {
     fn start(dir: &std::path::Path, script: &std::path::Path) -> Tui {
+        Tui::start_with(dir, script, "xterm-256color", &[])
+    }
+
+    fn start_with(
+        dir: &std::path::Path,
+        script: &std::path::Path,
+        term: &str,
+        args: &[&str],
+    ) -> Tui {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: ROWS,
@@ -62,8 +71,9 @@ impl Tui {
         cmd.args(["--provider", "scripted", "--script"]);
         cmd.arg(script);
         cmd.arg("--no-session");
+        cmd.args(args);
         cmd.cwd(dir);
-        cmd.env("TERM", "xterm-256color");
+        cmd.env("TERM", term);
         cmd.env("CODING_AGENT_DIR", dir.join("agent"));
         cmd.env("HOME", dir);
         cmd.env_remove("OPENAI_API_KEY");
@@ -299,4 +309,26 @@ fn a_permission_question_replaces_the_editor() {
     assert!(dir.path().join("made-here").exists());
     tui.send("\x04");
     assert!(tui.wait_exit().success());
+}
+
+#[test]
+fn term_dumb_and_no_tui_keep_the_line_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.jsonl");
+    let answer = json!({"content":[{"type":"text","text":"plain answer"}]});
+    std::fs::write(&script, format!("{answer}\n{answer}\n")).unwrap();
+    for (term, args) in [("dumb", &[][..]), ("xterm-256color", &["--no-tui"][..])] {
+        let mut tui = Tui::start_with(dir.path(), &script, term, args);
+        tui.wait_raw("the line prompt", |raw| raw.contains("> "));
+        tui.send("hello\r");
+        tui.wait_for("the answer", |t| t.contains("plain answer"));
+        tui.send("/exit\r");
+        assert!(tui.wait_exit().success());
+        let screen = tui.screen.lock().unwrap_or_else(|p| p.into_inner());
+        let raw = String::from_utf8_lossy(&screen.raw);
+        assert!(
+            !raw.contains("\x1b[?2026h") && !raw.contains("\x1b[?2004h"),
+            "{term} {args:?}: {raw:?}"
+        );
+    }
 }
