@@ -237,7 +237,7 @@ impl InlineRenderer {
                 text::write_ansi(&mut out, &line);
                 // The rest of its last row (a full row needs nothing, and
                 // an erase there would take the last cell in some terminals).
-                if columns == 0 || columns % self.width != 0 {
+                if columns == 0 || !columns.is_multiple_of(self.width) {
                     out.push_str("\x1b[K");
                 }
                 out.push_str("\r\n");
