@@ -30,6 +30,8 @@ pub enum Action {
     Command(String),
     /// Cancel the run (tools included).
     Interrupt,
+    /// Drop the queued messages: they are back in the editor.
+    TakeBackQueued,
     /// Stop the process for Ctrl+Z.
     Suspend,
     /// Leave the UI.
@@ -215,6 +217,12 @@ impl App {
             KeyCode::Right => e.right(),
             KeyCode::Home => e.home(),
             KeyCode::End => e.end(),
+            KeyCode::Up if alt => {
+                if !self.queued.is_empty() {
+                    self.restore_queued();
+                    return Some(Action::TakeBackQueued);
+                }
+            }
             KeyCode::Up => {
                 e.up();
             }
@@ -227,6 +235,12 @@ impl App {
     }
 
     fn submit(&mut self) -> Option<Action> {
+        if self.command_running {
+            // The text stays in the editor for when the command is done.
+            self.transcript
+                .notice("a command is running; send when it is done", true);
+            return None;
+        }
         let text = self.editor.submit()?;
         let line = text.trim();
         if line.starts_with('/') && !line.contains('\n') {

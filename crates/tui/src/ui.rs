@@ -296,6 +296,7 @@ impl Ui {
                     .transcript
                     .notice(format!("{line}: no commands here"), true),
             },
+            Action::TakeBackQueued => self.session.agent().clear_queues(),
             Action::Interrupt => {
                 self.session.agent().clear_queues();
                 self.session.agent().abort();

@@ -561,6 +561,21 @@ fn enter_steers_alt_enter_queues_and_esc_gives_them_back() {
         "{shown}"
     );
     assert!(shown.contains("esc to interrupt"), "{shown}");
+    // Alt+Up takes the queue back into the editor; queue it again.
+    assert_eq!(
+        app.key(key(KeyCode::Up, KeyModifiers::ALT)),
+        Some(Action::TakeBackQueued)
+    );
+    assert_eq!(app.editor.text(), "steer me\nlater");
+    assert!(app.queued.is_empty());
+    app.editor.clear();
+    typed(&mut app, "steer me");
+    assert_eq!(
+        press(&mut app, KeyCode::Enter),
+        Some(Action::Steer("steer me".into()))
+    );
+    typed(&mut app, "later");
+    app.key(key(KeyCode::Enter, KeyModifiers::ALT));
     // The steering message was delivered: no longer queued.
     app.agent_event(&AgentEvent::MessageStart {
         message: Message::user("steer me"),
