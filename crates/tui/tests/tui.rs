@@ -626,3 +626,87 @@ fn ctrl_c_clears_then_interrupts_then_exits_twice() {
     typed(&mut app, "/exit");
     assert_eq!(press(&mut app, KeyCode::Enter), Some(Action::Exit));
 }
+
+fn tool_call_block(id: &str, args: serde_json::Value) -> ContentBlock {
+    ContentBlock::ToolCall(agent_ai::ToolCall {
+        id: id.into(),
+        name: "probe".into(),
+        arguments: args,
+        thought_signature: None,
+    })
+}
+
+#[test]
+fn tool_calls_are_drawn_while_streaming_and_committed_in_call_order() {
+    let mut t = Transcript::new(UiTheme::plain());
+    let cx = cx();
+    let message = |blocks: Vec<ContentBlock>| {
+        Arc::new(AssistantMessage {
+            content: blocks,
+            ..AssistantMessage::empty("scripted", "model")
+        })
+    };
+    let update = |m: Arc<AssistantMessage>| AgentEvent::MessageUpdate {
+        message: m.clone(),
+        assistant_message_event: AssistantMessageEvent::ToolCallDelta {
+            content_index: 0,
+            delta: String::new(),
+            partial: m,
+        },
+    };
+    // Arguments still streaming: the call is drawn, pending.
+    t.apply(&update(message(vec![tool_call_block(
+        "a",
+        serde_json::json!({"n": 1}),
+    )])));
+    assert_eq!(plain(&t.live_rows(&cx, 80)), "* probe {\"n\":1}");
+    let both = message(vec![
+        tool_call_block("a", serde_json::json!({"n": 1})),
+        tool_call_block("b", serde_json::json!({"n": 2})),
+    ]);
+    t.apply(&update(both.clone()));
+    t.apply(&AgentEvent::MessageEnd {
+        message: Message::Assistant((*both).clone()),
+    });
+    for (id, n) in [("a", 1), ("b", 2)] {
+        t.apply(&AgentEvent::ToolExecutionStart {
+            tool_call_id: id.into(),
+            tool_name: "probe".into(),
+            args: serde_json::json!({ "n": n }),
+        });
+    }
+    t.apply(&AgentEvent::ToolExecutionUpdate {
+        tool_call_id: "a".into(),
+        tool_name: "probe".into(),
+        args: serde_json::json!({}),
+        partial_result: AgentToolResult::text("a is working"),
+    });
+    // The second call finishes first: it waits below the first.
+    t.apply(&AgentEvent::ToolExecutionEnd {
+        tool_call_id: "b".into(),
+        tool_name: "probe".into(),
+        result: AgentToolResult::text("b done"),
+        is_error: false,
+    });
+    assert!(
+        t.take_history(&cx, 80).is_empty(),
+        "nothing passes the running call"
+    );
+    let live = plain(&t.live_rows(&cx, 80));
+    assert!(
+        live.contains("a is working") && live.contains("b done"),
+        "{live}"
+    );
+    t.apply(&AgentEvent::ToolExecutionEnd {
+        tool_call_id: "a".into(),
+        tool_name: "probe".into(),
+        result: AgentToolResult::text("a failed"),
+        is_error: true,
+    });
+    let history = plain(&t.take_history(&cx, 80));
+    assert_eq!(
+        history,
+        "x probe {\"n\":1}\n  a failed\n\n* probe {\"n\":2}\n  b done"
+    );
+    assert!(t.live_rows(&cx, 80).is_empty());
+}
