@@ -203,6 +203,10 @@ impl Ui {
                     self.dirty = true;
                 }
                 Some(q) = recv_question(&mut self.questions) => {
+                    // A bell: someone may be looking elsewhere.
+                    if !self.app.permissions.is_open() {
+                        self.write("\x07")?;
+                    }
                     self.app.permissions.push(q);
                     self.urgent = true;
                 }
