@@ -89,13 +89,8 @@ pub fn session_status(session: &AgentSession) -> Status {
             usage.add(&a.usage);
         }
     }
-    let cwd = session.cwd().display().to_string();
-    let cwd = match std::env::var("HOME") {
-        Ok(home) if !home.is_empty() && cwd.starts_with(&home) => {
-            format!("~{}", &cwd[home.len()..])
-        }
-        _ => cwd,
-    };
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let cwd = home_relative(session.cwd(), home.as_deref());
     Status {
         cwd,
         model: format!("{}/{}", model.provider, model.id),
@@ -103,6 +98,17 @@ pub fn session_status(session: &AgentSession) -> Status {
         usage,
         context_tokens: coding_agent::compaction::context_tokens(&messages),
         context_window: session.compactor().context_window(),
+    }
+}
+
+/// `dir` with `~` for `home` (`~/src`; `/home/alice` stays itself when
+/// home is `/home/al`).
+fn home_relative(dir: &std::path::Path, home: Option<&std::path::Path>) -> String {
+    let home = home.filter(|h| !h.as_os_str().is_empty());
+    match home.and_then(|h| dir.strip_prefix(h).ok()) {
+        Some(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => dir.display().to_string(),
     }
 }
 
@@ -449,5 +455,21 @@ async fn sleep_opt(deadline: Option<Instant>) {
     match deadline {
         Some(at) => sleep_until(at.into()).await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::home_relative;
+    use std::path::Path;
+
+    #[test]
+    fn home_becomes_a_tilde_only_at_a_component_boundary() {
+        let home = Some(Path::new("/home/al"));
+        assert_eq!(home_relative(Path::new("/home/al/src"), home), "~/src");
+        assert_eq!(home_relative(Path::new("/home/al"), home), "~");
+        assert_eq!(home_relative(Path::new("/home/alice"), home), "/home/alice");
+        assert_eq!(home_relative(Path::new("/x"), Some(Path::new(""))), "/x");
+        assert_eq!(home_relative(Path::new("/x"), None), "/x");
     }
 }
