@@ -25,6 +25,10 @@ pub const CONTEXT_ERROR: u64 = 90;
 pub struct Status {
     /// The working directory (with `~` for home).
     pub cwd: String,
+    /// The git branch of the working directory, if it is in a repository.
+    pub branch: Option<String>,
+    /// The session's name (`/name`), if it has one.
+    pub session_name: Option<String>,
     /// `provider/model`.
     pub model: String,
     /// The thinking level (`off`..`xhigh`).
@@ -63,7 +67,14 @@ impl Status {
     /// The footer's rows at `width`: directory, then usage and model.
     pub fn rows(&self, width: usize, theme: &UiTheme) -> Vec<StyledLine> {
         let dim = theme.dim;
-        let first = StyledLine::styled(self.cwd.clone(), dim);
+        let mut first = StyledLine::styled(self.cwd.clone(), dim);
+        if let Some(branch) = &self.branch {
+            first = first.push(format!(" ({branch})"), dim);
+        }
+        if let Some(name) = &self.session_name {
+            first = first.push(format!(" | {name}"), dim);
+        }
+        let first = first;
         let u = &self.usage;
         let mut usage = format!("in {} out {}", tokens(u.input), tokens(u.output));
         if u.cache_read > 0 || u.cache_write > 0 {
@@ -109,6 +120,33 @@ impl Status {
     }
 }
 
+/// The branch checked out in the repository around `dir`, read from its
+/// `.git/HEAD` (a linked worktree's `.git` file is followed); a detached
+/// head gives the commit's first 8 characters.
+pub fn git_branch(dir: &std::path::Path) -> Option<String> {
+    let mut at = Some(dir);
+    while let Some(d) = at {
+        let git = d.join(".git");
+        let git_dir = if git.is_dir() {
+            git
+        } else if git.is_file() {
+            let text = std::fs::read_to_string(&git).ok()?;
+            let target = text.strip_prefix("gitdir:")?.trim();
+            d.join(target)
+        } else {
+            at = d.parent();
+            continue;
+        };
+        let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+        let head = head.trim();
+        return Some(match head.strip_prefix("ref: refs/heads/") {
+            Some(branch) => branch.to_string(),
+            None => head.chars().take(8).collect(),
+        });
+    }
+    None
+}
+
 /// The running row: spinner, elapsed seconds and the interrupt hint.
 pub fn spinner_row(elapsed: Duration, tick: usize, theme: &UiTheme) -> StyledLine {
     StyledLine::styled(SPINNER[tick % SPINNER.len()], theme.spinner)
@@ -140,6 +178,19 @@ mod tests {
             assert_eq!(span.text, format!("{used}%"));
             assert_eq!(span.style, style);
         }
+    }
+
+    #[test]
+    fn the_branch_comes_from_git_head() {
+        let dir = std::env::temp_dir().join(format!("agent-tui-branch-{}", std::process::id()));
+        let sub = dir.join("a/b");
+        std::fs::create_dir_all(dir.join(".git")).ok();
+        std::fs::create_dir_all(&sub).ok();
+        std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/feature/x\n").ok();
+        assert_eq!(git_branch(&sub).as_deref(), Some("feature/x"));
+        std::fs::write(dir.join(".git/HEAD"), "0123456789abcdef\n").ok();
+        assert_eq!(git_branch(&dir).as_deref(), Some("01234567"));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -91,8 +91,14 @@ pub fn session_status(session: &AgentSession) -> Status {
     }
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let cwd = home_relative(session.cwd(), home.as_deref());
+    let session_name = session.session_manager().and_then(|store| {
+        let manager = store.lock().unwrap_or_else(|p| p.into_inner());
+        manager.name()
+    });
     Status {
         cwd,
+        branch: crate::footer::git_branch(session.cwd()),
+        session_name,
         model: format!("{}/{}", model.provider, model.id),
         thinking: session.thinking_level().to_string(),
         usage,

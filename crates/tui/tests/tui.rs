@@ -34,6 +34,8 @@ fn cx() -> CellContext {
 fn status() -> Status {
     Status {
         cwd: "~/work/project".into(),
+        branch: Some("main".into()),
+        session_name: Some("refactor".into()),
         model: "scripted/model".into(),
         thinking: "high".into(),
         usage: Usage {
