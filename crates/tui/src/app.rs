@@ -217,12 +217,11 @@ impl App {
             KeyCode::Right => e.right(),
             KeyCode::Home => e.home(),
             KeyCode::End => e.end(),
-            KeyCode::Up if alt => {
-                if !self.queued.is_empty() {
-                    self.restore_queued();
-                    return Some(Action::TakeBackQueued);
-                }
+            KeyCode::Up if alt && !self.queued.is_empty() => {
+                self.restore_queued();
+                return Some(Action::TakeBackQueued);
             }
+            KeyCode::Up if alt => {}
             KeyCode::Up => {
                 e.up();
             }
