@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use test_support::corpus;
 
 mod local;
+mod providers;
 mod remote;
 
 /// One measured run of a process.
@@ -124,6 +125,7 @@ impl Bench {
         }
         let mut o = Vec::new();
         let mut o_rss = 0;
+        let mut r_rss = 0;
         let mut r = Vec::new();
         let mut ratios = Vec::new();
         let (ref_name, mut ref_cmd) = match reference {
@@ -153,6 +155,7 @@ impl Bench {
             o.push(so.secs);
             o_rss = o_rss.max(so.rss_kb);
             if let Some(sr) = sr {
+                r_rss = r_rss.max(sr.rss_kb);
                 r.push(sr.secs);
                 ratios.push(so.secs / sr.secs);
             }
@@ -163,6 +166,7 @@ impl Bench {
             "oursPeakRssMb": o_rss as f64 / 1024.0,
             "reference": ref_name,
             "referenceTime": if r.is_empty() { Value::Null } else { stats(&r) },
+            "referencePeakRssMb": if r.is_empty() { Value::Null } else { json!(r_rss as f64 / 1024.0) },
             "ratio": if ratios.is_empty() { Value::Null } else { stats(&ratios) },
             "note": note,
         });

@@ -1,5 +1,6 @@
 //! A loopback model server for the streaming benchmark: every request gets
-//! the same OpenAI-style event stream of a long answer in tiny deltas.
+//! the same event stream of a long answer in tiny deltas, in the shapes of
+//! one of the wire APIs.
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -21,12 +22,22 @@ impl Drop for StreamServer {
     }
 }
 
-/// Starts `cargo xtask stream-server TOTAL PIECE` (this binary) and waits
-/// for the port it serves on.
-pub fn spawn(total: usize, piece: usize) -> Result<StreamServer> {
+/// The wire APIs the server can speak.
+pub const APIS: [&str; 5] = [
+    "openai-completions",
+    "openai-responses",
+    "anthropic-messages",
+    "google-generative-ai",
+    "bedrock-converse-stream",
+];
+
+/// Starts `cargo xtask stream-server API TOTAL PIECE` (this binary) and
+/// waits for the port it serves on. `API` is one of [`APIS`], or
+/// `rate-limited` (every request gets a 429 asking to wait two days).
+pub fn spawn(api: &str, total: usize, piece: usize) -> Result<StreamServer> {
     use std::io::BufRead;
     let mut child = std::process::Command::new(std::env::current_exe()?)
-        .args(["stream-server", &total.to_string(), &piece.to_string()])
+        .args(["stream-server", api, &total.to_string(), &piece.to_string()])
         .stdout(std::process::Stdio::piped())
         .spawn()?;
     let stdout = child
@@ -42,12 +53,13 @@ pub fn spawn(total: usize, piece: usize) -> Result<StreamServer> {
     })
 }
 
-/// `cargo xtask stream-server TOTAL PIECE`: serves until killed, after
+/// `cargo xtask stream-server API TOTAL PIECE`: serves until killed, after
 /// printing its port.
 pub fn serve_forever(args: &[String]) -> Result<()> {
-    let total = args.first().and_then(|a| a.parse().ok()).unwrap_or(1 << 20);
-    let piece = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(4);
-    let server = serve_text_in_deltas(total, piece)?;
+    let api = args.first().map_or("openai-completions", String::as_str);
+    let total = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1 << 20);
+    let piece = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(4);
+    let server = serve(&response(api, total, piece)?)?;
     println!("{}", server.port);
     loop {
         std::thread::park();
@@ -55,29 +67,62 @@ pub fn serve_forever(args: &[String]) -> Result<()> {
 }
 
 impl StreamServer {
-    /// The base URL to give the OpenAI provider.
-    pub fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}/v1", self.port)
+    /// `http://127.0.0.1:PORT`.
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
     }
 }
 
-/// Serves an answer of `total` bytes of text in deltas of `piece` bytes.
-pub fn serve_text_in_deltas(total: usize, piece: usize) -> Result<StreamServer> {
+/// The whole HTTP response: an answer of `total` bytes of text in deltas of
+/// `piece` bytes, as `api` streams it (the fakes the tests trust, whose
+/// shapes the vendors' SDKs referee).
+fn response(api: &str, total: usize, piece: usize) -> Result<Vec<u8>> {
+    use test_support::{anthropic, bedrock, chat_completions, gemini, openai_responses};
+    let delta = "x".repeat(piece.max(1));
+    let pieces: Vec<&str> = vec![delta.as_str(); total / piece.max(1)];
+    let reply = match api {
+        "openai-completions" => pieces
+            .iter()
+            .fold(chat_completions::ChatScript::new(), |s, p| s.content(p))
+            .finish("stop"),
+        "openai-responses" => openai_responses::ResponseScript::new("resp_bench")
+            .text("msg_bench", &pieces)
+            .completed(Default::default()),
+        "anthropic-messages" => anthropic::AnthropicScript::new()
+            .text_in(&pieces)
+            .stop("end_turn"),
+        "google-generative-ai" => gemini::GeminiScript::new()
+            .text(&pieces)
+            .stop(Default::default()),
+        "bedrock-converse-stream" => bedrock::BedrockScript::new()
+            .text(&pieces)
+            .stop("end_turn", Default::default()),
+        "rate-limited" => test_support::http_server::Reply::status(
+            429,
+            r#"{"error":{"message":"slow down","type":"rate_limit"}}"#,
+        )
+        .header("retry-after", "172800"),
+        other => anyhow::bail!("stream-server: unknown API {other:?}"),
+    };
+    let body: Vec<u8> = reply.chunks.into_iter().flat_map(|(_, c)| c).collect();
+    let mut out = format!("HTTP/1.1 {} Bench\r\n", reply.status);
+    for (k, v) in &reply.headers {
+        out.push_str(&format!("{k}: {v}\r\n"));
+    }
+    out.push_str(&format!(
+        "content-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    ));
+    let mut bytes = out.into_bytes();
+    bytes.extend_from_slice(&body);
+    Ok(bytes)
+}
+
+/// Serves `response` to every request, after reading the request whole.
+fn serve(response: &[u8]) -> Result<StreamServer> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let port = listener.local_addr()?.port();
-    let delta = "x".repeat(piece);
-    let event = format!(
-        "data: {{\"id\":\"b\",\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{delta}\"}},\"finish_reason\":null}}]}}\n\n"
-    );
-    let mut body = String::with_capacity(event.len() * (total / piece) + 256);
-    for _ in 0..total / piece {
-        body.push_str(&event);
-    }
-    body.push_str("data: {\"id\":\"b\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
-    let response = format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    );
+    let response = std::sync::Arc::new(response.to_vec());
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
@@ -107,7 +152,7 @@ pub fn serve_text_in_deltas(total: usize, piece: usize) -> Result<StreamServer> 
                         break;
                     }
                 }
-                let _ = stream.write_all(response.as_bytes());
+                let _ = stream.write_all(&response);
             });
         }
     });

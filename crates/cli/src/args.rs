@@ -239,6 +239,10 @@ pub enum ProviderKind {
     AzureOpenaiResponses,
     /// Google Gemini API (GEMINI_API_KEY, then GOOGLE_API_KEY).
     Google,
+    /// Gemini on Vertex AI with a Vertex API key (GOOGLE_CLOUD_API_KEY) at
+    /// GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION (default `global`),
+    /// unless --base-url.
+    GoogleVertex,
     /// Amazon Bedrock (ConverseStream): AWS credentials (environment or
     /// ~/.aws profile) or AWS_BEARER_TOKEN_BEDROCK; region from AWS_REGION.
     AmazonBedrock,
@@ -260,6 +264,9 @@ pub enum ApiKind {
     AnthropicMessages,
     /// Google's Gemini API (`:streamGenerateContent`, `x-goog-api-key`).
     GoogleGenerativeAi,
+    /// Gemini on Vertex AI (`/publishers/google/models/{id}:streamGenerateContent`)
+    /// with a Vertex API key.
+    GoogleVertex,
     /// Amazon Bedrock ConverseStream (`/model/{id}/converse-stream`), signed
     /// with AWS SigV4, or `--api-key` as a Bedrock API key (bearer).
     BedrockConverseStream,

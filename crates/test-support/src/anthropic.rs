@@ -65,9 +65,17 @@ impl AnthropicScript {
 
     /// A text block.
     pub fn text(self, text: &str) -> Self {
+        self.text_in(&[text])
+    }
+
+    /// A text block streamed in `pieces`, one delta each.
+    pub fn text_in(self, pieces: &[&str]) -> Self {
         self.block(
             json!({"type": "text", "text": ""}),
-            vec![json!({"type": "text_delta", "text": text})],
+            pieces
+                .iter()
+                .map(|p| json!({"type": "text_delta", "text": p}))
+                .collect(),
         )
     }
 

@@ -208,32 +208,6 @@ impl Bench {
         )
     }
 
-    /// A whole agent run streaming a 1 MB answer.
-    pub(super) fn stream_rows(&mut self, bench_dir: &Path) -> Result<()> {
-        // A model answering 1 MB in 4-byte deltas, from a loopback server in a
-        // process of its own (a forked child would report this process's memory).
-        let server = crate::stream_server::spawn(1 << 20, 4)?;
-        let mut stream_agent = {
-            let (bin, base, dir) = (self.bin.clone(), server.base_url(), bench_dir.to_path_buf());
-            move || {
-                let mut c = Command::new(&bin);
-                c.args(["--provider", "openai", "--api-key", "bench", "--base-url"])
-                    .arg(&base)
-                    .args(["--model", "bench", "--no-tools", "--cwd"])
-                    .arg(&dir)
-                    .args(["-p", "write a long answer"])
-                    .env("CODING_AGENT_DIR", dir.join("no-agent-dir"));
-                c
-            }
-        };
-        self.compare(
-            "agent -p: 1 MB answer in 4-byte deltas",
-            &mut stream_agent,
-            None,
-            "262,144 SSE events over loopback, through the whole loop",
-        )
-    }
-
     /// The sandbox's cost per bash call: bubblewrap's namespaces and the
     /// seccomp filter around every command, in a process per call (which
     /// also pays the one-time check that bubblewrap works here) and in one
