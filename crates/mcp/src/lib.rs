@@ -27,6 +27,11 @@
 //!
 //! The `http` feature (on by default) brings the HTTP transports and sign-in.
 
+// The extensions guide's Rust blocks are compiled as doctests of this crate.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/extensions.md")]
+struct ExtensionsGuide;
+
 mod client;
 mod extension;
 #[cfg(feature = "http")]
