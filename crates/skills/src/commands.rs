@@ -94,7 +94,8 @@ fn split_command(text: &str) -> Option<(&str, &str)> {
 
 /// Expands a user line: a name in `taken` (built-in or extension commands,
 /// which the caller runs) wins; then `/skill:name args`; then a template.
-/// Anything else is [`Expansion::Unchanged`].
+/// Anything else is [`Expansion::Unchanged`], except a name that only an
+/// untrusted project file has: that is [`Error::UntrustedProjectFile`].
 ///
 /// ```
 /// use agent_skills::{Expansion, Resources, expand_input};
@@ -110,18 +111,30 @@ pub fn expand_input(text: &str, resources: &Resources, taken: &[&str]) -> Result
     }
     if let Some(skill_name) = name.strip_prefix("skill:") {
         let Some(skill) = resources.skills.iter().find(|s| s.name == skill_name) else {
-            return Ok(Expansion::Unchanged);
+            return withheld(resources, name);
         };
         // Pi: the arguments are everything after the first space, trimmed.
         let args = text.find(' ').map(|i| text[i + 1..].trim()).unwrap_or("");
         return skill_message(skill, args).map(Expansion::Skill);
     }
     let Some(template) = resources.templates.iter().find(|t| t.name == name) else {
-        return Ok(Expansion::Unchanged);
+        return withheld(resources, name);
     };
     expand_template(template, args).map(Expansion::Template)
+}
+
+/// Unchanged, unless the name belongs to an untrusted project file.
+fn withheld(resources: &Resources, name: &str) -> Result<Expansion, Error> {
+    match resources.withheld_file(name) {
+        Some(path) => Err(Error::UntrustedProjectFile(path)),
+        None => Ok(Expansion::Unchanged),
+    }
 }
 
 fn expand_template(template: &PromptTemplate, args: &str) -> Result<String, Error> {
     substitute_args(&template.content, &parse_command_args(args))
 }
+
+#[cfg(test)]
+#[path = "commands_tests.rs"]
+mod tests;

@@ -58,6 +58,13 @@ pub enum Error {
     /// A template expansion would exceed [`MAX_EXPANDED_BYTES`].
     #[error("the expanded text would exceed {0} bytes")]
     ExpansionTooLarge(usize),
+    /// The command names a project template or skill, and the project is not
+    /// trusted: its text is never sent.
+    #[error(
+        "{} is a project file and this project is not trusted; run `coding-agent trust` in the project to use it",
+        .0.display()
+    )]
+    UntrustedProjectFile(PathBuf),
 }
 
 /// Where a skill or template was found.

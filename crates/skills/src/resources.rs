@@ -45,6 +45,33 @@ pub struct Resources {
     pub templates: Vec<PromptTemplate>,
     /// Warnings and errors, each naming a file.
     pub diagnostics: Vec<Diagnostic>,
+    /// The working directory, when its project files were not read because
+    /// the project is not trusted: a command naming one of them is refused.
+    pub withheld_project: Option<PathBuf>,
+}
+
+impl Resources {
+    /// The untrusted project file `/name` would have used, if any:
+    /// `.pi/prompts/NAME.md`, or for `skill:NAME` a `NAME/SKILL.md` in
+    /// `.pi/skills` or an `.agents/skills` up to the git root.
+    pub fn withheld_file(&self, name: &str) -> Option<PathBuf> {
+        let cwd = self.withheld_project.as_ref()?;
+        let candidates: Vec<PathBuf> = match name.strip_prefix("skill:") {
+            Some(skill) if !skill.contains('/') && !skill.is_empty() => {
+                let mut c = vec![cwd.join(".pi/skills").join(skill).join("SKILL.md")];
+                c.extend(
+                    ancestor_agents_dirs(cwd)
+                        .into_iter()
+                        .map(|d| d.join(skill).join("SKILL.md")),
+                );
+                c
+            }
+            Some(_) => Vec::new(),
+            None if !name.contains('/') => vec![cwd.join(".pi/prompts").join(format!("{name}.md"))],
+            None => Vec::new(),
+        };
+        candidates.into_iter().find(|p| p.is_file())
+    }
 }
 
 /// Settings entries split into paths to load and filters.
@@ -155,7 +182,10 @@ fn explicit_template_files(path: &Path, diagnostics: &mut Vec<Diagnostic>) -> Ve
 /// settings, user, project; the same for templates. Project locations are
 /// read only when `project_trusted`.
 pub fn load_resources(options: &ResourceOptions) -> Resources {
-    let mut res = Resources::default();
+    let mut res = Resources {
+        withheld_project: (!options.project_trusted).then(|| options.cwd.clone()),
+        ..Resources::default()
+    };
     let diags = &mut res.diagnostics;
     let base = options.agent_dir.clone().unwrap_or_default();
 
