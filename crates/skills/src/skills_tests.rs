@@ -261,3 +261,46 @@ fn skill_message_is_pis_block() {
         format!("{expected}\n\nx y")
     );
 }
+
+fn listed(name: &str, description: &str) -> Skill {
+    Skill {
+        name: name.into(),
+        description: description.into(),
+        file_path: PathBuf::from(format!("/s/{name}/SKILL.md")),
+        base_dir: PathBuf::from(format!("/s/{name}")),
+        disable_model_invocation: false,
+        allowed_tools: vec![],
+        origin: Origin::User,
+    }
+}
+
+#[test]
+fn the_budget_shortens_descriptions_then_leaves_skills_out() {
+    use crate::{SkillReader, skills_prompt};
+    let reader = SkillReader::ReadTool("read".into());
+    let skills: Vec<Skill> = (0..10)
+        .map(|i| listed(&format!("s{i}"), &"d".repeat(300)))
+        .collect();
+    let (full, w) = skills_prompt(&skills, Some(&reader), usize::MAX);
+    assert!(w.is_empty());
+    // Room for 200-character descriptions only.
+    let (short, w) = skills_prompt(&skills, Some(&reader), full.len() - 10 * 90);
+    assert!(short.contains(&format!(
+        "<description>{}...</description>",
+        "d".repeat(200)
+    )));
+    assert!(w[0].contains("shortened to 200"), "{w:?}");
+    // Not even 50-character descriptions for all: the last skills go.
+    let (cut, w) = skills_prompt(&skills, Some(&reader), 1_500);
+    assert!(
+        cut.len() <= 1_500 && cut.contains("<name>s0</name>") && !cut.contains("<name>s9</name>")
+    );
+    assert!(w[0].contains("left out: ") && w[0].contains("s9"), "{w:?}");
+    // No reader, or nothing visible: no block.
+    assert_eq!(skills_prompt(&skills, None, usize::MAX).0, "");
+    let hidden = Skill {
+        disable_model_invocation: true,
+        ..listed("h", "d")
+    };
+    assert_eq!(skills_prompt(&[hidden], Some(&reader), usize::MAX).0, "");
+}

@@ -147,3 +147,75 @@ fn substitution_matches_pi() {
     }
     assert!(checked >= 100);
 }
+
+#[test]
+fn skills_block_matches_pi() {
+    use agent_skills::{Origin, Skill, SkillReader, skills_prompt};
+    let module = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/pi/node_modules/@earendil-works/pi-coding-agent/dist/core/skills.js");
+    let node = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !test_support::prerequisite(
+        node && module.is_file(),
+        "Node and Pi 1.6.0 in target/pi",
+        "mkdir -p target/pi && cp ../shared/peers/pi/package*.json target/pi/ && (cd target/pi && npm ci --ignore-scripts)",
+    ) {
+        return;
+    }
+    let skill = |name: &str, description: &str, hidden: bool| Skill {
+        name: name.into(),
+        description: description.into(),
+        file_path: PathBuf::from(format!("/home/u/.pi/agent/skills/{name}/SKILL.md")),
+        base_dir: PathBuf::from(format!("/home/u/.pi/agent/skills/{name}")),
+        disable_model_invocation: hidden,
+        allowed_tools: vec![],
+        origin: Origin::User,
+    };
+    let skills = vec![
+        skill(
+            "pdf-tools",
+            "Extract <text> & \"tables\" from PDF's.",
+            false,
+        ),
+        skill("secret", "Hidden.", true),
+        skill("multi", "Line one.\nLine two.", false),
+    ];
+    let pi_skills: Vec<_> = skills
+        .iter()
+        .map(|s| {
+            json!({"name": s.name, "description": s.description, "filePath": s.file_path,
+                   "disableModelInvocation": s.disable_model_invocation})
+        })
+        .collect();
+    let module_url = format!("file://{}", module.canonicalize().unwrap().display());
+    let script = format!(
+        "import {{ formatSkillsForPrompt }} from {module};\n\
+         const skills = {skills};\n\
+         const out = ['read', 'bash', 'other'].map(r => `<skills>\\n${{formatSkillsForPrompt(skills, r).trim()}}\\n</skills>`);\n\
+         process.stdout.write(JSON.stringify(out));\n",
+        module = json!(module_url),
+        skills = serde_json::Value::Array(pi_skills),
+    );
+    let out = Command::new("node")
+        .args(["--input-type=module", "-e", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs: Vec<String> = serde_json::from_slice(&out.stdout).unwrap();
+    let readers = [
+        SkillReader::ReadTool("read".into()),
+        SkillReader::Shell("bash".into()),
+        SkillReader::Hidden,
+    ];
+    for (reader, pi) in readers.iter().zip(theirs) {
+        let (ours, warnings) = skills_prompt(&skills, Some(reader), 100_000);
+        assert!(warnings.is_empty());
+        assert_eq!(ours, pi);
+    }
+}
