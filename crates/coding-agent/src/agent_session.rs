@@ -555,7 +555,7 @@ fn block_images(messages: &[Message]) -> Vec<Message> {
         .collect()
 }
 
-struct SessionInner {
+pub(crate) struct SessionInner {
     registry: ToolRegistry,
     prompt_base: SystemPromptOptions,
     system_prompt: String,
@@ -565,7 +565,7 @@ struct SessionInner {
     /// Characters the skills block may take.
     skills_budget: usize,
     /// Skills and prompt templates.
-    resources: Arc<agent_skills::Resources>,
+    pub(crate) resources: Arc<agent_skills::Resources>,
 }
 
 /// An assembled agent: the `Agent`, its registry, settings and system prompt,
@@ -592,7 +592,7 @@ impl std::fmt::Debug for AgentSession {
 }
 
 impl AgentSession {
-    fn lock(&self) -> std::sync::MutexGuard<'_, SessionInner> {
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, SessionInner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -948,24 +948,6 @@ impl AgentSession {
         }
         self.refresh();
         self.restore_tools(&added);
-    }
-
-    /// Expands `/skill:name args` and `/template args` into the text to
-    /// send, the same in every mode; built-in command names
-    /// ([`crate::BUILTIN_COMMANDS`]) are never expanded. Other text is
-    /// returned as given.
-    ///
-    /// # Errors
-    /// The skill file cannot be read, the expansion is over 1 MiB, or the
-    /// command names an untrusted project file.
-    pub fn expand_input(&self, text: &str) -> Result<String, agent_skills::Error> {
-        let resources = self.resources();
-        crate::skills::expand(text, &resources)
-    }
-
-    /// The skills and prompt templates this session was given.
-    pub fn resources(&self) -> Arc<agent_skills::Resources> {
-        self.lock().resources.clone()
     }
 
     /// The merged settings.

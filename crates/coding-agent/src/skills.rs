@@ -1,8 +1,12 @@
 //! Skills and prompt templates in a session: which tool loads a skill file,
 //! and the one command precedence every mode uses.
 
+use std::sync::Arc;
+
 use agent_skills::{Expansion, Resources, SkillReader};
 use agent_tool::ToolDefinition;
+
+use crate::AgentSession;
 
 /// The commands built into coding-agent, in every mode. A template or skill
 /// with one of these names is never expanded (built-in > extension >
@@ -65,4 +69,24 @@ pub(crate) fn expand(text: &str, resources: &Resources) -> Result<String, agent_
             Expansion::Skill(t) | Expansion::Template(t) => t,
         },
     )
+}
+
+impl AgentSession {
+    /// Expands `/skill:name args` and `/template args` into the text to
+    /// send, the same in every mode; built-in command names
+    /// ([`crate::BUILTIN_COMMANDS`]) are never expanded. Other text is
+    /// returned as given.
+    ///
+    /// # Errors
+    /// The skill file cannot be read, the expansion is over 1 MiB, or the
+    /// command names an untrusted project file.
+    pub fn expand_input(&self, text: &str) -> Result<String, agent_skills::Error> {
+        let resources = self.resources();
+        expand(text, &resources)
+    }
+
+    /// The skills and prompt templates this session was given.
+    pub fn resources(&self) -> Arc<agent_skills::Resources> {
+        self.lock().resources.clone()
+    }
 }

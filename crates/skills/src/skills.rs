@@ -180,18 +180,21 @@ pub fn skill_files(
     let mut files = Vec::new();
     for entry in builder.build() {
         let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_some_and(|t| !t.is_dir()) {
+        if entry.file_type().is_none_or(|t| t.is_dir()) {
             continue;
         }
         let path = entry.path();
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
-        let parent_is_skill = path.parent().is_some_and(|p| p.join("SKILL.md").exists());
-        if name == "SKILL.md" {
-            files.push(path.to_path_buf());
-        } else if name.ends_with(".md") && !parent_is_skill && (entry.depth() > 1 || root_markdown)
-        {
+        // A SKILL.md; or another Markdown file outside a skill, below the
+        // root (or at the root of a `.pi`-style root).
+        let loose = || {
+            name.ends_with(".md")
+                && (entry.depth() > 1 || root_markdown)
+                && !path.parent().is_some_and(|p| p.join("SKILL.md").exists())
+        };
+        if name == "SKILL.md" || loose() {
             files.push(path.to_path_buf());
         }
     }
