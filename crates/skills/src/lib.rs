@@ -30,7 +30,8 @@ pub use frontmatter::{Frontmatter, MAX_FILE_BYTES, parse_frontmatter, read_bound
 pub use prompt::{SkillReader, budget_chars, skills_prompt};
 pub use resources::{ResourceOptions, Resources, load_resources};
 pub use skills::{
-    MAX_DEPTH, MAX_DIRS_PER_ROOT, Skill, load_skill_file, skill_files, skill_message,
+    MAX_DEPTH, MAX_DIRS_PER_ROOT, Skill, load_skill_file, skill_block_of, skill_files,
+    skill_message,
 };
 pub use templates::{PromptTemplate, load_template_file};
 

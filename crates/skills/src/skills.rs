@@ -268,6 +268,22 @@ pub fn skill_message(skill: &Skill, args: &str) -> Result<String, Error> {
     })
 }
 
+/// The skill block ([`skill_message`]) a user message starts with, without
+/// the arguments after it; `None` when the text is not one.
+///
+/// ```
+/// let text = "<skill name=\"x\" location=\"/s/x/SKILL.md\">\nReferences are relative to /s/x.\n\nBody\n</skill>\n\nargs";
+/// assert!(agent_skills::skill_block_of(text).unwrap().ends_with("Body\n</skill>"));
+/// assert!(agent_skills::skill_block_of("hello").is_none());
+/// ```
+pub fn skill_block_of(text: &str) -> Option<&str> {
+    if !text.starts_with("<skill name=\"") {
+        return None;
+    }
+    let end = text.rfind("\n</skill>")? + "\n</skill>".len();
+    Some(&text[..end])
+}
+
 #[cfg(test)]
 #[path = "skills_tests.rs"]
 mod tests;
