@@ -28,7 +28,7 @@ pub use args::{MAX_EXPANDED_BYTES, parse_command_args, substitute_args};
 pub use commands::{CommandInfo, CommandSource, Expansion, expand_input, list_commands};
 pub use frontmatter::{Frontmatter, MAX_FILE_BYTES, parse_frontmatter, read_bounded};
 pub use prompt::{SkillReader, budget_chars, skills_prompt};
-pub use resources::{ResourceOptions, Resources, load_resources};
+pub use resources::{ResourceOptions, Resources, load_resources, project_files};
 pub use skills::{
     MAX_DEPTH, MAX_DIRS_PER_ROOT, Skill, load_skill_file, skill_block_of, skill_files,
     skill_message,
@@ -62,7 +62,7 @@ pub enum Error {
     /// The command names a project template or skill, and the project is not
     /// trusted: its text is never sent.
     #[error(
-        "{} is a project file and this project is not trusted; run `coding-agent trust` in the project to use it",
+        "{} is a project file, and the project is not trusted or its files changed since; run `coding-agent trust` in the project to use it",
         .0.display()
     )]
     UntrustedProjectFile(PathBuf),

@@ -176,6 +176,20 @@ fn explicit_template_files(path: &Path, diagnostics: &mut Vec<Diagnostic>) -> Ve
     }
 }
 
+/// Every file a trusted project could contribute as a skill or template:
+/// what `.pi/skills`, the `.agents/skills` up to the git root and
+/// `.pi/prompts` hold, walked under the same bounds. A trust record pins them,
+/// so a changed one makes the project untrusted again.
+pub fn project_files(cwd: &Path) -> Vec<PathBuf> {
+    let mut ignored = Vec::new();
+    let mut files = skill_files(&cwd.join(".pi/skills"), true, &mut ignored);
+    for dir in ancestor_agents_dirs(cwd) {
+        files.extend(skill_files(&dir, false, &mut ignored));
+    }
+    files.extend(template_files(&cwd.join(".pi/prompts")));
+    files
+}
+
 /// Loads skills and templates from every location the options allow.
 ///
 /// Precedence (first name wins, a clash warns naming both files): `--skill`,
