@@ -253,3 +253,36 @@ fn rpc_get_commands_and_prompt_expand() {
     let line = std::fs::read_to_string(&log).unwrap();
     assert!(line.contains("Review a.rs focusing on style."), "{line}");
 }
+
+#[test]
+fn the_skills_block_keeps_to_its_budget_with_a_warning() {
+    let d = dirs();
+    let many = d.root.join("many");
+    for i in 0..40 {
+        write(
+            &many.join(format!("s{i:02}/SKILL.md")),
+            &format!("---\ndescription: {}\n---\nBody.\n", "word ".repeat(60)),
+        );
+    }
+    // 2% of 50,000 tokens: 4,000 characters.
+    let out = agent(&d)
+        .args([
+            "--print-system-prompt",
+            "--context-window",
+            "50000",
+            "--skill",
+        ])
+        .arg(&many)
+        .output()
+        .unwrap();
+    let prompt = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let start = prompt.find("<skills>").expect("a skills block");
+    let end = prompt.find("</skills>").unwrap() + "</skills>".len();
+    assert!(end - start <= 4_000, "{}", end - start);
+    assert!(prompt.contains("<name>s00</name>") && !prompt.contains("<name>s39</name>"));
+    assert!(
+        err.contains("skills list over its budget") && err.contains("s39"),
+        "{err}"
+    );
+}
