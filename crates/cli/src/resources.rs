@@ -36,7 +36,8 @@ pub fn load(args: &RunArgs, settings: &Settings, cwd: &Path, trusted: bool) -> R
         no_templates: args.no_prompt_templates,
     };
     let resources = agent_skills::load_resources(&options);
-    for d in &resources.diagnostics {
+    let shadowed = resources.shadowed_by(coding_agent::BUILTIN_COMMANDS);
+    for d in resources.diagnostics.iter().chain(&shadowed) {
         let kind = if d.is_error { "error" } else { "warning" };
         eprintln!("coding-agent: {kind}: {d}");
     }

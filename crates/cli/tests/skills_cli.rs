@@ -171,8 +171,15 @@ fn an_untrusted_project_template_is_refused_naming_the_file() {
 
     trust(&d);
     assert_eq!(sent_user_text(&d, "/deploy prod eu"), "Deploy prod eu now.");
-    // A built-in command's name is never a template, in any mode.
+    // A built-in command's name is never a template, in any mode, and the
+    // template is reported at load.
     assert_eq!(sent_user_text(&d, "/compact"), "/compact");
+    let out = agent(&d).arg("--print-system-prompt").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("compact.md: template \"/compact\" is shadowed"),
+        "{err}"
+    );
 
     // Trust is given to what the user saw: a changed template is refused.
     write(

@@ -78,6 +78,9 @@ fn precedence_builtin_extension_skill_template() {
             .iter()
             .any(|d| d.message.contains("\"/review\" is shadowed"))
     );
+    let shadowed = res.shadowed_by(&taken);
+    assert_eq!(shadowed.len(), 1);
+    assert!(shadowed[0].path.ends_with(".pi/prompts/compact.md"));
     let commands = list_commands(&res, &taken);
     let names: Vec<_> = commands.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["review", "deploy", "skill:lint"]);

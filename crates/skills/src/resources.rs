@@ -51,6 +51,24 @@ pub struct Resources {
 }
 
 impl Resources {
+    /// A warning for each template a command in `taken` (built-in or
+    /// extension commands) makes unreachable, naming the file.
+    pub fn shadowed_by(&self, taken: &[&str]) -> Vec<Diagnostic> {
+        self.templates
+            .iter()
+            .filter(|t| taken.contains(&t.name.as_str()))
+            .map(|t| {
+                Diagnostic::warning(
+                    &t.file_path,
+                    format!(
+                        "template \"/{}\" is shadowed by the built-in command of that name",
+                        t.name
+                    ),
+                )
+            })
+            .collect()
+    }
+
     /// The untrusted project file `/name` would have used, if any:
     /// `.pi/prompts/NAME.md`, or for `skill:NAME` a `NAME/SKILL.md` in
     /// `.pi/skills` or an `.agents/skills` up to the git root.
