@@ -13,6 +13,7 @@
 mod bench;
 mod checks;
 mod conformance;
+mod features;
 mod link_order;
 mod mcp_bench;
 mod stream_server;
@@ -27,6 +28,7 @@ fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("test-all") => test_all(args.iter().any(|a| a == "--slow")),
+        Some("features") => features::run(&workspace_root()?),
         Some("bench") => bench::run(&args[1..]),
         Some("stream-server") => stream_server::serve_forever(&args[1..]),
         Some("tidy") => tidy::tidy(&workspace_root()?),
@@ -37,7 +39,7 @@ fn main() -> Result<()> {
         Some("conformance-cli-client") => conformance::cli_client(&args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             println!(
-                "usage: cargo xtask <command>\n\ncommands:\n  test-all [--slow]   fmt, unused deps, clippy, tests, docs, external project (--slow adds the slow hardening tests)\n  bench [--quick] [--only TEXT]  speed and memory against rg, fd and coreutils (rows whose name contains TEXT)\n  tidy                the architecture's invariants (crate graph, tool names, operations)\n  unused-deps         dependencies a crate declares but never names\n  external-project    the crates used by path from a fresh project\n  conformance         the official MCP conformance suite against our MCP client (npm)\n  link-order [--check]  record the release binary's start-up functions into crates/cli/startup.order (valgrind)"
+                "usage: cargo xtask <command>\n\ncommands:\n  test-all [--slow]   fmt, unused deps, clippy, tests, docs, external project (--slow adds the slow hardening tests)\n  bench [--quick] [--only TEXT]  speed and memory against rg, fd and coreutils (rows whose name contains TEXT)\n  features            each library crate with its default features off, and each feature alone (clippy -D warnings)\n  tidy                the architecture's invariants (crate graph, tool names, operations)\n  unused-deps         dependencies a crate declares but never names\n  external-project    the crates used by path from a fresh project\n  conformance         the official MCP conformance suite against our MCP client (npm)\n  link-order [--check]  record the release binary's start-up functions into crates/cli/startup.order (valgrind)"
             );
             Ok(())
         }
@@ -158,6 +160,10 @@ fn test_all(slow: bool) -> Result<()> {
             ],
         ),
     ];
+    steps.push(check(
+        "features (each library crate's features alone, -D warnings)",
+        features::run,
+    ));
     // System parts the suite needs but cannot install itself.
     let skipped_filter = system_parts()?;
     if has_nextest() {

@@ -7,7 +7,7 @@
 //!    agent-core.
 //! 3. The product layer names no concrete tool: in coding-agent a built-in
 //!    tool name appears only where listed in [`PRODUCT_EXCEPTIONS`], each
-//!    with the reason.
+//!    with the reason; agent-tui names none at all.
 //! 4. Every file access of a tool goes through the operations: the tool
 //!    modules of tools-builtin touch no file system or process API directly
 //!    (except [`OPS_EXCEPTIONS`]).
@@ -41,6 +41,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "agent-mcp",
+        &["agent-ai", "agent-core", "agent-tool", "coding-agent"],
+    ),
+    // The terminal UI drives a session; nothing but the binary uses it.
+    (
+        "agent-tui",
         &["agent-ai", "agent-core", "agent-tool", "coding-agent"],
     ),
     // Test helpers: used only as a dev-dependency (and by xtask), so they
@@ -113,12 +118,14 @@ pub fn tidy(root: &Path) -> Result<()> {
         PRODUCT_EXCEPTIONS,
         &mut problems,
     )?;
+    // The UI draws tools through their renderers only.
+    names_no_tool(&root.join("crates/tui/src"), &names, &[], &mut problems)?;
     operations_only(&root.join("crates/tools-builtin/src"), &mut problems)?;
     if !problems.is_empty() {
         bail!("tidy:\n  {}", problems.join("\n  "));
     }
     println!(
-        "tidy: crate graph, no tool names in agent-core or coding-agent, tools use the operations"
+        "tidy: crate graph, no tool names in agent-core, coding-agent or agent-tui, tools use the operations"
     );
     Ok(())
 }

@@ -202,9 +202,17 @@ impl AgentOptions {
         self
     }
 
-    /// The same options with these active tools.
-    pub fn with_tools(mut self, tools: impl IntoIterator<Item = Arc<dyn AgentTool>>) -> Self {
-        self.tools = tools.into_iter().collect();
+    /// The same options with these active tools: `Arc<dyn AgentTool>`s,
+    /// `Arc`s of concrete tools or [`FnTool`](crate::FnTool)s, no casts
+    /// needed.
+    pub fn with_tools<T: crate::IntoAgentTool>(
+        mut self,
+        tools: impl IntoIterator<Item = T>,
+    ) -> Self {
+        self.tools = tools
+            .into_iter()
+            .map(crate::IntoAgentTool::into_agent_tool)
+            .collect();
         self
     }
 

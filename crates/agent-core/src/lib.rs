@@ -33,6 +33,7 @@ mod agent_loop;
 mod config;
 mod event;
 mod extensions;
+mod fn_tool;
 mod hooks;
 mod tool;
 mod tool_execution;
@@ -54,6 +55,7 @@ pub use config::{
 };
 pub use event::{AgentEvent, EventSink};
 pub use extensions::Extensions;
+pub use fn_tool::{FnTool, IntoAgentTool};
 pub use hooks::{
     AfterToolCallContext, AfterToolCallHook, AfterToolCallResult, BeforeToolCallContext,
     BeforeToolCallHook, BeforeToolCallResult,
@@ -65,6 +67,10 @@ pub use tool::{
 
 /// Re-exported so a tool can ask for constrained sampling without naming `agent-ai`.
 pub use agent_ai::{ConstrainedSampling, StrictMode};
+
+/// Re-exported so that an `impl AgentTool` names its future type without
+/// a direct dependency on `futures`.
+pub use futures::future::BoxFuture;
 
 /// Re-exported so tools and hooks can name the cancellation type without a direct dependency.
 pub use tokio_util::sync::CancellationToken;

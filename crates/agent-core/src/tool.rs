@@ -115,6 +115,20 @@ impl ToolError {
         ToolError::new(format!("Invalid arguments for tool \"{tool}\": {error}"))
     }
 
+    /// A file-system error that names the path it happened on, which the
+    /// bare `io::Error` text ("No such file or directory (os error 2)")
+    /// does not.
+    ///
+    /// ```
+    /// use agent_core::ToolError;
+    /// let e = std::io::Error::from(std::io::ErrorKind::NotFound);
+    /// let err = ToolError::io(std::path::Path::new("/srv/app/notes.txt"), &e);
+    /// assert_eq!(err.message(), "/srv/app/notes.txt: entity not found");
+    /// ```
+    pub fn io(path: &std::path::Path, error: &std::io::Error) -> Self {
+        ToolError::new(format!("{}: {error}", path.display()))
+    }
+
     /// The message.
     pub fn message(&self) -> &str {
         &self.message

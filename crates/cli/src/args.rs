@@ -401,6 +401,10 @@ pub struct RunArgs {
     /// Print the tools (names, snippets, schemas) as JSON and exit.
     #[arg(long)]
     pub list_tools: bool,
+    /// Use the line prompt instead of the terminal UI (as happens anyway
+    /// without a terminal on stdin and stdout, or with `TERM=dumb`).
+    #[arg(long)]
+    pub no_tui: bool,
     /// Diagnostics to stderr.
     #[arg(short, long)]
     pub verbose: bool,

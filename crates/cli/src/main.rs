@@ -27,6 +27,7 @@ mod signals;
 mod slash;
 mod tool_cmd;
 mod trust_cmd;
+mod tui;
 
 use clap::Parser;
 
@@ -57,8 +58,10 @@ fn init_tracing(verbose: bool, mcp_logs: Option<&agent_mcp::McpLogSink>) {
     if let Ok(cap) = "rmcp::transport::auth=error".parse() {
         filter = filter.add_directive(cap);
     }
+    // While the terminal UI draws, log lines become its notices instead
+    // of landing in the middle of its screen.
     let stderr = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(agent_tui::diagnostics::writer)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_filter(filter);
     let mcp = mcp_logs.map(|sink| {

@@ -1,5 +1,5 @@
 //! Running the agent: text, print and JSON modes, and a line-by-line prompt
-//! loop on a terminal.
+//! loop on a terminal (the terminal UI is `tui.rs`).
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -397,8 +397,15 @@ pub async fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
+    // The terminal UI asks in its own dialog.
+    let tui = interactive && crate::tui::wanted(&args);
+    let mut questions = None;
     // Approval is asked on a terminal in text mode; print and JSON modes refuse.
-    let permissions = if args.mode == Mode::Json {
+    let permissions = if tui {
+        let (prompt, q) = agent_tui::permission_channel();
+        questions = Some(q);
+        PermissionGate::new(rules, Some(Arc::new(prompt)), &cwd, "text mode")
+    } else if args.mode == Mode::Json {
         PermissionGate::new(rules, None, &cwd, "JSON mode")
     } else if args.print {
         PermissionGate::new(rules, None, &cwd, "print mode")
@@ -428,6 +435,11 @@ pub async fn run(args: RunArgs) -> i32 {
     }
     for updates in &extension_updates {
         updates.keep_session_updated(&session);
+    }
+    if let Some(questions) = questions {
+        // The UI draws the events, reads Ctrl+C as a key and ends on
+        // SIGTERM and SIGHUP itself (restoring the terminal first).
+        return crate::tui::run(session, questions).await;
     }
     attach_output(&session, args.mode, args.print, cwd.clone());
     install_ctrl_c(&session);

@@ -72,7 +72,20 @@ async fn pick(cwd: &Path, dir: Option<std::path::PathBuf>) -> Result<std::path::
     }
     loop {
         eprint!("resume which session? [1-{}] ", sessions.len().min(20));
-        let Some(line) = crate::prompt::stdin_lines().next().await else {
+        // One line read here, not by the shared reader: its thread would
+        // go on reading stdin under the terminal UI.
+        let line = tokio::task::spawn_blocking(|| {
+            use std::io::BufRead;
+            let mut line = String::new();
+            match std::io::stdin().lock().read_line(&mut line) {
+                Ok(0) | Err(_) => None,
+                Ok(_) => Some(line),
+            }
+        })
+        .await
+        .ok()
+        .flatten();
+        let Some(line) = line else {
             return Err("no session chosen".into());
         };
         if let Ok(n) = line.trim().parse::<usize>()

@@ -4,8 +4,39 @@
 use coding_agent::AgentSession;
 use coding_agent::sessions::SessionManager;
 
-/// Runs `line` if it is one of our commands; `false` when it is a prompt.
+/// Runs `line` if it is one of our commands, printing its output on
+/// stderr; `false` when it is a prompt.
 pub async fn handle(session: &AgentSession, line: &str) -> bool {
+    match run(session, line).await {
+        None => false,
+        Some(Ok(text)) => {
+            eprintln!("{}", text.trim_end());
+            true
+        }
+        Some(Err(e)) => {
+            eprintln!("coding-agent: {e}");
+            true
+        }
+    }
+}
+
+/// The commands for the terminal UI: the output becomes a transcript cell.
+pub struct TuiCommands;
+
+impl agent_tui::SlashCommands for TuiCommands {
+    fn run(
+        &self,
+        session: &AgentSession,
+        line: &str,
+    ) -> coding_agent::prelude::BoxFuture<'static, Option<Result<String, String>>> {
+        let (session, line) = (session.clone(), line.to_string());
+        Box::pin(async move { run(&session, &line).await })
+    }
+}
+
+/// Runs `line` if it is one of our commands: its output or error; `None`
+/// when it is a prompt.
+pub async fn run(session: &AgentSession, line: &str) -> Option<Result<String, String>> {
     let (command, rest) = match line.split_once(char::is_whitespace) {
         Some((c, r)) => (c, r.trim()),
         None => (line, ""),
@@ -30,13 +61,9 @@ pub async fn handle(session: &AgentSession, line: &str) -> bool {
             .await
             .map(|r| format!("compacted: about {} tokens summarised", r.tokens_before))
             .map_err(|e| e.to_string()),
-        _ => return false,
+        _ => return None,
     };
-    match result {
-        Ok(text) => eprintln!("{}", text.trim_end()),
-        Err(e) => eprintln!("coding-agent: {e}"),
-    }
-    true
+    Some(result)
 }
 
 fn with_manager(

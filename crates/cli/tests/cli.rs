@@ -8,6 +8,9 @@ use serde_json::{Value, json};
 use test_support::agent_loop::tool_call;
 use test_support::http_server;
 
+#[path = "cli/tui_pty.rs"]
+mod tui_pty;
+
 fn bin() -> std::process::Command {
     let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"));
     c.env_remove("OPENAI_API_KEY")

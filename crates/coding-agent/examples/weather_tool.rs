@@ -33,21 +33,25 @@ pub const DEFAULT_FORECAST_URL: &str = "https://api.open-meteo.com";
 pub struct WeatherParams {
     /// City name, e.g. "Berlin" or "San Francisco".
     pub city: String,
-    /// Unit system for temperature and wind speed (default: metric).
-    pub unit: Option<Unit>,
+    /// Unit system for temperature and wind speed.
+    // `serde(default)` makes it optional, and the schema says what leaving
+    // it out means: `"default": "metric"`.
+    #[serde(default)]
+    pub unit: Unit,
 }
 
-/// Unit system.
-// `///` docs on the variants would make schemars emit `oneOf`/`const`; plain
-// comments keep `{"type":"string","enum":[...]}`.
-#[allow(missing_docs)]
-#[derive(Deserialize, schemars::JsonSchema, Clone, Copy, PartialEq, Eq, Debug, Default)]
+/// Unit system. The variants' docs join the field's description; the
+/// schema stays a plain `{"type":"string","enum":[...]}`
+/// (`agent_tool::params_schema`).
+#[derive(
+    Deserialize, serde::Serialize, schemars::JsonSchema, Clone, Copy, PartialEq, Eq, Debug, Default,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Unit {
-    // Celsius and km/h.
+    /// Celsius and km/h.
     #[default]
     Metric,
-    // Fahrenheit and mph.
+    /// Fahrenheit and mph.
     Imperial,
 }
 
@@ -118,7 +122,7 @@ impl WeatherTool {
         if city.is_empty() {
             return Err(ToolError::new("city must not be empty"));
         }
-        let unit = params.unit.unwrap_or_default();
+        let unit = params.unit;
         let places = self
             .get_json(
                 "geocoding",

@@ -55,6 +55,9 @@ pub use agent_ai;
 pub use agent_core;
 pub use agent_core::{AgentError, RunOutcome};
 pub use agent_tool;
+/// Path helpers for custom tools (`resolve_to_cwd`, `expand_path`, ...),
+/// re-exported so a tool needs no direct dependency on agent-tool.
+pub use agent_tool::path;
 pub use agent_tool::{
     AgentTool, AgentToolResult, CancellationToken, ConstrainedSampling, DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES, Decorated, EarlierResult, ExecutionMode, Extensions, FileMutationQueue,
@@ -62,7 +65,7 @@ pub use agent_tool::{
     RenderShell, Span, StrictMode, StyledLine, StyledText, Theme, ToolBuilder, ToolCallContext,
     ToolDefinition, ToolError, ToolHints, ToolUpdateSink, TruncatedBy, TruncationOptions,
     TruncationResult, TypedTool, WorkingDir, decorate, default_render_call, default_render_result,
-    format_size, sanitize_terminal_text, string_enum, string_enum_schema,
+    format_size, sanitize_terminal_text, string_enum, string_enum_schema, string_enum_with_default,
     string_enum_with_description, tool, truncate_head, truncate_line, truncate_tail,
 };
 /// Re-exported so renderers can build styles without a direct dependency.

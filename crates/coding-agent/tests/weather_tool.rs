@@ -146,6 +146,10 @@ fn schema_is_plain_and_metadata_is_present() {
         schema["properties"]["unit"]["enum"],
         json!(["metric", "imperial"])
     );
+    // The model is told what leaving `unit` out means, and the variants'
+    // docs reach the description without turning the enum into `oneOf`.
+    assert_eq!(schema["properties"]["unit"]["default"], "metric");
+    assert!(schema["properties"]["unit"].get("oneOf").is_none());
     assert_eq!(schema["required"], json!(["city"]));
     assert_eq!(
         tool.prompt_snippet(),

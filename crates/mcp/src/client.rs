@@ -457,6 +457,11 @@ impl AgentTool for McpRemoteTool {
         params: Value,
         cx: ToolCallContext,
     ) -> BoxFuture<'_, Result<AgentToolResult, ToolError>> {
+        // Without `http` there are no sign-ins to count or retry.
+        #[cfg_attr(
+            not(feature = "http"),
+            allow(unused_mut, unused_variables, clippy::never_loop)
+        )]
         async move {
             let arguments = params.as_object().cloned().unwrap_or_default();
             let request =
@@ -661,6 +666,11 @@ pub async fn connect_mcp_servers(configs: &[McpServerConfig]) -> McpTools {
 /// Starts a server and lists its tools. A server that accepts the
 /// connection but refuses the listing with a 401 (its authorization server
 /// changed, say) is signed in to again once, through the prompt.
+// Without `http` there is no sign-in to retry after.
+#[cfg_attr(
+    not(feature = "http"),
+    allow(unused_mut, unused_variables, clippy::never_loop)
+)]
 async fn start_and_list(
     config: &McpServerConfig,
     changed: &mpsc::UnboundedSender<()>,

@@ -94,6 +94,7 @@ pub(crate) fn strip_controls(text: &str) -> String {
 }
 
 /// `name` as one shell word, for a command the user may paste.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) fn shell_word(name: &str) -> String {
     if !name.is_empty()
         && name

@@ -32,7 +32,10 @@
 //! use agent_remote::{Remote, RemoteOptions, RemoteTarget};
 //!
 //! let target = RemoteTarget::parse("docker://web/srv/app")?;
-//! let options = RemoteOptions::default().helper_binary(std::env::current_exe()?);
+//! // A `coding-agent` binary built for the remote's platform: it is uploaded
+//! // and runs there as `coding-agent helper`. Not `current_exe()`: that is
+//! // your own program, which would run again on the remote.
+//! let options = RemoteOptions::default().helper_binary("/usr/local/bin/coding-agent");
 //! let remote = Remote::connect(target, options).await?;
 //! let files = remote.operations().files;
 //! let readme = files.read_file(&remote.cwd().join("README.md"))?;
@@ -58,7 +61,9 @@ pub use remote::{Remote, RemoteOptions};
 pub use target::{ContainerEngine, RemoteTarget, control_dir};
 
 /// Why a remote could not be reached or used. Each case says what to do.
-#[derive(Debug, thiserror::Error)]
+/// Its `Debug` is one line, the kind and the message, so that `?` in a
+/// `main` returning `Result` prints something a person can read.
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum RemoteError {
     /// The URI does not parse.
@@ -169,4 +174,44 @@ pub enum RemoteError {
         /// What went wrong.
         detail: String,
     },
+}
+
+impl std::fmt::Debug for RemoteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self {
+            RemoteError::InvalidUri { .. } => "InvalidUri",
+            RemoteError::Spawn { .. } => "Spawn",
+            RemoteError::HostKey { .. } => "HostKey",
+            RemoteError::Auth { .. } => "Auth",
+            RemoteError::Unreachable { .. } => "Unreachable",
+            RemoteError::NoDirectory { .. } => "NoDirectory",
+            RemoteError::HelperMissing { .. } => "HelperMissing",
+            RemoteError::Upload { .. } => "Upload",
+            RemoteError::Timeout { .. } => "Timeout",
+            RemoteError::Closed { .. } => "Closed",
+            RemoteError::Refused { .. } => "Refused",
+            RemoteError::Protocol { .. } => "Protocol",
+        };
+        let message = self.to_string();
+        write!(f, "{kind}: {}", message.trim_end().replace('\n', " "))
+    }
+}
+
+#[cfg(test)]
+mod debug_tests {
+    use super::RemoteError;
+
+    #[test]
+    fn debug_is_one_line_with_the_kind_and_the_message() {
+        let e = RemoteError::Unreachable {
+            target: "ssh://box".into(),
+            detail: "ssh: connect to host box port 22: Connection refused\n".into(),
+        };
+        let debug = format!("{e:?}");
+        assert!(
+            debug.starts_with("Unreachable: ssh://box: cannot connect"),
+            "{debug}"
+        );
+        assert_eq!(debug.lines().count(), 1, "{debug}");
+    }
 }

@@ -286,8 +286,27 @@ impl SandboxPolicy {
         }
     }
 
+    /// [`SandboxPolicy::new`] in `WorkspaceWrite` with nothing writable
+    /// but `root`: the temporary directory is not (`exclude_tmp`).
+    ///
+    /// ```
+    /// use agent_sandbox::SandboxPolicy;
+    /// let p = SandboxPolicy::workspace_only("/work/project");
+    /// assert!(!p.temp_dir_writable());
+    /// ```
+    pub fn workspace_only(root: impl Into<PathBuf>) -> Self {
+        let mut policy = SandboxPolicy::new(SandboxMode::WorkspaceWrite, root);
+        policy.exclude_tmp = true;
+        policy
+    }
+
     /// A policy of `mode` confined to `root` with the default deny globs
     /// and secret patterns; network off.
+    ///
+    /// In `WorkspaceWrite`, the temporary directory (`$TMPDIR`, else
+    /// `/tmp`) is writable too, as compilers and test runners need it
+    /// ([`SandboxPolicy::temp_dir_writable`]); set `exclude_tmp` for the
+    /// workspace alone, or use [`SandboxPolicy::workspace_only`].
     ///
     /// ```
     /// use agent_sandbox::{SandboxMode, SandboxPolicy};

@@ -2,12 +2,9 @@
 //! closure, for the common case where a whole trait impl is too much.
 
 use std::future::Future;
-use std::marker::PhantomData;
 use std::sync::Arc;
 
-use agent_core::{AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolError, ToolMeta};
-use futures::FutureExt;
-use futures::future::BoxFuture;
+use agent_core::{AgentToolResult, ExecutionMode, ToolCallContext, ToolError, ToolMeta};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -139,13 +136,22 @@ impl ToolBuilder {
     {
         let mut meta = self.meta;
         meta.parameters = self.parameters.unwrap_or_else(object_params_schema::<P>);
-        let mut definition = ToolDefinition::new(Arc::new(ClosureTool {
-            meta,
-            run,
-            params: PhantomData,
-        }))
-        .with_guidelines(self.prompt_guidelines)
-        .with_hints(self.hints);
+        // Arguments that validate but do not deserialize into `P` (a
+        // schema looser than the type) are the model's error, named.
+        let name = meta.name.clone();
+        let tool = agent_core::FnTool::new(meta, move |params: Value, cx| {
+            let call = serde_json::from_value::<P>(params).map(|p| run(p, cx));
+            let name = name.clone();
+            async move {
+                match call {
+                    Ok(running) => running.await,
+                    Err(e) => Err(ToolError::invalid_arguments(&name, e)),
+                }
+            }
+        });
+        let mut definition = ToolDefinition::new(Arc::new(tool))
+            .with_guidelines(self.prompt_guidelines)
+            .with_hints(self.hints);
         if let Some(snippet) = self.prompt_snippet {
             definition = definition.with_prompt_snippet(snippet);
         }
@@ -156,33 +162,5 @@ impl ToolBuilder {
             definition = definition.with_command_argument(argument);
         }
         definition
-    }
-}
-
-struct ClosureTool<P, F> {
-    meta: ToolMeta,
-    run: F,
-    params: PhantomData<fn() -> P>,
-}
-
-impl<P, F, Fut> AgentTool for ClosureTool<P, F>
-where
-    P: DeserializeOwned + JsonSchema + Send + 'static,
-    F: Fn(P, ToolCallContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<AgentToolResult, ToolError>> + Send + 'static,
-{
-    fn meta(&self) -> &ToolMeta {
-        &self.meta
-    }
-    fn execute(
-        &self,
-        params: Value,
-        cx: ToolCallContext,
-    ) -> BoxFuture<'_, Result<AgentToolResult, ToolError>> {
-        match serde_json::from_value::<P>(params) {
-            Ok(p) => (self.run)(p, cx).boxed(),
-            Err(e) => futures::future::ready(Err(ToolError::invalid_arguments(&self.meta.name, e)))
-                .boxed(),
-        }
     }
 }

@@ -30,6 +30,25 @@ impl WorkingDir {
     pub fn of(cx: &agent_core::ToolCallContext) -> Option<&Path> {
         cx.get::<WorkingDir>().map(WorkingDir::path)
     }
+
+    /// A path argument as the call means it: `~`, `@` and `file://` expanded
+    /// and a relative path joined to the call's working directory
+    /// ([`resolve_to_cwd`](crate::path::resolve_to_cwd)), or to the
+    /// process's when the host gave none (a program running tools by hand).
+    ///
+    /// ```
+    /// use agent_tool::{Extensions, ToolCallContext, WorkingDir};
+    /// let cx = ToolCallContext::new("1").with_extensions(Extensions::new().with(WorkingDir::new("/srv/app")));
+    /// assert_eq!(WorkingDir::resolve(&cx, "notes/../README.md"), std::path::Path::new("/srv/app/README.md"));
+    /// assert_eq!(WorkingDir::resolve(&cx, "/etc/hosts"), std::path::Path::new("/etc/hosts"));
+    /// ```
+    pub fn resolve(cx: &agent_core::ToolCallContext, raw: &str) -> PathBuf {
+        let cwd = match Self::of(cx) {
+            Some(cwd) => cwd.to_path_buf(),
+            None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+        };
+        crate::path::resolve_to_cwd(raw, &cwd)
+    }
 }
 
 /// The longest timeout in seconds a tool argument or setting may ask for

@@ -76,7 +76,9 @@ pub use render::{
     default_render_call, default_render_result, sanitize_terminal_text,
 };
 pub use restore::{EarlierResult, RestoreFn};
-pub use schema::{string_enum, string_enum_schema, string_enum_with_description};
+pub use schema::{
+    string_enum, string_enum_schema, string_enum_with_default, string_enum_with_description,
+};
 pub use truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, NO_LINE_LIMIT, TruncatedBy,
     TruncationOptions, TruncationResult, count_lines, format_size, head_at_char_boundary,

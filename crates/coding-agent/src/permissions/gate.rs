@@ -77,7 +77,27 @@ pub trait PermissionPrompt: Send + Sync {
 }
 
 /// Rules plus the way to ask and what was already approved: what the
-/// session's hook, the MCP server and `coding-agent tool` consult.
+/// session's hook, the MCP server and `coding-agent tool` consult. Give one
+/// to [`AgentSessionBuilder::permissions`](crate::AgentSessionBuilder::permissions)
+/// to protect files: unlike a `decorate(...).before(...)` check on the
+/// arguments, path rules judge the file a path leads to.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use coding_agent::permissions::{PermissionGate, PermissionRules};
+/// let cwd = std::env::temp_dir();
+/// let rules = PermissionRules::from_lists(&[], &[], &["Bash(rm -rf *)"], &cwd).unwrap();
+/// // No prompt: an `ask` rule would be refused "in this program".
+/// let gate = PermissionGate::new(rules, None, &cwd, "this program");
+/// let refused = gate.check("bash", &serde_json::json!({"command": "rm -rf /"})).await;
+/// assert!(!refused.allowed);
+/// // A tool no rule names runs. (A session hands the gate its tools, so
+/// // that rules with specifiers know which argument is a command or a
+/// // path: `PermissionGate::with_tools`.)
+/// let other = gate.check("read", &serde_json::json!({"path": "README.md"})).await;
+/// assert!(other.allowed);
+/// # });
+/// ```
 #[derive(Clone)]
 pub struct PermissionGate {
     rules: Arc<PermissionRules>,
@@ -113,20 +133,24 @@ pub struct GateOutcome {
 }
 
 impl PermissionGate {
-    /// A gate over `rules`; asks go to `prompt`, or are refused without one
-    /// (`mode` names the mode in that refusal, e.g. "print mode").
+    /// A gate over `rules`, relative to `cwd`; an `ask` goes to `prompt`.
+    ///
+    /// `no_prompt_label` is only words: where the run happens, for the
+    /// refusal an `ask` gets when there is no prompt ("no one can approve
+    /// it in {no_prompt_label}", e.g. `"print mode"`). It grants and
+    /// refuses nothing.
     pub fn new(
         rules: PermissionRules,
         prompt: Option<Arc<dyn PermissionPrompt>>,
         cwd: impl Into<PathBuf>,
-        mode: &str,
+        no_prompt_label: &str,
     ) -> Self {
         PermissionGate {
             rules: Arc::new(rules),
             prompt,
             approved: Arc::default(),
             cwd: cwd.into(),
-            no_prompt_reason: format!("no one can approve it in {mode}"),
+            no_prompt_reason: format!("no one can approve it in {no_prompt_label}"),
             tools: None,
         }
     }

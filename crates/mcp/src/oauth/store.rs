@@ -44,6 +44,9 @@ pub struct TokenStore {
     dir: PathBuf,
 }
 
+// Saving, clearing and locking are for sign-ins, which only the `http`
+// feature does.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 impl TokenStore {
     /// A store in `dir` (made when the first token is saved).
     pub fn new(dir: impl Into<PathBuf>) -> Self {

@@ -1,0 +1,334 @@
+//! The terminal UI under a pseudo-terminal: `coding-agent` with the
+//! scripted provider, keys typed, the screen read through vt100. Waits
+//! are for conditions (generous timeouts), never for durations.
+
+use std::io::{Read, Write};
+use std::num::NonZeroU16;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use serde_json::json;
+
+const ROWS: u16 = 24;
+const COLS: u16 = 80;
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// The terminal the child draws on, and every byte it wrote.
+struct Screen {
+    parser: vt100::Parser,
+    raw: Vec<u8>,
+}
+
+impl Screen {
+    /// Scrollback and screen, row by row.
+    fn text(&mut self) -> String {
+        let len = self.parser.screen().scrollback_len();
+        let mut rows = Vec::new();
+        let mut off = len;
+        while off > 0 {
+            self.parser.screen_mut().set_scrollback(off);
+            let n = off.min(usize::from(ROWS));
+            rows.extend(self.parser.screen().rows(0, COLS).take(n));
+            off -= n;
+        }
+        self.parser.screen_mut().set_scrollback(0);
+        rows.extend(self.parser.screen().rows(0, COLS));
+        rows.join("\n")
+    }
+}
+
+struct Tui {
+    screen: Arc<Mutex<Screen>>,
+    /// The reader saw the end of the output (the child and its terminal
+    /// are gone).
+    drained: Arc<std::sync::atomic::AtomicBool>,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    _master: Box<dyn portable_pty::MasterPty + Send>,
+}
+
+impl Tui {
+    fn start(dir: &std::path::Path, script: &std::path::Path) -> Tui {
+        Tui::start_with(dir, script, "xterm-256color", &[])
+    }
+
+    fn start_with(
+        dir: &std::path::Path,
+        script: &std::path::Path,
+        term: &str,
+        args: &[&str],
+    ) -> Tui {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: ROWS,
+                cols: COLS,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("a pseudo-terminal");
+        let mut cmd = CommandBuilder::new(assert_cmd::cargo::cargo_bin!("coding-agent"));
+        cmd.args(["--provider", "scripted", "--script"]);
+        cmd.arg(script);
+        cmd.arg("--no-session");
+        cmd.args(args);
+        cmd.cwd(dir);
+        cmd.env("TERM", term);
+        cmd.env("CODING_AGENT_DIR", dir.join("agent"));
+        cmd.env("HOME", dir);
+        cmd.env_remove("OPENAI_API_KEY");
+        cmd.env_remove("ANTHROPIC_API_KEY");
+        cmd.env_remove("NO_COLOR");
+        let child = pair.slave.spawn_command(cmd).expect("the binary starts");
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().expect("a reader");
+        let writer = pair.master.take_writer().expect("a writer");
+        let nz = |n: u16| NonZeroU16::new(n).expect("non-zero");
+        let screen = Arc::new(Mutex::new(Screen {
+            parser: vt100::Parser::new(nz(ROWS), nz(COLS), 10_000),
+            raw: Vec::new(),
+        }));
+        let sink = screen.clone();
+        let drained = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let done = drained.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let mut s = sink.lock().unwrap_or_else(|p| p.into_inner());
+                s.parser.process(&buf[..n]);
+                s.raw.extend_from_slice(&buf[..n]);
+            }
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        Tui {
+            screen,
+            drained,
+            writer,
+            child,
+            _master: pair.master,
+        }
+    }
+
+    fn send(&mut self, bytes: &str) {
+        self.writer
+            .write_all(bytes.as_bytes())
+            .expect("the pty takes input");
+        self.writer.flush().expect("flushed");
+    }
+
+    /// Waits until the whole text (scrollback and screen) satisfies `ok`.
+    fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let text = self.screen.lock().unwrap_or_else(|p| p.into_inner()).text();
+            if ok(&text) {
+                return text;
+            }
+            assert!(
+                start.elapsed() < PATIENCE,
+                "waited for {what}; the terminal shows:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits until the bytes written so far satisfy `ok`.
+    fn wait_raw(&self, what: &str, ok: impl Fn(&str) -> bool) {
+        let start = Instant::now();
+        loop {
+            let raw = {
+                let s = self.screen.lock().unwrap_or_else(|p| p.into_inner());
+                String::from_utf8_lossy(&s.raw).into_owned()
+            };
+            if ok(&raw) {
+                return;
+            }
+            assert!(
+                start.elapsed() < PATIENCE,
+                "waited for {what}; the bytes:\n{raw:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits for the child to exit and for every byte it wrote to be read.
+    fn wait_exit(&mut self) -> portable_pty::ExitStatus {
+        let start = Instant::now();
+        let mut exited = None;
+        loop {
+            if exited.is_none() {
+                exited = self.child.try_wait().expect("the child's status");
+            }
+            if let Some(status) = &exited
+                && self.drained.load(std::sync::atomic::Ordering::SeqCst)
+            {
+                return status.clone();
+            }
+            assert!(start.elapsed() < PATIENCE, "the UI did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+#[test]
+fn the_terminal_ui_answers_interrupts_pastes_and_restores_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.jsonl");
+    let turns = [
+        json!({"content":[{"type":"text","text":"The **scripted** answer is forty-two."}]}),
+        // A model that takes its time: Esc stops it.
+        json!({"content":[{"type":"text","text":"never seen"}],"delayMs":600000}),
+    ];
+    let text: String = turns.iter().map(|t| format!("{t}\n")).collect();
+    std::fs::write(&script, text).unwrap();
+    let mut tui = Tui::start(dir.path(), &script);
+    tui.wait_for("the footer", |t| t.contains("scripted/"));
+
+    // Text, then Enter apart.
+    tui.send("what is the answer");
+    tui.wait_for("the typed text", |t| t.contains("> what is the answer"));
+    tui.send("\r");
+    let shown = tui.wait_for("the answer", |t| t.contains("answer is forty-two."));
+    // Markdown drawn, not shown raw; the prompt appears once in history.
+    assert!(!shown.contains("**scripted**"), "{shown}");
+    assert_eq!(shown.matches("> what is the answer").count(), 1, "{shown}");
+
+    tui.send("wait forever");
+    tui.send("\r");
+    tui.wait_for("the spinner", |t| t.contains("esc to interrupt"));
+    tui.send("\x1b");
+    tui.wait_for("the cancellation", |t| {
+        t.contains("cancelled") && !t.contains("esc to interrupt")
+    });
+
+    // A big paste becomes one marker; Ctrl+C clears it.
+    let paste = "pasted line\n".repeat(20);
+    tui.send(&format!("\x1b[200~{paste}\x1b[201~"));
+    tui.wait_for("the paste marker", |t| t.contains("[paste #1 +21 lines]"));
+    tui.send("\x03");
+    tui.wait_for("an empty editor", |t| !t.contains("[paste #1"));
+
+    // Ctrl+D on an empty editor leaves; the terminal is as it was.
+    tui.send("\x04");
+    let status = tui.wait_exit();
+    assert!(status.success(), "exit status {status:?}");
+    let mut screen = tui.screen.lock().unwrap_or_else(|p| p.into_inner());
+    assert!(
+        !screen.parser.screen().hide_cursor(),
+        "the cursor is shown again"
+    );
+    assert!(
+        !screen.parser.screen().bracketed_paste(),
+        "bracketed paste is off again"
+    );
+    let raw = String::from_utf8_lossy(&screen.raw).into_owned();
+    let on = raw
+        .rfind("\x1b[?2004h")
+        .expect("bracketed paste was turned on");
+    let off = raw.rfind("\x1b[?2004l").expect("and off");
+    assert!(off > on);
+    assert!(!raw.contains("\x1b[3J"), "the scrollback is never cleared");
+    let text = screen.text();
+    assert_eq!(text.matches("answer is forty-two.").count(), 1, "{text}");
+}
+
+#[test]
+fn ctrl_z_and_sigterm_restore_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.jsonl");
+    std::fs::write(
+        &script,
+        "{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}\n",
+    )
+    .unwrap();
+    let mut tui = Tui::start(dir.path(), &script);
+    tui.wait_for("the footer", |t| t.contains("scripted/"));
+    tui.send("abc");
+    tui.wait_for("the typed text", |t| t.contains("> abc"));
+    // Ctrl+Z: modes off before the stop (here the process group is
+    // orphaned, so the kernel does not stop it), on again after.
+    tui.send("\x1a");
+    tui.wait_raw("modes off and on again", |raw| {
+        raw.matches("\x1b[?2004l").count() >= 1 && raw.matches("\x1b[?2004h").count() >= 2
+    });
+    tui.send("d");
+    tui.wait_for("the editor, still there", |t| t.contains("> abcd"));
+    let pid = tui.child.process_id().expect("a pid");
+    let pid =
+        rustix::process::Pid::from_raw(i32::try_from(pid).expect("a pid fits")).expect("a pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM sent");
+    let status = tui.wait_exit();
+    assert_eq!(status.exit_code(), 143);
+    let screen = tui.screen.lock().unwrap_or_else(|p| p.into_inner());
+    assert!(!screen.parser.screen().hide_cursor());
+    assert!(!screen.parser.screen().bracketed_paste());
+    let raw = String::from_utf8_lossy(&screen.raw).into_owned();
+    assert!(raw.rfind("\x1b[?2004l") > raw.rfind("\x1b[?2004h"));
+}
+
+#[test]
+fn a_permission_question_replaces_the_editor() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(
+        agent.join("settings.json"),
+        json!({"permissions": {"ask": ["Bash(touch:*)"]}}).to_string(),
+    )
+    .unwrap();
+    let script = dir.path().join("script.jsonl");
+    let turns = [
+        json!({"content":[{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"touch made-here"}}]}),
+        json!({"content":[{"type":"text","text":"all done"}]}),
+    ];
+    let text: String = turns.iter().map(|t| format!("{t}\n")).collect();
+    std::fs::write(&script, text).unwrap();
+    let mut tui = Tui::start(dir.path(), &script);
+    tui.wait_for("the footer", |t| t.contains("scripted/"));
+    tui.send("make a file");
+    tui.send("\r");
+    let shown = tui.wait_for("the question", |t| {
+        t.contains("[y] yes  [a] always  [n] no")
+    });
+    assert!(shown.contains("touch made-here"), "{shown}");
+    assert!(
+        !dir.path().join("made-here").exists(),
+        "nothing runs before the answer"
+    );
+    tui.send("y");
+    tui.wait_for("the answer", |t| t.contains("all done"));
+    assert!(dir.path().join("made-here").exists());
+    tui.send("\x04");
+    assert!(tui.wait_exit().success());
+}
+
+#[test]
+fn term_dumb_and_no_tui_keep_the_line_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.jsonl");
+    let answer = json!({"content":[{"type":"text","text":"plain answer"}]});
+    std::fs::write(&script, format!("{answer}\n{answer}\n")).unwrap();
+    for (term, args) in [("dumb", &[][..]), ("xterm-256color", &["--no-tui"][..])] {
+        let mut tui = Tui::start_with(dir.path(), &script, term, args);
+        tui.wait_raw("the line prompt", |raw| raw.contains("> "));
+        tui.send("hello\r");
+        tui.wait_for("the answer", |t| t.contains("plain answer"));
+        tui.send("/exit\r");
+        assert!(tui.wait_exit().success());
+        let screen = tui.screen.lock().unwrap_or_else(|p| p.into_inner());
+        let raw = String::from_utf8_lossy(&screen.raw);
+        assert!(
+            !raw.contains("\x1b[?2026h") && !raw.contains("\x1b[?2004h"),
+            "{term} {args:?}: {raw:?}"
+        );
+    }
+}

@@ -1,0 +1,375 @@
+//! The UI's state and what keys and agent events do to it, apart from any
+//! terminal or task: the runner ([`crate::ui`]) feeds it and carries out
+//! the [`Action`]s it returns.
+
+use std::time::{Duration, Instant};
+
+use agent_core::AgentEvent;
+use agent_tool::StyledLine;
+use coding_agent::{RenderContext, ToolRegistry};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use crate::cell::CellContext;
+use crate::editor::Editor;
+use crate::footer::{self, Status};
+use crate::inline::{Frame, InlineRenderer};
+use crate::permission::PermissionQueue;
+use crate::text;
+use crate::transcript::Transcript;
+
+/// What the runner must do after a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Start a run with this prompt.
+    Prompt(String),
+    /// Inject this message into the running turn.
+    Steer(String),
+    /// Send this message when the run would stop.
+    FollowUp(String),
+    /// Run a `/command` line.
+    Command(String),
+    /// Cancel the run (tools included).
+    Interrupt,
+    /// Drop the queued messages: they are back in the editor.
+    TakeBackQueued,
+    /// Stop the process for Ctrl+Z.
+    Suspend,
+    /// Leave the UI.
+    Exit,
+}
+
+/// A message queued while the agent runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Queued {
+    /// Steering (true) or follow-up.
+    pub steer: bool,
+    /// What was typed.
+    pub text: String,
+}
+
+/// The UI's state.
+pub struct App {
+    /// The conversation.
+    pub transcript: Transcript,
+    /// The prompt editor.
+    pub editor: Editor,
+    /// The footer's figures.
+    pub status: Status,
+    /// Permission questions.
+    pub permissions: PermissionQueue,
+    /// What cells draw with.
+    pub cx: CellContext,
+    /// When the current run began, while one runs.
+    pub running_since: Option<Instant>,
+    /// Messages queued during this run, not delivered yet.
+    pub queued: Vec<Queued>,
+    /// A slash command is running.
+    pub command_running: bool,
+    /// The spinner's frame.
+    pub tick: usize,
+    /// Ctrl+C was pressed on an empty, idle editor: the next one exits.
+    exit_armed: bool,
+}
+
+impl App {
+    /// A UI over `transcript`.
+    pub fn new(transcript: Transcript, cx: CellContext, status: Status) -> Self {
+        App {
+            transcript,
+            editor: Editor::new(),
+            status,
+            permissions: PermissionQueue::default(),
+            cx,
+            running_since: None,
+            queued: Vec::new(),
+            command_running: false,
+            tick: 0,
+            exit_armed: false,
+        }
+    }
+
+    /// Whether a run is going.
+    pub fn is_running(&self) -> bool {
+        self.running_since.is_some()
+    }
+
+    /// A run began.
+    pub fn run_started(&mut self, now: Instant) {
+        self.running_since = Some(now);
+    }
+
+    /// The run ended: undelivered queued messages go back to the editor.
+    pub fn run_ended(&mut self) {
+        self.running_since = None;
+        self.restore_queued();
+        self.transcript.settle_all();
+    }
+
+    fn restore_queued(&mut self) {
+        if self.queued.is_empty() {
+            return;
+        }
+        let mut text: Vec<String> = self.queued.drain(..).map(|q| q.text).collect();
+        if !self.editor.is_empty() {
+            text.push(self.editor.text().to_string());
+        }
+        self.editor.set_text(&text.join("\n"));
+    }
+
+    /// Applies an agent event.
+    pub fn agent_event(&mut self, event: &AgentEvent) {
+        if let AgentEvent::MessageStart {
+            message: agent_ai::Message::User(u),
+        } = event
+        {
+            // A queued message was delivered.
+            let text = u.text();
+            if let Some(i) = self.queued.iter().position(|q| q.text == text) {
+                self.queued.remove(i);
+            }
+        }
+        self.transcript.apply(event);
+    }
+
+    /// A bracketed paste.
+    pub fn paste(&mut self, text: &str) {
+        if !self.permissions.is_open() {
+            self.editor.paste(text);
+        }
+    }
+
+    /// A key; what it asks the runner to do.
+    pub fn key(&mut self, key: KeyEvent) -> Option<Action> {
+        if key.kind == KeyEventKind::Release {
+            return None;
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        let was_armed = std::mem::take(&mut self.exit_armed);
+        if self.permissions.is_open() {
+            match key.code {
+                KeyCode::Esc => {
+                    self.permissions.key('\x1b');
+                }
+                KeyCode::Char('c') if ctrl => {
+                    self.permissions.key('n');
+                    return Some(Action::Interrupt);
+                }
+                KeyCode::Char(c) if !ctrl && !alt => {
+                    self.permissions.key(c);
+                }
+                _ => {}
+            }
+            return None;
+        }
+        let running = self.is_running();
+        let e = &mut self.editor;
+        match key.code {
+            KeyCode::Enter if shift || (alt && !running) => e.newline(),
+            KeyCode::Char('j') if ctrl => e.newline(),
+            KeyCode::Enter if alt => {
+                let text = e.submit()?;
+                self.queued.push(Queued {
+                    steer: false,
+                    text: text.clone(),
+                });
+                return Some(Action::FollowUp(text));
+            }
+            KeyCode::Enter => return self.submit(),
+            KeyCode::Esc if running => return Some(Action::Interrupt),
+            KeyCode::Char('c') if ctrl => {
+                if !self.editor.is_empty() {
+                    self.editor.clear();
+                } else if self.is_running() {
+                    return Some(Action::Interrupt);
+                } else if was_armed {
+                    return Some(Action::Exit);
+                } else {
+                    self.exit_armed = true;
+                }
+            }
+            KeyCode::Char('d') if ctrl => {
+                if self.editor.is_empty() && !self.is_running() {
+                    return Some(Action::Exit);
+                }
+                self.editor.delete();
+            }
+            KeyCode::Char('z') if ctrl => return Some(Action::Suspend),
+            KeyCode::Char('o') if ctrl => self.transcript.toggle_expanded(),
+            KeyCode::Char('a') if ctrl => e.home(),
+            KeyCode::Char('e') if ctrl => e.end(),
+            KeyCode::Char('b') if ctrl => e.left(),
+            KeyCode::Char('f') if ctrl => e.right(),
+            KeyCode::Char('w') if ctrl => e.delete_word_back(),
+            KeyCode::Char('u') if ctrl => e.delete_to_line_start(),
+            KeyCode::Char('k') if ctrl => e.delete_to_line_end(),
+            KeyCode::Char('b') if alt => e.word_left(),
+            KeyCode::Char('f') if alt => e.word_right(),
+            KeyCode::Backspace if alt || ctrl => e.delete_word_back(),
+            KeyCode::Char(c) if !ctrl => e.insert(c.encode_utf8(&mut [0; 4])),
+            KeyCode::Tab => e.insert("    "),
+            KeyCode::Backspace => e.backspace(),
+            KeyCode::Delete => e.delete(),
+            KeyCode::Left if ctrl || alt => e.word_left(),
+            KeyCode::Right if ctrl || alt => e.word_right(),
+            KeyCode::Left => e.left(),
+            KeyCode::Right => e.right(),
+            KeyCode::Home => e.home(),
+            KeyCode::End => e.end(),
+            KeyCode::Up if alt && !self.queued.is_empty() => {
+                self.restore_queued();
+                return Some(Action::TakeBackQueued);
+            }
+            KeyCode::Up if alt => {}
+            KeyCode::Up => {
+                e.up();
+            }
+            KeyCode::Down => {
+                e.down();
+            }
+            _ => {}
+        }
+        None
+    }
+
+    fn submit(&mut self) -> Option<Action> {
+        if self.command_running {
+            // The text stays in the editor for when the command is done.
+            self.transcript
+                .notice("a command is running; send when it is done", true);
+            return None;
+        }
+        let text = self.editor.submit()?;
+        let line = text.trim();
+        if line.starts_with('/') && !line.contains('\n') {
+            if matches!(line, "/exit" | "/quit") {
+                return Some(Action::Exit);
+            }
+            if self.is_running() || self.command_running {
+                self.transcript
+                    .notice(format!("{line}: wait for the run to finish"), true);
+                return None;
+            }
+            return Some(Action::Command(line.to_string()));
+        }
+        if self.is_running() {
+            self.queued.push(Queued {
+                steer: true,
+                text: text.clone(),
+            });
+            return Some(Action::Steer(text));
+        }
+        Some(Action::Prompt(text))
+    }
+
+    /// The live region at `width` x `height`: the transcript's unsettled
+    /// tail, queued messages, the spinner, the editor (or a permission
+    /// question) and the footer; and where the caret is. At most `height`
+    /// rows: the tail is cut first, the editor last.
+    pub fn compose(
+        &mut self,
+        width: usize,
+        height: usize,
+        now: Instant,
+        registry: Option<&ToolRegistry>,
+    ) -> (Vec<StyledLine>, Option<(usize, usize)>) {
+        let width = width.max(1);
+        let height = height.max(1);
+        let theme = self.cx.theme;
+        let tail = self.transcript.live_rows(&self.cx, width);
+        let mut middle: Vec<StyledLine> = Vec::new();
+        if tail.is_empty() && self.transcript.has_history() {
+            // A blank row between the conversation and the editor.
+            middle.push(StyledLine::new());
+        }
+        for q in &self.queued {
+            let label = if q.steer { "Steering: " } else { "Follow-up: " };
+            let first = q.text.lines().next().unwrap_or("");
+            middle.push(text::clip(
+                &StyledLine::styled(label, theme.dim).push(text::clean(first), theme.dim),
+                width,
+            ));
+        }
+        if let Some(since) = self.running_since {
+            let elapsed = now.saturating_duration_since(since);
+            middle.push(text::clip(
+                &footer::spinner_row(elapsed, self.tick, &theme),
+                width,
+            ));
+        } else if self.command_running {
+            middle.push(StyledLine::styled("running the command...", theme.dim));
+        }
+        let (input, caret) = if self.permissions.is_open() {
+            let ctx = RenderContext {
+                cwd: self.cx.cwd.clone(),
+                width,
+            };
+            (self.permissions.rows(registry, &ctx, &theme), None)
+        } else {
+            let (rows, caret) = self.editor.render(width, anstyle::Style::new(), theme.dim);
+            let rows: Vec<StyledLine> = rows.iter().map(|r| text::clip(r, width)).collect();
+            (rows, Some(caret))
+        };
+        let footer: Vec<StyledLine> = self
+            .status
+            .rows(width, &theme)
+            .iter()
+            .map(|r| text::clip(r, width))
+            .collect();
+        // Fit: the editor first, then the footer, the middle, the tail.
+        let input_rows = input.len().min(height);
+        let input_skip = input.len() - input_rows;
+        let mut room = height - input_rows;
+        let footer_rows = footer.len().min(room);
+        room -= footer_rows;
+        let middle_rows = middle.len().min(room);
+        room -= middle_rows;
+        let tail_rows = tail.len().min(room);
+        let mut rows = Vec::with_capacity(height);
+        rows.extend_from_slice(&tail[tail.len() - tail_rows..]);
+        rows.extend_from_slice(&middle[middle.len() - middle_rows..]);
+        let top = rows.len();
+        rows.extend_from_slice(&input[input_skip..]);
+        rows.extend_from_slice(&footer[..footer_rows]);
+        let caret = caret.and_then(|(r, c)| {
+            r.checked_sub(input_skip)
+                .map(|r| (top + r, c.min(width - 1)))
+        });
+        (rows, caret)
+    }
+
+    /// One frame's bytes: the history newly settled (or, after a width
+    /// change, `rebuild`, the history that was on the screen, drawn again
+    /// at the new width) and the live region.
+    pub fn frame(&mut self, renderer: &mut InlineRenderer, rebuild: bool, now: Instant) -> String {
+        let width = renderer.width();
+        let history = if rebuild {
+            let all = self.transcript.all_history(&self.cx, width);
+            let keep = renderer.lines_on_screen().min(all.len());
+            all[all.len() - keep..].to_vec()
+        } else {
+            self.transcript.take_history(&self.cx, width)
+        };
+        let registry = self.cx.registry.clone();
+        let (live, cursor) = self.compose(width, renderer.height(), now, registry.as_ref());
+        renderer.frame(Frame {
+            history: &history,
+            live: &live,
+            cursor,
+        })
+    }
+
+    /// Advances the spinner; whether anything animates.
+    pub fn animate(&mut self) -> bool {
+        if self.is_running() {
+            self.tick = self.tick.wrapping_add(1);
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// How often the spinner turns.
+pub const SPINNER_INTERVAL: Duration = Duration::from_millis(100);

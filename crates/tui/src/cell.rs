@@ -1,0 +1,368 @@
+//! Transcript cells: what one message block looks like, with a render
+//! cache per cell and width.
+//!
+//! A cell draws *logical* lines (a paragraph is one line) for the
+//! terminal's scrollback, and *rows* (wrapped and clipped to the width)
+//! for the live region. Both are cached; a settled cell is drawn again
+//! only when the width, the theme or its expansion changes.
+
+use std::path::PathBuf;
+
+use agent_core::AgentToolResult;
+use agent_tool::{StyledLine, StyledText};
+use coding_agent::{RenderContext, RenderResultOptions, RenderShell, ToolRegistry};
+use serde_json::Value;
+
+use crate::markdown::MarkdownStream;
+use crate::text;
+use crate::theme::UiTheme;
+
+/// What cells need to draw themselves.
+#[derive(Clone)]
+pub struct CellContext {
+    /// The styles.
+    pub theme: UiTheme,
+    /// The session's tools, whose renderers draw calls and results.
+    pub registry: Option<ToolRegistry>,
+    /// The working directory (renderers shorten paths with it).
+    pub cwd: PathBuf,
+}
+
+/// Where a tool call is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolStatus {
+    /// The model is still writing the arguments.
+    Streaming,
+    /// Running (or waiting for approval).
+    Running,
+    /// Finished.
+    Ok,
+    /// Failed.
+    Error,
+}
+
+/// One tool call and its result.
+#[derive(Debug, Clone)]
+pub struct ToolCell {
+    /// The call id.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments (partial while streaming).
+    pub args: Value,
+    /// Where the call is.
+    pub status: ToolStatus,
+    /// The latest partial result while running.
+    pub partial: Option<AgentToolResult>,
+    /// The final result.
+    pub result: Option<AgentToolResult>,
+    /// Whether the whole result is shown.
+    pub expanded: bool,
+}
+
+impl ToolCell {
+    /// A call without a result yet, collapsed.
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        args: Value,
+        status: ToolStatus,
+    ) -> Self {
+        ToolCell {
+            id: id.into(),
+            name: name.into(),
+            args,
+            status,
+            partial: None,
+            result: None,
+            expanded: false,
+        }
+    }
+}
+
+/// What a cell shows.
+#[derive(Debug, Clone)]
+pub enum CellKind {
+    /// The user's message.
+    User(String),
+    /// Assistant text, Markdown.
+    Assistant(MarkdownStream),
+    /// Thinking, dim.
+    Thinking(String),
+    /// A tool call.
+    Tool(Box<ToolCell>),
+    /// A notice from the UI (command output, errors, cancellation).
+    Notice {
+        /// The text.
+        text: String,
+        /// Whether it reports a failure.
+        error: bool,
+    },
+}
+
+/// One entry of the transcript.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    kind: CellKind,
+    /// Whether it can still change.
+    settled: bool,
+    /// Bumped at every change; caches key on it.
+    version: u64,
+    lines_cache: Option<(u64, usize, Vec<StyledLine>)>,
+    rows_cache: Option<(u64, usize, Vec<StyledLine>)>,
+}
+
+impl Cell {
+    /// A cell; `settled` when it will not change.
+    pub fn new(kind: CellKind, settled: bool) -> Self {
+        Cell {
+            kind,
+            settled,
+            version: 0,
+            lines_cache: None,
+            rows_cache: None,
+        }
+    }
+
+    /// What it shows.
+    pub fn kind(&self) -> &CellKind {
+        &self.kind
+    }
+
+    /// Changes what it shows (the caches are dropped).
+    pub fn kind_mut(&mut self) -> &mut CellKind {
+        self.version += 1;
+        &mut self.kind
+    }
+
+    /// Whether it will not change any more.
+    pub fn is_settled(&self) -> bool {
+        self.settled
+    }
+
+    /// Marks it final.
+    pub fn settle(&mut self) {
+        if !self.settled {
+            self.settled = true;
+            self.version += 1;
+        }
+    }
+
+    /// Drops the caches (theme or expansion changed).
+    pub fn invalidate(&mut self) {
+        self.version += 1;
+    }
+
+    /// The logical lines at `width` (cached).
+    pub fn lines(&mut self, cx: &CellContext, width: usize) -> &[StyledLine] {
+        let fresh =
+            matches!(&self.lines_cache, Some((v, w, _)) if *v == self.version && *w == width);
+        if !fresh {
+            let lines = draw(&self.kind, self.settled, cx, width);
+            self.lines_cache = Some((self.version, width, lines));
+        }
+        match &self.lines_cache {
+            Some((_, _, lines)) => lines,
+            None => &[],
+        }
+    }
+
+    /// The lines wrapped into rows of at most `width` columns (cached).
+    pub fn rows(&mut self, cx: &CellContext, width: usize) -> &[StyledLine] {
+        let fresh =
+            matches!(&self.rows_cache, Some((v, w, _)) if *v == self.version && *w == width);
+        if !fresh {
+            let rows: Vec<StyledLine> = text::wrap_all(self.lines(cx, width), width)
+                .iter()
+                .map(|r| text::clip(r, width))
+                .collect();
+            self.rows_cache = Some((self.version, width, rows));
+        }
+        match &self.rows_cache {
+            Some((_, _, rows)) => rows,
+            None => &[],
+        }
+    }
+
+    /// The lines from `start` on that can no longer change, and how many
+    /// such lines there are in all: every line of a settled cell; the
+    /// settled Markdown blocks of a streaming answer; nothing otherwise.
+    /// Costs the lines returned, not the cell.
+    pub fn stable_lines_from(
+        &mut self,
+        cx: &CellContext,
+        width: usize,
+        start: usize,
+    ) -> (usize, Vec<StyledLine>) {
+        if self.settled {
+            let lines = self.lines(cx, width);
+            return (lines.len(), lines.get(start..).unwrap_or_default().to_vec());
+        }
+        match &self.kind {
+            CellKind::Assistant(md) => {
+                let settled = md.settled_lines();
+                (
+                    settled.len(),
+                    settled.get(start..).unwrap_or_default().to_vec(),
+                )
+            }
+            _ => (0, Vec::new()),
+        }
+    }
+
+    /// Every line from `start` on (the part of a cell not yet in the
+    /// scrollback). A streaming answer gives them without drawing or
+    /// copying what came before.
+    pub fn lines_from(&mut self, cx: &CellContext, width: usize, start: usize) -> Vec<StyledLine> {
+        match &self.kind {
+            CellKind::Assistant(md) if !self.settled => md.lines_from(start),
+            _ => self
+                .lines(cx, width)
+                .get(start..)
+                .unwrap_or_default()
+                .to_vec(),
+        }
+    }
+}
+
+fn draw(kind: &CellKind, settled: bool, cx: &CellContext, width: usize) -> Vec<StyledLine> {
+    let theme = &cx.theme;
+    match kind {
+        CellKind::User(text) => text
+            .split('\n')
+            .enumerate()
+            .map(|(i, l)| {
+                let prefix = if i == 0 { "> " } else { "  " };
+                StyledLine::styled(prefix, theme.dim).push(text::clean(l), theme.user)
+            })
+            .collect(),
+        CellKind::Assistant(md) => md.lines(),
+        CellKind::Thinking(text) => text
+            .trim()
+            .split('\n')
+            .map(|l| StyledLine::styled(text::clean(l), theme.thinking))
+            .collect(),
+        CellKind::Notice { text, error } => {
+            let style = if *error { theme.error } else { theme.dim };
+            text.trim_end()
+                .split('\n')
+                .map(|l| StyledLine::styled(text::clean(l), style))
+                .collect()
+        }
+        CellKind::Tool(call) => draw_tool(call, settled, cx, width),
+    }
+}
+
+/// A tool call through its renderers, tinted by status. A renderer that
+/// panics is replaced by the default view.
+fn draw_tool(call: &ToolCell, _settled: bool, cx: &CellContext, width: usize) -> Vec<StyledLine> {
+    let theme = &cx.theme;
+    let ctx = RenderContext {
+        cwd: cx.cwd.clone(),
+        width: width.saturating_sub(2).max(1),
+    };
+    let (mark, tint) = match call.status {
+        ToolStatus::Streaming | ToolStatus::Running => ("* ", theme.pending),
+        ToolStatus::Ok => ("* ", theme.ok),
+        ToolStatus::Error => ("x ", theme.error),
+    };
+    let header = guarded(
+        || match &cx.registry {
+            Some(r) => r.render_call(&call.name, &call.args, &theme.tools, &ctx),
+            None => coding_agent::default_render_call(&call.name, &call.args, &theme.tools),
+        },
+        || coding_agent::default_render_call(&call.name, &call.args, &theme.tools),
+    );
+    let mut out = Vec::new();
+    for (i, line) in header.lines.iter().enumerate() {
+        let lead = if i == 0 { mark } else { "  " };
+        let mut l = StyledLine::styled(lead, tint);
+        l.spans.extend(text::clean_line(line).spans);
+        out.push(l);
+    }
+    let (result, partial) = match (&call.result, &call.partial) {
+        (Some(r), _) => (r, false),
+        (None, Some(p)) => (p, true),
+        (None, None) => return out,
+    };
+    let options = RenderResultOptions {
+        expanded: call.expanded,
+        is_partial: partial,
+        is_error: call.status == ToolStatus::Error,
+    };
+    let fallback = || coding_agent::default_render_result(result, &options, &theme.tools, 10);
+    let view = guarded(
+        || match &cx.registry {
+            Some(r) => r.render_result(&call.name, result, &options, &theme.tools, &ctx),
+            None => fallback(),
+        },
+        fallback,
+    );
+    let indent = match cx.registry.as_ref().map(|r| r.render_shell(&call.name)) {
+        Some(RenderShell::SelfDrawn) => "",
+        _ => "  ",
+    };
+    for line in &view.lines {
+        let mut l = StyledLine::plain(indent);
+        l.spans.extend(text::clean_line(line).spans);
+        out.push(l);
+    }
+    out
+}
+
+/// Runs a renderer; a panic gives `fallback()` instead (and is logged).
+fn guarded(
+    render: impl FnOnce() -> StyledText,
+    fallback: impl FnOnce() -> StyledText,
+) -> StyledText {
+    match crate::terminal::catch_renderer_panic(render) {
+        Some(text) => text,
+        None => fallback(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cx() -> CellContext {
+        CellContext {
+            theme: UiTheme::plain(),
+            registry: None,
+            cwd: PathBuf::from("/"),
+        }
+    }
+
+    #[test]
+    fn rows_are_cached_per_width_and_version() {
+        let mut cell = Cell::new(CellKind::User("hello world".into()), true);
+        let cx = cx();
+        assert_eq!(text::plain(cell.rows(&cx, 8)), "> hello\nworld");
+        assert_eq!(text::plain(cell.rows(&cx, 80)), "> hello world");
+        if let CellKind::User(t) = cell.kind_mut() {
+            t.push('!');
+        }
+        assert_eq!(text::plain(cell.rows(&cx, 80)), "> hello world!");
+    }
+
+    #[test]
+    fn tool_cells_show_status_and_result() {
+        let mut call = ToolCell {
+            id: "1".into(),
+            name: "probe".into(),
+            args: serde_json::json!({"x": 1}),
+            status: ToolStatus::Running,
+            partial: None,
+            result: None,
+            expanded: false,
+        };
+        let cx = cx();
+        let mut cell = Cell::new(CellKind::Tool(Box::new(call.clone())), false);
+        assert_eq!(text::plain(cell.lines(&cx, 80)), "* probe {\"x\":1}");
+        call.status = ToolStatus::Error;
+        call.result = Some(AgentToolResult::text("bad\x1b[2J"));
+        let mut cell = Cell::new(CellKind::Tool(Box::new(call)), true);
+        let out = text::plain(cell.lines(&cx, 80));
+        assert_eq!(out, "x probe {\"x\":1}\n  bad␛[2J");
+    }
+}

@@ -1,0 +1,119 @@
+//! The terminal's modes: raw input, bracketed paste and focus reports on
+//! entry; all of them restored on exit, on drop, on a panic (a hook) and
+//! before the process stops for Ctrl+Z or ends for a signal.
+//!
+//! Restoring is idempotent and global, so every one of those paths can
+//! call [`restore`] without knowing whether another did.
+
+use std::cell::Cell;
+use std::io::Write;
+use std::panic::AssertUnwindSafe;
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::error::TuiError;
+
+/// Whether our modes are on.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// Turns on bracketed paste and focus reports.
+const ENTER_MODES: &str = "\x1b[?2004h\x1b[?1004h";
+/// Turns off what [`ENTER_MODES`] turned on, ends a synchronized update
+/// that a panic may have cut short, resets colours and shows the cursor.
+pub const RESTORE_MODES: &str = "\x1b[?2026l\x1b[?2004l\x1b[?1004l\x1b[0m\x1b[?25h";
+
+thread_local! {
+    /// Set while a tool's renderer runs under [`catch_renderer_panic`]: its
+    /// panic is the renderer's, not the UI's, so the terminal stays as is.
+    static IN_RENDERER: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Our terminal modes while alive; restored when dropped.
+#[derive(Debug)]
+pub struct TerminalGuard(());
+
+impl TerminalGuard {
+    /// Raw mode, bracketed paste and focus reports; installs the panic hook.
+    pub fn enter() -> Result<Self, TuiError> {
+        install_panic_hook();
+        enter_modes()?;
+        Ok(TerminalGuard(()))
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+fn enter_modes() -> Result<(), TuiError> {
+    crossterm::terminal::enable_raw_mode().map_err(TuiError::Terminal)?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    let mut out = std::io::stdout();
+    out.write_all(ENTER_MODES.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(TuiError::Terminal)
+}
+
+/// Puts the terminal back as it was (idempotent; a no-op when our modes
+/// are off).
+pub fn restore() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut out = std::io::stdout();
+    let _ = out.write_all(RESTORE_MODES.as_bytes());
+    let _ = out.flush();
+    if let Err(e) = crossterm::terminal::disable_raw_mode() {
+        tracing::warn!(error = %e, "cannot leave raw mode");
+    }
+}
+
+/// Whether our modes are on (the UI is drawing).
+pub fn is_active() -> bool {
+    ACTIVE.load(Ordering::SeqCst)
+}
+
+/// Ctrl+Z: restores the terminal, stops the process, and on `SIGCONT`
+/// turns the modes back on (the caller redraws).
+pub fn suspend() -> Result<(), TuiError> {
+    restore();
+    let me = rustix::process::getpid();
+    if let Err(e) = rustix::process::kill_process(me, rustix::process::Signal::TSTP) {
+        tracing::warn!(error = %e, "cannot suspend");
+    }
+    enter_modes()
+}
+
+/// The panic hook: restores the terminal, then lets the previous hook
+/// report. A panic inside a renderer run by [`catch_renderer_panic`] is
+/// only logged: the UI goes on.
+pub fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if IN_RENDERER.with(Cell::get) {
+                tracing::warn!(panic = %info, "a renderer panicked; drawing the default view");
+                return;
+            }
+            restore();
+            previous(info);
+        }));
+    });
+}
+
+/// Runs `render`; a panic becomes `None` and leaves the terminal alone.
+///
+/// ```
+/// let out = agent_tui::terminal::catch_renderer_panic(|| -> u8 { panic!("bad renderer") });
+/// assert_eq!(out, None);
+/// ```
+pub fn catch_renderer_panic<T>(render: impl FnOnce() -> T) -> Option<T> {
+    install_panic_hook();
+    let was = IN_RENDERER.with(|f| f.replace(true));
+    let out = std::panic::catch_unwind(AssertUnwindSafe(render)).ok();
+    IN_RENDERER.with(|f| f.set(was));
+    out
+}

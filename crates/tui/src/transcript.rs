@@ -1,0 +1,376 @@
+//! The transcript: cells built from the session's messages and kept up to
+//! date by its events, and which of them the scrollback already holds.
+//!
+//! Cells are committed to the scrollback in order, each once it is
+//! settled; a streaming answer commits its finished Markdown blocks as
+//! they complete. Everything after the first unsettled cell stays in the
+//! live region, so output keeps call order.
+
+use std::collections::HashMap;
+
+use agent_ai::{AssistantMessage, ContentBlock, Message, StopReason};
+use agent_core::{AgentEvent, AgentToolResult};
+use agent_tool::StyledLine;
+
+use crate::cell::{Cell, CellContext, CellKind, ToolCell, ToolStatus};
+use crate::markdown::MarkdownStream;
+use crate::text;
+use crate::theme::UiTheme;
+
+/// Cells and the commit point.
+#[derive(Debug, Default, Clone)]
+pub struct Transcript {
+    cells: Vec<Cell>,
+    /// Cells wholly in the scrollback.
+    committed: usize,
+    /// Lines of the first uncommitted cell already in the scrollback.
+    head_lines: usize,
+    /// Whether the scrollback holds any of our lines (for separators).
+    started: bool,
+    /// The streaming assistant message: content index to cell index.
+    blocks: HashMap<usize, usize>,
+    /// Tool call id to cell index.
+    tools: HashMap<String, usize>,
+    /// What Markdown is drawn with.
+    theme: UiTheme,
+}
+
+impl Transcript {
+    /// An empty transcript drawn with `theme`.
+    pub fn new(theme: UiTheme) -> Self {
+        Transcript {
+            theme,
+            ..Self::default()
+        }
+    }
+
+    /// The transcript of a session's messages, every cell settled.
+    pub fn from_messages(messages: &[Message], theme: UiTheme) -> Self {
+        let mut t = Transcript::new(theme);
+        for m in messages {
+            match m {
+                Message::User(u) => t.push(CellKind::User(u.text()), true),
+                Message::Assistant(a) => {
+                    t.blocks.clear();
+                    t.assistant_blocks(a, true);
+                    t.assistant_end(a);
+                }
+                Message::ToolResult(r) => {
+                    let result = AgentToolResult {
+                        content: r.content.clone(),
+                        details: r.details.clone(),
+                        ..Default::default()
+                    };
+                    t.tool_end(&r.tool_call_id, &r.tool_name, result, r.is_error);
+                }
+            }
+        }
+        t.settle_all();
+        t
+    }
+
+    /// The cells.
+    pub fn cells(&self) -> &[Cell] {
+        &self.cells
+    }
+
+    /// Adds a cell.
+    pub fn push(&mut self, kind: CellKind, settled: bool) {
+        if let CellKind::Tool(call) = &kind {
+            self.tools.insert(call.id.clone(), self.cells.len());
+        }
+        self.cells.push(Cell::new(kind, settled));
+    }
+
+    /// A notice cell (command output, errors).
+    pub fn notice(&mut self, text: impl Into<String>, error: bool) {
+        self.push(
+            CellKind::Notice {
+                text: text.into(),
+                error,
+            },
+            true,
+        );
+    }
+
+    /// Whether the scrollback holds any of the transcript.
+    pub fn has_history(&self) -> bool {
+        self.started
+    }
+
+    /// Whether a tool call is running.
+    pub fn has_running_tools(&self) -> bool {
+        self.cells.iter().any(
+            |c| matches!(c.kind(), CellKind::Tool(t) if matches!(t.status, ToolStatus::Running)),
+        )
+    }
+
+    /// Applies one agent event.
+    pub fn apply(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::MessageStart { message } => match message {
+                Message::User(u) => self.push(CellKind::User(u.text()), true),
+                Message::Assistant(_) => self.blocks.clear(),
+                Message::ToolResult(_) => {}
+            },
+            AgentEvent::MessageUpdate { message, .. } => self.assistant_blocks(message, false),
+            AgentEvent::MessageEnd {
+                message: Message::Assistant(a),
+            } => {
+                self.assistant_blocks(a, true);
+                self.assistant_end(a);
+            }
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => {
+                if let Some(call) = self.tool_cell(tool_call_id, tool_name) {
+                    call.args = args.clone();
+                    call.status = ToolStatus::Running;
+                }
+            }
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                tool_name,
+                partial_result,
+                ..
+            } => {
+                if let Some(call) = self.tool_cell(tool_call_id, tool_name) {
+                    call.partial = Some(partial_result.clone());
+                }
+            }
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error,
+            } => self.tool_end(tool_call_id, tool_name, result.clone(), *is_error),
+            AgentEvent::AutoCompactionStart { reason } => {
+                self.notice(format!("compacting the context ({reason})..."), false);
+            }
+            AgentEvent::AutoCompactionEnd {
+                aborted,
+                error_message,
+                ..
+            } => match (aborted, error_message) {
+                (_, Some(e)) => self.notice(format!("compaction failed: {e}"), true),
+                (true, None) => self.notice("compaction cancelled", true),
+                (false, None) => self.notice("context compacted", false),
+            },
+            AgentEvent::AgentEnd { .. } => self.settle_all(),
+            _ => {}
+        }
+    }
+
+    /// Cells for the blocks of an assistant message (streaming or final).
+    fn assistant_blocks(&mut self, message: &AssistantMessage, done: bool) {
+        let theme = self.theme;
+        for (i, block) in message.content.iter().enumerate() {
+            let index = match self.blocks.get(&i) {
+                Some(&index) => index,
+                None => {
+                    let kind = match block {
+                        ContentBlock::Text(_) => CellKind::Assistant(MarkdownStream::new()),
+                        ContentBlock::Thinking(_) => CellKind::Thinking(String::new()),
+                        ContentBlock::ToolCall(call) => CellKind::Tool(Box::new(ToolCell::new(
+                            call.id.clone(),
+                            call.name.clone(),
+                            call.arguments.clone(),
+                            ToolStatus::Streaming,
+                        ))),
+                        ContentBlock::Image(_) => continue,
+                    };
+                    self.push(kind, false);
+                    self.blocks.insert(i, self.cells.len() - 1);
+                    self.cells.len() - 1
+                }
+            };
+            let cell = &mut self.cells[index];
+            match (block, cell.kind()) {
+                (ContentBlock::Text(t), CellKind::Assistant(md)) if md.source() != t.text => {
+                    if let CellKind::Assistant(md) = cell.kind_mut() {
+                        md.set(&t.text, &theme);
+                    }
+                }
+                (ContentBlock::Thinking(t), CellKind::Thinking(old)) if *old != t.thinking => {
+                    *cell.kind_mut() = CellKind::Thinking(t.thinking.clone());
+                }
+                (ContentBlock::ToolCall(c), CellKind::Tool(old)) if old.args != c.arguments => {
+                    if let CellKind::Tool(call) = cell.kind_mut() {
+                        call.args = c.arguments.clone();
+                    }
+                }
+                _ => {}
+            }
+            // A block is finished once the message ends or a later block
+            // began (a tool call waits for its result).
+            let finished = done || i + 1 < message.content.len();
+            if finished && !matches!(block, ContentBlock::ToolCall(_)) {
+                cell.settle();
+            }
+        }
+    }
+
+    /// The end of an assistant message: its failure as a notice.
+    fn assistant_end(&mut self, a: &AssistantMessage) {
+        match a.stop_reason {
+            StopReason::Aborted => self.notice("cancelled", true),
+            StopReason::Error => self.notice(
+                format!(
+                    "error: {}",
+                    a.error_message.as_deref().unwrap_or("the request failed")
+                ),
+                true,
+            ),
+            _ => {}
+        }
+    }
+
+    /// The cell of call `id`, made (running) if the call is new.
+    fn tool_cell(&mut self, id: &str, name: &str) -> Option<&mut ToolCell> {
+        let known = self
+            .tools
+            .get(id)
+            .copied()
+            .filter(|&i| matches!(self.cells.get(i).map(Cell::kind), Some(CellKind::Tool(_))));
+        let index = match known {
+            Some(i) => i,
+            None => {
+                let call = ToolCell::new(id, name, serde_json::Value::Null, ToolStatus::Running);
+                self.push(CellKind::Tool(Box::new(call)), false);
+                self.cells.len() - 1
+            }
+        };
+        match self.cells.get_mut(index).map(Cell::kind_mut) {
+            Some(CellKind::Tool(call)) => Some(call),
+            _ => None,
+        }
+    }
+
+    fn tool_end(&mut self, id: &str, name: &str, result: AgentToolResult, is_error: bool) {
+        if let Some(call) = self.tool_cell(id, name) {
+            call.result = Some(result);
+            call.partial = None;
+            call.status = if is_error {
+                ToolStatus::Error
+            } else {
+                ToolStatus::Ok
+            };
+        }
+        if let Some(&i) = self.tools.get(id) {
+            self.cells[i].settle();
+        }
+    }
+
+    /// Settles every cell (the run ended).
+    pub fn settle_all(&mut self) {
+        for cell in &mut self.cells {
+            if let CellKind::Tool(call) = cell.kind()
+                && matches!(call.status, ToolStatus::Running | ToolStatus::Streaming)
+                && let CellKind::Tool(call) = cell.kind_mut()
+            {
+                call.status = ToolStatus::Error;
+            }
+            cell.settle();
+        }
+    }
+
+    /// Toggles the expansion of every tool result (settled cells in the
+    /// scrollback keep their drawing; the live region's redraw).
+    pub fn toggle_expanded(&mut self) {
+        for cell in &mut self.cells[self.committed..] {
+            if let CellKind::Tool(_) = cell.kind()
+                && let CellKind::Tool(call) = cell.kind_mut()
+            {
+                call.expanded = !call.expanded;
+            }
+        }
+    }
+
+    /// The lines newly ready for the scrollback, marked as committed.
+    pub fn take_history(&mut self, cx: &CellContext, width: usize) -> Vec<StyledLine> {
+        let mut out = Vec::new();
+        while self.committed < self.cells.len() {
+            let cell = &mut self.cells[self.committed];
+            let settled = cell.is_settled();
+            let (total, new) = cell.stable_lines_from(cx, width, self.head_lines);
+            if total > self.head_lines {
+                if self.head_lines == 0 && self.started {
+                    out.push(StyledLine::new());
+                }
+                out.extend(new);
+                self.head_lines = total;
+                self.started = true;
+            }
+            if !settled {
+                break;
+            }
+            self.committed += 1;
+            self.head_lines = 0;
+        }
+        out
+    }
+
+    /// Every line, as a scrollback rebuilt from scratch would hold it,
+    /// with nothing marked committed (after a width change or a resume).
+    pub fn all_history(&mut self, cx: &CellContext, width: usize) -> Vec<StyledLine> {
+        self.committed = 0;
+        self.head_lines = 0;
+        self.started = false;
+        self.take_history(cx, width)
+    }
+
+    /// The rows of what is not in the scrollback yet, wrapped to `width`.
+    pub fn live_rows(&mut self, cx: &CellContext, width: usize) -> Vec<StyledLine> {
+        let mut rows = Vec::new();
+        let head_lines = self.head_lines;
+        let started = self.started;
+        for (i, cell) in self.cells.iter_mut().enumerate().skip(self.committed) {
+            if (i > self.committed || head_lines == 0) && (started || !rows.is_empty()) {
+                rows.push(StyledLine::new());
+            }
+            if i == self.committed && head_lines > 0 {
+                let rest = cell.lines_from(cx, width, head_lines);
+                rows.extend(
+                    text::wrap_all(&rest, width)
+                        .iter()
+                        .map(|r| text::clip(r, width)),
+                );
+            } else {
+                rows.extend_from_slice(cell.rows(cx, width));
+            }
+        }
+        rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn cx() -> CellContext {
+        CellContext {
+            theme: crate::theme::UiTheme::plain(),
+            registry: None,
+            cwd: PathBuf::from("/"),
+        }
+    }
+
+    #[test]
+    fn a_resumed_session_draws_every_message() {
+        let messages = vec![
+            Message::user("hi"),
+            Message::Assistant(AssistantMessage {
+                content: vec![ContentBlock::text("**hello**")],
+                ..AssistantMessage::empty("p", "m")
+            }),
+        ];
+        let mut t = Transcript::from_messages(&messages, UiTheme::plain());
+        let lines = t.take_history(&cx(), 40);
+        assert_eq!(text::plain(&lines), "> hi\n\nhello");
+        assert!(t.take_history(&cx(), 40).is_empty());
+        assert!(t.live_rows(&cx(), 40).is_empty());
+    }
+}

@@ -1,0 +1,481 @@
+//! The one UI task: terminal events, agent events, permission questions,
+//! the run and command futures, signals and the frame timer, all in one
+//! `select!` over one [`App`].
+//!
+//! Frames come at most every [`FRAME_INTERVAL`] (60 a second), but a key
+//! is drawn at once. Each frame is one write. Nothing ticks while nothing
+//! animates.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_ai::Message;
+use coding_agent::AgentSession;
+use coding_agent::prelude::BoxFuture;
+use crossterm::event::{Event, EventStream};
+use futures::StreamExt;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::time::sleep_until;
+
+use crate::app::{Action, App, SPINNER_INTERVAL};
+use crate::cell::CellContext;
+use crate::error::TuiError;
+use crate::footer::Status;
+use crate::inline::{InlineRenderer, Resize};
+use crate::permission::PermissionQuestions;
+use crate::terminal::{self, TerminalGuard};
+use crate::theme::UiTheme;
+use crate::transcript::Transcript;
+
+/// The shortest time between two frames (60 a second).
+pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+/// How long a width change waits for the next before the screen is
+/// rebuilt (a resize drag is one rebuild).
+pub const RESIZE_DEBOUNCE: Duration = Duration::from_millis(80);
+/// How long an interrupted run may take to wind down on exit.
+const WIND_DOWN: Duration = Duration::from_secs(5);
+
+/// Runs `/commands` for the UI. The output becomes a transcript cell.
+pub trait SlashCommands: Send + Sync {
+    /// Runs `line` on `session`: `None` when it is not a command (it is
+    /// then sent as a prompt), else its output or its error.
+    fn run(
+        &self,
+        session: &AgentSession,
+        line: &str,
+    ) -> BoxFuture<'static, Option<Result<String, String>>>;
+}
+
+/// How the UI is set up.
+pub struct TuiOptions {
+    /// The styles.
+    pub theme: UiTheme,
+    /// The `/commands` (`/exit` and `/quit` are the UI's own).
+    pub commands: Option<Arc<dyn SlashCommands>>,
+    /// Permission questions from the session's gate (see
+    /// [`crate::permission_channel`]).
+    pub questions: Option<PermissionQuestions>,
+}
+
+impl Default for TuiOptions {
+    fn default() -> Self {
+        TuiOptions {
+            theme: UiTheme::from_env(),
+            commands: None,
+            questions: None,
+        }
+    }
+}
+
+/// How the UI ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TuiExit {
+    /// The user left (Ctrl+D, Ctrl+C twice, `/exit`).
+    Quit,
+    /// A signal ended it (its number: 1 for SIGHUP, 15 for SIGTERM).
+    Signal(i32),
+    /// The terminal went away (a write failed, input ended).
+    TerminalGone,
+}
+
+/// The status of `session` for the footer.
+pub fn session_status(session: &AgentSession) -> Status {
+    let messages = session.agent().messages();
+    let model = session.agent().model();
+    let mut usage = agent_ai::Usage::default();
+    for m in &messages {
+        if let Message::Assistant(a) = m {
+            usage.add(&a.usage);
+        }
+    }
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let cwd = home_relative(session.cwd(), home.as_deref());
+    let session_name = session.session_manager().and_then(|store| {
+        let manager = store.lock().unwrap_or_else(|p| p.into_inner());
+        manager.name()
+    });
+    Status {
+        cwd,
+        branch: crate::footer::git_branch(session.cwd()),
+        session_name,
+        model: format!("{}/{}", model.provider, model.id),
+        thinking: session.thinking_level().to_string(),
+        usage,
+        context_tokens: coding_agent::compaction::context_tokens(&messages),
+        context_window: session.compactor().context_window(),
+    }
+}
+
+/// `dir` with `~` for `home` (`~/src`; `/home/alice` stays itself when
+/// home is `/home/al`).
+fn home_relative(dir: &std::path::Path, home: Option<&std::path::Path>) -> String {
+    let home = home.filter(|h| !h.as_os_str().is_empty());
+    match home.and_then(|h| dir.strip_prefix(h).ok()) {
+        Some(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => dir.display().to_string(),
+    }
+}
+
+/// Runs the UI on this process's terminal until the user leaves.
+pub async fn run(session: AgentSession, options: TuiOptions) -> Result<TuiExit, TuiError> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        return Err(TuiError::NotATerminal);
+    }
+    let (width, height) = crossterm::terminal::size().map_err(TuiError::Terminal)?;
+    let guard = TerminalGuard::enter()?;
+    let mut ui = Ui::new(session, options, width, height);
+    let exit = ui.event_loop().await;
+    ui.leave(exit.as_ref().ok().copied()).await;
+    drop(guard);
+    exit
+}
+
+struct Ui {
+    session: AgentSession,
+    app: App,
+    renderer: InlineRenderer,
+    commands: Option<Arc<dyn SlashCommands>>,
+    questions: Option<PermissionQuestions>,
+    run: Option<BoxFuture<'static, Result<agent_core::RunOutcome, agent_core::AgentError>>>,
+    command: Option<BoxFuture<'static, Option<Result<String, String>>>>,
+    /// Something changed since the last frame.
+    dirty: bool,
+    /// Draw at once (a key was pressed).
+    urgent: bool,
+    last_frame: Instant,
+    /// A width change waits for this moment.
+    rebuild_at: Option<Instant>,
+    next_tick: Option<Instant>,
+    /// The session file the transcript was built from, to see a command
+    /// switch sessions (`/new`, `/resume`, `/fork`).
+    session_file: Option<std::path::PathBuf>,
+    /// The footer's figures are out of date (a message ended).
+    status_stale: bool,
+}
+
+impl Ui {
+    fn new(session: AgentSession, options: TuiOptions, width: u16, height: u16) -> Self {
+        let messages = session.agent().messages();
+        let transcript = Transcript::from_messages(&messages, options.theme);
+        let cx = CellContext {
+            theme: options.theme,
+            registry: Some(session.registry()),
+            cwd: session.cwd().to_path_buf(),
+        };
+        let status = session_status(&session);
+        Ui {
+            app: App::new(transcript, cx, status),
+            renderer: InlineRenderer::new(width, height)
+                .reflowing(crate::inline::terminal_reflows()),
+            commands: options.commands,
+            questions: options.questions,
+            run: None,
+            command: None,
+            dirty: true,
+            urgent: true,
+            last_frame: Instant::now(),
+            rebuild_at: None,
+            next_tick: None,
+            session_file: session_file(&session),
+            status_stale: false,
+            session,
+        }
+    }
+
+    async fn event_loop(&mut self) -> Result<TuiExit, TuiError> {
+        let mut input = EventStream::new();
+        let mut agent_events = self.session.agent().events();
+        let mut term = signal(SignalKind::terminate()).map_err(TuiError::Terminal)?;
+        let mut hup = signal(SignalKind::hangup()).map_err(TuiError::Terminal)?;
+        loop {
+            self.draw_if_due()?;
+            let deadline = self.deadline();
+            tokio::select! {
+                event = input.next() => match event {
+                    Some(Ok(event)) => {
+                        if let Some(exit) = self.terminal_event(event)? {
+                            return Ok(exit);
+                        }
+                    }
+                    Some(Err(e)) => {
+                        tracing::warn!(error = %e, "reading the terminal failed");
+                        return Ok(TuiExit::TerminalGone);
+                    }
+                    None => return Ok(TuiExit::TerminalGone),
+                },
+                Some(event) = agent_events.recv() => {
+                    self.agent_event(&event);
+                    // Take what else queued up: one frame for all of it.
+                    while let Ok(event) = agent_events.try_recv() {
+                        self.agent_event(&event);
+                    }
+                    self.dirty = true;
+                }
+                Some(q) = recv_question(&mut self.questions) => {
+                    // A bell: someone may be looking elsewhere.
+                    if !self.app.permissions.is_open() {
+                        self.write("\x07")?;
+                    }
+                    self.app.permissions.push(q);
+                    self.urgent = true;
+                }
+                result = poll_opt(&mut self.run) => {
+                    self.run = None;
+                    if let Err(e) = result
+                        && e.outcome().is_none()
+                    {
+                        self.app.transcript.notice(format!("coding-agent: {e}"), true);
+                    }
+                    // Events the run sent before it returned.
+                    while let Ok(event) = agent_events.try_recv() {
+                        self.agent_event(&event);
+                    }
+                    self.app.run_ended();
+                    self.refresh_status();
+                    self.urgent = true;
+                }
+                result = poll_opt(&mut self.command) => {
+                    self.command = None;
+                    self.app.command_running = false;
+                    self.command_done(result);
+                    self.urgent = true;
+                }
+                _ = term.recv() => return Ok(TuiExit::Signal(15)),
+                _ = hup.recv() => return Ok(TuiExit::Signal(1)),
+                _ = sleep_opt(deadline) => {}
+            }
+        }
+    }
+
+    fn agent_event(&mut self, event: &agent_core::AgentEvent) {
+        if let agent_core::AgentEvent::MessageEnd {
+            message: Message::Assistant(_),
+        } = event
+        {
+            self.status_stale = true;
+        }
+        self.app.agent_event(event);
+    }
+
+    /// When the loop must wake up without an event.
+    fn deadline(&self) -> Option<Instant> {
+        let frame = (self.dirty || self.urgent).then(|| self.last_frame + FRAME_INTERVAL);
+        [frame, self.rebuild_at, self.next_tick]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    fn terminal_event(&mut self, event: Event) -> Result<Option<TuiExit>, TuiError> {
+        match event {
+            Event::Key(key) => {
+                self.urgent = true;
+                let action = self.app.key(key);
+                if let Some(action) = action {
+                    return self.act(action);
+                }
+            }
+            Event::Paste(text) => {
+                self.app.paste(&text);
+                self.urgent = true;
+            }
+            Event::Resize(w, h) => match self.renderer.resize(w, h) {
+                Resize::Width => self.rebuild_at = Some(Instant::now() + RESIZE_DEBOUNCE),
+                Resize::Height | Resize::Reflowed => self.urgent = true,
+                Resize::None => {}
+            },
+            Event::FocusGained | Event::FocusLost | Event::Mouse(_) => {}
+        }
+        Ok(None)
+    }
+
+    fn act(&mut self, action: Action) -> Result<Option<TuiExit>, TuiError> {
+        match action {
+            Action::Prompt(text) => {
+                let session = self.session.clone();
+                self.run = Some(Box::pin(async move { session.prompt(text).await }));
+                self.app.run_started(Instant::now());
+                self.next_tick = Some(Instant::now() + SPINNER_INTERVAL);
+            }
+            Action::Steer(text) => self.session.agent().steer(Message::user(text)),
+            Action::FollowUp(text) => self.session.agent().follow_up(Message::user(text)),
+            Action::Command(line) => match &self.commands {
+                Some(commands) => {
+                    self.command = Some(commands.run(&self.session, &line));
+                    self.app.command_running = true;
+                }
+                None => self
+                    .app
+                    .transcript
+                    .notice(format!("{line}: no commands here"), true),
+            },
+            Action::TakeBackQueued => self.session.agent().clear_queues(),
+            Action::Interrupt => {
+                self.session.agent().clear_queues();
+                self.session.agent().abort();
+                self.app.permissions.refuse_all();
+            }
+            Action::Suspend => {
+                let bytes = self.renderer.erase_live();
+                self.write(&bytes)?;
+                terminal::suspend()?;
+                self.renderer.invalidate();
+            }
+            Action::Exit => return Ok(Some(TuiExit::Quit)),
+        }
+        Ok(None)
+    }
+
+    fn command_done(&mut self, result: Option<Result<String, String>>) {
+        match result {
+            Some(Ok(text)) if !text.trim().is_empty() => self.app.transcript.notice(text, false),
+            Some(Ok(_)) => {}
+            Some(Err(e)) => self
+                .app
+                .transcript
+                .notice(format!("coding-agent: {e}"), true),
+            None => self.app.transcript.notice("not a command", true),
+        }
+        // A command that switched sessions (/new, /resume, /fork) shows
+        // the conversation the session now holds.
+        let file = session_file(&self.session);
+        if file != self.session_file {
+            let messages = self.session.agent().messages();
+            let notice = self.app.transcript.cells().last().cloned();
+            self.app.transcript = Transcript::from_messages(&messages, self.app.cx.theme);
+            if let Some(cell) = notice {
+                self.app.transcript.push(cell.kind().clone(), true);
+            }
+            self.session_file = file;
+        }
+        self.refresh_status();
+    }
+
+    fn refresh_status(&mut self) {
+        self.app.status = session_status(&self.session);
+        self.status_stale = false;
+    }
+
+    fn draw_if_due(&mut self) -> Result<(), TuiError> {
+        let now = Instant::now();
+        if self.status_stale {
+            self.refresh_status();
+        }
+        if let Some(logged) = crate::diagnostics::take() {
+            self.app.transcript.notice(logged, false);
+            self.dirty = true;
+        }
+        if let Some(at) = self.next_tick
+            && now >= at
+        {
+            self.next_tick = self.app.animate().then(|| now + SPINNER_INTERVAL);
+            self.dirty = true;
+        }
+        let rebuild = self.rebuild_at.is_some_and(|at| now >= at);
+        let due = self.urgent || rebuild || (self.dirty && now >= self.last_frame + FRAME_INTERVAL);
+        if !due || self.rebuild_at.is_some() && !rebuild {
+            return Ok(());
+        }
+        if rebuild {
+            self.rebuild_at = None;
+            // Drawn again from what the session holds (unless a turn is
+            // streaming: its cells are not in the messages yet).
+            if !self.app.is_running() {
+                let messages = self.session.agent().messages();
+                self.app.transcript = Transcript::from_messages(&messages, self.app.cx.theme);
+            }
+        }
+        let bytes = self.app.frame(&mut self.renderer, rebuild, now);
+        self.write(&bytes)?;
+        self.dirty = false;
+        self.urgent = false;
+        self.last_frame = now;
+        if self.app.is_running() && self.next_tick.is_none() {
+            self.next_tick = Some(now + SPINNER_INTERVAL);
+        }
+        Ok(())
+    }
+
+    fn write(&self, bytes: &str) -> Result<(), TuiError> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let mut out = std::io::stdout().lock();
+        out.write_all(bytes.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(TuiError::Terminal)
+    }
+
+    /// Ends the UI: a running turn is cancelled and allowed to wind down
+    /// (so the session records it), its cells written, the live region
+    /// erased.
+    async fn leave(&mut self, exit: Option<TuiExit>) {
+        self.app.permissions.refuse_all();
+        if self.run.is_some() {
+            self.session.agent().abort();
+            if let Some(run) = self.run.take() {
+                let _ = tokio::time::timeout(WIND_DOWN, run).await;
+            }
+            self.app.run_ended();
+        }
+        if matches!(exit, Some(TuiExit::TerminalGone) | None) {
+            return;
+        }
+        // What settled is written; the live region goes, so the
+        // scrollback holds the conversation and no editor or footer.
+        self.urgent = true;
+        if self.draw_if_due().is_ok() {
+            let bytes = self.renderer.erase_live();
+            let _ = self.write(&bytes);
+        }
+    }
+}
+
+/// The file `session` records into, if any.
+fn session_file(session: &AgentSession) -> Option<std::path::PathBuf> {
+    let store = session.session_manager()?;
+    let manager = store.lock().unwrap_or_else(|p| p.into_inner());
+    manager.session_file().map(std::path::Path::to_path_buf)
+}
+
+async fn recv_question(
+    questions: &mut Option<PermissionQuestions>,
+) -> Option<crate::permission::PermissionQuestion> {
+    match questions {
+        Some(q) => q.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn poll_opt<T>(fut: &mut Option<BoxFuture<'static, T>>) -> T {
+    match fut {
+        Some(f) => f.await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_opt(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::home_relative;
+    use std::path::Path;
+
+    #[test]
+    fn home_becomes_a_tilde_only_at_a_component_boundary() {
+        let home = Some(Path::new("/home/al"));
+        assert_eq!(home_relative(Path::new("/home/al/src"), home), "~/src");
+        assert_eq!(home_relative(Path::new("/home/al"), home), "~");
+        assert_eq!(home_relative(Path::new("/home/alice"), home), "/home/alice");
+        assert_eq!(home_relative(Path::new("/x"), Some(Path::new(""))), "/x");
+        assert_eq!(home_relative(Path::new("/x"), None), "/x");
+    }
+}

@@ -1,0 +1,714 @@
+//! agent-tui's integration tests: component snapshots at several widths,
+//! a vt100 replay of the inline renderer's bytes, property tests of the
+//! streaming Markdown and of sizes, all without a real terminal.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use agent_ai::{AssistantMessage, AssistantMessageEvent, ContentBlock, Message, Usage};
+use agent_core::{AgentEvent, AgentToolResult};
+use agent_tool::StyledLine;
+use agent_tui::UiTheme;
+use agent_tui::app::App;
+use agent_tui::cell::{CellContext, CellKind, ToolCell, ToolStatus};
+use agent_tui::footer::Status;
+use agent_tui::inline::InlineRenderer;
+use agent_tui::markdown::{MarkdownStream, render};
+use agent_tui::text::{line_width, plain};
+use agent_tui::transcript::Transcript;
+use proptest::prelude::*;
+
+const CJK: &str = "漢字かな交じり文と한국어";
+const FAMILY: &str = "👨\u{200d}👩\u{200d}👧\u{200d}👦";
+const COMBINING: &str = "cafe\u{301} nai\u{308}ve Z\u{335}a\u{334}";
+
+fn cx() -> CellContext {
+    CellContext {
+        theme: UiTheme::plain(),
+        registry: None,
+        cwd: PathBuf::from("/work"),
+    }
+}
+
+fn status() -> Status {
+    Status {
+        cwd: "~/work/project".into(),
+        branch: Some("main".into()),
+        session_name: Some("refactor".into()),
+        model: "scripted/model".into(),
+        thinking: "high".into(),
+        usage: Usage {
+            input: 12_345,
+            output: 678,
+            cache_read: 2_000,
+            cache_write: 300,
+            ..Usage::default()
+        },
+        context_tokens: 75_000,
+        context_window: 100_000,
+    }
+}
+
+/// A transcript with every kind of cell, the last tool still running.
+fn sample_app() -> App {
+    let mut t = Transcript::new(UiTheme::plain());
+    t.push(CellKind::User(format!("{CJK} {FAMILY} {COMBINING}")), true);
+    let mut md = MarkdownStream::new();
+    md.set(
+        &format!("# Heading {CJK}\n\nSome **bold** and `code` with {FAMILY} and {COMBINING}.\n\n- item one\n- item {CJK}\n\n```rust\nfn main() {{ println!(\"{FAMILY}\"); }}\n```"),
+        &UiTheme::plain(),
+    );
+    t.push(CellKind::Assistant(md), true);
+    t.push(CellKind::Thinking("pondering the 漢字".into()), true);
+    t.push(
+        CellKind::Tool(Box::new(ToolCell {
+            id: "c1".into(),
+            name: "probe".into(),
+            args: serde_json::json!({"path": "src/漢字.rs"}),
+            status: ToolStatus::Ok,
+            partial: None,
+            result: Some(AgentToolResult::text(format!(
+                "line one {FAMILY}\nline two {COMBINING}"
+            ))),
+            expanded: false,
+        })),
+        true,
+    );
+    t.push(
+        CellKind::Tool(Box::new(ToolCell {
+            id: "c2".into(),
+            name: "slow".into(),
+            args: serde_json::json!({"command": "sleep 10"}),
+            status: ToolStatus::Running,
+            partial: Some(AgentToolResult::text("tick 1\ntick 2")),
+            result: None,
+            expanded: false,
+        })),
+        false,
+    );
+    let mut app = App::new(t, cx(), status());
+    app.editor
+        .insert(&format!("ask about {CJK}\nand {FAMILY} {COMBINING}"));
+    app
+}
+
+/// Compares with `tests/snapshots/NAME.txt`; `UPDATE_SNAPSHOTS=1` writes it.
+fn snapshot(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(format!("{name}.txt"));
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "no snapshot {}; run with UPDATE_SNAPSHOTS=1",
+            path.display()
+        )
+    });
+    assert_eq!(actual, expected, "snapshot {name} differs");
+}
+
+/// Rows with `|` at the right edge, so trailing spaces show.
+fn framed(rows: &[StyledLine], width: usize) -> String {
+    rows.iter()
+        .map(|r| {
+            let w = line_width(r);
+            assert!(w <= width, "row {:?} is {w} wide at {width}", r.to_plain());
+            format!("{}{}|", r.to_plain(), " ".repeat(width - w))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn components_at_four_widths() {
+    for width in [20, 40, 80, 120] {
+        let mut app = sample_app();
+        let history = app.transcript.take_history(&app.cx, width);
+        let (live, caret) = app.compose(width, 60, Instant::now(), None);
+        let caret = caret.expect("the editor has the caret");
+        assert!(caret.1 < width && caret.0 < live.len());
+        let text = format!(
+            "history (logical lines):\n{}\n\nlive region ({width} columns, caret at {caret:?}):\n{}\n",
+            plain(&history),
+            framed(&live, width),
+        );
+        snapshot(&format!("components_{width}"), &text);
+    }
+}
+
+#[test]
+fn the_footer_and_editor_fit_a_tiny_screen() {
+    let mut app = sample_app();
+    let (live, caret) = app.compose(20, 3, Instant::now(), None);
+    assert_eq!(live.len(), 3);
+    // The editor keeps its rows before anything else, the caret's in view.
+    let shown = plain(&live);
+    assert!(!shown.contains("scripted/model"), "{shown:?}");
+    let (row, _) = caret.expect("the caret is shown");
+    assert!(
+        live[row].to_plain().contains("Z\u{335}a\u{334}"),
+        "{shown:?}"
+    );
+}
+
+fn assistant(text: &str) -> Arc<AssistantMessage> {
+    Arc::new(AssistantMessage {
+        content: vec![ContentBlock::text(text)],
+        ..AssistantMessage::empty("scripted", "model")
+    })
+}
+
+fn delta_event(so_far: &str, delta: &str) -> AgentEvent {
+    let partial = assistant(so_far);
+    AgentEvent::MessageUpdate {
+        message: partial.clone(),
+        assistant_message_event: AssistantMessageEvent::TextDelta {
+            content_index: 0,
+            delta: delta.to_string(),
+            partial,
+        },
+    }
+}
+
+struct Term {
+    parser: vt100::Parser,
+    rows: u16,
+    cols: u16,
+}
+
+impl Term {
+    fn new(rows: u16, cols: u16) -> Self {
+        let nz = |n: u16| std::num::NonZeroU16::new(n).unwrap();
+        Term {
+            parser: vt100::Parser::new(nz(rows), nz(cols), 100_000),
+            rows,
+            cols,
+        }
+    }
+
+    fn resize(&mut self, rows: u16, cols: u16) {
+        let nz = |n: u16| std::num::NonZeroU16::new(n).unwrap();
+        self.parser.set_size(nz(rows), nz(cols));
+        self.rows = rows;
+        self.cols = cols;
+    }
+
+    /// Every row: the scrollback, then the screen.
+    fn all_rows(&mut self) -> Vec<String> {
+        let len = self.parser.screen().scrollback_len();
+        let height = usize::from(self.rows);
+        let mut out = Vec::new();
+        let mut off = len;
+        while off > 0 {
+            self.parser.screen_mut().set_scrollback(off);
+            let n = off.min(height);
+            out.extend(self.parser.screen().rows(0, self.cols).take(n));
+            off -= n;
+        }
+        self.parser.screen_mut().set_scrollback(0);
+        out.extend(self.parser.screen().rows(0, self.cols));
+        out
+    }
+}
+
+#[test]
+fn vt100_replay_of_a_streamed_answer_and_a_resize() {
+    let mut app = App::new(Transcript::new(UiTheme::plain()), cx(), status());
+    // vt100 does not rewrap lines on a resize (as xterm): the screen is
+    // cleared and drawn again.
+    let mut renderer = InlineRenderer::new(60, 12).reflowing(false);
+    let mut term = Term::new(12, 60);
+    let mut bytes = Vec::new();
+    let mut draw =
+        |app: &mut App, renderer: &mut InlineRenderer, term: &mut Term, rebuild: bool| {
+            let out = app.frame(renderer, rebuild, Instant::now());
+            term.parser.process(out.as_bytes());
+            bytes.extend_from_slice(out.as_bytes());
+        };
+    draw(&mut app, &mut renderer, &mut term, false);
+    app.run_started(Instant::now());
+    app.agent_event(&AgentEvent::MessageStart {
+        message: Message::user("tell me forty lines"),
+    });
+    app.agent_event(&AgentEvent::MessageStart {
+        message: Message::Assistant((*assistant("")).clone()),
+    });
+    let answer: String = (0..40)
+        .map(|i| format!("line {i:02} alpha beta gamma\n\n"))
+        .collect();
+    let mut so_far = String::new();
+    for (n, chunk) in answer.as_bytes().chunks(7).enumerate() {
+        let delta = std::str::from_utf8(chunk).unwrap();
+        so_far.push_str(delta);
+        app.agent_event(&delta_event(&so_far, delta));
+        draw(&mut app, &mut renderer, &mut term, false);
+        if n == 60 {
+            // Finished paragraphs are in the scrollback while the answer
+            // still streams.
+            let rows = term.all_rows();
+            assert!(
+                rows.iter().any(|r| r.contains("line 05 alpha")),
+                "{rows:#?}"
+            );
+        }
+        if n == 80 {
+            // Narrower, mid-stream: the screen is drawn again.
+            renderer.resize(44, 12);
+            term.resize(12, 44);
+            draw(&mut app, &mut renderer, &mut term, true);
+        }
+    }
+    app.agent_event(&AgentEvent::MessageEnd {
+        message: Message::Assistant((*assistant(&so_far)).clone()),
+    });
+    app.run_ended();
+    draw(&mut app, &mut renderer, &mut term, false);
+
+    let rows = term.all_rows();
+    for i in 0..40 {
+        let needle = format!("line {i:02} alpha");
+        let count = rows.iter().filter(|r| r.contains(&needle)).count();
+        assert_eq!(
+            count,
+            1,
+            "{needle:?} appears {count} times:\n{}",
+            rows.join("\n")
+        );
+    }
+    let asked = rows.iter().filter(|r| r.contains("tell me forty")).count();
+    assert_eq!(asked, 1);
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(!text.contains("\x1b[3J"), "the scrollback is never cleared");
+    assert_eq!(
+        text.matches("\x1b[2J").count(),
+        1,
+        "one clear, for the width change"
+    );
+    assert_eq!(renderer.stats().clears, 1);
+    // The live region sits at the bottom: the editor, then the footer.
+    let screen: Vec<String> = term.parser.screen().rows(0, 44).collect();
+    assert!(screen.iter().any(|r| r.starts_with("> ")), "{screen:#?}");
+    let last = screen.iter().rev().find(|r| !r.trim().is_empty());
+    assert!(
+        last.is_some_and(|r| r.contains("scripted/model")),
+        "{screen:#?}"
+    );
+    assert!(screen.iter().any(|r| r.contains("75%")), "{screen:#?}");
+    let (row, col) = term.parser.screen().cursor_position();
+    assert_eq!(screen[usize::from(row)].get(..2), Some("> "));
+    assert_eq!(col, 2);
+    // Every frame is one synchronized update.
+    assert_eq!(
+        text.matches("\x1b[?2026h").count(),
+        text.matches("\x1b[?2026l").count()
+    );
+}
+
+#[test]
+fn a_quiet_frame_writes_nothing() {
+    let mut app = sample_app();
+    let mut renderer = InlineRenderer::new(80, 24);
+    assert!(!app.frame(&mut renderer, false, Instant::now()).is_empty());
+    assert!(app.frame(&mut renderer, false, Instant::now()).is_empty());
+}
+
+/// Markdown fragments a model writes.
+fn fragment() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("# Title\n\n".to_string()),
+        Just("Some *emphasis* and **strong** text.\n".to_string()),
+        Just("a [link](http://x.y) and `code`\n\n".to_string()),
+        Just("- one\n- two\n  - nested\n\n".to_string()),
+        Just("1. first\n2. second\n\n".to_string()),
+        Just("```rust\nfn f() {}\n\nlet x = 1;\n```\n\n".to_string()),
+        Just("> quoted\n> text\n\n".to_string()),
+        Just("---\n\n".to_string()),
+        Just("    indented code\n\n".to_string()),
+        Just("Setext\n===\n\n".to_string()),
+        Just("<div>\nhtml\n</div>\n\n".to_string()),
+        Just(format!("{CJK} {FAMILY} {COMBINING}\n")),
+        Just("| a | b |\n|---|---|\n| 1 | 2 |\n\n".to_string()),
+        "[a-z ]{0,20}\n{0,2}",
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn any_chunking_renders_like_the_whole_text(
+        parts in prop::collection::vec(fragment(), 1..12),
+        cuts in prop::collection::vec(1usize..40, 1..40),
+    ) {
+        let text: String = parts.concat();
+        let theme = UiTheme::plain();
+        let mut stream = MarkdownStream::new();
+        let mut at = 0;
+        let mut cuts = cuts.into_iter().cycle();
+        while at < text.len() {
+            let mut end = (at + cuts.next().unwrap_or(1)).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            stream.push(&text[at..end], &theme);
+            at = end;
+        }
+        prop_assert_eq!(plain(&stream.lines()), plain(&render(&text, &theme)));
+    }
+
+    #[test]
+    fn no_size_panics_and_no_row_is_wider_than_the_screen(
+        sizes in prop::collection::vec((1u16..=500, 1u16..=200), 1..8),
+    ) {
+        let mut app = sample_app();
+        let (w, h) = sizes[0];
+        let mut renderer = InlineRenderer::new(w, h).reflowing(w % 2 == 0);
+        for (w, h) in sizes {
+            let rebuild = renderer.resize(w, h) == agent_tui::inline::Resize::Width;
+            let _ = app.frame(&mut renderer, rebuild, Instant::now());
+            let (live, caret) = app.compose(usize::from(w), usize::from(h), Instant::now(), None);
+            prop_assert!(live.len() <= usize::from(h));
+            for row in &live {
+                prop_assert!(line_width(row) <= usize::from(w));
+            }
+            if let Some((r, c)) = caret {
+                prop_assert!(r < live.len() && c <= usize::from(w));
+            }
+        }
+    }
+}
+
+#[test]
+fn extreme_sizes() {
+    for (w, h) in [(1, 1), (1, 200), (500, 1), (500, 200), (2, 2), (3, 1)] {
+        let mut app = sample_app();
+        let mut renderer = InlineRenderer::new(w, h);
+        let _ = app.frame(&mut renderer, false, Instant::now());
+        let (live, _) = app.compose(usize::from(w), usize::from(h), Instant::now(), None);
+        assert!(live.len() <= usize::from(h));
+        assert!(live.iter().all(|r| line_width(r) <= usize::from(w)));
+    }
+}
+
+#[test]
+fn a_huge_line_is_cut_to_what_a_screen_can_show() {
+    let mut app = App::new(Transcript::new(UiTheme::plain()), cx(), status());
+    app.transcript.notice("x".repeat(1_000_000), false);
+    let mut renderer = InlineRenderer::new(80, 24);
+    let out = app.frame(&mut renderer, false, Instant::now());
+    assert!(out.len() < 80 * agent_tui::inline::MAX_HISTORY_LINE_ROWS + 4096);
+}
+
+#[test]
+fn tool_output_cannot_drive_the_terminal() {
+    let mut app = App::new(Transcript::new(UiTheme::default()), cx(), status());
+    app.agent_event(&AgentEvent::ToolExecutionEnd {
+        tool_call_id: "c".into(),
+        tool_name: "probe".into(),
+        result: AgentToolResult::text("a\x00b\x1b]52;c;aGk=\x07c\rd\x1b[2Je\u{202e}f"),
+        is_error: false,
+    });
+    let mut renderer = InlineRenderer::new(80, 24);
+    let out = app.frame(&mut renderer, false, Instant::now());
+    for bad in ["\x00", "\x1b]", "\x07", "\x1b[2J", "\u{202e}"] {
+        assert!(!out.contains(bad), "{bad:?} reached the terminal: {out:?}");
+    }
+    // The lone CR is shown, not obeyed.
+    assert!(out.contains("c\u{240d}d"), "{out:?}");
+}
+
+#[test]
+fn a_panicking_renderer_falls_back_to_the_default_view() {
+    use coding_agent::{AgentTool, ToolDefinition, ToolRegistry};
+    #[derive(Debug)]
+    struct Probe;
+    impl AgentTool for Probe {
+        fn meta(&self) -> &agent_core::ToolMeta {
+            static META: std::sync::OnceLock<agent_core::ToolMeta> = std::sync::OnceLock::new();
+            META.get_or_init(|| agent_core::ToolMeta::new("probe", "probes"))
+        }
+        fn execute(
+            &self,
+            _params: serde_json::Value,
+            _cx: agent_core::ToolCallContext,
+        ) -> coding_agent::prelude::BoxFuture<'_, Result<AgentToolResult, agent_core::ToolError>>
+        {
+            Box::pin(async { Ok(AgentToolResult::text("ok")) })
+        }
+    }
+    let def = ToolDefinition::new(Arc::new(Probe))
+        .with_render_call(|_, _, _| panic!("renderer bug"))
+        .with_render_result(|_, _, _, _| panic!("renderer bug"));
+    let registry = ToolRegistry::new(vec![def]);
+    let mut cx = cx();
+    cx.registry = Some(registry);
+    let mut t = Transcript::new(UiTheme::plain());
+    t.push(
+        CellKind::Tool(Box::new(ToolCell {
+            id: "1".into(),
+            name: "probe".into(),
+            args: serde_json::json!({"a": 1}),
+            status: ToolStatus::Ok,
+            partial: None,
+            result: Some(AgentToolResult::text("the result")),
+            expanded: false,
+        })),
+        true,
+    );
+    let lines = t.take_history(&cx, 80);
+    assert_eq!(plain(&lines), "* probe {\"a\":1}\n  the result");
+}
+
+fn key(
+    code: crossterm::event::KeyCode,
+    mods: crossterm::event::KeyModifiers,
+) -> crossterm::event::KeyEvent {
+    crossterm::event::KeyEvent::new(code, mods)
+}
+
+fn press(app: &mut App, code: crossterm::event::KeyCode) -> Option<agent_tui::app::Action> {
+    app.key(key(code, crossterm::event::KeyModifiers::NONE))
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        press(app, crossterm::event::KeyCode::Char(c));
+    }
+}
+
+fn request(command: &str) -> coding_agent::permissions::PermissionRequest {
+    use coding_agent::permissions::{Permission, PermissionDecision, PermissionRequest, ToolShape};
+    PermissionRequest {
+        tool: "probe".into(),
+        shape: ToolShape::named("probe"),
+        args: serde_json::json!({"command": command}),
+        decision: PermissionDecision {
+            permission: Permission::Ask,
+            rule: None,
+            subject: None,
+        },
+    }
+}
+
+#[tokio::test]
+async fn a_permission_question_replaces_the_editor_and_parallel_ones_queue() {
+    use coding_agent::permissions::{PermissionAnswer, PermissionPrompt};
+    use crossterm::event::KeyCode;
+    let (prompt, mut questions) = agent_tui::permission_channel();
+    let first = prompt.ask(request("rm -rf build"));
+    let second = prompt.ask(request("git push"));
+    let mut app = App::new(Transcript::new(UiTheme::plain()), cx(), status());
+    typed(&mut app, "draft");
+    for _ in 0..2 {
+        let q = questions.recv().await.expect("a question");
+        app.permissions.push(q);
+    }
+    let (rows, caret) = app.compose(60, 30, Instant::now(), None);
+    let shown = plain(&rows);
+    assert!(caret.is_none(), "no caret while a question waits");
+    assert!(
+        shown.contains("Allow probe?") && shown.contains("rm -rf build"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("(1 more waiting)") && !shown.contains("draft"),
+        "{shown}"
+    );
+    // Keys that are not answers do nothing, and do not reach the editor.
+    typed(&mut app, "x");
+    press(&mut app, KeyCode::Char('y'));
+    assert_eq!(first.await, PermissionAnswer::Yes);
+    let shown = plain(&app.compose(60, 30, Instant::now(), None).0);
+    assert!(
+        shown.contains("git push") && !shown.contains("more waiting"),
+        "{shown}"
+    );
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(second.await, PermissionAnswer::No);
+    let (rows, caret) = app.compose(60, 30, Instant::now(), None);
+    assert!(caret.is_some());
+    assert!(plain(&rows).contains("> draft"));
+    assert_eq!(app.editor.text(), "draft");
+}
+
+#[test]
+fn enter_steers_alt_enter_queues_and_esc_gives_them_back() {
+    use agent_tui::app::Action;
+    use crossterm::event::{KeyCode, KeyModifiers};
+    let mut app = App::new(Transcript::new(UiTheme::plain()), cx(), status());
+    typed(&mut app, "first prompt");
+    assert_eq!(
+        press(&mut app, KeyCode::Enter),
+        Some(Action::Prompt("first prompt".into()))
+    );
+    app.run_started(Instant::now());
+    typed(&mut app, "steer me");
+    assert_eq!(
+        press(&mut app, KeyCode::Enter),
+        Some(Action::Steer("steer me".into()))
+    );
+    typed(&mut app, "later");
+    assert_eq!(
+        app.key(key(KeyCode::Enter, KeyModifiers::ALT)),
+        Some(Action::FollowUp("later".into()))
+    );
+    let shown = plain(&app.compose(60, 30, Instant::now(), None).0);
+    assert!(
+        shown.contains("Steering: steer me") && shown.contains("Follow-up: later"),
+        "{shown}"
+    );
+    assert!(shown.contains("esc to interrupt"), "{shown}");
+    // Alt+Up takes the queue back into the editor; queue it again.
+    assert_eq!(
+        app.key(key(KeyCode::Up, KeyModifiers::ALT)),
+        Some(Action::TakeBackQueued)
+    );
+    assert_eq!(app.editor.text(), "steer me\nlater");
+    assert!(app.queued.is_empty());
+    app.editor.clear();
+    typed(&mut app, "steer me");
+    assert_eq!(
+        press(&mut app, KeyCode::Enter),
+        Some(Action::Steer("steer me".into()))
+    );
+    typed(&mut app, "later");
+    app.key(key(KeyCode::Enter, KeyModifiers::ALT));
+    // The steering message was delivered: no longer queued.
+    app.agent_event(&AgentEvent::MessageStart {
+        message: Message::user("steer me"),
+    });
+    assert_eq!(press(&mut app, KeyCode::Esc), Some(Action::Interrupt));
+    app.run_ended();
+    assert_eq!(app.editor.text(), "later");
+    let shown = plain(&app.compose(60, 30, Instant::now(), None).0);
+    assert!(
+        !shown.contains("Follow-up") && !shown.contains("esc to interrupt"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn ctrl_c_clears_then_interrupts_then_exits_twice() {
+    use agent_tui::app::Action;
+    use crossterm::event::{KeyCode, KeyModifiers};
+    let ctrl_c = key(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let mut app = App::new(Transcript::new(UiTheme::plain()), cx(), status());
+    typed(&mut app, "some text");
+    assert_eq!(app.key(ctrl_c), None);
+    assert!(app.editor.is_empty());
+    app.run_started(Instant::now());
+    assert_eq!(app.key(ctrl_c), Some(Action::Interrupt));
+    app.run_ended();
+    assert_eq!(
+        app.key(ctrl_c),
+        None,
+        "the first one on an idle, empty editor arms"
+    );
+    typed(&mut app, "a");
+    press(&mut app, KeyCode::Backspace);
+    assert_eq!(app.key(ctrl_c), None, "another key disarms");
+    assert_eq!(app.key(ctrl_c), Some(Action::Exit));
+    // Shift+Enter and Alt+Enter (idle) are new lines; /commands go out whole.
+    typed(&mut app, "a");
+    app.key(key(KeyCode::Enter, KeyModifiers::SHIFT));
+    app.key(key(KeyCode::Enter, KeyModifiers::ALT));
+    typed(&mut app, "b");
+    assert_eq!(app.editor.text(), "a\n\nb");
+    app.editor.clear();
+    typed(&mut app, "/tree");
+    assert_eq!(
+        press(&mut app, KeyCode::Enter),
+        Some(Action::Command("/tree".into()))
+    );
+    typed(&mut app, "/exit");
+    assert_eq!(press(&mut app, KeyCode::Enter), Some(Action::Exit));
+}
+
+fn tool_call_block(id: &str, args: serde_json::Value) -> ContentBlock {
+    ContentBlock::ToolCall(agent_ai::ToolCall {
+        id: id.into(),
+        name: "probe".into(),
+        arguments: args,
+        thought_signature: None,
+    })
+}
+
+#[test]
+fn tool_calls_are_drawn_while_streaming_and_committed_in_call_order() {
+    let mut t = Transcript::new(UiTheme::plain());
+    let cx = cx();
+    let message = |blocks: Vec<ContentBlock>| {
+        Arc::new(AssistantMessage {
+            content: blocks,
+            ..AssistantMessage::empty("scripted", "model")
+        })
+    };
+    let update = |m: Arc<AssistantMessage>| AgentEvent::MessageUpdate {
+        message: m.clone(),
+        assistant_message_event: AssistantMessageEvent::ToolCallDelta {
+            content_index: 0,
+            delta: String::new(),
+            partial: m,
+        },
+    };
+    // Arguments still streaming: the call is drawn, pending.
+    t.apply(&update(message(vec![tool_call_block(
+        "a",
+        serde_json::json!({"n": 1}),
+    )])));
+    assert_eq!(plain(&t.live_rows(&cx, 80)), "* probe {\"n\":1}");
+    let both = message(vec![
+        tool_call_block("a", serde_json::json!({"n": 1})),
+        tool_call_block("b", serde_json::json!({"n": 2})),
+    ]);
+    t.apply(&update(both.clone()));
+    t.apply(&AgentEvent::MessageEnd {
+        message: Message::Assistant((*both).clone()),
+    });
+    for (id, n) in [("a", 1), ("b", 2)] {
+        t.apply(&AgentEvent::ToolExecutionStart {
+            tool_call_id: id.into(),
+            tool_name: "probe".into(),
+            args: serde_json::json!({ "n": n }),
+        });
+    }
+    t.apply(&AgentEvent::ToolExecutionUpdate {
+        tool_call_id: "a".into(),
+        tool_name: "probe".into(),
+        args: serde_json::json!({}),
+        partial_result: AgentToolResult::text("a is working"),
+    });
+    // The second call finishes first: it waits below the first.
+    t.apply(&AgentEvent::ToolExecutionEnd {
+        tool_call_id: "b".into(),
+        tool_name: "probe".into(),
+        result: AgentToolResult::text("b done"),
+        is_error: false,
+    });
+    assert!(
+        t.take_history(&cx, 80).is_empty(),
+        "nothing passes the running call"
+    );
+    let live = plain(&t.live_rows(&cx, 80));
+    assert!(
+        live.contains("a is working") && live.contains("b done"),
+        "{live}"
+    );
+    t.apply(&AgentEvent::ToolExecutionEnd {
+        tool_call_id: "a".into(),
+        tool_name: "probe".into(),
+        result: AgentToolResult::text("a failed"),
+        is_error: true,
+    });
+    let history = plain(&t.take_history(&cx, 80));
+    assert_eq!(
+        history,
+        "x probe {\"n\":1}\n  a failed\n\n* probe {\"n\":2}\n  b done"
+    );
+    assert!(t.live_rows(&cx, 80).is_empty());
+}
