@@ -33,7 +33,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "agent-remote",
         &["agent-ai", "agent-core", "agent-tool", "agent-sandbox"],
     ),
-    ("coding-agent", &["agent-ai", "agent-core", "agent-tool"]),
+    // Skills and prompt templates: files in, text out; no agent types.
+    ("agent-skills", &[]),
+    (
+        "coding-agent",
+        &["agent-ai", "agent-core", "agent-tool", "agent-skills"],
+    ),
     (
         "agent-mcp",
         &["agent-ai", "agent-core", "agent-tool", "coding-agent"],

@@ -368,6 +368,18 @@ pub struct RunArgs {
     /// No built-in tools active by default.
     #[arg(long)]
     pub no_builtin_tools: bool,
+    /// Load a skill file or directory (repeatable); wins a name clash.
+    #[arg(long = "skill", value_name = "PATH")]
+    pub skills: Vec<PathBuf>,
+    /// Load no skills except those given with --skill.
+    #[arg(long)]
+    pub no_skills: bool,
+    /// Load a prompt template file or directory (repeatable).
+    #[arg(long = "prompt-template", value_name = "PATH")]
+    pub prompt_templates: Vec<PathBuf>,
+    /// Load no prompt templates except those given with --prompt-template.
+    #[arg(long)]
+    pub no_prompt_templates: bool,
     /// Replace the system prompt's preamble, tool list and guidelines.
     #[arg(long)]
     pub system_prompt: Option<String>,

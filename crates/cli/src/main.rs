@@ -19,6 +19,7 @@ mod prompt;
 mod provider;
 mod remote;
 mod render;
+mod resources;
 mod run;
 mod sandbox;
 mod session_cmd;

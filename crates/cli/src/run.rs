@@ -45,6 +45,8 @@ fn selection(args: &RunArgs) -> ToolSelection {
 
 /// The tools of a session and the rules that gate them.
 pub struct SessionTools {
+    /// Skills and prompt templates.
+    pub resources: coding_agent::agent_skills::Resources,
     /// The seven built-ins (confined or not).
     pub builtins: Vec<coding_agent::ToolDefinition>,
     /// MCP servers' tools.
@@ -73,6 +75,7 @@ pub fn build_session(
     tools: SessionTools,
 ) -> AgentSession {
     let SessionTools {
+        resources,
         builtins,
         extra: extra_tools,
         permissions,
@@ -81,7 +84,7 @@ pub fn build_session(
         remote_files,
         extensions,
     } = tools;
-    let mut builder = AgentSessionBuilder::new(model, client);
+    let mut builder = AgentSessionBuilder::new(model, client).resources(resources);
     if let Some(queue) = queue {
         builder = builder.tool_extension(queue);
     }
@@ -250,7 +253,8 @@ pub async fn run(args: RunArgs) -> i32 {
     };
     // Only the terminal text mode asks; print, JSON and RPC modes never do.
     let may_ask = !args.print && args.mode == Mode::Text && !args.list_tools;
-    crate::trust_cmd::apply(&mut settings, &cwd, may_ask);
+    let trusted = crate::trust_cmd::apply(&mut settings, &cwd, may_ask);
+    let resources = crate::resources::load(&args, &settings, &cwd, trusted);
     let listing = args.list_tools || args.print_system_prompt;
     // The session is opened first: a continued one names its remote.
     let mut recorded = if listing {
@@ -340,6 +344,7 @@ pub async fn run(args: RunArgs) -> i32 {
             Arc::new(ScriptedClient::new(Vec::new())),
             Model::new("none", "none"),
             SessionTools {
+                resources,
                 builtins,
                 extra: mcp_tools,
                 permissions: PermissionGate::new(rules, None, &cwd, "this mode"),
@@ -361,6 +366,7 @@ pub async fn run(args: RunArgs) -> i32 {
 
     if args.mode == Mode::Rpc {
         let tools = SessionTools {
+            resources,
             builtins,
             extra: mcp_tools,
             permissions: PermissionGate::new(rules, None, &cwd, "RPC mode"),
@@ -414,6 +420,7 @@ pub async fn run(args: RunArgs) -> i32 {
         PermissionGate::new(rules, None, &cwd, "text mode without a terminal")
     };
     let tools = SessionTools {
+        resources,
         builtins,
         extra: mcp_tools,
         permissions,
@@ -450,6 +457,13 @@ pub async fn run(args: RunArgs) -> i32 {
     }
     // A run that fails is reported by the output below (and the renderers);
     // only a refusal to run needs words here.
+    let prompt = match session.expand_input(&prompt) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("coding-agent: {e}");
+            return 1;
+        }
+    };
     if let Err(e) = session.prompt(prompt).await
         && e.outcome().is_none()
     {
@@ -579,6 +593,13 @@ async fn repl(session: &AgentSession) -> i32 {
         if line.starts_with('/') && crate::slash::handle(session, line).await {
             continue;
         }
+        let line = match session.expand_input(line) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("coding-agent: {e}");
+                continue;
+            }
+        };
         if let Err(e) = session.prompt(line).await
             && e.outcome().is_none()
         {

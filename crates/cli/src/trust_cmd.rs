@@ -13,7 +13,9 @@ use crate::args::TrustArgs;
 /// terminal when `may_ask`, else leaves them out with one warning. The
 /// settings' own warnings (unknown keys) are printed first: every command
 /// that loads settings for a run comes through here.
-pub fn apply(settings: &mut Settings, cwd: &Path, may_ask: bool) {
+/// Returns whether the project is trusted (its skills and prompt templates
+/// may be read).
+pub fn apply(settings: &mut Settings, cwd: &Path, may_ask: bool) -> bool {
     for warning in settings.warnings() {
         eprintln!("coding-agent: warning: {warning}");
     }
@@ -33,8 +35,18 @@ pub fn apply(settings: &mut Settings, cwd: &Path, may_ask: bool) {
         store.as_ref(),
         if can_ask { Some(&mut ask) } else { None },
     );
-    if let TrustOutcome::Ignored { warning } = outcome {
-        eprintln!("coding-agent: warning: {warning}");
+    match outcome {
+        TrustOutcome::Ignored { warning } => {
+            eprintln!("coding-agent: warning: {warning}");
+            false
+        }
+        TrustOutcome::Applied => true,
+        _ => store.is_some_and(|s| {
+            matches!(
+                s.state(cwd, settings.held_back()),
+                Ok(coding_agent::trust::TrustState::Trusted)
+            )
+        }),
     }
 }
 

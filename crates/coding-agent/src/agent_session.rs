@@ -107,6 +107,7 @@ pub struct AgentSessionBuilder {
     context_window: Option<u64>,
     thinking_level: Option<ThinkingLevel>,
     tool_extensions: Extensions,
+    resources: Arc<agent_skills::Resources>,
 }
 
 impl AgentSessionBuilder {
@@ -133,6 +134,7 @@ impl AgentSessionBuilder {
             permission_prompt: None,
             session: None,
             context_window: None,
+            resources: Arc::default(),
             thinking_level: None,
             tool_extensions: Extensions::new(),
         }
@@ -258,6 +260,14 @@ impl AgentSessionBuilder {
     /// Batch scheduling of the loop.
     pub fn tool_execution(mut self, mode: ExecutionMode) -> Self {
         self.tool_execution = mode;
+        self
+    }
+
+    /// Skills and prompt templates ([`agent_skills::load_resources`]): the
+    /// skills are listed in the system prompt, and [`AgentSession::expand_input`]
+    /// expands `/skill:name` and templates.
+    pub fn resources(mut self, resources: agent_skills::Resources) -> Self {
+        self.resources = Arc::new(resources);
         self
     }
 
@@ -397,6 +407,12 @@ impl AgentSessionBuilder {
             prompt_base,
             system_prompt: String::new(),
             constrained_sampling: settings.constrained_sampling(),
+            skills_budget: agent_skills::budget_chars(
+                self.context_window
+                    .or(Some(options.model.context_window))
+                    .filter(|w| *w > 0),
+            ),
+            resources: self.resources.clone(),
         }));
         // The rules and compaction learn what each tool declares from the
         // registry as it is at the time of the call.
@@ -539,13 +555,17 @@ fn block_images(messages: &[Message]) -> Vec<Message> {
         .collect()
 }
 
-struct SessionInner {
+pub(crate) struct SessionInner {
     registry: ToolRegistry,
     prompt_base: SystemPromptOptions,
     system_prompt: String,
     /// The `constrainedSampling` setting: every tool strict, none, or
     /// (`None`) as each tool declares.
     constrained_sampling: Option<bool>,
+    /// Characters the skills block may take.
+    skills_budget: usize,
+    /// Skills and prompt templates.
+    pub(crate) resources: Arc<agent_skills::Resources>,
 }
 
 /// An assembled agent: the `Agent`, its registry, settings and system prompt,
@@ -572,7 +592,7 @@ impl std::fmt::Debug for AgentSession {
 }
 
 impl AgentSession {
-    fn lock(&self) -> std::sync::MutexGuard<'_, SessionInner> {
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, SessionInner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -641,6 +661,16 @@ fn refresh_agent(inner: &Mutex<SessionInner>, agent: &Agent) {
             .iter()
             .flat_map(|d| d.prompt_guidelines().iter().cloned())
             .collect();
+        let reader = crate::skills::skill_reader(&active);
+        let (block, warnings) = agent_skills::skills_prompt(
+            &inner.resources.skills,
+            reader.as_ref(),
+            inner.skills_budget,
+        );
+        for warning in warnings {
+            tracing::warn!("{warning}");
+        }
+        options.skills_block = block;
         let prompt = build_system_prompt(&options);
         inner.system_prompt = prompt.clone();
         let tools = active

@@ -158,6 +158,35 @@ fn file_activity(messages: &[Message], tools: &ToolLookup) -> (Vec<String>, Vec<
 }
 
 /// The older conversation as text for the summariser.
+/// Skill blocks (`/skill:name` messages) kept verbatim through compaction.
+const MAX_KEPT_SKILL_BYTES: usize = 1024 * 1024;
+
+/// The skill blocks the summarized messages carry, each once, verbatim, up
+/// to [`MAX_KEPT_SKILL_BYTES`] in all (later ones beyond that are dropped
+/// with a warning): a summary would paraphrase instructions the user asked
+/// to be followed.
+fn skill_blocks(messages: &[Message]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut bytes = 0;
+    for message in messages {
+        let Message::User(u) = message else { continue };
+        let text = u.text();
+        let Some(block) = agent_skills::skill_block_of(&text) else {
+            continue;
+        };
+        if out.iter().any(|b| b == block) {
+            continue;
+        }
+        if bytes + block.len() > MAX_KEPT_SKILL_BYTES {
+            tracing::warn!("a skill block is left to the summary: kept skills exceed 1 MiB");
+            continue;
+        }
+        bytes += block.len();
+        out.push(block.to_string());
+    }
+    out
+}
+
 fn transcript(messages: &[Message]) -> String {
     let clip = |s: &str, n: usize| {
         if s.len() <= n {
@@ -413,6 +442,13 @@ impl SessionCompactor {
                 modified.join("\n")
             ));
         }
+        let skills = skill_blocks(&messages[..cut]);
+        if !skills.is_empty() {
+            summary.push_str(&format!(
+                "\n\n<loaded-skills>\n{}\n</loaded-skills>",
+                skills.join("\n\n")
+            ));
+        }
         let details = json!({"readFiles": read, "modifiedFiles": modified});
         let kept = messages.len() - cut;
         let first_kept_entry_id = self.record(&summary, kept, tokens_before, &details);
@@ -534,6 +570,17 @@ mod tests {
             is_error: false,
             timestamp: 0,
         })
+    }
+
+    #[test]
+    fn skill_blocks_are_kept_verbatim_once() {
+        let block = "<skill name=\"lint\" location=\"/s/lint/SKILL.md\">\nReferences are relative to /s/lint.\n\nRun it.\n</skill>";
+        let messages = vec![
+            Message::user(format!("{block}\n\nsrc/")),
+            Message::user("plain"),
+            Message::user(block),
+        ];
+        assert_eq!(skill_blocks(&messages), vec![block.to_string()]);
     }
 
     #[test]

@@ -25,12 +25,14 @@ mod registry;
 pub mod rpc;
 pub mod sessions;
 mod settings;
+mod skills;
 mod system_prompt;
 pub mod trust;
 
 pub use agent_session::{
     AgentSession, AgentSessionBuilder, IMAGES_BLOCKED_TEXT, SessionBuildError, tool_extensions,
 };
+pub use agent_skills;
 pub use extension::{
     Extension, ExtensionApi, HandlerError, ToolCallDecision, ToolCallEvent, ToolCallHandler,
     ToolResultEvent, ToolResultHandler, ToolResultPatch, discover_extensions,
@@ -43,6 +45,7 @@ pub use settings::{
     ImageSettings, KnownSettings, MAX_TIMEOUT_SECONDS, QueueModeSetting, Seconds, Settings,
     SettingsError, agent_dir,
 };
+pub use skills::BUILTIN_COMMANDS;
 pub use system_prompt::{
     BASH_EXPLORATION_GUIDELINE, CLOSING_GUIDELINES, ContextFile, SystemPromptOptions,
     build_guidelines, build_system_prompt, load_context_files, today,

@@ -43,6 +43,9 @@ pub struct SystemPromptOptions {
     pub append_prompts: Vec<String>,
     /// Project instruction files, outermost first.
     pub context_files: Vec<ContextFile>,
+    /// The skills block ([`agent_skills::skills_prompt`]), placed after the
+    /// project context; empty for none.
+    pub skills_block: String,
     /// Date line value (`YYYY-MM-DD`); today when `None`.
     pub date: Option<String>,
     /// Working directory line.
@@ -147,6 +150,10 @@ pub fn build_system_prompt(options: &SystemPromptOptions) -> String {
             ));
         }
         prompt.push_str("</project_context>");
+    }
+    if !options.skills_block.is_empty() {
+        prompt.push_str("\n\n");
+        prompt.push_str(&options.skills_block);
     }
     let date = options.date.clone().unwrap_or_else(today);
     prompt.push_str(&format!("\nCurrent date: {date}"));

@@ -141,6 +141,9 @@ struct Ui {
     questions: Option<PermissionQuestions>,
     run: Option<BoxFuture<'static, Result<agent_core::RunOutcome, agent_core::AgentError>>>,
     command: Option<BoxFuture<'static, Option<Result<String, String>>>>,
+    /// The line of the running command: sent as a skill or template when
+    /// it is not one of the commands.
+    command_line: Option<String>,
     /// Something changed since the last frame.
     dirty: bool,
     /// Draw at once (a key was pressed).
@@ -174,6 +177,7 @@ impl Ui {
             questions: options.questions,
             run: None,
             command: None,
+            command_line: None,
             dirty: true,
             urgent: true,
             last_frame: Instant::now(),
@@ -295,16 +299,24 @@ impl Ui {
     fn act(&mut self, action: Action) -> Result<Option<TuiExit>, TuiError> {
         match action {
             Action::Prompt(text) => {
-                let session = self.session.clone();
-                self.run = Some(Box::pin(async move { session.prompt(text).await }));
-                self.app.run_started(Instant::now());
-                self.next_tick = Some(Instant::now() + SPINNER_INTERVAL);
+                if let Some(text) = self.expand(&text) {
+                    self.start_prompt(text);
+                }
             }
-            Action::Steer(text) => self.session.agent().steer(Message::user(text)),
-            Action::FollowUp(text) => self.session.agent().follow_up(Message::user(text)),
+            Action::Steer(text) => {
+                if let Some(text) = self.expand(&text) {
+                    self.session.agent().steer(Message::user(text));
+                }
+            }
+            Action::FollowUp(text) => {
+                if let Some(text) = self.expand(&text) {
+                    self.session.agent().follow_up(Message::user(text));
+                }
+            }
             Action::Command(line) => match &self.commands {
                 Some(commands) => {
                     self.command = Some(commands.run(&self.session, &line));
+                    self.command_line = Some(line);
                     self.app.command_running = true;
                 }
                 None => self
@@ -329,7 +341,42 @@ impl Ui {
         Ok(None)
     }
 
+    /// `/skill:name` and templates expanded as in every mode; an error is a
+    /// notice and nothing is sent.
+    fn expand(&mut self, text: &str) -> Option<String> {
+        match self.session.expand_input(text) {
+            Ok(text) => Some(text),
+            Err(e) => {
+                self.app
+                    .transcript
+                    .notice(format!("coding-agent: {e}"), true);
+                None
+            }
+        }
+    }
+
+    fn start_prompt(&mut self, text: String) {
+        let session = self.session.clone();
+        self.run = Some(Box::pin(async move { session.prompt(text).await }));
+        self.app.run_started(Instant::now());
+        self.next_tick = Some(Instant::now() + SPINNER_INTERVAL);
+    }
+
     fn command_done(&mut self, result: Option<Result<String, String>>) {
+        let line = self.command_line.take();
+        if let (None, Some(line)) = (&result, line) {
+            // Not one of the commands: a skill or a template, if it is one.
+            match self.session.expand_input(&line) {
+                Ok(text) if text != line => return self.start_prompt(text),
+                Ok(_) => {}
+                Err(e) => {
+                    return self
+                        .app
+                        .transcript
+                        .notice(format!("coding-agent: {e}"), true);
+                }
+            }
+        }
         match result {
             Some(Ok(text)) if !text.trim().is_empty() => self.app.transcript.notice(text, false),
             Some(Ok(_)) => {}

@@ -332,3 +332,41 @@ fn term_dumb_and_no_tui_keep_the_line_prompt() {
         );
     }
 }
+
+#[test]
+fn templates_and_skills_expand_in_the_terminal_ui() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = dir.path().join("agent/prompts");
+    std::fs::create_dir_all(&prompts).unwrap();
+    std::fs::write(prompts.join("hello.md"), "Say hello to $1.\n").unwrap();
+    let skill = dir.path().join("agent/skills/greet");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\ndescription: Greets.\n---\nGreet warmly.\n",
+    )
+    .unwrap();
+    let script = dir.path().join("script.jsonl");
+    let turn = json!({"content":[{"type":"text","text":"Greeted."}]});
+    std::fs::write(&script, format!("{turn}\n{turn}\n")).unwrap();
+    let log = dir.path().join("requests.jsonl");
+    let log_arg = log.to_string_lossy().into_owned();
+    let mut tui = Tui::start_with(
+        dir.path(),
+        &script,
+        "xterm-256color",
+        &["--script-log", &log_arg],
+    );
+    tui.wait_for("the footer", |t| t.contains("scripted/"));
+    tui.send("/hello world");
+    tui.send("\r");
+    tui.wait_for("the answer", |t| t.contains("Greeted."));
+    tui.send("/skill:greet now");
+    tui.send("\r");
+    tui.wait_for("the second answer", |t| t.matches("Greeted.").count() == 2);
+    tui.send("\x04");
+    assert!(tui.wait_exit().success());
+    let sent = std::fs::read_to_string(&log).unwrap();
+    assert!(sent.contains("Say hello to world."), "{sent}");
+    assert!(sent.contains("Greet warmly.\\n</skill>\\n\\nnow"), "{sent}");
+}

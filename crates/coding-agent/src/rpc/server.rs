@@ -195,6 +195,10 @@ impl Server {
                 images,
                 streaming_behavior,
             } => {
+                let message = self
+                    .session
+                    .expand_input(&message)
+                    .map_err(|e| e.to_string())?;
                 let message = user_message(message, images);
                 if agent.is_running() {
                     return match streaming_behavior {
@@ -222,10 +226,18 @@ impl Server {
                 Ok(Value::Null)
             }
             RpcCommand::Steer { message, images } => {
+                let message = self
+                    .session
+                    .expand_input(&message)
+                    .map_err(|e| e.to_string())?;
                 agent.steer(user_message(message, images));
                 Ok(Value::Null)
             }
             RpcCommand::FollowUp { message, images } => {
+                let message = self
+                    .session
+                    .expand_input(&message)
+                    .map_err(|e| e.to_string())?;
                 agent.follow_up(user_message(message, images));
                 Ok(Value::Null)
             }
@@ -414,7 +426,26 @@ impl Server {
                 agent.set_follow_up_mode(queue_mode(mode));
                 Ok(Value::Null)
             }
-            RpcCommand::GetCommands => Ok(json!({"commands": []})),
+            RpcCommand::GetCommands => {
+                let resources = self.session.resources();
+                let commands: Vec<Value> =
+                    agent_skills::list_commands(&resources, crate::BUILTIN_COMMANDS)
+                        .into_iter()
+                        .map(|c| {
+                            json!({
+                                "name": c.name,
+                                "description": c.description,
+                                "source": c.source.as_str(),
+                                "argumentHint": c.argument_hint,
+                                "sourceInfo": {
+                                    "path": c.path,
+                                    "scope": c.origin.as_str(),
+                                },
+                            })
+                        })
+                        .collect();
+                Ok(json!({ "commands": commands }))
+            }
         }
     }
 

@@ -16,7 +16,7 @@ pub const MAX_PINNED_BYTES: u64 = 256 << 20;
 
 /// The record format of the pins: records of an earlier format (which
 /// pinned less) are asked about again, saying so.
-pub(super) const PIN_FORMAT: u64 = 2;
+pub(super) const PIN_FORMAT: u64 = 3;
 
 /// What trust pins of a project's held-back values: every file they name
 /// (a command, a script among the arguments, a file in `env`, a word of a
@@ -94,6 +94,10 @@ pub fn pins(project: &Path, held_back: &Map<String, Value>) -> Pins {
                 }
             }
         }
+    }
+    // Trust covers what the project's skills and prompt templates say.
+    for file in agent_skills::project_files(&root) {
+        pinner.path(&file, false);
     }
     pinner.pins
 }

@@ -1,0 +1,45 @@
+//! Skills and prompt templates for a run: flags, settings and trust decide
+//! where [`agent_skills::load_resources`] looks.
+
+use std::path::Path;
+
+use coding_agent::Settings;
+use coding_agent::agent_skills::{self, ResourceOptions, Resources};
+
+use crate::args::RunArgs;
+
+/// A settings array of strings (`skills`, `prompts`); anything else is none.
+fn strings(settings: &Settings, key: &str) -> Vec<String> {
+    settings
+        .get(key)
+        .and_then(|v| v.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Loads them and reports every diagnostic on stderr, naming the file.
+pub fn load(args: &RunArgs, settings: &Settings, cwd: &Path, trusted: bool) -> Resources {
+    let options = ResourceOptions {
+        cwd: cwd.to_path_buf(),
+        home: std::env::home_dir(),
+        agent_dir: coding_agent::agent_dir(),
+        project_trusted: trusted,
+        cli_skills: args.skills.clone(),
+        cli_templates: args.prompt_templates.clone(),
+        settings_skills: strings(settings, "skills"),
+        settings_prompts: strings(settings, "prompts"),
+        no_skills: args.no_skills,
+        no_templates: args.no_prompt_templates,
+    };
+    let resources = agent_skills::load_resources(&options);
+    let shadowed = resources.shadowed_by(coding_agent::BUILTIN_COMMANDS);
+    for d in resources.diagnostics.iter().chain(&shadowed) {
+        let kind = if d.is_error { "error" } else { "warning" };
+        eprintln!("coding-agent: {kind}: {d}");
+    }
+    resources
+}
