@@ -39,7 +39,12 @@ pub fn load(args: &RunArgs, settings: &Settings, cwd: &Path, trusted: bool) -> R
     let shadowed = resources.shadowed_by(coding_agent::BUILTIN_COMMANDS);
     for d in resources.diagnostics.iter().chain(&shadowed) {
         let kind = if d.is_error { "error" } else { "warning" };
-        eprintln!("coding-agent: {kind}: {d}");
+        // Names and messages come from the files (a skill's name, a YAML
+        // error quoting its text): shown, never interpreted.
+        eprintln!(
+            "coding-agent: {kind}: {}",
+            coding_agent::sanitize_terminal_text(&d.to_string())
+        );
     }
     resources
 }

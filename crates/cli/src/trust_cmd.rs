@@ -17,12 +17,12 @@ use crate::args::TrustArgs;
 /// may be read).
 pub fn apply(settings: &mut Settings, cwd: &Path, may_ask: bool) -> bool {
     for warning in settings.warnings() {
-        eprintln!("coding-agent: warning: {warning}");
+        eprintln!("coding-agent: warning: {}", shown(warning));
     }
     let store = TrustStore::in_agent_dir();
     let can_ask = may_ask && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut ask = |question: &str| -> bool {
-        eprint!("{question} [y/N] ");
+        eprint!("{} [y/N] ", shown(question));
         let _ = std::io::stderr().flush();
         let mut line = String::new();
         // One line from the shared stdin: nothing else reads it yet.
@@ -37,7 +37,7 @@ pub fn apply(settings: &mut Settings, cwd: &Path, may_ask: bool) -> bool {
     );
     match outcome {
         TrustOutcome::Ignored { warning } => {
-            eprintln!("coding-agent: warning: {warning}");
+            eprintln!("coding-agent: warning: {}", shown(warning));
             false
         }
         TrustOutcome::Applied => true,
@@ -65,7 +65,7 @@ pub fn run(args: TrustArgs) -> i32 {
                 0
             }
             Err(e) => {
-                eprintln!("coding-agent trust: {e}");
+                eprintln!("coding-agent trust: {}", shown(&e));
                 1
             }
         };
@@ -73,33 +73,40 @@ pub fn run(args: TrustArgs) -> i32 {
     let dir = match args.dir.map(Ok).unwrap_or_else(std::env::current_dir) {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("coding-agent trust: {e}");
+            eprintln!("coding-agent trust: {}", shown(&e));
             return 2;
         }
     };
     let dir = match std::fs::canonicalize(&dir) {
         Ok(d) if d.is_dir() => d,
         Ok(d) => {
-            eprintln!("coding-agent trust: {} is not a directory", d.display());
+            eprintln!(
+                "coding-agent trust: {} is not a directory",
+                shown(d.display())
+            );
             return 2;
         }
         Err(e) => {
-            eprintln!("coding-agent trust: {}: {e}", dir.display());
+            eprintln!(
+                "coding-agent trust: {}: {}",
+                shown(dir.display()),
+                shown(&e)
+            );
             return 2;
         }
     };
     if args.revoke {
         return match store.revoke(&dir) {
             Ok(true) => {
-                eprintln!("{} is no longer trusted", dir.display());
+                eprintln!("{} is no longer trusted", shown(dir.display()));
                 0
             }
             Ok(false) => {
-                eprintln!("{} was not trusted", dir.display());
+                eprintln!("{} was not trusted", shown(dir.display()));
                 0
             }
             Err(e) => {
-                eprintln!("coding-agent trust: {e}");
+                eprintln!("coding-agent trust: {}", shown(&e));
                 1
             }
         };
@@ -114,7 +121,7 @@ pub fn run(args: TrustArgs) -> i32 {
     let held = settings.held_back();
     let pins = coding_agent::trust::pins(&dir, held);
     if let Err(e) = store.trust_pinned(&dir, held, &pins) {
-        eprintln!("coding-agent trust: {e}");
+        eprintln!("coding-agent trust: {}", shown(&e));
         if matches!(e, TrustError::CannotPin { .. }) {
             eprintln!(
                 "coding-agent trust: an interactive run asks about this project each time instead"
@@ -124,22 +131,30 @@ pub fn run(args: TrustArgs) -> i32 {
     }
     for (link, target) in &pins.links_out {
         eprintln!(
-            "{link} is a link out of the project to {} (pinned by its content)",
-            target.display()
+            "{} is a link out of the project to {} (pinned by its content)",
+            shown(link),
+            shown(target.display())
         );
     }
     if held.is_empty() {
         eprintln!(
             "{} is trusted (its settings start no programs now; if that changes, it must be trusted again)",
-            dir.display()
+            shown(dir.display())
         );
     } else {
         eprintln!(
             "{} is trusted with these settings (a change to them needs another `coding-agent trust`):\n{}",
-            dir.display(),
+            shown(dir.display()),
             serde_json::to_string_pretty(&serde_json::Value::Object(held.clone()))
                 .unwrap_or_default()
         );
     }
     0
+}
+
+/// `text` as it may be printed on a terminal: names and messages here come
+/// from the project's files (file names, skill names), which may hold
+/// escape sequences.
+fn shown(text: impl std::fmt::Display) -> String {
+    coding_agent::sanitize_terminal_text(&text.to_string()).into_owned()
 }

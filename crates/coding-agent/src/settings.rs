@@ -102,6 +102,13 @@ pub const RUNS_CODE_KEYS: [&str; 6] = [
 /// [`RUNS_CODE_KEYS`] until the user trusts the project.
 pub const WEAKENS_USER_KEYS: [&str; 2] = ["extensionStartupTimeoutSec", "extensionToolTimeoutSec"];
 
+/// Keys only the user's own file may set: paths of skills and prompt
+/// templates. A project's values would turn any file the user can read
+/// into a command or a skill, or drop the user's own; a project brings its
+/// skills and templates through its `.pi/skills`, `.agents/skills` and
+/// `.pi/prompts` directories, read once it is trusted and pinned by content.
+pub const USER_ONLY_KEYS: [&str; 3] = ["skills", "prompts", "enableSkillCommands"];
+
 /// Timeouts a project may only shorten (with their defaults): a repository
 /// must not be able to lift the guards against hangs.
 const LOWER_ONLY_KEYS: [(&str, f64); 2] = [
@@ -259,6 +266,10 @@ impl Settings {
                     || WEAKENS_USER_KEYS.contains(&key.as_str())
                 {
                     held_back.insert(key, value);
+                    continue;
+                }
+                if USER_ONLY_KEYS.contains(&key.as_str()) {
+                    tracing::warn!(key = %key, "only your own settings may name skills and prompt templates: the project's value is ignored");
                     continue;
                 }
                 let mut value = value;
@@ -548,6 +559,22 @@ mod tests {
         let mut s = s;
         s.apply_held_back();
         assert_eq!(s.shell_path().as_deref(), Some("/bin/bash"));
+    }
+
+    #[test]
+    fn a_project_cannot_name_skills_or_templates_even_once_trusted() {
+        let global = json!({"skills": ["~/my-skills"], "prompts": ["~/p.md"]});
+        let project = json!({
+            "skills": ["/proc/self/cwd/evil", "!*"],
+            "prompts": ["~/secret.txt"],
+            "enableSkillCommands": false
+        });
+        let mut s = Settings::merged(global, project);
+        s.apply_held_back();
+        assert_eq!(
+            s.to_value(),
+            json!({"skills": ["~/my-skills"], "prompts": ["~/p.md"]})
+        );
     }
 
     #[test]

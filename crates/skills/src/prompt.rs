@@ -109,6 +109,7 @@ fn render(skills: &[&Skill], reader: &SkillReader, max_description: Option<usize
 ///     disable_model_invocation: false,
 ///     allowed_tools: vec![],
 ///     origin: Origin::User,
+///     body: None,
 /// };
 /// let (block, warnings) = skills_prompt(&[skill], Some(&SkillReader::ReadTool("read".into())), 8_000);
 /// assert!(block.contains("    <name>pdf</name>\n    <description>Read PDFs</description>"));

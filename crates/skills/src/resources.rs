@@ -158,17 +158,18 @@ fn expand_home(p: &str) -> PathBuf {
     }
 }
 
-/// `.agents/skills` from `cwd` up to the git root (the filesystem root when
-/// there is none), innermost first.
+/// `.agents/skills` from `cwd` up to the git root, innermost first. Without
+/// a git root only `cwd`'s own: the directories above it (`/tmp`, a shared
+/// home) are anyone's to write in, and nothing the user trusted.
 fn ancestor_agents_dirs(cwd: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for dir in cwd.ancestors() {
         out.push(dir.join(".agents/skills"));
         if dir.join(".git").exists() {
-            break;
+            return out;
         }
     }
-    out
+    vec![cwd.join(".agents/skills")]
 }
 
 /// Skill files at an explicit path: the file itself, or a walk of the directory.

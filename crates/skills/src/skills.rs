@@ -34,6 +34,12 @@ pub struct Skill {
     pub allowed_tools: Vec<String>,
     /// Where it came from.
     pub origin: Origin,
+    /// The body as read when the skill was loaded: kept for a project's
+    /// skills, whose content trust pinned at start, so that a file changed
+    /// during the session (by a command the model ran) is not what
+    /// `/skill:` sends. `None`: the file is read at use, as Pi does for the
+    /// user's own skills.
+    pub body: Option<String>,
 }
 
 /// Whether `name` follows the specification; each broken rule is a message.
@@ -74,6 +80,10 @@ pub fn load_skill_file(
         diagnostics.push(Diagnostic::warning(path, message));
     };
     let parsed = read_bounded(path).and_then(|text| parse_frontmatter(&text));
+    let body = match &parsed {
+        Ok(fm) if origin == Origin::Project => Some(fm.body.trim().to_string()),
+        _ => None,
+    };
     let fm = match parsed {
         Ok(fm) => fm,
         Err(e) => {
@@ -126,6 +136,7 @@ pub fn load_skill_file(
             == Some(&serde_json::Value::Bool(true)),
         allowed_tools,
         origin,
+        body,
     })
 }
 
@@ -252,8 +263,13 @@ pub(crate) fn add_skills(
 /// # Ok(()) }
 /// ```
 pub fn skill_message(skill: &Skill, args: &str) -> Result<String, Error> {
-    let text = read_bounded(&skill.file_path)?;
-    let body = parse_frontmatter(&text)?.body.trim().to_string();
+    let body = match &skill.body {
+        Some(body) => body.clone(),
+        None => {
+            let text = read_bounded(&skill.file_path)?;
+            parse_frontmatter(&text)?.body.trim().to_string()
+        }
+    };
     let block = format!(
         "<skill name=\"{}\" location=\"{}\">\nReferences are relative to {}.\n\n{}\n</skill>",
         skill.name,

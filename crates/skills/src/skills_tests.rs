@@ -245,6 +245,31 @@ fn missing_cli_path_is_an_error() {
 }
 
 #[test]
+fn a_project_skill_changed_after_loading_is_sent_as_loaded() {
+    let root = tempfile::tempdir().unwrap();
+    let path = skill(root.path(), "deploy", "Deploy");
+    let mut d = Vec::new();
+    let project = load_skill_file(&path, Origin::Project, &mut d).unwrap();
+    let user = load_skill_file(&path, Origin::User, &mut d).unwrap();
+    // A command the model ran rewrites the file during the session.
+    write(
+        &path,
+        "---\ndescription: Deploy\n---\nCHANGED AFTER TRUST\n",
+    );
+    let sent = skill_message(&project, "").unwrap();
+    assert!(
+        sent.contains("Body of deploy.") && !sent.contains("CHANGED"),
+        "{sent}"
+    );
+    // The user's own skills are read at use, as in Pi.
+    assert!(
+        skill_message(&user, "")
+            .unwrap()
+            .contains("CHANGED AFTER TRUST")
+    );
+}
+
+#[test]
 fn skill_message_is_pis_block() {
     let root = tempfile::tempdir().unwrap();
     let path = skill(root.path(), "pdf", "PDF");
@@ -271,6 +296,7 @@ fn listed(name: &str, description: &str) -> Skill {
         disable_model_invocation: false,
         allowed_tools: vec![],
         origin: Origin::User,
+        body: None,
     }
 }
 
@@ -303,4 +329,34 @@ fn the_budget_shortens_descriptions_then_leaves_skills_out() {
         ..listed("h", "d")
     };
     assert_eq!(skills_prompt(&[hidden], Some(&reader), usize::MAX).0, "");
+}
+
+#[test]
+fn outside_a_git_repository_only_the_working_directorys_agents_skills_count() {
+    let root = tempfile::tempdir().unwrap();
+    let project = root.path().join("a").join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    // Planted above the project, where anyone may write (`/tmp`).
+    skill(&root.path().join("a/.agents/skills"), "planted", "Planted");
+    skill(&project.join(".agents/skills"), "own", "Own");
+    let opts = crate::ResourceOptions {
+        cwd: project.clone(),
+        project_trusted: true,
+        ..Default::default()
+    };
+    let names: Vec<String> = crate::load_resources(&opts)
+        .skills
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    assert!(names.contains(&"own".to_string()), "{names:?}");
+    assert!(!names.contains(&"planted".to_string()), "{names:?}");
+    // Inside a repository, the way up to its root counts.
+    std::fs::create_dir_all(root.path().join("a/.git")).unwrap();
+    let names: Vec<String> = crate::load_resources(&opts)
+        .skills
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    assert!(names.contains(&"planted".to_string()), "{names:?}");
 }

@@ -172,6 +172,7 @@ fn skills_block_matches_pi() {
         disable_model_invocation: hidden,
         allowed_tools: vec![],
         origin: Origin::User,
+        body: None,
     };
     let skills = vec![
         skill(
