@@ -329,7 +329,25 @@ pub async fn run(args: RunArgs) -> i32 {
                 return 2;
             }
         };
-    let loaded = crate::extensions::load(&args, &settings, &local_cwd, &policy).await;
+    // Extensions run on this machine: beside tools that act on a remote
+    // they would read and write the wrong files. Asked for by name, that
+    // is an error; found in a directory, they are left out with a word.
+    let loaded = if remote.is_some() {
+        if !args.extensions.is_empty() {
+            eprintln!(
+                "coding-agent: -e cannot be used with --remote: extensions run on this machine, while the tools act on the remote's files; serve the tool from the remote as an MCP server instead"
+            );
+            return 2;
+        }
+        if !crate::extensions::specs(&args, &settings, &local_cwd).is_empty() {
+            eprintln!(
+                "coding-agent: warning: extensions are not loaded with --remote (they would run on this machine, not on the remote)"
+            );
+        }
+        agent_mcp::LoadedExtensions::default()
+    } else {
+        crate::extensions::load(&args, &settings, &local_cwd, &policy).await
+    };
     let extension_updates = loaded.updates;
     let extensions: Vec<Arc<dyn coding_agent::Extension>> = loaded
         .extensions

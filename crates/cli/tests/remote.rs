@@ -1232,3 +1232,57 @@ fn a_remote_that_cannot_enforce_the_sandbox_is_refused() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "# mine\n");
     assert!(!p.ws.join("made-here.txt").exists());
 }
+
+/// Extensions run on this machine: with `--remote`, `-e` is refused with
+/// why, and the agent directory's extensions are left out with a warning.
+#[test]
+fn extensions_are_not_run_beside_a_remote() {
+    if !can_switch_users() {
+        return;
+    }
+    let p = place(OTHER);
+    let uri = exec_uri(&p, OTHER);
+    let local = tempfile::tempdir().unwrap();
+    let agent_dir = local.path().join("agent");
+    let here = local.path().join("here");
+    std::fs::create_dir_all(agent_dir.join("extensions")).unwrap();
+    std::fs::create_dir_all(&here).unwrap();
+    let ext = agent_dir.join("extensions/tool.sh");
+    std::fs::write(&ext, "#!/bin/sh\nexit 1\n").unwrap();
+    std::fs::set_permissions(&ext, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let script = local.path().join("s.jsonl");
+    std::fs::write(
+        &script,
+        "{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        Command::new(bin())
+            .env("CODING_AGENT_DIR", &agent_dir)
+            .arg("--cwd")
+            .arg(&here)
+            .arg("--script")
+            .arg(&script)
+            .args(["--remote", &uri])
+            .args(extra)
+            .args(["-p", "go"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let refused = run(&["-e", ext.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("-e cannot be used with --remote"),
+        "{stderr}"
+    );
+    let ran = run(&[]);
+    let stderr = String::from_utf8_lossy(&ran.stderr);
+    assert!(ran.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("extensions are not loaded with --remote"),
+        "{stderr}"
+    );
+    assert_eq!(String::from_utf8_lossy(&ran.stdout).trim(), "ok");
+}
