@@ -18,7 +18,7 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 
 /// Turns on bracketed paste and focus reports.
 const ENTER_MODES: &str = "\x1b[?2004h\x1b[?1004h";
-/// Turns off what [`ENTER_MODES`] turned on, ends a synchronized update
+/// Turns off what `ENTER_MODES` turned on, ends a synchronized update
 /// that a panic may have cut short, resets colours and shows the cursor.
 pub const RESTORE_MODES: &str = "\x1b[?2026l\x1b[?2004l\x1b[?1004l\x1b[0m\x1b[?25h";
 
