@@ -405,6 +405,11 @@ pub struct RunArgs {
     /// without a terminal on stdin and stdout, or with `TERM=dumb`).
     #[arg(long)]
     pub no_tui: bool,
+    /// How the terminal UI draws: `inline` (in the terminal's scrollback)
+    /// or `fullscreen` (the alternate screen); overrides the `tuiMode`
+    /// setting. `/tui` switches while it runs.
+    #[arg(long, value_name = "MODE", value_parser = ["inline", "fullscreen"])]
+    pub tui_mode: Option<String>,
     /// Diagnostics to stderr.
     #[arg(short, long)]
     pub verbose: bool,

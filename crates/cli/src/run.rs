@@ -457,7 +457,7 @@ pub async fn run(args: RunArgs) -> i32 {
     if let Some(questions) = questions {
         // The UI draws the events, reads Ctrl+C as a key and ends on
         // SIGTERM and SIGHUP itself (restoring the terminal first).
-        return crate::tui::run(session, questions).await;
+        return crate::tui::run(session, questions, &args).await;
     }
     attach_output(&session, args.mode, args.print, cwd.clone());
     install_ctrl_c(&session);

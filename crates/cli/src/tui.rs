@@ -5,8 +5,8 @@
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use agent_tui::{PermissionQuestions, TuiExit, TuiOptions, UiTheme};
-use coding_agent::AgentSession;
+use agent_tui::{PermissionQuestions, ThemeChoice, TuiExit, TuiMode, TuiOptions, UiTheme};
+use coding_agent::{AgentSession, TuiModeSetting};
 
 use crate::args::{Mode, RunArgs};
 
@@ -20,12 +20,41 @@ pub fn wanted(args: &RunArgs) -> bool {
         && std::env::var("TERM").map_or(true, |t| t != "dumb")
 }
 
-/// Runs the UI until the user leaves; the process's exit code.
-pub async fn run(session: AgentSession, questions: PermissionQuestions) -> i32 {
+/// Runs the UI until the user leaves; the process's exit code. The mode
+/// comes from `--tui-mode`, else the `tuiMode` setting; the theme from the
+/// `theme` setting and the terminal (see [`ThemeChoice::detect`]).
+pub async fn run(session: AgentSession, questions: PermissionQuestions, args: &RunArgs) -> i32 {
+    let known = session.settings().known();
+    let mode = match args.tui_mode.as_deref().map(str::parse::<TuiMode>) {
+        Some(Ok(mode)) => mode,
+        Some(Err(e)) => {
+            eprintln!("coding-agent: {e}");
+            return 2;
+        }
+        None => match known.tui_mode {
+            Some(TuiModeSetting::Fullscreen) => TuiMode::Fullscreen,
+            _ => TuiMode::Inline,
+        },
+    };
+    let setting = match known.other.get("theme") {
+        Some(serde_json::Value::String(name)) => Some(name.clone()),
+        Some(other) => {
+            eprintln!("coding-agent: warning: setting `theme` must be a string, not {other}");
+            None
+        }
+        None => None,
+    };
+    let themes_dir = coding_agent::agent_dir().map(|d| d.join("themes"));
+    let (theme, warnings) = UiTheme::choose(&ThemeChoice::detect(setting, themes_dir));
+    for w in warnings {
+        // Before the UI owns the terminal: above it, where it stays.
+        eprintln!("coding-agent: warning: {w}");
+    }
     let options = TuiOptions {
-        theme: UiTheme::from_env(),
+        theme,
         commands: Some(Arc::new(crate::slash::TuiCommands)),
         questions: Some(questions),
+        mode,
     };
     match agent_tui::run(session, options).await {
         Ok(TuiExit::Quit | TuiExit::TerminalGone) => 0,

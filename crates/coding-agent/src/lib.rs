@@ -43,7 +43,7 @@ pub use registry::{ToolRegistry, ToolSelection, ToolSource};
 pub use settings::{
     CompactionValues, DEFAULT_BASH_TIMEOUT_SECONDS, DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS,
     ImageSettings, KnownSettings, MAX_TIMEOUT_SECONDS, QueueModeSetting, Seconds, Settings,
-    SettingsError, agent_dir,
+    SettingsError, TuiModeSetting, agent_dir,
 };
 pub use skills::BUILTIN_COMMANDS;
 pub use system_prompt::{

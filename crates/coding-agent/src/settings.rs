@@ -35,7 +35,9 @@ use serde_json::{Map, Value};
 
 use crate::project_file::{MAX_PROJECT_FILE_BYTES, read_regular_file};
 
-pub use known::{CompactionValues, ImageSettings, KnownSettings, QueueModeSetting, Seconds};
+pub use known::{
+    CompactionValues, ImageSettings, KnownSettings, QueueModeSetting, Seconds, TuiModeSetting,
+};
 
 pub use agent_tool::{DEFAULT_BASH_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS};
 

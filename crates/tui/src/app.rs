@@ -274,10 +274,34 @@ impl App {
         now: Instant,
         registry: Option<&ToolRegistry>,
     ) -> (Vec<StyledLine>, Option<(usize, usize)>) {
+        let tail = self.transcript.live_rows(&self.cx, width.max(1));
+        self.compose_with(tail, width, height, now, registry)
+    }
+
+    /// The live region without the transcript's tail (fullscreen draws
+    /// every cell in its own view): queued messages, the spinner, the
+    /// editor or a permission question, and the footer.
+    pub fn compose_dock(
+        &mut self,
+        width: usize,
+        height: usize,
+        now: Instant,
+        registry: Option<&ToolRegistry>,
+    ) -> (Vec<StyledLine>, Option<(usize, usize)>) {
+        self.compose_with(Vec::new(), width, height, now, registry)
+    }
+
+    fn compose_with(
+        &mut self,
+        tail: Vec<StyledLine>,
+        width: usize,
+        height: usize,
+        now: Instant,
+        registry: Option<&ToolRegistry>,
+    ) -> (Vec<StyledLine>, Option<(usize, usize)>) {
         let width = width.max(1);
         let height = height.max(1);
         let theme = self.cx.theme;
-        let tail = self.transcript.live_rows(&self.cx, width);
         let mut middle: Vec<StyledLine> = Vec::new();
         if tail.is_empty() && self.transcript.has_history() {
             // A blank row between the conversation and the editor.

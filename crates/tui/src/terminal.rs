@@ -1,5 +1,6 @@
 //! The terminal's modes: raw input, bracketed paste and focus reports on
-//! entry; all of them restored on exit, on drop, on a panic (a hook) and
+//! entry, the alternate screen and mouse reports in fullscreen; all of
+//! them restored on exit, on drop, on a panic (a hook) and
 //! before the process stops for Ctrl+Z or ends for a signal.
 //!
 //! Restoring is idempotent and global, so every one of those paths can
@@ -15,6 +16,16 @@ use crate::error::TuiError;
 
 /// Whether our modes are on.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Whether the alternate screen and mouse reports are on (fullscreen).
+static FULLSCREEN: AtomicBool = AtomicBool::new(false);
+
+/// Enters the alternate screen and turns on mouse reports: buttons and
+/// motion while a button is held (1002, less traffic than every motion),
+/// in SGR form (1006, no column limit).
+pub const ENTER_FULLSCREEN: &str = "\x1b[?1049h\x1b[?1002h\x1b[?1006h";
+/// Turns mouse reports off and leaves the alternate screen (the main
+/// screen and its scrollback come back as they were).
+pub const LEAVE_FULLSCREEN: &str = "\x1b[?1006l\x1b[?1002l\x1b[?1049l";
 
 /// Turns on bracketed paste and focus reports.
 const ENTER_MODES: &str = "\x1b[?2004h\x1b[?1004h";
@@ -63,6 +74,9 @@ pub fn restore() {
         return;
     }
     let mut out = std::io::stdout();
+    if FULLSCREEN.swap(false, Ordering::SeqCst) {
+        let _ = out.write_all(LEAVE_FULLSCREEN.as_bytes());
+    }
     let _ = out.write_all(RESTORE_MODES.as_bytes());
     let _ = out.flush();
     if let Err(e) = crossterm::terminal::disable_raw_mode() {
@@ -70,13 +84,35 @@ pub fn restore() {
     }
 }
 
+/// Enters fullscreen (the alternate screen, mouse reports); undone by
+/// [`leave_fullscreen`] or any path of [`restore`].
+pub fn enter_fullscreen() -> Result<(), TuiError> {
+    FULLSCREEN.store(true, Ordering::SeqCst);
+    let mut out = std::io::stdout();
+    out.write_all(ENTER_FULLSCREEN.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(TuiError::Terminal)
+}
+
+/// Leaves fullscreen (a no-op when it is off).
+pub fn leave_fullscreen() -> Result<(), TuiError> {
+    if !FULLSCREEN.swap(false, Ordering::SeqCst) {
+        return Ok(());
+    }
+    let mut out = std::io::stdout();
+    out.write_all(LEAVE_FULLSCREEN.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(TuiError::Terminal)
+}
+
 /// Whether our modes are on (the UI is drawing).
 pub fn is_active() -> bool {
     ACTIVE.load(Ordering::SeqCst)
 }
 
-/// Ctrl+Z: restores the terminal, stops the process, and on `SIGCONT`
-/// turns the modes back on (the caller redraws).
+/// Ctrl+Z: restores the terminal (fullscreen included), stops the
+/// process, and on `SIGCONT` turns the modes back on (the caller enters
+/// fullscreen again if it was on, and redraws).
 pub fn suspend() -> Result<(), TuiError> {
     restore();
     let me = rustix::process::getpid();

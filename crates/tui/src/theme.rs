@@ -1,8 +1,16 @@
 //! The UI's styles: the tools' [`Theme`] plus the roles of the chrome
-//! (user messages, Markdown, thinking, tool tints, footer).
+//! (user messages, Markdown, thinking, tool tints, footer, selection and
+//! search), and how one is chosen: the `theme` setting (a built-in `dark`
+//! or `light`, a `light/dark` pair, or a Pi theme file's name), the
+//! terminal's background, its colour depth and `NO_COLOR`.
+
+use std::path::PathBuf;
 
 use agent_tool::Theme;
-use anstyle::{AnsiColor, Color, Style};
+use anstyle::{Ansi256Color, AnsiColor, Color, Style};
+
+use crate::palette::{self, Background, ColorDepth};
+use crate::pi_theme::{self, PiTheme};
 
 /// Every style the UI draws with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +41,10 @@ pub struct UiTheme {
     pub dim: Style,
     /// The spinner.
     pub spinner: Style,
+    /// Text selected with the mouse (fullscreen).
+    pub selected: Style,
+    /// Search matches (fullscreen).
+    pub search_match: Style,
 }
 
 impl Default for UiTheme {
@@ -52,6 +64,10 @@ impl Default for UiTheme {
             warning: fg(AnsiColor::Yellow),
             dim: Style::new().dimmed(),
             spinner: fg(AnsiColor::Cyan),
+            selected: Style::new().invert(),
+            search_match: Style::new()
+                .fg_color(Some(Color::Ansi(AnsiColor::Black)))
+                .bg_color(Some(Color::Ansi(AnsiColor::Yellow))),
         }
     }
 }
@@ -74,7 +90,175 @@ impl UiTheme {
             warning: s,
             dim: s,
             spinner: s,
+            // Still visible without colour.
+            selected: s.invert(),
+            search_match: s.underline(),
         }
+    }
+
+    /// The built-in theme for a light background: the default's roles
+    /// with colours that keep their contrast on white.
+    pub fn light() -> Self {
+        let fg = |c: Color| Style::new().fg_color(Some(c));
+        let dark_yellow = Color::Ansi256(Ansi256Color(130));
+        let purple = Color::Ansi256(Ansi256Color(90));
+        let d = UiTheme::default();
+        UiTheme {
+            tools: Theme {
+                accent: fg(Color::Ansi(AnsiColor::Blue)),
+                warning: fg(dark_yellow),
+                ..d.tools
+            },
+            heading: fg(Color::Ansi(AnsiColor::Blue)).bold(),
+            code: fg(purple),
+            pending: fg(dark_yellow),
+            warning: fg(dark_yellow),
+            spinner: fg(Color::Ansi(AnsiColor::Blue)),
+            search_match: Style::new()
+                .fg_color(Some(Color::Ansi(AnsiColor::Black)))
+                .bg_color(Some(Color::Ansi256(Ansi256Color(229)))),
+            ..d
+        }
+    }
+
+    /// The built-in theme for `background`.
+    pub fn for_background(background: Background) -> Self {
+        match background {
+            Background::Dark => Self::default(),
+            Background::Light => Self::light(),
+        }
+    }
+
+    /// A Pi theme's colours on the roles they name; roles the file lacks
+    /// keep `base`'s style.
+    pub fn from_pi(theme: &PiTheme, base: UiTheme) -> Self {
+        let fg = |role: &str, or: Style| theme.fg(role).unwrap_or(or);
+        let bg = |role: &str, or: Style| match theme.bg(role) {
+            Some(c) => Style::new().bg_color(Some(c)),
+            None => or,
+        };
+        let tools = Theme {
+            tool_title: fg("toolTitle", base.tools.tool_title).bold(),
+            accent: fg("accent", base.tools.accent),
+            muted: fg("muted", base.tools.muted),
+            success: fg("success", base.tools.success),
+            error: fg("error", base.tools.error),
+            warning: fg("warning", base.tools.warning),
+            diff_added: fg("toolDiffAdded", base.tools.diff_added),
+            diff_removed: fg("toolDiffRemoved", base.tools.diff_removed),
+            diff_context: fg("toolDiffContext", base.tools.diff_context),
+        };
+        let selected = bg("selectedBg", base.selected);
+        let search_bg = theme.bg("searchMatchBg").or_else(|| theme.bg("selectedBg"));
+        UiTheme {
+            tools,
+            user: fg("userMessageText", base.user).bold(),
+            heading: fg("mdHeading", base.heading).bold(),
+            code: fg("mdCode", base.code),
+            link: fg("mdLink", base.link).underline(),
+            quote: fg("mdQuote", base.quote).italic(),
+            thinking: fg("thinkingText", base.thinking).italic(),
+            pending: fg("warning", base.pending),
+            ok: fg("success", base.ok),
+            error: fg("error", base.error),
+            warning: fg("warning", base.warning),
+            dim: fg("dim", base.dim),
+            spinner: fg("accent", base.spinner),
+            selected,
+            search_match: match search_bg {
+                Some(c) => fg("searchMatchText", Style::new()).bg_color(Some(c)),
+                None => base.search_match,
+            },
+        }
+    }
+
+    /// Every style passed through `f` (the tools' too).
+    pub fn map_styles(self, f: impl Fn(Style) -> Style) -> Self {
+        let t = self.tools;
+        UiTheme {
+            tools: Theme {
+                tool_title: f(t.tool_title),
+                accent: f(t.accent),
+                muted: f(t.muted),
+                success: f(t.success),
+                error: f(t.error),
+                warning: f(t.warning),
+                diff_added: f(t.diff_added),
+                diff_removed: f(t.diff_removed),
+                diff_context: f(t.diff_context),
+            },
+            user: f(self.user),
+            heading: f(self.heading),
+            code: f(self.code),
+            link: f(self.link),
+            quote: f(self.quote),
+            thinking: f(self.thinking),
+            pending: f(self.pending),
+            ok: f(self.ok),
+            error: f(self.error),
+            warning: f(self.warning),
+            dim: f(self.dim),
+            spinner: f(self.spinner),
+            selected: f(self.selected),
+            search_match: f(self.search_match),
+        }
+    }
+
+    /// The theme with every colour mapped to what a terminal of `depth`
+    /// shows.
+    pub fn with_depth(self, depth: ColorDepth) -> Self {
+        self.map_styles(|s| palette::map_style(s, depth))
+    }
+
+    /// Chooses the theme for `choice` (see [`ThemeChoice`]); warnings for
+    /// theme files that could not be read and for a name not found.
+    pub fn choose(choice: &ThemeChoice) -> (Self, Vec<String>) {
+        if choice.no_color {
+            return (Self::plain(), Vec::new());
+        }
+        let mut warnings = Vec::new();
+        let wanted = match choice.setting.as_deref() {
+            // `light/dark`: the first for a light terminal.
+            Some(pair) if pair.contains('/') => {
+                let (light, dark) = pair.split_once('/').unwrap_or((pair, pair));
+                match choice.background {
+                    Background::Light => light.trim(),
+                    Background::Dark => dark.trim(),
+                }
+            }
+            Some(name) => name.trim(),
+            None => "system",
+        };
+        let base = UiTheme::for_background(choice.background);
+        let theme = match wanted {
+            "" | "system" => base,
+            "dark" => UiTheme::default(),
+            "light" => UiTheme::light(),
+            name => {
+                let (themes, bad) = match &choice.themes_dir {
+                    Some(dir) => pi_theme::load_dir(dir),
+                    None => (Vec::new(), Vec::new()),
+                };
+                warnings.extend(bad);
+                match themes.iter().find(|t| t.name == name) {
+                    Some(t) => {
+                        let base = t.appearance.map_or(base, UiTheme::for_background);
+                        UiTheme::from_pi(t, base)
+                    }
+                    None => {
+                        warnings.push(format!(
+                            "theme {name:?} not found (built-in: dark, light; files in {})",
+                            choice
+                                .themes_dir
+                                .as_ref()
+                                .map_or("no themes directory".into(), |d| d.display().to_string())
+                        ));
+                        base
+                    }
+                }
+            }
+        };
+        (theme.with_depth(choice.depth), warnings)
     }
 
     /// [`UiTheme::plain`] when `NO_COLOR` is set (to anything but empty),
@@ -83,6 +267,45 @@ impl UiTheme {
         match std::env::var_os("NO_COLOR") {
             Some(v) if !v.is_empty() => Self::plain(),
             _ => Self::default(),
+        }
+    }
+}
+
+/// What decides the theme.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThemeChoice {
+    /// The `theme` setting: `dark`, `light`, `system` (or absent: by the
+    /// background), `LIGHT/DARK`, or a theme file's `name`.
+    pub setting: Option<String>,
+    /// Where theme files are (`<agent dir>/themes`).
+    pub themes_dir: Option<PathBuf>,
+    /// The terminal's background.
+    pub background: Background,
+    /// Its colour depth.
+    pub depth: ColorDepth,
+    /// `NO_COLOR`: no colour at all.
+    pub no_color: bool,
+}
+
+impl ThemeChoice {
+    /// From the process's environment and terminal: `NO_COLOR`, the depth
+    /// from `COLORTERM` / `TERM`, the background from the terminal's answer
+    /// to OSC 11 (at most [`palette::BACKGROUND_QUERY_TIMEOUT`]) or
+    /// `COLORFGBG`. Call it before the UI reads the terminal.
+    pub fn detect(setting: Option<String>, themes_dir: Option<PathBuf>) -> Self {
+        let env = |k: &str| std::env::var(k).ok();
+        let no_color = palette::no_color(&env);
+        let answer = if no_color {
+            None
+        } else {
+            palette::query_background(palette::BACKGROUND_QUERY_TIMEOUT)
+        };
+        ThemeChoice {
+            setting,
+            themes_dir,
+            background: palette::detect_background(&env, answer),
+            depth: palette::detect_depth(&env),
+            no_color,
         }
     }
 }

@@ -74,6 +74,12 @@ impl Transcript {
         &self.cells
     }
 
+    /// The cells, to draw from their caches or change one (fullscreen
+    /// draws and expands cells in place).
+    pub fn cells_mut(&mut self) -> &mut [Cell] {
+        &mut self.cells
+    }
+
     /// Adds a cell.
     pub fn push(&mut self, kind: CellKind, settled: bool) {
         if let CellKind::Tool(call) = &kind {

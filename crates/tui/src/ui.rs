@@ -22,7 +22,9 @@ use crate::app::{Action, App, SPINNER_INTERVAL};
 use crate::cell::CellContext;
 use crate::error::TuiError;
 use crate::footer::Status;
+use crate::fullscreen::FullscreenView;
 use crate::inline::{InlineRenderer, Resize};
+use crate::mode::{TuiMode, tui_command};
 use crate::permission::PermissionQuestions;
 use crate::terminal::{self, TerminalGuard};
 use crate::theme::UiTheme;
@@ -56,6 +58,8 @@ pub struct TuiOptions {
     /// Permission questions from the session's gate (see
     /// [`crate::permission_channel`]).
     pub questions: Option<PermissionQuestions>,
+    /// How the UI starts drawing (`/tui` switches while it runs).
+    pub mode: TuiMode,
 }
 
 impl Default for TuiOptions {
@@ -64,6 +68,7 @@ impl Default for TuiOptions {
             theme: UiTheme::from_env(),
             commands: None,
             questions: None,
+            mode: TuiMode::Inline,
         }
     }
 }
@@ -126,7 +131,11 @@ pub async fn run(session: AgentSession, options: TuiOptions) -> Result<TuiExit, 
     }
     let (width, height) = crossterm::terminal::size().map_err(TuiError::Terminal)?;
     let guard = TerminalGuard::enter()?;
+    let mode = options.mode;
     let mut ui = Ui::new(session, options, width, height);
+    if mode == TuiMode::Fullscreen {
+        ui.set_mode(TuiMode::Fullscreen)?;
+    }
     let exit = ui.event_loop().await;
     ui.leave(exit.as_ref().ok().copied()).await;
     drop(guard);
@@ -137,6 +146,11 @@ struct Ui {
     session: AgentSession,
     app: App,
     renderer: InlineRenderer,
+    /// The fullscreen view while in fullscreen mode.
+    screen: Option<FullscreenView>,
+    /// The width changed while in fullscreen: inline mode draws its
+    /// screen again from the session when it comes back.
+    inline_rebuild: bool,
     commands: Option<Arc<dyn SlashCommands>>,
     questions: Option<PermissionQuestions>,
     run: Option<BoxFuture<'static, Result<agent_core::RunOutcome, agent_core::AgentError>>>,
@@ -173,6 +187,8 @@ impl Ui {
             app: App::new(transcript, cx, status),
             renderer: InlineRenderer::new(width, height)
                 .reflowing(crate::inline::terminal_reflows()),
+            screen: None,
+            inline_rebuild: false,
             commands: options.commands,
             questions: options.questions,
             run: None,
@@ -277,6 +293,12 @@ impl Ui {
         match event {
             Event::Key(key) => {
                 self.urgent = true;
+                if let Some(screen) = &mut self.screen
+                    && !self.app.permissions.is_open()
+                    && screen.key(key, &mut self.app)
+                {
+                    return Ok(None);
+                }
                 let action = self.app.key(key);
                 if let Some(action) = action {
                     return self.act(action);
@@ -286,12 +308,24 @@ impl Ui {
                 self.app.paste(&text);
                 self.urgent = true;
             }
-            Event::Resize(w, h) => match self.renderer.resize(w, h) {
-                Resize::Width => self.rebuild_at = Some(Instant::now() + RESIZE_DEBOUNCE),
-                Resize::Height | Resize::Reflowed => self.urgent = true,
-                Resize::None => {}
-            },
-            Event::FocusGained | Event::FocusLost | Event::Mouse(_) => {}
+            Event::Resize(w, h) => {
+                if let Some(screen) = &mut self.screen {
+                    screen.resize(w, h);
+                    self.urgent = true;
+                }
+                match self.renderer.resize(w, h) {
+                    Resize::Width => self.rebuild_at = Some(Instant::now() + RESIZE_DEBOUNCE),
+                    Resize::Height | Resize::Reflowed => self.urgent = true,
+                    Resize::None => {}
+                }
+            }
+            Event::Mouse(event) => {
+                if let Some(screen) = &mut self.screen {
+                    screen.mouse(event, &mut self.app);
+                    self.urgent = true;
+                }
+            }
+            Event::FocusGained | Event::FocusLost => {}
         }
         Ok(None)
     }
@@ -313,6 +347,13 @@ impl Ui {
                     self.session.agent().follow_up(Message::user(text));
                 }
             }
+            Action::Command(line) if tui_command(&line, self.mode()).is_some() => {
+                match tui_command(&line, self.mode()) {
+                    Some(Ok(mode)) => self.set_mode(mode)?,
+                    Some(Err(e)) => self.app.transcript.notice(e, true),
+                    None => {}
+                }
+            }
             Action::Command(line) => match &self.commands {
                 Some(commands) => {
                     self.command = Some(commands.run(&self.session, &line));
@@ -331,14 +372,57 @@ impl Ui {
                 self.app.permissions.refuse_all();
             }
             Action::Suspend => {
-                let bytes = self.renderer.erase_live();
-                self.write(&bytes)?;
+                if self.screen.is_none() {
+                    let bytes = self.renderer.erase_live();
+                    self.write(&bytes)?;
+                }
                 terminal::suspend()?;
                 self.renderer.invalidate();
+                if let Some(screen) = &mut self.screen {
+                    terminal::enter_fullscreen()?;
+                    screen.invalidate();
+                }
             }
             Action::Exit => return Ok(Some(TuiExit::Quit)),
         }
         Ok(None)
+    }
+
+    fn mode(&self) -> TuiMode {
+        match self.screen {
+            Some(_) => TuiMode::Fullscreen,
+            None => TuiMode::Inline,
+        }
+    }
+
+    /// Switches how the UI draws. Into fullscreen: the live region is
+    /// erased (the scrollback keeps what it holds) and the alternate screen
+    /// entered. Back: the main screen returns as it was and the next frame
+    /// writes what settled meanwhile.
+    fn set_mode(&mut self, mode: TuiMode) -> Result<(), TuiError> {
+        if mode == self.mode() {
+            return Ok(());
+        }
+        self.urgent = true;
+        match mode {
+            TuiMode::Fullscreen => {
+                let bytes = self.renderer.erase_live();
+                self.write(&bytes)?;
+                terminal::enter_fullscreen()?;
+                let (w, h) = (self.renderer.width(), self.renderer.height());
+                let size = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
+                self.screen = Some(FullscreenView::new(size(w), size(h)));
+            }
+            TuiMode::Inline => {
+                terminal::leave_fullscreen()?;
+                self.screen = None;
+                self.renderer.invalidate();
+                if std::mem::take(&mut self.inline_rebuild) {
+                    self.rebuild_at = Some(Instant::now());
+                }
+            }
+        }
+        Ok(())
     }
 
     /// `/skill:name` and templates expanded as in every mode; an error is a
@@ -421,6 +505,21 @@ impl Ui {
             self.next_tick = self.app.animate().then(|| now + SPINNER_INTERVAL);
             self.dirty = true;
         }
+        if let Some(screen) = &mut self.screen {
+            // Inline mode's rebuild waits for inline mode.
+            if self.rebuild_at.take().is_some() {
+                self.inline_rebuild = true;
+            }
+            let due = self.urgent || (self.dirty && now >= self.last_frame + FRAME_INTERVAL);
+            if due {
+                let bytes = screen.frame(&mut self.app, now);
+                self.write(&bytes)?;
+                self.dirty = false;
+                self.urgent = false;
+                self.last_frame = now;
+            }
+            return Ok(());
+        }
         let rebuild = self.rebuild_at.is_some_and(|at| now >= at);
         let due = self.urgent || rebuild || (self.dirty && now >= self.last_frame + FRAME_INTERVAL);
         if !due || self.rebuild_at.is_some() && !rebuild {
@@ -469,6 +568,16 @@ impl Ui {
             self.app.run_ended();
         }
         if matches!(exit, Some(TuiExit::TerminalGone) | None) {
+            return;
+        }
+        if self.screen.take().is_some() {
+            // Back on the main screen: how to come back, or what was said.
+            if terminal::leave_fullscreen().is_ok() {
+                let width = self.renderer.width();
+                let history = self.app.transcript.take_history(&self.app.cx, width);
+                let file = self.session_file.clone();
+                let _ = self.write(&crate::mode::exit_text(file.as_deref(), &history));
+            }
             return;
         }
         // What settled is written; the live region goes, so the

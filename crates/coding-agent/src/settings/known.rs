@@ -61,6 +61,9 @@ pub struct KnownSettings {
     /// `followUpMode`: how queued follow-up messages are delivered.
     #[serde(deserialize_with = "present")]
     pub follow_up_mode: Option<QueueModeSetting>,
+    /// `tuiMode`: how the terminal UI starts drawing.
+    #[serde(deserialize_with = "present")]
+    pub tui_mode: Option<TuiModeSetting>,
     /// `defaultProvider`: the provider when `--provider` is not given.
     #[serde(deserialize_with = "present")]
     pub default_provider: Option<String>,
@@ -145,6 +148,17 @@ pub enum QueueModeSetting {
     /// `"all"`.
     #[serde(rename = "all")]
     All,
+}
+
+/// `tuiMode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum TuiModeSetting {
+    /// `"inline"` (Pi's `"regular"` too): the terminal's own scrollback.
+    #[serde(rename = "inline", alias = "regular")]
+    Inline,
+    /// `"fullscreen"`: the alternate screen.
+    #[serde(rename = "fullscreen")]
+    Fullscreen,
 }
 
 /// A non-negative, finite number of seconds (`0` disables the timeout).
