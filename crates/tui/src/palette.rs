@@ -328,7 +328,7 @@ mod tests {
         );
         assert_eq!(
             map_color(orange, ColorDepth::Ansi16),
-            Color::Ansi(AnsiColor::BrightRed)
+            Color::Ansi(AnsiColor::Yellow)
         );
         assert_eq!(map_color(orange, ColorDepth::TrueColor), orange);
         let grey = Color::Rgb(RgbColor(128, 128, 128));
@@ -344,7 +344,7 @@ mod tests {
             Style::new().bg_color(Some(orange)).bold(),
             ColorDepth::Ansi16,
         );
-        assert_eq!(s.get_bg_color(), Some(Color::Ansi(AnsiColor::BrightRed)));
+        assert_eq!(s.get_bg_color(), Some(Color::Ansi(AnsiColor::Yellow)));
         assert!(s.get_effects().contains(anstyle::Effects::BOLD));
     }
 }

@@ -309,3 +309,104 @@ impl ThemeChoice {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn choice(setting: Option<&str>, dir: Option<PathBuf>) -> ThemeChoice {
+        ThemeChoice {
+            setting: setting.map(str::to_string),
+            themes_dir: dir,
+            background: Background::Dark,
+            depth: ColorDepth::TrueColor,
+            no_color: false,
+        }
+    }
+
+    /// A fresh directory under the system temp dir for one test.
+    fn themes_dir(test: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("agent-tui-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        dir
+    }
+
+    #[test]
+    fn no_color_wins_and_the_background_picks_the_builtin() {
+        let mut c = choice(Some("dark"), None);
+        c.no_color = true;
+        assert_eq!(UiTheme::choose(&c).0, UiTheme::plain());
+        let mut c = choice(None, None);
+        c.background = Background::Light;
+        assert_eq!(UiTheme::choose(&c).0, UiTheme::light());
+        // `light/dark`: the second on a dark terminal.
+        let c = choice(Some("light/dark"), None);
+        assert_eq!(UiTheme::choose(&c).0, UiTheme::default());
+        assert_eq!(
+            palette::no_color(&|k| (k == "NO_COLOR").then(|| "1".into())),
+            true
+        );
+        assert!(!palette::no_color(&|k| (k == "NO_COLOR").then(String::new)));
+    }
+
+    #[test]
+    fn a_pi_theme_file_is_loaded_by_name_and_mapped_to_the_depth() {
+        let dir = themes_dir("pi");
+        std::fs::write(
+            dir.join("sunset.json"),
+            r##"{"name": "sunset", "appearance": "light", "vars": {"hot": "#ff8700"},
+                "colors": {"mdHeading": "hot", "error": 196, "selectedBg": "okhsl(250 50% 80%)"}}"##,
+        )
+        .expect("written");
+        let (theme, warnings) = UiTheme::choose(&choice(Some("sunset"), Some(dir.clone())));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(
+            theme.heading.get_fg_color(),
+            Some(Color::Rgb(anstyle::RgbColor(255, 135, 0)))
+        );
+        assert!(theme.heading.get_effects().contains(anstyle::Effects::BOLD));
+        // Roles the file lacks keep the light built-in's style.
+        assert_eq!(theme.code, UiTheme::light().code);
+        let mut c = choice(Some("sunset"), Some(dir.clone()));
+        c.depth = ColorDepth::Ansi256;
+        let (theme, _) = UiTheme::choose(&c);
+        assert_eq!(
+            theme.heading.get_fg_color(),
+            Some(Color::Ansi256(Ansi256Color(208)))
+        );
+        assert_eq!(
+            theme.error.get_fg_color(),
+            Some(Color::Ansi256(Ansi256Color(196)))
+        );
+        c.depth = ColorDepth::Ansi16;
+        let (theme, _) = UiTheme::choose(&c);
+        assert!(matches!(
+            theme.selected.get_bg_color(),
+            Some(Color::Ansi(_))
+        ));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_broken_theme_file_is_a_warning_naming_it() {
+        let dir = themes_dir("broken");
+        std::fs::write(dir.join("broken.json"), "{ not json").expect("written");
+        std::fs::write(
+            dir.join("ok.json"),
+            r##"{"name": "ok", "colors": {"accent": "#00ff00"}}"##,
+        )
+        .expect("written");
+        let (theme, warnings) = UiTheme::choose(&choice(Some("ok"), Some(dir.clone())));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("broken.json"), "{warnings:?}");
+        assert_eq!(
+            theme.spinner.get_fg_color(),
+            Some(Color::Rgb(anstyle::RgbColor(0, 255, 0)))
+        );
+        let (theme, warnings) = UiTheme::choose(&choice(Some("missing"), Some(dir.clone())));
+        assert!(warnings.iter().any(|w| w.contains("\"missing\" not found")));
+        assert_eq!(theme, UiTheme::default());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

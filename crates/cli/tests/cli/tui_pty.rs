@@ -370,3 +370,102 @@ fn templates_and_skills_expand_in_the_terminal_ui() {
     assert!(sent.contains("Say hello to world."), "{sent}");
     assert!(sent.contains("Greet warmly.\\n</skill>\\n\\nnow"), "{sent}");
 }
+
+#[test]
+fn fullscreen_scrolls_switches_live_and_leaves_the_main_screen_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.jsonl");
+    let answer: String = (0..60).map(|i| format!("answer line {i:02}\n\n")).collect();
+    let turn = json!({"content":[{"type":"text","text":answer}]});
+    std::fs::write(&script, format!("{turn}\n")).unwrap();
+    let mut tui = Tui::start_with(
+        dir.path(),
+        &script,
+        "xterm-256color",
+        &["--tui-mode", "fullscreen"],
+    );
+    tui.wait_raw("the alternate screen", |raw| raw.contains("\x1b[?1049h"));
+    tui.wait_for("the footer", |t| t.contains("scripted/"));
+    tui.send("tell me");
+    tui.send("\r");
+    tui.wait_for("the end of the answer", |t| t.contains("answer line 59"));
+    {
+        let screen = tui.screen.lock().unwrap_or_else(|p| p.into_inner());
+        assert!(screen.parser.screen().alternate_screen());
+        assert_ne!(
+            screen.parser.screen().mouse_protocol_mode(),
+            vt100::MouseProtocolMode::None
+        );
+    }
+    // Page up: the view stops following; the wheel (SGR) scrolls on.
+    tui.send("\x1b[5~");
+    tui.wait_for("the scrolled view", |t| {
+        t.contains("rows below") && !t.contains("answer line 59")
+    });
+    tui.send("\x1b[<64;5;3M");
+    tui.send("\x1b[6~\x1b[6~\x1b[6~\x1b[6~\x1b[6~\x1b[6~\x1b[6~\x1b[6~");
+    tui.wait_for("the tail again", |t| {
+        t.contains("answer line 59") && !t.contains("rows below")
+    });
+
+    // Inline, live: the main screen gets the conversation once.
+    tui.send("/tui inline");
+    tui.send("\r");
+    tui.wait_raw("the main screen", |raw| raw.contains("\x1b[?1049l"));
+    let text = tui.wait_for("the history inline", |t| t.contains("answer line 59"));
+    assert_eq!(text.matches("answer line 30").count(), 1, "{text}");
+    assert_eq!(text.matches("> tell me").count(), 1, "{text}");
+    // And back to fullscreen, then out.
+    tui.send("/tui fullscreen");
+    tui.send("\r");
+    tui.wait_raw("fullscreen again", |raw| {
+        raw.matches("\x1b[?1049h").count() == 2
+    });
+    tui.send("\x04");
+    let status = tui.wait_exit();
+    assert!(status.success(), "exit status {status:?}");
+    let mut screen = tui.screen.lock().unwrap_or_else(|p| p.into_inner());
+    let s = screen.parser.screen();
+    assert!(!s.alternate_screen(), "back on the main screen");
+    assert_eq!(s.mouse_protocol_mode(), vt100::MouseProtocolMode::None);
+    assert!(!s.bracketed_paste());
+    assert!(!s.hide_cursor());
+    let raw = String::from_utf8_lossy(&screen.raw).into_owned();
+    assert!(raw.rfind("\x1b[?1049l") > raw.rfind("\x1b[?1049h"));
+    assert!(raw.rfind("\x1b[?1002l") > raw.rfind("\x1b[?1002h"));
+    assert!(!raw.contains("\x1b[3J"));
+    // Nothing lost or doubled by the switches and the exit.
+    let text = screen.text();
+    assert_eq!(text.matches("answer line 30").count(), 1, "{text}");
+    assert_eq!(text.matches("answer line 59").count(), 1, "{text}");
+}
+
+#[test]
+fn sigterm_in_fullscreen_leaves_the_alternate_screen() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.jsonl");
+    std::fs::write(
+        &script,
+        "{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}\n",
+    )
+    .unwrap();
+    let tui = Tui::start_with(
+        dir.path(),
+        &script,
+        "xterm-256color",
+        &["--tui-mode", "fullscreen"],
+    );
+    tui.wait_for("the footer", |t| t.contains("scripted/"));
+    let pid = tui.child.process_id().expect("a pid");
+    let pid =
+        rustix::process::Pid::from_raw(i32::try_from(pid).expect("a pid fits")).expect("a pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM sent");
+    let mut tui = tui;
+    assert_eq!(tui.wait_exit().exit_code(), 143);
+    let screen = tui.screen.lock().unwrap_or_else(|p| p.into_inner());
+    assert!(!screen.parser.screen().alternate_screen());
+    assert_eq!(
+        screen.parser.screen().mouse_protocol_mode(),
+        vt100::MouseProtocolMode::None
+    );
+}
