@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use agent_tool::StyledLine;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 
 use crate::app::App;
 use crate::cell::CellKind;
@@ -169,6 +169,9 @@ impl FullscreenView {
     /// A key meant for the view (scrolling, search); `false` leaves it to
     /// the editor.
     pub fn key(&mut self, key: KeyEvent, app: &mut App) -> bool {
+        if key.kind == KeyEventKind::Release {
+            return false;
+        }
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if let Some(search) = &mut self.search {

@@ -343,10 +343,7 @@ mod tests {
         // `light/dark`: the second on a dark terminal.
         let c = choice(Some("light/dark"), None);
         assert_eq!(UiTheme::choose(&c).0, UiTheme::default());
-        assert_eq!(
-            palette::no_color(&|k| (k == "NO_COLOR").then(|| "1".into())),
-            true
-        );
+        assert!(palette::no_color(&|k| (k == "NO_COLOR").then(|| "1".into())));
         assert!(!palette::no_color(&|k| (k == "NO_COLOR").then(String::new)));
     }
 

@@ -336,3 +336,25 @@ fn vt100_replay_enters_and_leaves_the_alternate_screen() {
     );
     assert!(!main.iter().any(|r| r.contains("message 19")), "{main:#?}");
 }
+
+#[test]
+fn the_chrome_has_no_ambiguous_width_glyphs() {
+    use unicode_width::UnicodeWidthChar;
+    let mut app = long_app();
+    app.run_started(Instant::now());
+    let mut view = FullscreenView::new(80, 24);
+    let mut chrome = Vec::new();
+    // The dock with the spinner, the scrolled bar, the search bar.
+    chrome.extend(screen(&mut view, &mut app));
+    view.key(key(KeyCode::PageUp, KeyModifiers::NONE), &mut app);
+    chrome.extend(screen(&mut view, &mut app));
+    view.key(key(KeyCode::Char('s'), KeyModifiers::CONTROL), &mut app);
+    view.key(key(KeyCode::Char('x'), KeyModifiers::NONE), &mut app);
+    view.key(key(KeyCode::Enter, KeyModifiers::NONE), &mut app);
+    chrome.extend(screen(&mut view, &mut app));
+    let text = text_of(&chrome);
+    assert!(text.contains("esc to interrupt") && text.contains("search: x"), "{text}");
+    for c in text.chars() {
+        assert_eq!(c.width(), c.width_cjk(), "{c:?} (U+{:04X}) is ambiguous", u32::from(c));
+    }
+}
