@@ -55,7 +55,9 @@ pub(crate) fn safe_href(url: &str) -> Option<&str> {
 /// A code block's language as a class-name fragment: letters, digits and
 /// `+-_.#` only, at most 32 characters.
 pub(crate) fn language_token(info: &str) -> Option<String> {
-    let first = info.split(|c: char| c.is_whitespace() || c == ',' || c == '{').next()?;
+    let first = info
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '{')
+        .next()?;
     let token: String = first
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || "+-_.#".contains(*c))
@@ -94,7 +96,12 @@ mod tests {
         ] {
             assert_eq!(safe_href(bad), None, "{bad:?}");
         }
-        for good in ["https://example.com/x?a=1", "HTTP://e.org", "mailto:a@b.c", "#e12"] {
+        for good in [
+            "https://example.com/x?a=1",
+            "HTTP://e.org",
+            "mailto:a@b.c",
+            "#e12",
+        ] {
             assert_eq!(safe_href(good), Some(good));
         }
     }

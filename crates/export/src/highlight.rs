@@ -76,10 +76,17 @@ mod tests {
     #[test]
     fn known_languages_get_classes_and_markup_stays_text() {
         let mut out = String::new();
-        push_code(&mut out, "fn main() { let s = \"</code><script>\"; }\n", Some("rust"));
+        push_code(
+            &mut out,
+            "fn main() { let s = \"</code><script>\"; }\n",
+            Some("rust"),
+        );
         assert!(out.contains("hl-"), "{out}");
         assert!(!out.contains("<script>"), "{out}");
-        assert!(out.contains("&lt;script&gt;") || out.contains("&lt;/code&gt;"), "{out}");
+        assert!(
+            out.contains("&lt;script&gt;") || out.contains("&lt;/code&gt;"),
+            "{out}"
+        );
     }
 
     #[test]

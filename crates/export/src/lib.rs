@@ -141,30 +141,52 @@ pub fn export_html(session: &SessionManager, options: &ExportOptions<'_>) -> Str
     page::page(session, options)
 }
 
-/// The session as JSONL: its header line, then every entry of the tree
-/// (all branches), in file order. Pi's `--session` opens the result.
+/// The current branch as JSONL, as Pi exports it: a fresh header (the
+/// session's id and directory, version 3, stamped now), then the entries
+/// from the root to the leaf, each one's `parentId` the entry before it.
+/// Pi's `--session` and ours open the result.
 pub fn export_jsonl(session: &SessionManager) -> String {
-    let mut out = String::new();
-    let header = coding_agent::serde_json::to_string(session.header()).unwrap_or_default();
-    out.push_str(&header);
+    use coding_agent::serde_json::{Value, json};
+    let header = json!({
+        "type": "session",
+        "version": coding_agent::sessions::SESSION_VERSION,
+        "id": session.session_id(),
+        "timestamp": coding_agent::sessions::iso_now(),
+        "cwd": session.header().cwd,
+    });
+    let mut out = header.to_string();
     out.push('\n');
-    for entry in session.entries() {
-        out.push_str(&entry.to_json().to_string());
+    let mut parent = Value::Null;
+    for entry in session.path_to(session.leaf_id()) {
+        let mut line = entry.to_json();
+        if let Some(fields) = line.as_object_mut() {
+            fields.insert("parentId".into(), parent);
+        }
+        parent = Value::from(entry.id.clone());
+        out.push_str(&line.to_string());
         out.push('\n');
     }
     out
 }
 
-/// The file name an export gets when none is given: `<session file
-/// stem>.<extension>`, or `session-<id>.<extension>` for a session that
-/// has no file.
+/// The file name an export gets when none is given, Pi's naming with our
+/// program's name: `coding-agent-session-<session file stem>.html`, and
+/// `session-<time>.jsonl` for JSONL.
 pub fn default_file_name(session: &SessionManager, format: ExportFormat) -> String {
-    let stem = session
-        .session_file()
-        .and_then(Path::file_stem)
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| format!("session-{}", session.session_id()));
-    format!("{stem}.{}", format.extension())
+    match format {
+        ExportFormat::Html => {
+            let stem = session
+                .session_file()
+                .and_then(Path::file_stem)
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| session.session_id().to_string());
+            format!("coding-agent-session-{stem}.html")
+        }
+        ExportFormat::Jsonl => {
+            let now = coding_agent::sessions::iso_now().replace([':', '.'], "-");
+            format!("session-{now}.jsonl")
+        }
+    }
 }
 
 /// Writes the export to `path` (through a temporary file in the same

@@ -9,7 +9,8 @@ use crate::highlight::push_code;
 
 /// Appends `markdown` rendered as HTML.
 pub(crate) fn push_markdown(out: &mut String, markdown: &str) {
-    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut code: Option<(Option<String>, String)> = None;
     // Whether each open link got an `<a>` (a refused target gets a `<span>`).
     let mut links: Vec<bool> = Vec::new();
@@ -106,7 +107,11 @@ pub(crate) fn push_markdown(out: &mut String, markdown: &str) {
                 TagEnd::TableRow => out.push_str("</tr>"),
                 TagEnd::TableCell => out.push_str(if table_head { "</th>" } else { "</td>" }),
                 TagEnd::Link => {
-                    out.push_str(if links.pop().unwrap_or(false) { "</a>" } else { "</span>" });
+                    out.push_str(if links.pop().unwrap_or(false) {
+                        "</a>"
+                    } else {
+                        "</span>"
+                    });
                 }
                 TagEnd::Image => {
                     out.push_str("]</span>");
@@ -163,12 +168,17 @@ mod tests {
 
     #[test]
     fn markdown_is_rendered() {
-        let out = html("# Title\n\nSome **bold** and `code`.\n\n- a\n- b\n\n| x | y |\n|---|---|\n| 1 | 2 |\n");
+        let out = html(
+            "# Title\n\nSome **bold** and `code`.\n\n- a\n- b\n\n| x | y |\n|---|---|\n| 1 | 2 |\n",
+        );
         assert!(out.contains("<h1>Title</h1>"), "{out}");
         assert!(out.contains("<strong>bold</strong>"));
         assert!(out.contains("<code>code</code>"));
         assert!(out.contains("<ul><li>a</li>"));
-        assert!(out.contains("<th>x</th>") && out.contains("<td>2</td>"), "{out}");
+        assert!(
+            out.contains("<th>x</th>") && out.contains("<td>2</td>"),
+            "{out}"
+        );
     }
 
     #[test]
@@ -178,7 +188,13 @@ mod tests {
              [click](javascript:alert(1)) ![x](https://evil.example/t.png) \
              [ok](https://example.com) </textarea><svg onload=alert(1)>\n",
         );
-        for bad in ["<script", "<img", "<svg", "</textarea>", "href=\"javascript"] {
+        for bad in [
+            "<script",
+            "<img",
+            "<svg",
+            "</textarea>",
+            "href=\"javascript",
+        ] {
             assert!(!out.contains(bad), "{bad} in {out}");
         }
         assert!(out.contains("href=\"https://example.com\""), "{out}");
@@ -188,7 +204,10 @@ mod tests {
     #[test]
     fn fenced_code_is_highlighted_and_an_open_fence_still_shows() {
         let out = html("```rust\nfn main() {}\n```\n");
-        assert!(out.contains("<pre class=\"code\"><code>") && out.contains("hl-"), "{out}");
+        assert!(
+            out.contains("<pre class=\"code\"><code>") && out.contains("hl-"),
+            "{out}"
+        );
         let open = html("```python\nprint(1)\n");
         assert!(open.contains("print"), "{open}");
     }

@@ -34,7 +34,12 @@ pub(crate) fn page(session: &SessionManager, options: &ExportOptions<'_>) -> Str
                 if let Some(id) = message.get("toolCallId").and_then(Value::as_str) {
                     results.insert(id, i);
                 }
-                for block in message.get("content").and_then(Value::as_array).into_iter().flatten() {
+                for block in message
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     if block.get("type").and_then(Value::as_str) == Some("toolCall")
                         && let Some(id) = block.get("id").and_then(Value::as_str)
                     {
@@ -77,7 +82,9 @@ pub(crate) fn page(session: &SessionManager, options: &ExportOptions<'_>) -> Str
     out.push_str(&format!("<title>{}</title>\n", escaped(&title)));
     out.push_str(&format!("<style>{style}</style></head><body>\n"));
     push_summary(&mut out, session, &title);
-    out.push_str("<div class=\"layout\"><nav class=\"tree\" aria-label=\"Session tree\"><h2>Tree</h2>");
+    out.push_str(
+        "<div class=\"layout\"><nav class=\"tree\" aria-label=\"Session tree\"><h2>Tree</h2>",
+    );
     push_tree(&mut out, &tree, &labels);
     out.push_str("</nav><main>\n<section class=\"active-branch\"><h2>Current branch</h2>\n");
     for &i in &tree.active {
@@ -92,7 +99,10 @@ pub(crate) fn page(session: &SessionManager, options: &ExportOptions<'_>) -> Str
                 .from
                 .map(|f| format!("Branch from entry {f}"))
                 .unwrap_or_else(|| "A separate root".to_string());
-            push_escaped(&mut out, &format!("{from} ({} entries)", branch.entries.len()));
+            push_escaped(
+                &mut out,
+                &format!("{from} ({} entries)", branch.entries.len()),
+            );
             out.push_str("</summary>\n");
             for &i in &branch.entries {
                 renderer.push_entry(&mut out, i);
@@ -109,7 +119,10 @@ pub(crate) fn page(session: &SessionManager, options: &ExportOptions<'_>) -> Str
 /// A CSP source for an inline element's exact text.
 fn sha256_source(text: &str) -> String {
     let digest = Sha256::digest(text.as_bytes());
-    format!("sha256-{}", base64::engine::general_purpose::STANDARD.encode(digest))
+    format!(
+        "sha256-{}",
+        base64::engine::general_purpose::STANDARD.encode(digest)
+    )
 }
 
 /// Name, id, directory, models, and the totals of every answer in the file.
@@ -217,7 +230,12 @@ fn push_children(stack: &mut Vec<NavItem>, kids: &[usize]) {
     }
 }
 
-fn push_tree_item(out: &mut String, tree: &Tree<'_>, i: usize, labels: &HashMap<&str, Option<&str>>) {
+fn push_tree_item(
+    out: &mut String,
+    tree: &Tree<'_>,
+    i: usize,
+    labels: &HashMap<&str, Option<&str>>,
+) {
     let entry = &tree.entries[i];
     let label = labels.get(entry.id.as_str()).copied().flatten();
     let text = match &entry.kind {
@@ -229,7 +247,11 @@ fn push_tree_item(out: &mut String, tree: &Tree<'_>, i: usize, labels: &HashMap<
     let Some(text) = text.or_else(|| label.map(|_| String::new())) else {
         return;
     };
-    let class = if tree.is_active(i) { " class=\"active\"" } else { "" };
+    let class = if tree.is_active(i) {
+        " class=\"active\""
+    } else {
+        ""
+    };
     out.push_str(&format!("<li{class}><a href=\"#e{i}\">"));
     if let Some(label) = label {
         out.push_str("<span class=\"label\">");
@@ -269,7 +291,11 @@ fn message_label(message: &Value) -> Option<String> {
         }
         "bashExecution" => (
             "$",
-            message.get("command").and_then(Value::as_str).unwrap_or("").to_string(),
+            message
+                .get("command")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
         ),
         _ => return None,
     };

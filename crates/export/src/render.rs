@@ -41,10 +41,22 @@ impl Renderer<'_> {
         match &entry.kind {
             EntryKind::Message { message } => self.push_message(out, i, message),
             EntryKind::ModelChange { provider, model_id } => {
-                push_note(out, i, entry, "model", &format!("Model: {provider}/{model_id}"));
+                push_note(
+                    out,
+                    i,
+                    entry,
+                    "model",
+                    &format!("Model: {provider}/{model_id}"),
+                );
             }
             EntryKind::ThinkingLevelChange { thinking_level } => {
-                push_note(out, i, entry, "model", &format!("Thinking: {thinking_level}"));
+                push_note(
+                    out,
+                    i,
+                    entry,
+                    "model",
+                    &format!("Thinking: {thinking_level}"),
+                );
             }
             EntryKind::Compaction {
                 summary,
@@ -86,9 +98,15 @@ impl Renderer<'_> {
             "assistant" => self.push_assistant(out, i, message),
             "toolResult" => {
                 // Drawn inside its call's card; an orphan gets a card of its own.
-                let id = message.get("toolCallId").and_then(Value::as_str).unwrap_or("");
+                let id = message
+                    .get("toolCallId")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
                 if !self.call_exists(id) {
-                    let name = message.get("toolName").and_then(Value::as_str).unwrap_or("tool");
+                    let name = message
+                        .get("toolName")
+                        .and_then(Value::as_str)
+                        .unwrap_or("tool");
                     self.push_card(out, name, &Value::Null, Some(message));
                 }
             }
@@ -150,10 +168,13 @@ impl Renderer<'_> {
                     let name = block.get("name").and_then(Value::as_str).unwrap_or("tool");
                     let args = block.get("arguments").unwrap_or(&Value::Null);
                     let id = block.get("id").and_then(Value::as_str).unwrap_or("");
-                    let result = self.results.get(id).and_then(|&r| match &self.entries[r].kind {
-                        EntryKind::Message { message } => Some(message),
-                        _ => None,
-                    });
+                    let result = self
+                        .results
+                        .get(id)
+                        .and_then(|&r| match &self.entries[r].kind {
+                            EntryKind::Message { message } => Some(message),
+                            _ => None,
+                        });
                     self.push_card(out, name, args, result);
                 }
                 Some("image") => push_image(out, block),
@@ -182,7 +203,9 @@ impl Renderer<'_> {
             (Some(_), true) => "error",
             (Some(_), false) => "ok",
         };
-        out.push_str(&format!("<details class=\"tool {state}\"><summary><pre class=\"call\">"));
+        out.push_str(&format!(
+            "<details class=\"tool {state}\"><summary><pre class=\"call\">"
+        ));
         let call = self
             .registry
             .and_then(|registry| {
@@ -200,7 +223,8 @@ impl Renderer<'_> {
                     content: message
                         .get("content")
                         .and_then(|c| {
-                            coding_agent::serde_json::from_value::<Vec<ContentBlock>>(c.clone()).ok()
+                            coding_agent::serde_json::from_value::<Vec<ContentBlock>>(c.clone())
+                                .ok()
                         })
                         .unwrap_or_default(),
                     details: message.get("details").cloned().unwrap_or(Value::Null),
@@ -215,13 +239,26 @@ impl Renderer<'_> {
                     .registry
                     .and_then(|registry| {
                         catch_unwind(AssertUnwindSafe(|| {
-                            registry.render_result(name, &result, &options, &self.theme, &self.context)
+                            registry.render_result(
+                                name,
+                                &result,
+                                &options,
+                                &self.theme,
+                                &self.context,
+                            )
                         }))
                         .ok()
                     })
-                    .unwrap_or_else(|| default_render_result(&result, &options, &self.theme, usize::MAX));
+                    .unwrap_or_else(|| {
+                        default_render_result(&result, &options, &self.theme, usize::MAX)
+                    });
                 self.push_long_styled(out, &drawn);
-                for block in message.get("content").and_then(Value::as_array).into_iter().flatten() {
+                for block in message
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     if block.get("type").and_then(Value::as_str) == Some("image") {
                         push_image(out, block);
                     }
@@ -244,10 +281,20 @@ impl Renderer<'_> {
         }
         let (head, rest) = text.lines.split_at(self.visible_lines);
         out.push_str("<pre class=\"output\">");
-        push_styled(out, &StyledText { lines: head.to_vec() });
+        push_styled(
+            out,
+            &StyledText {
+                lines: head.to_vec(),
+            },
+        );
         out.push_str("</pre><template>");
         out.push('\n');
-        push_styled(out, &StyledText { lines: rest.to_vec() });
+        push_styled(
+            out,
+            &StyledText {
+                lines: rest.to_vec(),
+            },
+        );
         out.push_str(&format!(
             "</template><button type=\"button\" class=\"more\">Show all {total} lines</button>"
         ));
@@ -270,7 +317,9 @@ fn first_lines(mut text: StyledText, n: usize) -> StyledText {
 }
 
 fn open_article(out: &mut String, i: usize, entry: &SessionEntry, class: &str, who: &str) {
-    out.push_str(&format!("<article class=\"msg {class}\" id=\"e{i}\"><header>"));
+    out.push_str(&format!(
+        "<article class=\"msg {class}\" id=\"e{i}\"><header>"
+    ));
     push_escaped(out, who);
     out.push_str("<time>");
     push_escaped(out, &entry.timestamp);
@@ -312,7 +361,9 @@ fn push_content(out: &mut String, content: &Value, markdown: bool) {
         Value::Array(blocks) => {
             for block in blocks {
                 match block.get("type").and_then(Value::as_str) {
-                    Some("text") => text(out, block.get("text").and_then(Value::as_str).unwrap_or("")),
+                    Some("text") => {
+                        text(out, block.get("text").and_then(Value::as_str).unwrap_or(""))
+                    }
                     Some("image") => push_image(out, block),
                     _ => {}
                 }
@@ -332,7 +383,9 @@ fn push_image(out: &mut String, block: &Value) {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'=');
     if IMAGE_TYPES.contains(&mime) && base64 {
-        out.push_str(&format!("<img class=\"image\" alt=\"image\" src=\"data:{mime};base64,{data}\">"));
+        out.push_str(&format!(
+            "<img class=\"image\" alt=\"image\" src=\"data:{mime};base64,{data}\">"
+        ));
     } else {
         out.push_str("<div class=\"usage\">[image: ");
         push_escaped(out, mime);

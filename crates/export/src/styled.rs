@@ -8,8 +8,21 @@ use coding_agent::{StyledLine, StyledText};
 use crate::escape::push_escaped;
 
 const NAMES: [&str; 16] = [
-    "black", "red", "green", "yellow", "blue", "magenta", "cyan", "white", "bright-black",
-    "bright-red", "bright-green", "bright-yellow", "bright-blue", "bright-magenta", "bright-cyan",
+    "black",
+    "red",
+    "green",
+    "yellow",
+    "blue",
+    "magenta",
+    "cyan",
+    "white",
+    "bright-black",
+    "bright-red",
+    "bright-green",
+    "bright-yellow",
+    "bright-blue",
+    "bright-magenta",
+    "bright-cyan",
     "bright-white",
 ];
 
@@ -144,13 +157,25 @@ mod tests {
         let line = StyledLine::styled("<b>x</b>", style).push(" plain", Style::new());
         let mut out = String::new();
         push_line(&mut out, &line);
-        assert_eq!(out, "<span class=\"f-red bold\">&lt;b&gt;x&lt;/b&gt;</span> plain");
+        assert_eq!(
+            out,
+            "<span class=\"f-red bold\">&lt;b&gt;x&lt;/b&gt;</span> plain"
+        );
     }
 
     #[test]
     fn deep_colours_map_to_the_palette() {
-        assert_eq!(NAMES[palette_index(Color::Rgb(RgbColor(250, 10, 10)))], "bright-red");
-        assert_eq!(NAMES[palette_index(Color::Ansi256(Ansi256Color(28)))], "green");
-        assert_eq!(NAMES[palette_index(Color::Ansi256(Ansi256Color(231)))], "bright-white");
+        assert_eq!(
+            NAMES[palette_index(Color::Rgb(RgbColor(250, 10, 10)))],
+            "bright-red"
+        );
+        assert_eq!(
+            NAMES[palette_index(Color::Ansi256(Ansi256Color(28)))],
+            "green"
+        );
+        assert_eq!(
+            NAMES[palette_index(Color::Ansi256(Ansi256Color(231)))],
+            "bright-white"
+        );
     }
 }

@@ -153,7 +153,11 @@ mod tests {
 
     #[test]
     fn cycles_and_unknown_parents_become_roots() {
-        let entries = vec![entry("a", Some("b")), entry("b", Some("a")), entry("c", Some("zz"))];
+        let entries = vec![
+            entry("a", Some("b")),
+            entry("b", Some("a")),
+            entry("c", Some("zz")),
+        ];
         let tree = Tree::new(&entries, None);
         assert_eq!(tree.roots, vec![0, 2]);
         assert_eq!(tree.active, vec![2]);
