@@ -11,11 +11,12 @@
   document.addEventListener("click", function (ev) {
     var more = ev.target.closest("button.more");
     if (more) {
-      var tpl = more.previousElementSibling;
-      var pre = tpl && tpl.previousElementSibling;
-      if (tpl && tpl.tagName === "TEMPLATE" && pre) {
-        pre.appendChild(tpl.content.cloneNode(true));
-        tpl.remove();
+      var data = more.previousElementSibling;
+      var pre = data && data.previousElementSibling;
+      if (data && data.classList.contains("rest") && pre) {
+        // Our own escaped markup, kept as a JSON string in a data block.
+        pre.insertAdjacentHTML("beforeend", JSON.parse(data.textContent));
+        data.remove();
         more.remove();
       }
       return;

@@ -12,7 +12,8 @@
 //! `http(s):`, `mailto:` and in-page targets, remote images are never
 //! loaded, and a Content-Security-Policy allows only the page's own style
 //! and script, by hash. Long tool outputs show their first lines; the rest
-//! stays in the file behind a "show all" button.
+//! stays in the file, as an inert JSON data block, behind a "show all"
+//! button.
 //!
 //! ```
 //! use agent_export::{ExportOptions, export_html};
@@ -42,7 +43,7 @@ use coding_agent::ToolRegistry;
 use coding_agent::sessions::SessionManager;
 
 /// The lines of a tool's output shown before "show all", by default.
-pub const DEFAULT_VISIBLE_OUTPUT_LINES: usize = 200;
+pub const DEFAULT_VISIBLE_OUTPUT_LINES: usize = 100;
 
 /// How a page is drawn.
 #[derive(Clone, Copy)]

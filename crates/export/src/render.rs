@@ -269,8 +269,9 @@ impl Renderer<'_> {
         out.push_str("</details>\n");
     }
 
-    /// Styled lines, the first `visible_lines` shown and the rest kept in
-    /// an inert `<template>` that the page's script swaps in on request.
+    /// Styled lines, the first `visible_lines` shown; the rest is kept in
+    /// the file as a JSON string in a data block (parsed by the browser as
+    /// raw text, no nodes) that the page's script inserts on request.
     fn push_long_styled(&self, out: &mut String, text: &StyledText) {
         let total = text.lines.len();
         if total <= self.visible_lines {
@@ -287,21 +288,40 @@ impl Renderer<'_> {
                 lines: head.to_vec(),
             },
         );
-        out.push_str("</pre><template>");
-        out.push('\n');
+        out.push_str("</pre><script type=\"application/json\" class=\"rest\">");
+        let mut html = String::from("\n");
         push_styled(
-            out,
+            &mut html,
             &StyledText {
                 lines: rest.to_vec(),
             },
         );
+        push_json_string(out, &html);
         out.push_str(&format!(
-            "</template><button type=\"button\" class=\"more\">Show all {total} lines</button>"
+            "</script><button type=\"button\" class=\"more\">Show all {total} lines</button>"
         ));
     }
 
     fn push_long_text(&self, out: &mut String, text: &str) {
         self.push_long_styled(out, &StyledText::plain(text));
+    }
+}
+
+/// `text` as a JSON string that is safe inside a `<script>` data block:
+/// `<`, `>` and `&` are written as `\u003c`, `\u003e`, `\u0026`, so no
+/// `</script>` or `<!--` can appear in it.
+fn push_json_string(out: &mut String, text: &str) {
+    let json = coding_agent::serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into());
+    for c in json.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            // JavaScript before ES2019 ended strings at these.
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
     }
 }
 
