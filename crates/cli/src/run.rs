@@ -576,6 +576,7 @@ async fn rpc(
         session_dir: args.session_dir.clone(),
         models,
         resolve_model,
+        export_html: Some(crate::export_cmd::rpc_exporter(session.registry())),
     };
     match run_rpc(
         session,

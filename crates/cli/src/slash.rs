@@ -1,5 +1,5 @@
 //! The line prompt's commands: `/new`, `/resume`, `/tree`, `/fork`,
-//! `/name`, `/compact`.
+//! `/name`, `/compact`, `/export`.
 
 use coding_agent::AgentSession;
 use coding_agent::sessions::SessionManager;
@@ -43,7 +43,7 @@ pub async fn run(session: &AgentSession, line: &str) -> Option<Result<String, St
     };
     let result = match command {
         "/help" => Ok(
-            "/new  /resume [ID]  /tree  /fork ENTRY  /name NAME  /compact [INSTRUCTIONS]  /exit"
+            "/new  /resume [ID]  /tree  /fork ENTRY  /name NAME  /compact [INSTRUCTIONS]  /export [PATH]  /exit"
                 .to_string(),
         ),
         "/new" => new_session(session),
@@ -56,6 +56,7 @@ pub async fn run(session: &AgentSession, line: &str) -> Option<Result<String, St
                 .map_err(|e| e.to_string())
         }),
         "/name" => Err("usage: /name NAME".to_string()),
+        "/export" => crate::export_cmd::slash(session, rest),
         "/compact" => session
             .compact((!rest.is_empty()).then_some(rest))
             .await

@@ -153,6 +153,13 @@ pub enum RpcCommand {
     },
     /// The slash commands the client may offer.
     GetCommands,
+    /// Writes the session as an HTML page (see
+    /// [`RpcOptions::export_html`](super::RpcOptions::export_html)).
+    ExportHtml {
+        /// Where; absent: the exporter's default name.
+        #[serde(default, rename = "outputPath")]
+        output_path: Option<String>,
+    },
 }
 
 impl RpcCommand {

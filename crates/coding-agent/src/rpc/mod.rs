@@ -8,7 +8,8 @@
 //!   `set_thinking_level`, `cycle_thinking_level`, `compact`, `set_auto_compaction`, `bash`, `abort_bash`,
 //!   `get_session_stats`, `switch_session`, `fork`, `get_fork_messages`,
 //!   `get_last_assistant_text`, `set_session_name`, `set_steering_mode`,
-//!   `set_follow_up_mode`, `get_commands`, and `extension_ui_response`.
+//!   `set_follow_up_mode`, `get_commands`, `export_html`, and
+//!   `extension_ui_response`.
 //! - Output: `{"id", "type": "response", "command", "success", "data" |
 //!   "error"}` for each command (a line that is not a command gets
 //!   `"command": "parse"`), and the agent's events as in `--mode json`.
@@ -66,7 +67,22 @@ pub struct RpcOptions {
     /// that serves it, so that a switch may cross providers and APIs; the
     /// answer of `Err` is the command's error.
     pub resolve_model: Option<ModelResolver>,
+    /// Writes the session as HTML for `export_html` (the page is drawn by a
+    /// crate above this one, such as `agent-export`); `None`: the command
+    /// answers that export is not available.
+    pub export_html: Option<HtmlExporter>,
 }
+
+/// Writes a session as an HTML page at the given path, or at a default
+/// one; answers the path written (see [`RpcOptions::export_html`]).
+pub type HtmlExporter = Arc<
+    dyn Fn(
+            &crate::sessions::SessionManager,
+            Option<&std::path::Path>,
+        ) -> Result<std::path::PathBuf, String>
+        + Send
+        + Sync,
+>;
 
 /// Finds a model by provider and id, with a client that serves it (see
 /// [`RpcOptions::resolve_model`]).
@@ -80,6 +96,7 @@ impl std::fmt::Debug for RpcOptions {
             .field("session_dir", &self.session_dir)
             .field("models", &self.models.len())
             .field("resolve_model", &self.resolve_model.is_some())
+            .field("export_html", &self.export_html.is_some())
             .finish()
     }
 }

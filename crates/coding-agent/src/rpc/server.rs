@@ -446,6 +446,17 @@ impl Server {
                         .collect();
                 Ok(json!({ "commands": commands }))
             }
+            RpcCommand::ExportHtml { output_path } => {
+                let export = self
+                    .options
+                    .export_html
+                    .clone()
+                    .ok_or("export_html is not available in this program")?;
+                let store = self.manager().ok_or("this conversation is not recorded")?;
+                let manager = store.lock().unwrap_or_else(|p| p.into_inner());
+                let path = export(&manager, output_path.as_deref().map(std::path::Path::new))?;
+                Ok(json!({"path": path}))
+            }
         }
     }
 
