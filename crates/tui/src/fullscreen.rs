@@ -14,7 +14,9 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use agent_tool::StyledLine;
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
 
 use crate::app::App;
 use crate::cell::CellKind;

@@ -154,6 +154,14 @@ impl Tui {
         }
     }
 
+    /// Sends the child SIGTERM.
+    fn terminate(&self) {
+        let pid = self.child.process_id().expect("a pid");
+        let pid =
+            rustix::process::Pid::from_raw(i32::try_from(pid).expect("a pid fits")).expect("a pid");
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM sent");
+    }
+
     /// Waits for the child to exit and for every byte it wrote to be read.
     fn wait_exit(&mut self) -> portable_pty::ExitStatus {
         let start = Instant::now();
@@ -262,10 +270,7 @@ fn ctrl_z_and_sigterm_restore_the_terminal() {
     });
     tui.send("d");
     tui.wait_for("the editor, still there", |t| t.contains("> abcd"));
-    let pid = tui.child.process_id().expect("a pid");
-    let pid =
-        rustix::process::Pid::from_raw(i32::try_from(pid).expect("a pid fits")).expect("a pid");
-    rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM sent");
+    tui.terminate();
     let status = tui.wait_exit();
     assert_eq!(status.exit_code(), 143);
     let screen = tui.screen.lock().unwrap_or_else(|p| p.into_inner());
@@ -449,18 +454,14 @@ fn sigterm_in_fullscreen_leaves_the_alternate_screen() {
         "{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}\n",
     )
     .unwrap();
-    let tui = Tui::start_with(
+    let mut tui = Tui::start_with(
         dir.path(),
         &script,
         "xterm-256color",
         &["--tui-mode", "fullscreen"],
     );
     tui.wait_for("the footer", |t| t.contains("scripted/"));
-    let pid = tui.child.process_id().expect("a pid");
-    let pid =
-        rustix::process::Pid::from_raw(i32::try_from(pid).expect("a pid fits")).expect("a pid");
-    rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM sent");
-    let mut tui = tui;
+    tui.terminate();
     assert_eq!(tui.wait_exit().exit_code(), 143);
     let screen = tui.screen.lock().unwrap_or_else(|p| p.into_inner());
     assert!(!screen.parser.screen().alternate_screen());

@@ -353,8 +353,16 @@ fn the_chrome_has_no_ambiguous_width_glyphs() {
     view.key(key(KeyCode::Enter, KeyModifiers::NONE), &mut app);
     chrome.extend(screen(&mut view, &mut app));
     let text = text_of(&chrome);
-    assert!(text.contains("esc to interrupt") && text.contains("search: x"), "{text}");
+    assert!(
+        text.contains("esc to interrupt") && text.contains("search: x"),
+        "{text}"
+    );
     for c in text.chars() {
-        assert_eq!(c.width(), c.width_cjk(), "{c:?} (U+{:04X}) is ambiguous", u32::from(c));
+        assert_eq!(
+            c.width(),
+            c.width_cjk(),
+            "{c:?} (U+{:04X}) is ambiguous",
+            u32::from(c)
+        );
     }
 }
