@@ -383,8 +383,9 @@ impl FullscreenView {
         (rows, caret)
     }
 
-    /// The row between the view and the dock: the search query, or how
-    /// far up the view is.
+    /// The row between the view and the dock: the search query, how far
+    /// up the view is, or blank (as inline mode's row between the
+    /// conversation and the editor).
     fn bar(&self, width: usize, theme: &crate::UiTheme) -> Vec<StyledLine> {
         let line = match (&self.search, self.anchor) {
             (Some(search), _) => search.bar(theme),
@@ -398,6 +399,7 @@ impl FullscreenView {
                     theme.dim,
                 )
             }
+            (None, None) if self.layout.total > 0 => StyledLine::new(),
             (None, None) => return Vec::new(),
         };
         vec![text::clip(&line, width)]
