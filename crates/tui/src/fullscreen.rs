@@ -336,7 +336,11 @@ impl FullscreenView {
         let registry = app.cx.registry.clone();
         let (dock, caret) = app.compose_dock(width, dock_max, now, registry.as_ref());
         self.layout = Layout::of(app, width);
-        let bar = self.bar(width, &theme);
+        let mut bar = self.bar(width, &theme);
+        if dock.len() + bar.len() > height {
+            // A screen too small for both: the editor stays.
+            bar.clear();
+        }
         let view_rows = height.saturating_sub(dock.len() + bar.len());
         self.view_rows = view_rows;
         let bottom = self.layout.total.saturating_sub(view_rows);

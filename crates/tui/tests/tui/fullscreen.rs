@@ -366,3 +366,29 @@ fn the_chrome_has_no_ambiguous_width_glyphs() {
         );
     }
 }
+
+#[test]
+fn tiny_and_huge_screens_keep_the_caret_and_fit() {
+    for (w, h) in [(1u16, 1u16), (2, 2), (5, 3), (20, 4), (500, 200)] {
+        let mut app = long_app();
+        let mut view = FullscreenView::new(w, h);
+        view.key(key(KeyCode::Char('s'), KeyModifiers::CONTROL), &mut app);
+        let (rows, caret) = view.compose(&mut app, Instant::now());
+        assert!(rows.len() <= usize::from(h), "{w}x{h}");
+        for r in &rows {
+            assert!(agent_tui::text::line_width(r) <= usize::from(w), "{w}x{h}");
+        }
+        // The search row gives way to the editor first.
+        let (r, c) = caret.unwrap_or_else(|| panic!("{w}x{h}: no caret"));
+        assert!(r < rows.len() && c < usize::from(w), "{w}x{h}");
+        view.mouse(
+            mouse(MouseEventKind::Down(MouseButton::Left), w - 1, h - 1),
+            &mut app,
+        );
+        view.mouse(
+            mouse(MouseEventKind::Up(MouseButton::Left), w - 1, h - 1),
+            &mut app,
+        );
+        assert!(!view.frame(&mut app, Instant::now()).is_empty());
+    }
+}
