@@ -179,8 +179,8 @@ impl FullscreenView {
         if let Some(search) = &mut self.search {
             match search.key(key) {
                 crate::search::Outcome::Handled => return true,
-                crate::search::Outcome::Step(forward) => {
-                    self.step_search(app, forward);
+                crate::search::Outcome::Step(older) => {
+                    self.step_search(app, older);
                     return true;
                 }
                 crate::search::Outcome::Close => {
@@ -213,13 +213,13 @@ impl FullscreenView {
         true
     }
 
-    /// Moves to the next (or previous) match and shows it.
-    fn step_search(&mut self, app: &mut App, forward: bool) {
+    /// Moves to the next older (or newer) match and shows it.
+    fn step_search(&mut self, app: &mut App, older: bool) {
         let width = self.width;
         let Some(search) = &mut self.search else {
             return;
         };
-        if let Some(row) = search.step(app, &self.layout, width, forward) {
+        if let Some(row) = search.step(app, &self.layout, width, older) {
             let half = self.view_rows / 2;
             if row < self.top || row >= self.top + self.view_rows {
                 self.set_top(row.saturating_sub(half));

@@ -1,7 +1,7 @@
 //! Search in the fullscreen transcript: a query row (Ctrl+S opens it),
-//! Enter to run it, then `n` / `N` (or Enter) to step through the matches,
-//! every match in view highlighted. Case-insensitive, on the rows as
-//! drawn.
+//! Enter to run it (the newest match first), then `n` (or Enter) to step
+//! to older matches and `N` to newer ones, wrapping around; every match in
+//! view highlighted. Case-insensitive, on the rows as drawn.
 
 use agent_tool::StyledLine;
 use anstyle::Style;
@@ -17,7 +17,8 @@ use crate::text;
 pub enum Outcome {
     /// It changed the query (or was swallowed).
     Handled,
-    /// Go to the next match (`true`) or the previous one.
+    /// Go to the next older match (`true`, up the transcript) or the
+    /// next newer one.
     Step(bool),
     /// Close the search.
     Close,
@@ -84,14 +85,15 @@ impl Search {
         }
     }
 
-    /// Moves to the next match after the current one (or, the first time,
-    /// the last one: the newest text); its document row.
+    /// Moves to the match before the current one (`older`, up the
+    /// transcript) or after it, wrapping around; the first time to the
+    /// last one, the newest text. Its document row.
     pub fn step(
         &mut self,
         app: &mut App,
         layout: &Layout,
         width: usize,
-        forward: bool,
+        older: bool,
     ) -> Option<usize> {
         let needle = self.needle()?;
         let matches = find_all(app, layout, width, &needle);
@@ -103,11 +105,11 @@ impl Search {
         }
         let index = match self.current {
             None => matches.len() - 1,
-            Some(cur) if forward => matches.iter().position(|&m| m > cur).unwrap_or(0),
-            Some(cur) => matches
+            Some(cur) if older => matches
                 .iter()
                 .rposition(|&m| m < cur)
                 .unwrap_or(matches.len() - 1),
+            Some(cur) => matches.iter().position(|&m| m > cur).unwrap_or(0),
         };
         self.current = Some(matches[index]);
         self.position = index + 1;
@@ -122,7 +124,7 @@ impl Search {
             "  no match (Esc to close)".to_string()
         } else {
             format!(
-                "  {}/{} (n next, N previous, Esc to close)",
+                "  {}/{} (n older, N newer, Esc to close)",
                 self.position, self.count
             )
         };

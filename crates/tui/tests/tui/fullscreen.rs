@@ -160,16 +160,19 @@ fn search_highlights_and_steps_through_matches() {
             .any(|s| s.text == "needle" && s.style == UiTheme::plain().search_match)
     );
 
-    // `n` wraps to the first, `N` back to the last; the view follows the
-    // match up the transcript.
+    // `n` steps to older matches, `N` to newer ones, wrapping around; the
+    // view follows the match up the transcript.
     view.key(key(KeyCode::Char('n'), KeyModifiers::NONE), &mut app);
+    screen(&mut view, &mut app);
+    assert_eq!(view.search().map(|s| s.counts()), Some((8, 9)));
+    view.key(key(KeyCode::Char('N'), KeyModifiers::SHIFT), &mut app);
+    screen(&mut view, &mut app);
+    assert_eq!(view.search().map(|s| s.counts()), Some((9, 9)));
+    view.key(key(KeyCode::Char('N'), KeyModifiers::SHIFT), &mut app);
     let rows = screen(&mut view, &mut app);
     assert_eq!(view.search().map(|s| s.counts()), Some((1, 9)));
     assert!(text_of(&rows).contains("haystack"), "{}", text_of(&rows));
     assert!(!view.follows());
-    view.key(key(KeyCode::Char('N'), KeyModifiers::SHIFT), &mut app);
-    screen(&mut view, &mut app);
-    assert_eq!(view.search().map(|s| s.counts()), Some((9, 9)));
     // Esc closes it; keys go to the editor again.
     view.key(key(KeyCode::Esc, KeyModifiers::NONE), &mut app);
     assert!(view.search().is_none());
