@@ -446,7 +446,7 @@ fn fullscreen_scrolls_switches_live_and_leaves_the_main_screen_as_it_was() {
 }
 
 #[test]
-fn sigterm_in_fullscreen_leaves_the_alternate_screen() {
+fn ctrl_z_and_sigterm_in_fullscreen_leave_the_alternate_screen() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("script.jsonl");
     std::fs::write(
@@ -461,6 +461,15 @@ fn sigterm_in_fullscreen_leaves_the_alternate_screen() {
         &["--tui-mode", "fullscreen"],
     );
     tui.wait_for("the footer", |t| t.contains("scripted/"));
+    // Ctrl+Z: the main screen back before the stop (the process group is
+    // orphaned here, so it goes on at once), fullscreen again after.
+    tui.send("\x1a");
+    tui.wait_raw("fullscreen left and entered again", |raw| {
+        let (on, off) = ("\x1b[?1049h", "\x1b[?1049l");
+        raw.matches(on).count() == 2 && raw.find(off).is_some_and(|o| raw.rfind(on) > Some(o))
+    });
+    tui.send("xyz");
+    tui.wait_for("the editor, redrawn", |t| t.contains("> xyz"));
     tui.terminate();
     assert_eq!(tui.wait_exit().exit_code(), 143);
     let screen = tui.screen.lock().unwrap_or_else(|p| p.into_inner());
