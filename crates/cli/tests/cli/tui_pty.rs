@@ -249,15 +249,21 @@ fn the_terminal_ui_answers_interrupts_pastes_and_restores_the_terminal() {
     assert_eq!(text.matches("answer is forty-two.").count(), 1, "{text}");
 }
 
-#[test]
-fn ctrl_z_and_sigterm_restore_the_terminal() {
-    let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("script.jsonl");
+/// A script whose one answer is "hi".
+fn hi_script(dir: &std::path::Path) -> std::path::PathBuf {
+    let script = dir.join("script.jsonl");
     std::fs::write(
         &script,
         "{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}\n",
     )
     .unwrap();
+    script
+}
+
+#[test]
+fn ctrl_z_and_sigterm_restore_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = hi_script(dir.path());
     let mut tui = Tui::start(dir.path(), &script);
     tui.wait_for("the footer", |t| t.contains("scripted/"));
     tui.send("abc");
@@ -448,12 +454,7 @@ fn fullscreen_scrolls_switches_live_and_leaves_the_main_screen_as_it_was() {
 #[test]
 fn ctrl_z_and_sigterm_in_fullscreen_leave_the_alternate_screen() {
     let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("script.jsonl");
-    std::fs::write(
-        &script,
-        "{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}\n",
-    )
-    .unwrap();
+    let script = hi_script(dir.path());
     let mut tui = Tui::start_with(
         dir.path(),
         &script,
