@@ -447,7 +447,7 @@ pub async fn run(args: RunArgs) -> i32 {
         remote_files,
         extensions,
     };
-    let commands = crate::slash::commands(&args, &settings, &model);
+    let commands = crate::slash::commands(&args, &settings, &model, &cwd, trusted);
     let session = build_session(&args, &cwd, settings, client, model, tools);
     if let Some(updates) = mcp_updates {
         updates.keep_session_updated(&session);

@@ -2,7 +2,10 @@
 //! model registry and session directory, for the line prompt and the
 //! terminal UI.
 
-use agent_commands::Commands;
+use std::path::Path;
+use std::sync::Arc;
+
+use agent_commands::{Commands, Reloader};
 use coding_agent::agent_ai::Model;
 use coding_agent::{AgentSession, Settings};
 
@@ -11,12 +14,37 @@ use crate::args::RunArgs;
 /// The commands of an interactive run: `/model` goes through the same
 /// registry and flags as `--model`, `/new` and `/import` into
 /// `--session-dir`.
-pub fn commands(args: &RunArgs, settings: &Settings, current: &Model) -> Commands {
+pub fn commands(
+    args: &RunArgs,
+    settings: &Settings,
+    current: &Model,
+    cwd: &Path,
+    trusted: bool,
+) -> Commands {
     let (models, resolve_model) = crate::provider::switchable(args, settings, current);
+    let (args_for_reload, cwd) = (args.clone(), cwd.to_path_buf());
+    let reload: Reloader = Arc::new(move |session: &AgentSession| {
+        // Trust is as it was at start: trusting happens outside the session.
+        let settings =
+            Settings::load(&cwd).map_err(|e| format!("cannot use the settings file {e}"))?;
+        let (resources, diagnostics) =
+            crate::resources::load_quietly(&args_for_reload, &settings, &cwd, trusted);
+        let text = format!(
+            "reloaded: {} skills, {} prompt templates (settings other than these apply to new sessions)",
+            resources.skills.len(),
+            resources.templates.len()
+        );
+        session.set_resources(resources);
+        Ok(std::iter::once(text)
+            .chain(diagnostics)
+            .collect::<Vec<_>>()
+            .join("\n"))
+    });
     Commands {
         session_dir: args.session_dir.clone(),
         models,
         resolve_model,
+        reload: Some(reload),
         ..Commands::default()
     }
 }

@@ -93,4 +93,12 @@ impl AgentSession {
     pub fn resources(&self) -> Arc<agent_skills::Resources> {
         self.lock().resources.clone()
     }
+
+    /// Replaces the skills and prompt templates (`/reload`): the next
+    /// request's system prompt lists the new skills, and expansion uses
+    /// the new templates. The conversation is kept.
+    pub fn set_resources(&self, resources: agent_skills::Resources) {
+        self.lock().resources = Arc::new(resources);
+        self.refresh();
+    }
 }

@@ -100,6 +100,11 @@ pub const BUILTIN: &[CommandSpec] = &[
         "[KEY [VALUE]]",
         "Show the settings, or set one in the user settings file",
     ),
+    spec(
+        "reload",
+        "",
+        "Read skills, prompt templates and settings again, keeping the conversation",
+    ),
     spec("hotkeys", "", "List the keys of the terminal UI"),
     spec("trust", "", "Show whether this project is trusted"),
     spec("exit", "", "Leave"),
@@ -117,6 +122,10 @@ const fn spec(
     }
 }
 
+/// Reloads what the assembling program read at start (see
+/// [`Commands::reload`]).
+pub type Reloader = Arc<dyn Fn(&AgentSession) -> Result<String, String> + Send + Sync>;
+
 /// What the commands need besides the session: supplied by the program
 /// that assembles the agent (the stock CLI fills every field).
 #[derive(Clone, Default)]
@@ -131,6 +140,10 @@ pub struct Commands {
     pub resolve_model: Option<ModelResolver>,
     /// The text of `/hotkeys` (the terminal UI's key table).
     pub hotkeys: Option<Arc<dyn Fn() -> String + Send + Sync>>,
+    /// `/reload`: reads the skills, prompt templates and settings again
+    /// the way the program read them at start, hands them to the session
+    /// and answers what it loaded.
+    pub reload: Option<Reloader>,
     /// Where `/copy` writes.
     pub clipboard: Clipboard,
 }
@@ -142,6 +155,7 @@ impl std::fmt::Debug for Commands {
             .field("models", &self.models.len())
             .field("resolve_model", &self.resolve_model.is_some())
             .field("hotkeys", &self.hotkeys.is_some())
+            .field("reload", &self.reload.is_some())
             .field("clipboard", &self.clipboard)
             .finish()
     }
@@ -185,6 +199,10 @@ impl Commands {
                 .map(|f| f())
                 .unwrap_or_else(|| "this front end has no key bindings".to_string())),
             "trust" => setup::trust(session),
+            "reload" => match &self.reload {
+                Some(reload) => reload(session),
+                None => Err("this program cannot reload its resources".into()),
+            },
             _ => return None,
         };
         Some(result)

@@ -396,6 +396,14 @@ fn builtin_commands_work_in_the_line_prompt_and_the_terminal_ui() {
         tui.wait_for("the session's numbers", |t| {
             t.contains("Messages:  2 (1 user, 1 assistant") && t.contains("File:      in memory")
         });
+        // A template written now is found by /reload, and then expands.
+        let prompts = dir.path().join("agent/prompts");
+        std::fs::create_dir_all(&prompts).unwrap();
+        std::fs::write(prompts.join("later.md"), "Later, $1.\n").unwrap();
+        tui.send("/reload\r");
+        tui.wait_for("the reload", |t| {
+            t.contains("reloaded: 0 skills, 1 prompt templates")
+        });
         tui.send("/thinking nonsense\r");
         tui.wait_for("the error", |t| t.contains("unknown thinking level"));
         tui.send("/exit\r");
