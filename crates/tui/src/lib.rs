@@ -28,6 +28,7 @@ pub mod diagnostics;
 pub mod editor;
 mod error;
 pub mod footer;
+pub mod highlight;
 pub mod inline;
 pub mod markdown;
 pub mod paste;
