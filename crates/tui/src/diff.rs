@@ -223,7 +223,7 @@ pub fn render(
         .to_string()
         .len();
     // `old new ± ` when it leaves room for text, else `± ` only.
-    let numbered = width >= 2 * digits + 4 + 8;
+    let numbered = width >= 2 * digits + 4 + 12;
     let gutter = if numbered { 2 * digits + 4 } else { 2 };
     let text_width = width.saturating_sub(gutter).max(1);
     let shown = if expanded {

@@ -104,11 +104,13 @@ impl SyntaxStyles {
 /// The scope selectors of each role, by role index (see
 /// [`SyntaxStyles::role`]); later rules win over earlier ones of the same
 /// specificity, as in a Sublime theme.
-const ROLE_SELECTORS: [(u8, &str); 6] = [
+const ROLE_SELECTORS: [(u8, &str); 7] = [
     (2, "keyword, storage, entity.name.tag"),
+    // Operators and punctuation stay plain: colouring every `=` is noise.
+    (0, "keyword.operator, punctuation"),
     (
         6,
-        "storage.type, entity.name.type, entity.name.class, entity.name.struct, entity.name.enum, entity.name.trait, support.type, support.class, entity.other.inherited-class",
+        "entity.name.type, entity.name.class, entity.name.struct, entity.name.enum, entity.name.trait, support.type, support.class, entity.other.inherited-class",
     ),
     (
         5,

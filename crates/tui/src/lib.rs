@@ -25,6 +25,7 @@
 pub mod app;
 pub mod cell;
 pub mod diagnostics;
+pub mod dialog;
 pub mod diff;
 pub mod editor;
 mod error;
