@@ -26,6 +26,7 @@ pub async fn run(session: AgentSession, questions: PermissionQuestions) -> i32 {
         theme: UiTheme::from_env(),
         commands: Some(Arc::new(crate::slash::TuiCommands)),
         questions: Some(questions),
+        ..TuiOptions::default()
     };
     match agent_tui::run(session, options).await {
         Ok(TuiExit::Quit | TuiExit::TerminalGone) => 0,

@@ -33,6 +33,7 @@ pub mod footer;
 pub mod highlight;
 pub mod inline;
 pub mod markdown;
+pub mod notify;
 pub mod paste;
 pub mod permission;
 pub mod terminal;
