@@ -150,11 +150,10 @@ impl Notifier {
     /// The bytes that call the user for `why`, or nothing when the
     /// terminal is focused (or, for a run's end, may be).
     pub fn attention(&self, why: Attention, session: &str) -> String {
-        let call = match (why, self.focused) {
-            (_, Some(false)) => true,
-            (Attention::Question, None) => true,
-            _ => false,
-        };
+        let call = matches!(
+            (why, self.focused),
+            (_, Some(false)) | (Attention::Question, None)
+        );
         if !call {
             return String::new();
         }
