@@ -13,6 +13,8 @@
 //! A streaming block is highlighted again at each change, but resumes from
 //! the parser state after its last complete line ([`SyntaxHighlighter`]).
 
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::str::FromStr;
 use std::sync::{Mutex, OnceLock};
 
@@ -34,8 +36,12 @@ pub const MAX_CODE_BYTES: usize = 256 * 1024;
 /// grammars can be slow on one huge line (minified code).
 pub const MAX_LINE_BYTES: usize = 8 * 1024;
 
+/// Code of finished blocks kept highlighted (bytes of source): beyond
+/// it the cache starts over.
+pub const MAX_CACHED_BYTES: usize = 4 * 1024 * 1024;
+
 /// The styles of highlighted code, one per role.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SyntaxStyles {
     /// Text no role claims.
     pub plain: Style,
@@ -195,6 +201,47 @@ struct Checkpoint {
 #[derive(Default)]
 pub struct SyntaxHighlighter {
     checkpoint: Mutex<Option<Checkpoint>>,
+    finished: Mutex<BlockCache>,
+}
+
+/// Finished blocks by a hash of language, code and styles.
+#[derive(Default)]
+struct BlockCache {
+    blocks: HashMap<u64, Vec<StyledLine>>,
+    bytes: usize,
+}
+
+/// The shared [`SyntaxHighlighter`] for blocks that will not change (a
+/// settled Markdown block, a whole text): each is highlighted once and
+/// kept, so drawing the transcript again (a resume, a width change)
+/// does not parse its code again.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FinishedCode;
+
+impl CodeHighlighter for FinishedCode {
+    fn highlight(&self, lang: &str, code: &str, theme: &UiTheme) -> Option<Vec<StyledLine>> {
+        let shared = SyntaxHighlighter::shared();
+        let key = {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (lang, code, theme.syntax).hash(&mut h);
+            h.finish()
+        };
+        let cached = {
+            let cache = shared.finished.lock().unwrap_or_else(|p| p.into_inner());
+            cache.blocks.get(&key).cloned()
+        };
+        if cached.is_some() {
+            return cached;
+        }
+        let lines = shared.highlight(lang, code, theme)?;
+        let mut cache = shared.finished.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.bytes + code.len() > MAX_CACHED_BYTES {
+            *cache = BlockCache::default();
+        }
+        cache.bytes += code.len();
+        cache.blocks.insert(key, lines.clone());
+        Some(lines)
+    }
 }
 
 impl std::fmt::Debug for SyntaxHighlighter {
@@ -375,6 +422,24 @@ mod tests {
         assert!(h.highlight("", "fn f() {}", &UiTheme::default()).is_none());
         let long = "x".repeat(MAX_LINE_BYTES + 1);
         assert!(h.highlight("rust", &long, &UiTheme::default()).is_none());
+    }
+
+    #[test]
+    fn finished_blocks_are_kept_and_give_the_same_lines() {
+        let theme = UiTheme::default();
+        let code = "let kept = 1; // once";
+        let first = FinishedCode.highlight("rust", code, &theme);
+        assert!(first.is_some());
+        assert_eq!(FinishedCode.highlight("rust", code, &theme), first);
+        assert_eq!(
+            SyntaxHighlighter::default().highlight("rust", code, &theme),
+            first
+        );
+        assert!(
+            FinishedCode
+                .highlight("rust", code, &UiTheme::plain())
+                .is_none()
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use agent_tool::{Span, StyledLine};
 use anstyle::Style;
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
-use crate::highlight::SyntaxHighlighter;
+use crate::highlight::{FinishedCode, SyntaxHighlighter};
 use crate::theme::UiTheme;
 
 /// Colours code blocks: [`SyntaxHighlighter`] by default, [`PlainCode`]
@@ -70,7 +70,8 @@ pub fn top_level_blocks(src: &str) -> Vec<Range<usize>> {
 }
 
 /// Draws a whole Markdown text: each top-level block, a blank line between;
-/// code blocks highlighted ([`SyntaxHighlighter`]).
+/// code blocks highlighted ([`SyntaxHighlighter`], each block once:
+/// [`FinishedCode`]).
 ///
 /// ```
 /// use agent_tui::{markdown::render, UiTheme};
@@ -81,10 +82,7 @@ pub fn top_level_blocks(src: &str) -> Vec<Range<usize>> {
 pub fn render(src: &str, theme: &UiTheme) -> Vec<StyledLine> {
     let mut out = Vec::new();
     for range in top_level_blocks(src) {
-        join_block(
-            &mut out,
-            render_block(&src[range], theme, SyntaxHighlighter::shared()),
-        );
+        join_block(&mut out, render_block(&src[range], theme, &FinishedCode));
     }
     out
 }
@@ -490,7 +488,7 @@ impl MarkdownStream {
             settled += 1;
         }
         for range in &blocks[..settled] {
-            let lines = render_block(&tail[range.clone()], theme, SyntaxHighlighter::shared());
+            let lines = render_block(&tail[range.clone()], theme, &FinishedCode);
             self.parsed_blocks += 1;
             join_block(&mut self.settled, lines);
         }
