@@ -195,7 +195,8 @@ struct Checkpoint {
     highlight: HighlightState,
 }
 
-/// Highlights with syntect; keeps one [`Checkpoint`], so the block that
+/// Highlights with syntect; keeps one checkpoint (the parser state after
+/// the last complete line of the last block), so the block that
 /// is streaming (there is one at a time) costs its new lines, not all of
 /// them, at each change.
 #[derive(Default)]
