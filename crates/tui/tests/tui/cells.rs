@@ -184,3 +184,47 @@ fn a_streaming_code_block_draws_like_the_whole_text() {
     s.push(&text[at..], &theme);
     assert_eq!(s.lines(), render(&text, &theme));
 }
+
+/// Fenced code a model writes, in several languages, with constructs that
+/// span lines (block comments, multi-line strings).
+fn code_fragment() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(
+            "```rust\n/* a\n   b */ fn f(x: u8) -> u8 {\n    x + 1 // one\n}\n```\n\n".to_string()
+        ),
+        Just("```py\ns = \"\"\"multi\nline\"\"\"\ndef g(): return 0x1f\n```\n\n".to_string()),
+        Just(format!(
+            "```js\nconst s = `{CJK}\n{FAMILY}`; // {COMBINING}\n```\n\n"
+        )),
+        Just("```sh\necho \"$HOME\" | grep -c x # count\n```\n\n".to_string()),
+        Just("```nope\nunknown language\n```\n\n".to_string()),
+        Just("Text between blocks.\n\n".to_string()),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn any_chunking_highlights_like_the_whole_text(
+        parts in proptest::collection::vec(code_fragment(), 1..6),
+        cuts in proptest::collection::vec(1usize..30, 1..30),
+    ) {
+        let text: String = parts.concat();
+        let theme = UiTheme::default();
+        let mut stream = MarkdownStream::new();
+        let mut at = 0;
+        let mut cuts = cuts.into_iter().cycle();
+        while at < text.len() {
+            let mut end = (at + cuts.next().unwrap_or(1)).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            stream.push(&text[at..end], &theme);
+            at = end;
+        }
+        // Styles included: a resumed block highlights like a fresh one.
+        proptest::prop_assert_eq!(stream.lines(), render(&text, &theme));
+    }
+}
