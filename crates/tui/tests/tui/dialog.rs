@@ -264,3 +264,37 @@ async fn a_permission_question_replaces_the_editor_and_parallel_ones_queue() {
     assert!(plain(&rows).contains("> draft"));
     assert_eq!(app.editor.text(), "draft");
 }
+
+#[tokio::test]
+async fn the_dialog_fits_any_small_screen() {
+    let (prompt, mut questions) = agent_tui::permission_channel();
+    let _pending = prompt.ask(long_request(30));
+    let mut app = App::new(Transcript::new(UiTheme::plain()), cx(), status());
+    app.permissions
+        .push(questions.recv().await.expect("a question"));
+    for reason in [false, true] {
+        if reason {
+            press(&mut app, KeyCode::Char('r'));
+            typed(
+                &mut app,
+                "漢字 and a reason longer than any of these screens",
+            );
+        }
+        for width in 1..=12 {
+            for height in 1..=8 {
+                let (rows, caret) = app.compose(width, height, Instant::now(), None);
+                assert!(rows.len() <= height, "{width}x{height}");
+                for row in &rows {
+                    assert!(
+                        agent_tui::text::line_width(row) <= width,
+                        "{width}x{height}"
+                    );
+                }
+                if let Some((r, c)) = caret {
+                    assert!(r < rows.len() && c < width, "{width}x{height}");
+                }
+                press(&mut app, KeyCode::Down);
+            }
+        }
+    }
+}
