@@ -30,6 +30,7 @@ pub async fn run(
         theme: UiTheme::from_env(),
         commands: Some(Arc::new(crate::slash::TuiCommands(commands))),
         questions: Some(questions),
+        ..TuiOptions::default()
     };
     match agent_tui::run(session, options).await {
         Ok(TuiExit::Quit | TuiExit::TerminalGone) => 0,

@@ -25,11 +25,15 @@
 pub mod app;
 pub mod cell;
 pub mod diagnostics;
+pub mod dialog;
+pub mod diff;
 pub mod editor;
 mod error;
 pub mod footer;
+pub mod highlight;
 pub mod inline;
 pub mod markdown;
+pub mod notify;
 pub mod paste;
 pub mod permission;
 pub mod terminal;

@@ -4,6 +4,8 @@
 use agent_tool::Theme;
 use anstyle::{AnsiColor, Color, Style};
 
+use crate::highlight::SyntaxStyles;
+
 /// Every style the UI draws with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UiTheme {
@@ -33,6 +35,9 @@ pub struct UiTheme {
     pub dim: Style,
     /// The spinner.
     pub spinner: Style,
+    /// Highlighted code, by role (all plain without colour, which also
+    /// turns highlighting off).
+    pub syntax: SyntaxStyles,
 }
 
 impl Default for UiTheme {
@@ -52,6 +57,7 @@ impl Default for UiTheme {
             warning: fg(AnsiColor::Yellow),
             dim: Style::new().dimmed(),
             spinner: fg(AnsiColor::Cyan),
+            syntax: SyntaxStyles::default(),
         }
     }
 }
@@ -74,7 +80,15 @@ impl UiTheme {
             warning: s,
             dim: s,
             spinner: s,
+            syntax: SyntaxStyles::plain(),
         }
+    }
+
+    /// Whether the theme draws any colour or attribute (false for
+    /// [`UiTheme::plain`], i.e. with `NO_COLOR`): work that only adds
+    /// colour, such as highlighting code, is skipped without it.
+    pub fn is_colored(&self) -> bool {
+        *self != Self::plain()
     }
 
     /// [`UiTheme::plain`] when `NO_COLOR` is set (to anything but empty),

@@ -23,6 +23,7 @@ use crate::cell::CellContext;
 use crate::error::TuiError;
 use crate::footer::Status;
 use crate::inline::{InlineRenderer, Resize};
+use crate::notify::{Attention, Notifier, NotifyMethod};
 use crate::permission::PermissionQuestions;
 use crate::terminal::{self, TerminalGuard};
 use crate::theme::UiTheme;
@@ -56,6 +57,12 @@ pub struct TuiOptions {
     /// Permission questions from the session's gate (see
     /// [`crate::permission_channel`]).
     pub questions: Option<PermissionQuestions>,
+    /// How a waiting question or a finished run calls the user while the
+    /// terminal is unfocused ([`NotifyMethod::Off`]: never).
+    pub notify: NotifyMethod,
+    /// The app's name in the terminal's title; `None` leaves the title
+    /// alone.
+    pub title: Option<String>,
 }
 
 impl Default for TuiOptions {
@@ -64,6 +71,8 @@ impl Default for TuiOptions {
             theme: UiTheme::from_env(),
             commands: None,
             questions: None,
+            notify: NotifyMethod::Auto,
+            title: Some("coding-agent".to_string()),
         }
     }
 }
@@ -157,6 +166,8 @@ struct Ui {
     session_file: Option<std::path::PathBuf>,
     /// The footer's figures are out of date (a message ended).
     status_stale: bool,
+    /// The title and the calls for attention.
+    notifier: Notifier,
 }
 
 impl Ui {
@@ -169,7 +180,9 @@ impl Ui {
             cwd: session.cwd().to_path_buf(),
         };
         let status = session_status(&session);
+        let notify = options.notify.resolve(|name| std::env::var(name).ok());
         Ui {
+            notifier: Notifier::new(notify, options.title),
             app: App::new(transcript, cx, status),
             renderer: InlineRenderer::new(width, height)
                 .reflowing(crate::inline::terminal_reflows()),
@@ -219,9 +232,9 @@ impl Ui {
                     self.dirty = true;
                 }
                 Some(q) = recv_question(&mut self.questions) => {
-                    // A bell: someone may be looking elsewhere.
+                    // Someone may be looking elsewhere.
                     if !self.app.permissions.is_open() {
-                        self.write("\x07")?;
+                        self.call_user(Attention::Question)?;
                     }
                     self.app.permissions.push(q);
                     self.urgent = true;
@@ -239,6 +252,7 @@ impl Ui {
                     }
                     self.app.run_ended();
                     self.refresh_status();
+                    self.call_user(Attention::RunEnded)?;
                     self.urgent = true;
                 }
                 result = poll_opt(&mut self.command) => {
@@ -291,7 +305,9 @@ impl Ui {
                 Resize::Height | Resize::Reflowed => self.urgent = true,
                 Resize::None => {}
             },
-            Event::FocusGained | Event::FocusLost | Event::Mouse(_) => {}
+            Event::FocusGained => self.notifier.set_focus(true),
+            Event::FocusLost => self.notifier.set_focus(false),
+            Event::Mouse(_) => {}
         }
         Ok(None)
     }
@@ -435,7 +451,12 @@ impl Ui {
                 self.app.transcript = Transcript::from_messages(&messages, self.app.cx.theme);
             }
         }
-        let bytes = self.app.frame(&mut self.renderer, rebuild, now);
+        let mut bytes = self.notifier.title(
+            &self.app.status,
+            self.app.is_running(),
+            self.app.permissions.is_open(),
+        );
+        bytes.push_str(&self.app.frame(&mut self.renderer, rebuild, now));
         self.write(&bytes)?;
         self.dirty = false;
         self.urgent = false;
@@ -444,6 +465,11 @@ impl Ui {
             self.next_tick = Some(now + SPINNER_INTERVAL);
         }
         Ok(())
+    }
+
+    /// Rings for `why` when the user may not be looking.
+    fn call_user(&self, why: Attention) -> Result<(), TuiError> {
+        self.write(&self.notifier.call(why, &self.app.status))
     }
 
     fn write(&self, bytes: &str) -> Result<(), TuiError> {
@@ -475,7 +501,8 @@ impl Ui {
         // scrollback holds the conversation and no editor or footer.
         self.urgent = true;
         if self.draw_if_due().is_ok() {
-            let bytes = self.renderer.erase_live();
+            let mut bytes = self.renderer.erase_live();
+            bytes.push_str(self.notifier.restore_title());
             let _ = self.write(&bytes);
         }
     }

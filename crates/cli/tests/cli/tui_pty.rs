@@ -315,6 +315,52 @@ fn a_permission_question_replaces_the_editor() {
 }
 
 #[test]
+fn r_refuses_with_a_reason_and_the_title_tells_what_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(
+        agent.join("settings.json"),
+        json!({"permissions": {"ask": ["Bash(touch:*)"]}}).to_string(),
+    )
+    .unwrap();
+    let script = dir.path().join("script.jsonl");
+    let turns = [
+        json!({"content":[{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"touch made-here"}}]}),
+        json!({"content":[{"type":"text","text":"fine, no file"}]}),
+    ];
+    let text: String = turns.iter().map(|t| format!("{t}\n")).collect();
+    std::fs::write(&script, text).unwrap();
+    let mut tui = Tui::start(dir.path(), &script);
+    tui.wait_for("the footer", |t| t.contains("scripted/"));
+    tui.send("make a file");
+    tui.send("\r");
+    tui.wait_for("the question", |t| t.contains("[r] no, with a reason"));
+    tui.wait_raw("the title marks the question", |raw| {
+        raw.contains("\x1b]0;? coding-agent - ")
+    });
+    tui.send("r");
+    tui.wait_for("the reason row", |t| t.contains("Reason: "));
+    tui.send("use a temp dir");
+    tui.wait_for("the typed reason", |t| t.contains("Reason: use a temp dir"));
+    tui.send("\r");
+    // The refused call's result, which the model reads, carries it.
+    // (The line is longer than the screen: compared without the wrap.)
+    tui.wait_for("the refusal", |t| {
+        let joined = t.replace(['\n', ' '], "");
+        joined.contains("Theusersays:useatempdir") && t.contains("fine, no file")
+    });
+    assert!(!dir.path().join("made-here").exists());
+    tui.send("\x04");
+    assert!(tui.wait_exit().success());
+    let screen = tui.screen.lock().unwrap_or_else(|p| p.into_inner());
+    let raw = String::from_utf8_lossy(&screen.raw).into_owned();
+    let pushed = raw.find("\x1b[22;0t").expect("the old title is saved");
+    let popped = raw.rfind("\x1b[23;0t").expect("and given back");
+    assert!(pushed < popped);
+}
+
+#[test]
 fn term_dumb_and_no_tui_keep_the_line_prompt() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("script.jsonl");
