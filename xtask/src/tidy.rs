@@ -54,6 +54,17 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "agent-export",
         &["agent-ai", "agent-core", "agent-tool", "coding-agent"],
     ),
+    // The built-in slash commands over a session, for every front end.
+    (
+        "agent-commands",
+        &[
+            "agent-ai",
+            "agent-core",
+            "agent-tool",
+            "coding-agent",
+            "agent-export",
+        ],
+    ),
     // Test helpers: used only as a dev-dependency (and by xtask), so they
     // may reach any layer they help test.
     (
@@ -127,6 +138,12 @@ pub fn tidy(root: &Path) -> Result<()> {
     // The UI draws tools through their renderers only.
     names_no_tool(&root.join("crates/tui/src"), &names, &[], &mut problems)?;
     names_no_tool(&root.join("crates/export/src"), &names, &[], &mut problems)?;
+    names_no_tool(
+        &root.join("crates/commands/src"),
+        &names,
+        &[],
+        &mut problems,
+    )?;
     operations_only(&root.join("crates/tools-builtin/src"), &mut problems)?;
     if !problems.is_empty() {
         bail!("tidy:\n  {}", problems.join("\n  "));

@@ -1,4 +1,5 @@
-//! `coding-agent export SESSION`, `/export [PATH]` and RPC `export_html`:
+//! `coding-agent export SESSION` and RPC `export_html` (`/export` is
+//! `agent_commands`'):
 //! the session as a self-contained HTML page (or JSONL), drawn by
 //! `agent_export` with the tools' own renderers.
 
@@ -6,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_export::{ExportFormat, ExportOptions, default_file_name, write_export};
+use coding_agent::ToolRegistry;
 use coding_agent::sessions::SessionManager;
-use coding_agent::{AgentSession, ToolRegistry};
 
 use crate::args::ExportArgs;
 
@@ -69,45 +70,4 @@ fn export(
 /// RPC `export_html`, with the session's own tools drawing the cards.
 pub fn rpc_exporter(registry: ToolRegistry) -> coding_agent::rpc::HtmlExporter {
     Arc::new(move |session, output| export(session, ExportFormat::Html, &registry, output))
-}
-
-/// `/export [PATH]`: HTML, or JSONL when PATH ends in `.jsonl` (as Pi).
-pub fn slash(session: &AgentSession, rest: &str) -> Result<String, String> {
-    let store = session
-        .session_manager()
-        .ok_or("this conversation is not recorded (--no-session)")?;
-    let output = first_argument(rest).map(PathBuf::from);
-    let format = match &output {
-        Some(p) if p.extension().is_some_and(|e| e == "jsonl") => ExportFormat::Jsonl,
-        _ => ExportFormat::Html,
-    };
-    let registry = session.registry();
-    let manager = store.lock().unwrap_or_else(|p| p.into_inner());
-    let path = export(&manager, format, &registry, output.as_deref())?;
-    Ok(format!("Session exported to: {}", path.display()))
-}
-
-/// The first argument: a quoted string, or up to the first space.
-fn first_argument(rest: &str) -> Option<&str> {
-    let rest = rest.trim_start();
-    match rest.chars().next()? {
-        quote @ ('"' | '\'') => {
-            let inner = &rest[1..];
-            inner.find(quote).map(|end| &inner[..end])
-        }
-        _ => rest.split_whitespace().next(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::first_argument;
-
-    #[test]
-    fn the_path_argument_is_quoted_or_a_word() {
-        assert_eq!(first_argument(""), None);
-        assert_eq!(first_argument("  out.html extra"), Some("out.html"));
-        assert_eq!(first_argument("\"my file.html\" x"), Some("my file.html"));
-        assert_eq!(first_argument("'unclosed"), None);
-    }
 }

@@ -42,8 +42,8 @@ impl StdinLines {
     }
 }
 
-/// Asks on the terminal: `[y]es / [n]o / [a]lways this session`. One
-/// question at a time; end of input counts as no.
+/// Asks on the terminal: `[y]es / [n]o / [a]lways this session / r
+/// <reason>`. One question at a time; end of input counts as no.
 #[derive(Default)]
 pub struct TerminalPrompt {
     one_at_a_time: Mutex<()>,
@@ -57,15 +57,26 @@ impl PermissionPrompt for TerminalPrompt {
         Box::pin(async move {
             let _turn = this.one_at_a_time.lock().await;
             loop {
-                eprint!("\n{question} [y]es / [n]o / [a]lways this session: ");
+                eprint!(
+                    "\n{question} [y]es / [n]o / [a]lways this session / r <reason> (no, and tell the model why): "
+                );
                 let Some(line) = stdin_lines().next().await else {
                     return PermissionAnswer::No;
                 };
-                match line.trim().to_ascii_lowercase().as_str() {
+                let line = line.trim();
+                match line.to_ascii_lowercase().as_str() {
                     "y" | "yes" => return PermissionAnswer::Yes,
                     "n" | "no" => return PermissionAnswer::No,
                     "a" | "always" => return PermissionAnswer::Always,
-                    _ => continue,
+                    _ => {}
+                }
+                // `r <reason>`: the reason as typed (control characters
+                // dropped), for the model to read.
+                if let Some(reason) = line.strip_prefix("r ").or_else(|| line.strip_prefix("R ")) {
+                    let reason: String = reason.chars().filter(|c| !c.is_control()).collect();
+                    if !reason.trim().is_empty() {
+                        return PermissionAnswer::NoBecause(reason.trim().to_string());
+                    }
                 }
             }
         })

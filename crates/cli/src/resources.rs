@@ -23,6 +23,21 @@ fn strings(settings: &Settings, key: &str) -> Vec<String> {
 
 /// Loads them and reports every diagnostic on stderr, naming the file.
 pub fn load(args: &RunArgs, settings: &Settings, cwd: &Path, trusted: bool) -> Resources {
+    let (resources, diagnostics) = load_quietly(args, settings, cwd, trusted);
+    for d in diagnostics {
+        eprintln!("coding-agent: {d}");
+    }
+    resources
+}
+
+/// Loads them; the diagnostics are returned as lines (`warning: ...`,
+/// `error: ...`), sanitized for a terminal.
+pub fn load_quietly(
+    args: &RunArgs,
+    settings: &Settings,
+    cwd: &Path,
+    trusted: bool,
+) -> (Resources, Vec<String>) {
     let options = ResourceOptions {
         cwd: cwd.to_path_buf(),
         home: std::env::home_dir(),
@@ -37,14 +52,19 @@ pub fn load(args: &RunArgs, settings: &Settings, cwd: &Path, trusted: bool) -> R
     };
     let resources = agent_skills::load_resources(&options);
     let shadowed = resources.shadowed_by(coding_agent::BUILTIN_COMMANDS);
-    for d in resources.diagnostics.iter().chain(&shadowed) {
-        let kind = if d.is_error { "error" } else { "warning" };
-        // Names and messages come from the files (a skill's name, a YAML
-        // error quoting its text): shown, never interpreted.
-        eprintln!(
-            "coding-agent: {kind}: {}",
-            coding_agent::sanitize_terminal_text(&d.to_string())
-        );
-    }
-    resources
+    let diagnostics = resources
+        .diagnostics
+        .iter()
+        .chain(&shadowed)
+        .map(|d| {
+            let kind = if d.is_error { "error" } else { "warning" };
+            // Names and messages come from the files (a skill's name, a
+            // YAML error quoting its text): shown, never interpreted.
+            format!(
+                "{kind}: {}",
+                coding_agent::sanitize_terminal_text(&d.to_string())
+            )
+        })
+        .collect();
+    (resources, diagnostics)
 }

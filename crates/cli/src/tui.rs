@@ -23,7 +23,12 @@ pub fn wanted(args: &RunArgs) -> bool {
 /// Runs the UI until the user leaves; the process's exit code. The mode
 /// comes from `--tui-mode`, else the `tuiMode` setting; the theme from the
 /// `theme` setting and the terminal (see [`ThemeChoice::detect`]).
-pub async fn run(session: AgentSession, questions: PermissionQuestions, args: &RunArgs) -> i32 {
+pub async fn run(
+    session: AgentSession,
+    questions: PermissionQuestions,
+    commands: agent_commands::Commands,
+    args: &RunArgs,
+) -> i32 {
     let known = session.settings().known();
     let mode = match args.tui_mode.as_deref().map(str::parse::<TuiMode>) {
         Some(Ok(mode)) => mode,
@@ -52,9 +57,10 @@ pub async fn run(session: AgentSession, questions: PermissionQuestions, args: &R
     }
     let options = TuiOptions {
         theme,
-        commands: Some(Arc::new(crate::slash::TuiCommands)),
+        commands: Some(Arc::new(crate::slash::TuiCommands(commands))),
         questions: Some(questions),
         mode,
+        ..TuiOptions::default()
     };
     match agent_tui::run(session, options).await {
         Ok(TuiExit::Quit | TuiExit::TerminalGone) => 0,

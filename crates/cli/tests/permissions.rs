@@ -258,6 +258,7 @@ fn the_terminal_asks_yes_no_always() {
             json!({"content": [bash_call("c2", "touch two")]}),
             json!({"content": [bash_call("c3", "touch three")]}),
             json!({"content": [bash_call("c4", "touch three")]}),
+            json!({"content": [bash_call("c5", "touch four")]}),
             json!({"content": [{"type": "text", "text": "done"}]}),
         ],
     );
@@ -279,7 +280,7 @@ fn the_terminal_asks_yes_no_always() {
     let mut stdin = child.stdin.take().unwrap();
     let feeder = std::thread::spawn(move || {
         use std::io::Write;
-        for answer in ["y", "n", "a"] {
+        for answer in ["y", "n", "a", "r use mkdir instead"] {
             std::thread::sleep(std::time::Duration::from_millis(1500));
             let _ = writeln!(stdin, "{answer}");
         }
@@ -291,16 +292,21 @@ fn the_terminal_asks_yes_no_always() {
     assert!(ws.join("one").exists(), "{screen}");
     assert!(!ws.join("two").exists(), "{screen}");
     assert!(ws.join("three").exists(), "{screen}");
+    assert!(!ws.join("four").exists(), "{screen}");
+    assert!(
+        screen.contains("The user says: use mkdir instead"),
+        "{screen}"
+    );
     assert!(
         screen.contains("Permission refused by the user"),
         "{screen}"
     );
-    // "always" covered the repeated call: three questions, not four.
+    // "always" covered the repeated call: four questions, not five.
     assert_eq!(
         screen
             .matches("[y]es / [n]o / [a]lways this session")
             .count(),
-        3,
+        4,
         "{screen}"
     );
 }

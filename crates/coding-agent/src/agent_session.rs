@@ -597,7 +597,7 @@ impl AgentSession {
     }
 
     /// Pushes the active tools and a freshly built system prompt into the agent.
-    fn refresh(&self) {
+    pub(crate) fn refresh(&self) {
         refresh_agent(&self.inner, &self.agent);
     }
 

@@ -34,6 +34,10 @@ pub const BUILTIN_COMMANDS: &[&str] = &[
     "changelog",
     "scoped-models",
     "debug",
+    "clone",
+    "import",
+    "thinking",
+    "trust",
 ];
 
 /// The tool the model uses to load a skill's file, found from what tools
@@ -88,5 +92,13 @@ impl AgentSession {
     /// The skills and prompt templates this session was given.
     pub fn resources(&self) -> Arc<agent_skills::Resources> {
         self.lock().resources.clone()
+    }
+
+    /// Replaces the skills and prompt templates (`/reload`): the next
+    /// request's system prompt lists the new skills, and expansion uses
+    /// the new templates. The conversation is kept.
+    pub fn set_resources(&self, resources: agent_skills::Resources) {
+        self.lock().resources = Arc::new(resources);
+        self.refresh();
     }
 }

@@ -34,7 +34,7 @@ pub(crate) fn push_markdown(out: &mut String, markdown: &str) {
             Event::Start(tag) => match tag {
                 Tag::Paragraph => out.push_str("<p>"),
                 Tag::Heading { level, .. } => {
-                    out.push_str("<");
+                    out.push('<');
                     out.push_str(heading(level));
                     out.push('>');
                 }

@@ -111,7 +111,7 @@ impl Renderer<'_> {
                 }
             }
             "bashExecution" => {
-                open_article(out, i, entry, "bash", "Shell");
+                open_article(out, i, entry, "shell", "Shell");
                 let command = message.get("command").and_then(Value::as_str).unwrap_or("");
                 let output = message.get("output").and_then(Value::as_str).unwrap_or("");
                 out.push_str("<pre class=\"command\">$ ");

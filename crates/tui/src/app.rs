@@ -133,7 +133,9 @@ impl App {
 
     /// A bracketed paste.
     pub fn paste(&mut self, text: &str) {
-        if !self.permissions.is_open() {
+        if self.permissions.is_open() {
+            self.permissions.paste(text);
+        } else {
             self.editor.paste(text);
         }
     }
@@ -148,20 +150,10 @@ impl App {
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
         let was_armed = std::mem::take(&mut self.exit_armed);
         if self.permissions.is_open() {
-            match key.code {
-                KeyCode::Esc => {
-                    self.permissions.key('\x1b');
-                }
-                KeyCode::Char('c') if ctrl => {
-                    self.permissions.key('n');
-                    return Some(Action::Interrupt);
-                }
-                KeyCode::Char(c) if !ctrl && !alt => {
-                    self.permissions.key(c);
-                }
-                _ => {}
-            }
-            return None;
+            return match self.permissions.key_event(key) {
+                crate::dialog::DialogKey::Interrupt => Some(Action::Interrupt),
+                crate::dialog::DialogKey::Handled => None,
+            };
         }
         let running = self.is_running();
         let e = &mut self.editor;
@@ -329,7 +321,11 @@ impl App {
                 cwd: self.cx.cwd.clone(),
                 width,
             };
-            (self.permissions.rows(registry, &ctx, &theme), None)
+            // The dialog may take the screen but the footer's first row.
+            let view = self
+                .permissions
+                .view(registry, &ctx, &theme, height.saturating_sub(1));
+            (view.rows, view.caret)
         } else {
             let (rows, caret) = self.editor.render(width, anstyle::Style::new(), theme.dim);
             let rows: Vec<StyledLine> = rows.iter().map(|r| text::clip(r, width)).collect();

@@ -285,6 +285,25 @@ fn draw_tool(call: &ToolCell, _settled: bool, cx: &CellContext, width: usize) ->
         (None, Some(p)) => (p, true),
         (None, None) => return out,
     };
+    let shell = cx.registry.as_ref().map(|r| r.render_shell(&call.name));
+    let indent = match shell {
+        Some(RenderShell::SelfDrawn) => "",
+        _ => "  ",
+    };
+    // A final result that carries a unified diff is drawn as one, with
+    // line numbers, whatever the tool (a tool drawing itself keeps its own).
+    if !partial && call.status == ToolStatus::Ok && shell != Some(RenderShell::SelfDrawn) {
+        let diff = crate::diff::find_unified_diff(&result.details).and_then(crate::diff::parse);
+        if let Some(diff) = diff {
+            let rows = crate::diff::render(&diff, width.saturating_sub(2), theme, call.expanded);
+            out.extend(rows.into_iter().map(|row| {
+                let mut l = StyledLine::plain(indent);
+                l.spans.extend(row.spans);
+                l
+            }));
+            return out;
+        }
+    }
     let options = RenderResultOptions {
         expanded: call.expanded,
         is_partial: partial,
@@ -298,10 +317,6 @@ fn draw_tool(call: &ToolCell, _settled: bool, cx: &CellContext, width: usize) ->
         },
         fallback,
     );
-    let indent = match cx.registry.as_ref().map(|r| r.render_shell(&call.name)) {
-        Some(RenderShell::SelfDrawn) => "",
-        _ => "  ",
-    };
     for line in &view.lines {
         let mut l = StyledLine::plain(indent);
         l.spans.extend(text::clean_line(line).spans);

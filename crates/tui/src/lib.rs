@@ -25,13 +25,17 @@
 pub mod app;
 pub mod cell;
 pub mod diagnostics;
+pub mod dialog;
+pub mod diff;
 pub mod editor;
 mod error;
 pub mod footer;
 pub mod fullscreen;
+pub mod highlight;
 pub mod inline;
 pub mod markdown;
 pub mod mode;
+pub mod notify;
 pub mod palette;
 pub mod paste;
 pub mod permission;

@@ -13,14 +13,17 @@ use agent_tool::{Span, StyledLine};
 use anstyle::Style;
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
+use crate::highlight::{FinishedCode, SyntaxHighlighter};
 use crate::theme::UiTheme;
 
-/// Colours code blocks. The seam for syntax highlighting: the default
-/// draws every line in the theme's code style.
+/// Colours code blocks: [`SyntaxHighlighter`] by default, [`PlainCode`]
+/// for none. Span texts may hold anything the code held; the renderer
+/// sanitizes them.
 pub trait CodeHighlighter: Send + Sync {
-    /// The lines of `code` (language `lang`, possibly empty) styled, or
-    /// `None` for the plain code style.
-    fn highlight(&self, lang: &str, code: &str) -> Option<Vec<StyledLine>>;
+    /// The lines of `code` (language `lang`, the fence's first word,
+    /// possibly empty) styled with `theme`'s roles, one per line of
+    /// `code`, or `None` for the plain code style.
+    fn highlight(&self, lang: &str, code: &str, theme: &UiTheme) -> Option<Vec<StyledLine>>;
 }
 
 /// No highlighting.
@@ -28,7 +31,7 @@ pub trait CodeHighlighter: Send + Sync {
 pub struct PlainCode;
 
 impl CodeHighlighter for PlainCode {
-    fn highlight(&self, _lang: &str, _code: &str) -> Option<Vec<StyledLine>> {
+    fn highlight(&self, _lang: &str, _code: &str, _theme: &UiTheme) -> Option<Vec<StyledLine>> {
         None
     }
 }
@@ -66,7 +69,9 @@ pub fn top_level_blocks(src: &str) -> Vec<Range<usize>> {
     blocks
 }
 
-/// Draws a whole Markdown text: each top-level block, a blank line between.
+/// Draws a whole Markdown text: each top-level block, a blank line between;
+/// code blocks highlighted ([`SyntaxHighlighter`], each block once:
+/// [`FinishedCode`]).
 ///
 /// ```
 /// use agent_tui::{markdown::render, UiTheme};
@@ -77,7 +82,7 @@ pub fn top_level_blocks(src: &str) -> Vec<Range<usize>> {
 pub fn render(src: &str, theme: &UiTheme) -> Vec<StyledLine> {
     let mut out = Vec::new();
     for range in top_level_blocks(src) {
-        join_block(&mut out, render_block(&src[range], theme, &PlainCode));
+        join_block(&mut out, render_block(&src[range], theme, &FinishedCode));
     }
     out
 }
@@ -372,7 +377,7 @@ impl BlockRenderer<'_> {
         self.text(&format!("```{lang}"), dim);
         self.flush_line();
         let body = code.strip_suffix('\n').unwrap_or(&code);
-        let highlighted = self.code.highlight(&lang, body);
+        let highlighted = self.code.highlight(&lang, body, self.theme);
         match highlighted {
             Some(lines) => {
                 for line in lines {
@@ -483,13 +488,13 @@ impl MarkdownStream {
             settled += 1;
         }
         for range in &blocks[..settled] {
-            let lines = render_block(&tail[range.clone()], theme, &PlainCode);
+            let lines = render_block(&tail[range.clone()], theme, &FinishedCode);
             self.parsed_blocks += 1;
             join_block(&mut self.settled, lines);
         }
         self.open.clear();
         for range in &blocks[settled..] {
-            let lines = render_block(&tail[range.clone()], theme, &PlainCode);
+            let lines = render_block(&tail[range.clone()], theme, SyntaxHighlighter::shared());
             self.parsed_blocks += 1;
             join_block(&mut self.open, lines);
         }

@@ -1,17 +1,13 @@
 //! Permission questions in the UI: the session's gate asks through
 //! [`TuiPermissionPrompt`], the UI shows each question in place of the
-//! editor, one at a time, the rest queued.
+//! editor, one at a time, the rest queued ([`PermissionQueue`], drawn
+//! and driven by [`crate::dialog`]).
 
 use std::collections::VecDeque;
 
-use agent_tool::StyledLine;
 use coding_agent::permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
 use coding_agent::prelude::BoxFuture;
-use coding_agent::{RenderContext, ToolRegistry};
 use tokio::sync::{mpsc, oneshot};
-
-use crate::text;
-use crate::theme::UiTheme;
 
 /// One question waiting for its answer.
 #[derive(Debug)]
@@ -72,10 +68,15 @@ impl PermissionPrompt for TuiPermissionPrompt {
     }
 }
 
-/// Questions waiting, the first one shown.
+/// Questions waiting, the first one shown; and the dialog's own state:
+/// how far its body is scrolled, and the reason being typed after `r`.
 #[derive(Debug, Default)]
 pub struct PermissionQueue {
     waiting: VecDeque<PermissionQuestion>,
+    /// The reason typed so far, while the reason row is open.
+    pub(crate) reason: Option<String>,
+    /// The first body row shown.
+    pub(crate) scroll: usize,
 }
 
 impl PermissionQueue {
@@ -89,70 +90,54 @@ impl PermissionQueue {
         !self.waiting.is_empty()
     }
 
+    /// How many questions wait, the shown one included.
+    pub fn len(&self) -> usize {
+        self.waiting.len()
+    }
+
+    /// Whether no question waits.
+    pub fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+
+    /// The question shown.
+    pub fn front(&self) -> Option<&PermissionRequest> {
+        self.waiting.front().map(|q| &q.request)
+    }
+
+    /// Answers the shown question (the next one is shown from the top).
+    pub fn answer(&mut self, answer: PermissionAnswer) {
+        self.reason = None;
+        self.scroll = 0;
+        if let Some(q) = self.waiting.pop_front() {
+            q.answer(answer);
+        }
+    }
+
     /// Answers the shown question with the key pressed: `y`, `a`, `n`, or
-    /// Esc (no). Returns whether the key was an answer.
+    /// Esc (no); `r` opens the reason row instead. Returns whether the key
+    /// was one of these.
     pub fn key(&mut self, key: char) -> bool {
         let answer = match key.to_ascii_lowercase() {
             'y' => PermissionAnswer::Yes,
             'a' => PermissionAnswer::Always,
             'n' | '\x1b' => PermissionAnswer::No,
+            'r' => {
+                self.reason = Some(String::new());
+                return true;
+            }
             _ => return false,
         };
-        if let Some(q) = self.waiting.pop_front() {
-            q.answer(answer);
-        }
+        self.answer(answer);
         true
     }
 
     /// Answers every question no (the run was interrupted, the UI ends).
     pub fn refuse_all(&mut self) {
+        self.reason = None;
+        self.scroll = 0;
         for q in self.waiting.drain(..) {
             q.answer(PermissionAnswer::No);
         }
-    }
-
-    /// The dialog's rows: the call through its renderer, why it asks, the
-    /// keys, and how many more wait.
-    pub fn rows(
-        &self,
-        registry: Option<&ToolRegistry>,
-        ctx: &RenderContext,
-        theme: &UiTheme,
-    ) -> Vec<StyledLine> {
-        let Some(q) = self.waiting.front() else {
-            return Vec::new();
-        };
-        let width = ctx.width.max(1);
-        let mut lines = vec![StyledLine::styled(
-            format!("Allow {}?", q.request.tool),
-            theme.warning.bold(),
-        )];
-        let call = crate::terminal::catch_renderer_panic(|| match registry {
-            Some(r) => r.render_call(&q.request.tool, &q.request.args, &theme.tools, ctx),
-            None => {
-                coding_agent::default_render_call(&q.request.tool, &q.request.args, &theme.tools)
-            }
-        })
-        .unwrap_or_else(|| {
-            coding_agent::default_render_call(&q.request.tool, &q.request.args, &theme.tools)
-        });
-        for line in &call.lines {
-            let mut l = StyledLine::plain("  ");
-            l.spans.extend(text::clean_line(line).spans);
-            lines.push(l);
-        }
-        lines.push(StyledLine::styled(q.request.question(), theme.dim));
-        let more = match self.waiting.len() - 1 {
-            0 => String::new(),
-            n => format!("  ({n} more waiting)"),
-        };
-        lines.push(
-            StyledLine::styled("[y] yes  [a] always  [n] no  (esc: no)", theme.tools.accent)
-                .push(more, theme.dim),
-        );
-        text::wrap_all(&lines, width)
-            .iter()
-            .map(|r| text::clip(r, width))
-            .collect()
     }
 }

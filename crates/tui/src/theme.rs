@@ -12,6 +12,8 @@ use anstyle::{Ansi256Color, AnsiColor, Color, Style};
 use crate::palette::{self, Background, ColorDepth};
 use crate::pi_theme::{self, PiTheme};
 
+use crate::highlight::SyntaxStyles;
+
 /// Every style the UI draws with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UiTheme {
@@ -45,6 +47,9 @@ pub struct UiTheme {
     pub selected: Style,
     /// Search matches (fullscreen).
     pub search_match: Style,
+    /// Highlighted code, by role (all plain without colour, which also
+    /// turns highlighting off).
+    pub syntax: SyntaxStyles,
 }
 
 impl Default for UiTheme {
@@ -68,6 +73,7 @@ impl Default for UiTheme {
             search_match: Style::new()
                 .fg_color(Some(Color::Ansi(AnsiColor::Black)))
                 .bg_color(Some(Color::Ansi(AnsiColor::Yellow))),
+            syntax: SyntaxStyles::default(),
         }
     }
 }
@@ -93,6 +99,7 @@ impl UiTheme {
             // Still visible without colour.
             selected: s.invert(),
             search_match: s.underline(),
+            syntax: SyntaxStyles::plain(),
         }
     }
 
@@ -117,6 +124,10 @@ impl UiTheme {
             search_match: Style::new()
                 .fg_color(Some(Color::Ansi(AnsiColor::Black)))
                 .bg_color(Some(Color::Ansi256(Ansi256Color(229)))),
+            syntax: SyntaxStyles {
+                type_name: fg(dark_yellow),
+                ..d.syntax
+            },
             ..d
         }
     }
@@ -169,6 +180,15 @@ impl UiTheme {
                 Some(c) => fg("searchMatchText", Style::new()).bg_color(Some(c)),
                 None => base.search_match,
             },
+            syntax: SyntaxStyles {
+                plain: base.syntax.plain,
+                comment: fg("syntaxComment", base.syntax.comment),
+                keyword: fg("syntaxKeyword", base.syntax.keyword),
+                string: fg("syntaxString", base.syntax.string),
+                number: fg("syntaxNumber", base.syntax.number),
+                function: fg("syntaxFunction", base.syntax.function),
+                type_name: fg("syntaxType", base.syntax.type_name),
+            },
         }
     }
 
@@ -201,6 +221,15 @@ impl UiTheme {
             spinner: f(self.spinner),
             selected: f(self.selected),
             search_match: f(self.search_match),
+            syntax: SyntaxStyles {
+                plain: f(self.syntax.plain),
+                comment: f(self.syntax.comment),
+                keyword: f(self.syntax.keyword),
+                string: f(self.syntax.string),
+                number: f(self.syntax.number),
+                function: f(self.syntax.function),
+                type_name: f(self.syntax.type_name),
+            },
         }
     }
 
@@ -259,6 +288,13 @@ impl UiTheme {
             }
         };
         (theme.with_depth(choice.depth), warnings)
+    }
+
+    /// Whether the theme draws any colour or attribute (false for
+    /// [`UiTheme::plain`], i.e. with `NO_COLOR`): work that only adds
+    /// colour, such as highlighting code, is skipped without it.
+    pub fn is_colored(&self) -> bool {
+        *self != Self::plain()
     }
 
     /// [`UiTheme::plain`] when `NO_COLOR` is set (to anything but empty),

@@ -25,6 +25,7 @@ use crate::footer::Status;
 use crate::fullscreen::FullscreenView;
 use crate::inline::{InlineRenderer, Resize};
 use crate::mode::{TuiMode, tui_command};
+use crate::notify::{Attention, Notifier, NotifyMethod};
 use crate::permission::PermissionQuestions;
 use crate::terminal::{self, TerminalGuard};
 use crate::theme::UiTheme;
@@ -60,6 +61,12 @@ pub struct TuiOptions {
     pub questions: Option<PermissionQuestions>,
     /// How the UI starts drawing (`/tui` switches while it runs).
     pub mode: TuiMode,
+    /// How a waiting question or a finished run calls the user while the
+    /// terminal is unfocused ([`NotifyMethod::Off`]: never).
+    pub notify: NotifyMethod,
+    /// The app's name in the terminal's title; `None` leaves the title
+    /// alone.
+    pub title: Option<String>,
 }
 
 impl Default for TuiOptions {
@@ -69,6 +76,8 @@ impl Default for TuiOptions {
             commands: None,
             questions: None,
             mode: TuiMode::Inline,
+            notify: NotifyMethod::Auto,
+            title: Some("coding-agent".to_string()),
         }
     }
 }
@@ -171,6 +180,8 @@ struct Ui {
     session_file: Option<std::path::PathBuf>,
     /// The footer's figures are out of date (a message ended).
     status_stale: bool,
+    /// The title and the calls for attention.
+    notifier: Notifier,
 }
 
 impl Ui {
@@ -183,7 +194,9 @@ impl Ui {
             cwd: session.cwd().to_path_buf(),
         };
         let status = session_status(&session);
+        let notify = options.notify.resolve(|name| std::env::var(name).ok());
         Ui {
+            notifier: Notifier::new(notify, options.title),
             app: App::new(transcript, cx, status),
             renderer: InlineRenderer::new(width, height)
                 .reflowing(crate::inline::terminal_reflows()),
@@ -235,9 +248,9 @@ impl Ui {
                     self.dirty = true;
                 }
                 Some(q) = recv_question(&mut self.questions) => {
-                    // A bell: someone may be looking elsewhere.
+                    // Someone may be looking elsewhere.
                     if !self.app.permissions.is_open() {
-                        self.write("\x07")?;
+                        self.call_user(Attention::Question)?;
                     }
                     self.app.permissions.push(q);
                     self.urgent = true;
@@ -255,6 +268,7 @@ impl Ui {
                     }
                     self.app.run_ended();
                     self.refresh_status();
+                    self.call_user(Attention::RunEnded)?;
                     self.urgent = true;
                 }
                 result = poll_opt(&mut self.command) => {
@@ -325,7 +339,8 @@ impl Ui {
                     self.urgent = true;
                 }
             }
-            Event::FocusGained | Event::FocusLost => {}
+            Event::FocusGained => self.notifier.set_focus(true),
+            Event::FocusLost => self.notifier.set_focus(false),
         }
         Ok(None)
     }
@@ -534,7 +549,12 @@ impl Ui {
                 self.app.transcript = Transcript::from_messages(&messages, self.app.cx.theme);
             }
         }
-        let bytes = self.app.frame(&mut self.renderer, rebuild, now);
+        let mut bytes = self.notifier.title(
+            &self.app.status,
+            self.app.is_running(),
+            self.app.permissions.is_open(),
+        );
+        bytes.push_str(&self.app.frame(&mut self.renderer, rebuild, now));
         self.write(&bytes)?;
         self.dirty = false;
         self.urgent = false;
@@ -543,6 +563,11 @@ impl Ui {
             self.next_tick = Some(now + SPINNER_INTERVAL);
         }
         Ok(())
+    }
+
+    /// Rings for `why` when the user may not be looking.
+    fn call_user(&self, why: Attention) -> Result<(), TuiError> {
+        self.write(&self.notifier.call(why, &self.app.status))
     }
 
     fn write(&self, bytes: &str) -> Result<(), TuiError> {
@@ -584,7 +609,8 @@ impl Ui {
         // scrollback holds the conversation and no editor or footer.
         self.urgent = true;
         if self.draw_if_due().is_ok() {
-            let bytes = self.renderer.erase_live();
+            let mut bytes = self.renderer.erase_live();
+            bytes.push_str(self.notifier.restore_title());
             let _ = self.write(&bytes);
         }
     }

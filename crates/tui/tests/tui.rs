@@ -19,6 +19,10 @@ use agent_tui::text::{line_width, plain};
 use agent_tui::transcript::Transcript;
 use proptest::prelude::*;
 
+#[path = "tui/cells.rs"]
+mod cells;
+#[path = "tui/dialog.rs"]
+mod dialog;
 #[path = "tui/fullscreen.rs"]
 mod fullscreen;
 
@@ -482,61 +486,6 @@ fn typed(app: &mut App, text: &str) {
     for c in text.chars() {
         press(app, crossterm::event::KeyCode::Char(c));
     }
-}
-
-fn request(command: &str) -> coding_agent::permissions::PermissionRequest {
-    use coding_agent::permissions::{Permission, PermissionDecision, PermissionRequest, ToolShape};
-    PermissionRequest {
-        tool: "probe".into(),
-        shape: ToolShape::named("probe"),
-        args: serde_json::json!({"command": command}),
-        decision: PermissionDecision {
-            permission: Permission::Ask,
-            rule: None,
-            subject: None,
-        },
-    }
-}
-
-#[tokio::test]
-async fn a_permission_question_replaces_the_editor_and_parallel_ones_queue() {
-    use coding_agent::permissions::{PermissionAnswer, PermissionPrompt};
-    use crossterm::event::KeyCode;
-    let (prompt, mut questions) = agent_tui::permission_channel();
-    let first = prompt.ask(request("rm -rf build"));
-    let second = prompt.ask(request("git push"));
-    let mut app = App::new(Transcript::new(UiTheme::plain()), cx(), status());
-    typed(&mut app, "draft");
-    for _ in 0..2 {
-        let q = questions.recv().await.expect("a question");
-        app.permissions.push(q);
-    }
-    let (rows, caret) = app.compose(60, 30, Instant::now(), None);
-    let shown = plain(&rows);
-    assert!(caret.is_none(), "no caret while a question waits");
-    assert!(
-        shown.contains("Allow probe?") && shown.contains("rm -rf build"),
-        "{shown}"
-    );
-    assert!(
-        shown.contains("(1 more waiting)") && !shown.contains("draft"),
-        "{shown}"
-    );
-    // Keys that are not answers do nothing, and do not reach the editor.
-    typed(&mut app, "x");
-    press(&mut app, KeyCode::Char('y'));
-    assert_eq!(first.await, PermissionAnswer::Yes);
-    let shown = plain(&app.compose(60, 30, Instant::now(), None).0);
-    assert!(
-        shown.contains("git push") && !shown.contains("more waiting"),
-        "{shown}"
-    );
-    press(&mut app, KeyCode::Esc);
-    assert_eq!(second.await, PermissionAnswer::No);
-    let (rows, caret) = app.compose(60, 30, Instant::now(), None);
-    assert!(caret.is_some());
-    assert!(plain(&rows).contains("> draft"));
-    assert_eq!(app.editor.text(), "draft");
 }
 
 #[test]

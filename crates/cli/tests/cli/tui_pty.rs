@@ -79,6 +79,9 @@ impl Tui {
         cmd.env_remove("OPENAI_API_KEY");
         cmd.env_remove("ANTHROPIC_API_KEY");
         cmd.env_remove("NO_COLOR");
+        // `/copy` must reach the terminal (OSC 52), not a desktop clipboard.
+        cmd.env_remove("DISPLAY");
+        cmd.env_remove("WAYLAND_DISPLAY");
         let child = pair.slave.spawn_command(cmd).expect("the binary starts");
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().expect("a reader");
@@ -323,6 +326,52 @@ fn a_permission_question_replaces_the_editor() {
 }
 
 #[test]
+fn r_refuses_with_a_reason_and_the_title_tells_what_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(
+        agent.join("settings.json"),
+        json!({"permissions": {"ask": ["Bash(touch:*)"]}}).to_string(),
+    )
+    .unwrap();
+    let script = dir.path().join("script.jsonl");
+    let turns = [
+        json!({"content":[{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"touch made-here"}}]}),
+        json!({"content":[{"type":"text","text":"fine, no file"}]}),
+    ];
+    let text: String = turns.iter().map(|t| format!("{t}\n")).collect();
+    std::fs::write(&script, text).unwrap();
+    let mut tui = Tui::start(dir.path(), &script);
+    tui.wait_for("the footer", |t| t.contains("scripted/"));
+    tui.send("make a file");
+    tui.send("\r");
+    tui.wait_for("the question", |t| t.contains("[r] no, with a reason"));
+    tui.wait_raw("the title marks the question", |raw| {
+        raw.contains("\x1b]0;? coding-agent - ")
+    });
+    tui.send("r");
+    tui.wait_for("the reason row", |t| t.contains("Reason: "));
+    tui.send("use a temp dir");
+    tui.wait_for("the typed reason", |t| t.contains("Reason: use a temp dir"));
+    tui.send("\r");
+    // The refused call's result, which the model reads, carries it.
+    // (The line is longer than the screen: compared without the wrap.)
+    tui.wait_for("the refusal", |t| {
+        let joined = t.replace(['\n', ' '], "");
+        joined.contains("Theusersays:useatempdir") && t.contains("fine, no file")
+    });
+    assert!(!dir.path().join("made-here").exists());
+    tui.send("\x04");
+    assert!(tui.wait_exit().success());
+    let screen = tui.screen.lock().unwrap_or_else(|p| p.into_inner());
+    let raw = String::from_utf8_lossy(&screen.raw).into_owned();
+    let pushed = raw.find("\x1b[22;0t").expect("the old title is saved");
+    let popped = raw.rfind("\x1b[23;0t").expect("and given back");
+    assert!(pushed < popped);
+}
+
+#[test]
 fn term_dumb_and_no_tui_keep_the_line_prompt() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("script.jsonl");
@@ -479,4 +528,41 @@ fn ctrl_z_and_sigterm_in_fullscreen_leave_the_alternate_screen() {
         screen.parser.screen().mouse_protocol_mode(),
         vt100::MouseProtocolMode::None
     );
+}
+
+#[test]
+fn builtin_commands_work_in_the_line_prompt_and_the_terminal_ui() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.jsonl");
+    let answer = json!({"content":[{"type":"text","text":"plain answer"}]});
+    std::fs::write(&script, format!("{answer}\n{answer}\n")).unwrap();
+    // "plain answer" in base64, as OSC 52 carries it.
+    let osc52 = "\x1b]52;c;cGxhaW4gYW5zd2Vy\x07";
+    for args in [&["--no-tui"][..], &[][..]] {
+        let mut tui = Tui::start_with(dir.path(), &script, "xterm-256color", args);
+        tui.wait_raw("a prompt", |raw| {
+            raw.contains("> ") || raw.contains("scripted/")
+        });
+        tui.send("hello\r");
+        tui.wait_for("the answer", |t| t.contains("plain answer"));
+        tui.send("/copy\r");
+        tui.wait_for("the copy", |t| t.contains("copied the last answer"));
+        tui.wait_raw("OSC 52 with the answer", |raw| raw.contains(osc52));
+        tui.send("/session\r");
+        tui.wait_for("the session's numbers", |t| {
+            t.contains("Messages:  2 (1 user, 1 assistant") && t.contains("File:      in memory")
+        });
+        // A template written now is found by /reload, and then expands.
+        let prompts = dir.path().join("agent/prompts");
+        std::fs::create_dir_all(&prompts).unwrap();
+        std::fs::write(prompts.join("later.md"), "Later, $1.\n").unwrap();
+        tui.send("/reload\r");
+        tui.wait_for("the reload", |t| {
+            t.contains("reloaded: 0 skills, 1 prompt templates")
+        });
+        tui.send("/thinking nonsense\r");
+        tui.wait_for("the error", |t| t.contains("unknown thinking level"));
+        tui.send("/exit\r");
+        assert!(tui.wait_exit().success(), "{args:?}");
+    }
 }

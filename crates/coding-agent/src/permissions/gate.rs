@@ -58,7 +58,7 @@ impl PermissionRequest {
 }
 
 /// A person's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PermissionAnswer {
     /// Run this call.
@@ -67,6 +67,9 @@ pub enum PermissionAnswer {
     No,
     /// Run it, and the same call again without asking for the rest of the session.
     Always,
+    /// Refuse it, and tell the model why (the text goes into the refused
+    /// call's result, after the refusal).
+    NoBecause(String),
 }
 
 /// Asks a person whether a call may run (a terminal prompt, an editor's
@@ -255,9 +258,9 @@ impl PermissionGate {
                     })
                     .await;
                 let mut record = decision.to_json("prompt");
-                record["answer"] = json!(match answer {
+                record["answer"] = json!(match &answer {
                     PermissionAnswer::Yes => "yes",
-                    PermissionAnswer::No => "no",
+                    PermissionAnswer::No | PermissionAnswer::NoBecause(_) => "no",
                     PermissionAnswer::Always => "always",
                 });
                 match answer {
@@ -266,6 +269,18 @@ impl PermissionGate {
                         reason: Some(format!("Permission refused by the user ({why})")),
                         record: Some(record),
                     },
+                    PermissionAnswer::NoBecause(because) => {
+                        // The person's words, as they typed them: only
+                        // the model reads this text.
+                        record["reason"] = json!(because);
+                        GateOutcome {
+                            allowed: false,
+                            reason: Some(format!(
+                                "Permission refused by the user ({why}). The user says: {because}"
+                            )),
+                            record: Some(record),
+                        }
+                    }
                     PermissionAnswer::Always => {
                         self.approved
                             .lock()

@@ -134,6 +134,8 @@ pub enum RpcCommand {
     },
     /// The user messages a fork can start from.
     GetForkMessages,
+    /// Continues in a copy of the session up to its current entry.
+    Clone,
     /// The last assistant message's text.
     GetLastAssistantText,
     /// Names the session.

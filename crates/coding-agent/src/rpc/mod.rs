@@ -6,7 +6,7 @@
 //!   `follow_up`, `abort`, `new_session`, `get_state`, `get_messages`,
 //!   `set_model`, `cycle_model`, `get_available_models`,
 //!   `set_thinking_level`, `cycle_thinking_level`, `compact`, `set_auto_compaction`, `bash`, `abort_bash`,
-//!   `get_session_stats`, `switch_session`, `fork`, `get_fork_messages`,
+//!   `get_session_stats`, `switch_session`, `fork`, `clone`, `get_fork_messages`,
 //!   `get_last_assistant_text`, `set_session_name`, `set_steering_mode`,
 //!   `set_follow_up_mode`, `get_commands`, `export_html`, and
 //!   `extension_ui_response`.
@@ -71,6 +71,47 @@ pub struct RpcOptions {
     /// crate above this one, such as `agent-export`); `None`: the command
     /// answers that export is not available.
     pub export_html: Option<HtmlExporter>,
+    /// The front end's own commands (name, description), listed first by
+    /// `get_commands` with `"source": "builtin"`.
+    pub builtin_commands: Vec<(String, String)>,
+}
+
+/// Switches `session` to `provider/model_id`: through `resolve` when there
+/// is one (any provider and API it knows), else among `models`, else (no
+/// list) to another id of the current provider. RPC `set_model` and the
+/// `/model` command both come through here.
+///
+/// # Errors
+/// `Model not found: provider/id`, or the resolver's own error.
+pub fn switch_model(
+    session: &crate::AgentSession,
+    models: &[Model],
+    resolve: Option<&ModelResolver>,
+    provider: &str,
+    model_id: &str,
+) -> Result<Model, String> {
+    if let Some(resolve) = resolve {
+        let (model, client) = resolve(provider, model_id)?;
+        session.set_model_and_client(model.clone(), client);
+        return Ok(model);
+    }
+    let current = session.agent().state().model;
+    let model = if models.is_empty() {
+        (provider == current.provider).then(|| {
+            let mut m = current.clone();
+            m.id = model_id.to_string();
+            m.name = model_id.to_string();
+            m
+        })
+    } else {
+        models
+            .iter()
+            .find(|m| m.provider == provider && m.id == model_id)
+            .cloned()
+    };
+    let model = model.ok_or_else(|| format!("Model not found: {provider}/{model_id}"))?;
+    session.set_model(model.clone());
+    Ok(model)
 }
 
 /// Writes a session as an HTML page at the given path, or at a default
@@ -97,6 +138,7 @@ impl std::fmt::Debug for RpcOptions {
             .field("models", &self.models.len())
             .field("resolve_model", &self.resolve_model.is_some())
             .field("export_html", &self.export_html.is_some())
+            .field("builtin_commands", &self.builtin_commands.len())
             .finish()
     }
 }
