@@ -64,9 +64,10 @@ pub use agent_tool::{
     GREP_MAX_LINE_LENGTH, PathAccess, PathArgument, RenderContext, RenderResultOptions,
     RenderShell, Span, StrictMode, StyledLine, StyledText, Theme, ToolBuilder, ToolCallContext,
     ToolDefinition, ToolError, ToolHints, ToolUpdateSink, TruncatedBy, TruncationOptions,
-    TruncationResult, TypedTool, WorkingDir, decorate, default_render_call, default_render_result,
-    format_size, sanitize_terminal_text, string_enum, string_enum_schema, string_enum_with_default,
-    string_enum_with_description, tool, truncate_head, truncate_line, truncate_tail,
+    TruncationResult, TypedTool, WorkingDir, XTERM_PALETTE, decorate, default_render_call,
+    default_render_result, format_size, sanitize_terminal_text, string_enum, string_enum_schema,
+    string_enum_with_default, string_enum_with_description, tool, truncate_head, truncate_line,
+    truncate_tail,
 };
 /// Re-exported so renderers can build styles without a direct dependency.
 pub use anstyle;

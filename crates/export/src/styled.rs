@@ -27,24 +27,7 @@ const NAMES: [&str; 16] = [
 ];
 
 /// The xterm default palette, to map 256-colour and RGB colours down.
-const PALETTE: [(u8, u8, u8); 16] = [
-    (0, 0, 0),
-    (205, 0, 0),
-    (0, 205, 0),
-    (205, 205, 0),
-    (0, 0, 238),
-    (205, 0, 205),
-    (0, 205, 205),
-    (229, 229, 229),
-    (127, 127, 127),
-    (255, 0, 0),
-    (0, 255, 0),
-    (255, 255, 0),
-    (92, 92, 255),
-    (255, 0, 255),
-    (0, 255, 255),
-    (255, 255, 255),
-];
+const PALETTE: [(u8, u8, u8); 16] = coding_agent::XTERM_PALETTE;
 
 /// Appends the lines of `text` joined by newlines, each span in a `<span>`
 /// carrying its style's classes.

@@ -73,7 +73,7 @@ pub use mutation_queue::{FileMutationQueue, KeyFn, queue_key};
 pub use ops::{FileOps, LocalFileOps, LocalProcessOps, Operations, ProcessOps};
 pub use render::{
     RenderContext, RenderResultOptions, RenderShell, Span, StyledLine, StyledText, Theme,
-    default_render_call, default_render_result, sanitize_terminal_text,
+    XTERM_PALETTE, default_render_call, default_render_result, sanitize_terminal_text,
 };
 pub use restore::{EarlierResult, RestoreFn};
 pub use schema::{

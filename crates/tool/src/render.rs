@@ -154,6 +154,27 @@ impl StyledText {
     }
 }
 
+/// The RGB of the 16 ANSI colours in xterm's default palette: what 24-bit
+/// and 256-palette colours are mapped down to where only 16 are drawn.
+pub const XTERM_PALETTE: [(u8, u8, u8); 16] = [
+    (0, 0, 0),
+    (205, 0, 0),
+    (0, 205, 0),
+    (205, 205, 0),
+    (0, 0, 238),
+    (205, 0, 205),
+    (0, 205, 205),
+    (229, 229, 229),
+    (127, 127, 127),
+    (255, 0, 0),
+    (0, 255, 0),
+    (255, 255, 0),
+    (92, 92, 255),
+    (255, 0, 255),
+    (0, 255, 255),
+    (255, 255, 255),
+];
+
 /// Named styles renderers draw with, so a program can restyle every tool at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Theme {

@@ -178,26 +178,8 @@ pub fn detect_background(
 
 /// The RGB of an xterm palette index.
 pub fn index_rgb(index: u8) -> (u8, u8, u8) {
-    const BASE: [(u8, u8, u8); 16] = [
-        (0, 0, 0),
-        (205, 0, 0),
-        (0, 205, 0),
-        (205, 205, 0),
-        (0, 0, 238),
-        (205, 0, 205),
-        (0, 205, 205),
-        (229, 229, 229),
-        (127, 127, 127),
-        (255, 0, 0),
-        (0, 255, 0),
-        (255, 255, 0),
-        (92, 92, 255),
-        (255, 0, 255),
-        (0, 255, 255),
-        (255, 255, 255),
-    ];
     match index {
-        0..=15 => BASE[usize::from(index)],
+        0..=15 => agent_tool::XTERM_PALETTE[usize::from(index)],
         16..=231 => {
             let i = index - 16;
             let level = |v: u8| if v == 0 { 0 } else { 55 + 40 * v };
