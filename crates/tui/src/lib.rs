@@ -29,6 +29,7 @@ pub mod editor;
 mod error;
 pub mod footer;
 pub mod inline;
+pub mod keybindings;
 pub mod markdown;
 pub mod paste;
 pub mod permission;
