@@ -20,6 +20,17 @@ pub async fn handle(session: &AgentSession, line: &str) -> bool {
     }
 }
 
+/// The commands [`run`] knows, with what each does.
+const COMMANDS: &[(&str, &str)] = &[
+    ("help", "List the commands"),
+    ("new", "Start a new session"),
+    ("resume", "Resume a session (by id)"),
+    ("tree", "Show the session tree"),
+    ("fork", "Fork the session at an entry"),
+    ("name", "Name the session"),
+    ("compact", "Compact the context"),
+];
+
 /// The commands for the terminal UI: the output becomes a transcript cell.
 pub struct TuiCommands;
 
@@ -31,6 +42,16 @@ impl agent_tui::SlashCommands for TuiCommands {
     ) -> coding_agent::prelude::BoxFuture<'static, Option<Result<String, String>>> {
         let (session, line) = (session.clone(), line.to_string());
         Box::pin(async move { run(&session, &line).await })
+    }
+
+    fn commands(&self) -> Vec<agent_tui::completion::CommandHint> {
+        COMMANDS
+            .iter()
+            .map(|(name, description)| agent_tui::completion::CommandHint {
+                name: (*name).to_string(),
+                description: (*description).to_string(),
+            })
+            .collect()
     }
 }
 

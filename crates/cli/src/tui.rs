@@ -26,6 +26,10 @@ pub async fn run(session: AgentSession, questions: PermissionQuestions) -> i32 {
         theme: UiTheme::from_env(),
         commands: Some(Arc::new(crate::slash::TuiCommands)),
         questions: Some(questions),
+        // Read the way Pi reads it: `<agent dir>/keybindings.json`.
+        keybindings: coding_agent::agent_dir()
+            .map(|dir| agent_tui::keybindings::Keybindings::load(&dir.join("keybindings.json")))
+            .unwrap_or_default(),
     };
     match agent_tui::run(session, options).await {
         Ok(TuiExit::Quit | TuiExit::TerminalGone) => 0,

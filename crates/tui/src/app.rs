@@ -7,15 +7,20 @@ use std::time::{Duration, Instant};
 use agent_core::AgentEvent;
 use agent_tool::StyledLine;
 use coding_agent::{RenderContext, ToolRegistry};
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use crate::cell::CellContext;
 use crate::editor::Editor;
 use crate::footer::{self, Status};
 use crate::inline::{Frame, InlineRenderer};
+use crate::completion::files::FileIndex;
+use crate::completion::{CommandHint, Menu};
+use crate::keybindings::Keybindings;
 use crate::permission::PermissionQueue;
 use crate::text;
 use crate::transcript::Transcript;
+
+mod complete;
+mod keys;
 
 /// What the runner must do after a key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,6 +72,14 @@ pub struct App {
     pub command_running: bool,
     /// The spinner's frame.
     pub tick: usize,
+    /// What each key does.
+    pub keys: Keybindings,
+    /// The completion menu, when open.
+    pub completion: Option<Menu>,
+    /// The `/commands` completion offers.
+    pub commands: Vec<CommandHint>,
+    /// The working directory's files for `@`, walked at the first `@`.
+    files: Option<FileIndex>,
     /// Ctrl+C was pressed on an empty, idle editor: the next one exits.
     exit_armed: bool,
 }
@@ -84,6 +97,10 @@ impl App {
             queued: Vec::new(),
             command_running: false,
             tick: 0,
+            keys: Keybindings::default(),
+            completion: None,
+            commands: Vec::new(),
+            files: None,
             exit_armed: false,
         }
     }
@@ -136,101 +153,6 @@ impl App {
         if !self.permissions.is_open() {
             self.editor.paste(text);
         }
-    }
-
-    /// A key; what it asks the runner to do.
-    pub fn key(&mut self, key: KeyEvent) -> Option<Action> {
-        if key.kind == KeyEventKind::Release {
-            return None;
-        }
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let alt = key.modifiers.contains(KeyModifiers::ALT);
-        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
-        let was_armed = std::mem::take(&mut self.exit_armed);
-        if self.permissions.is_open() {
-            match key.code {
-                KeyCode::Esc => {
-                    self.permissions.key('\x1b');
-                }
-                KeyCode::Char('c') if ctrl => {
-                    self.permissions.key('n');
-                    return Some(Action::Interrupt);
-                }
-                KeyCode::Char(c) if !ctrl && !alt => {
-                    self.permissions.key(c);
-                }
-                _ => {}
-            }
-            return None;
-        }
-        let running = self.is_running();
-        let e = &mut self.editor;
-        match key.code {
-            KeyCode::Enter if shift || (alt && !running) => e.newline(),
-            KeyCode::Char('j') if ctrl => e.newline(),
-            KeyCode::Enter if alt => {
-                let text = e.submit()?;
-                self.queued.push(Queued {
-                    steer: false,
-                    text: text.clone(),
-                });
-                return Some(Action::FollowUp(text));
-            }
-            KeyCode::Enter => return self.submit(),
-            KeyCode::Esc if running => return Some(Action::Interrupt),
-            KeyCode::Char('c') if ctrl => {
-                if !self.editor.is_empty() {
-                    self.editor.clear();
-                } else if self.is_running() {
-                    return Some(Action::Interrupt);
-                } else if was_armed {
-                    return Some(Action::Exit);
-                } else {
-                    self.exit_armed = true;
-                }
-            }
-            KeyCode::Char('d') if ctrl => {
-                if self.editor.is_empty() && !self.is_running() {
-                    return Some(Action::Exit);
-                }
-                self.editor.delete();
-            }
-            KeyCode::Char('z') if ctrl => return Some(Action::Suspend),
-            KeyCode::Char('o') if ctrl => self.transcript.toggle_expanded(),
-            KeyCode::Char('a') if ctrl => e.home(),
-            KeyCode::Char('e') if ctrl => e.end(),
-            KeyCode::Char('b') if ctrl => e.left(),
-            KeyCode::Char('f') if ctrl => e.right(),
-            KeyCode::Char('w') if ctrl => e.delete_word_back(),
-            KeyCode::Char('u') if ctrl => e.delete_to_line_start(),
-            KeyCode::Char('k') if ctrl => e.delete_to_line_end(),
-            KeyCode::Char('b') if alt => e.word_left(),
-            KeyCode::Char('f') if alt => e.word_right(),
-            KeyCode::Backspace if alt || ctrl => e.delete_word_back(),
-            KeyCode::Char(c) if !ctrl => e.insert(c.encode_utf8(&mut [0; 4])),
-            KeyCode::Tab => e.insert("    "),
-            KeyCode::Backspace => e.backspace(),
-            KeyCode::Delete => e.delete(),
-            KeyCode::Left if ctrl || alt => e.word_left(),
-            KeyCode::Right if ctrl || alt => e.word_right(),
-            KeyCode::Left => e.left(),
-            KeyCode::Right => e.right(),
-            KeyCode::Home => e.home(),
-            KeyCode::End => e.end(),
-            KeyCode::Up if alt && !self.queued.is_empty() => {
-                self.restore_queued();
-                return Some(Action::TakeBackQueued);
-            }
-            KeyCode::Up if alt => {}
-            KeyCode::Up => {
-                e.up();
-            }
-            KeyCode::Down => {
-                e.down();
-            }
-            _ => {}
-        }
-        None
     }
 
     fn submit(&mut self) -> Option<Action> {
@@ -308,8 +230,16 @@ impl App {
             (self.permissions.rows(registry, &ctx, &theme), None)
         } else {
             let (rows, caret) = self.editor.render(width, anstyle::Style::new(), theme.dim);
-            let rows: Vec<StyledLine> = rows.iter().map(|r| text::clip(r, width)).collect();
-            (rows, Some(caret))
+            let mut input: Vec<StyledLine> = Vec::new();
+            if let Some(search) = self.editor.search() {
+                input.push(search_row(search, &theme));
+            }
+            let caret = (caret.0 + input.len(), caret.1);
+            input.extend(rows.iter().map(|r| text::clip(r, width)));
+            if let Some(menu) = &self.completion {
+                input.extend(menu.rows(width, &theme));
+            }
+            (input, Some(caret))
         };
         let footer: Vec<StyledLine> = self
             .status
@@ -369,6 +299,16 @@ impl App {
             false
         }
     }
+}
+
+/// The Ctrl+R row above the editor: the query and whether it matched.
+fn search_row(search: &crate::editor::HistorySearch, theme: &crate::theme::UiTheme) -> StyledLine {
+    let label = if search.failed {
+        "(failed reverse-i-search)"
+    } else {
+        "(reverse-i-search)"
+    };
+    StyledLine::styled(label, theme.dim).push(format!(" {}", text::clean(&search.query)), theme.user)
 }
 
 /// How often the spinner turns.

@@ -20,6 +20,8 @@ use tokio::time::sleep_until;
 
 use crate::app::{Action, App, SPINNER_INTERVAL};
 use crate::cell::CellContext;
+use crate::completion::CommandHint;
+use crate::keybindings::Keybindings;
 use crate::error::TuiError;
 use crate::footer::Status;
 use crate::inline::{InlineRenderer, Resize};
@@ -45,6 +47,12 @@ pub trait SlashCommands: Send + Sync {
         session: &AgentSession,
         line: &str,
     ) -> BoxFuture<'static, Option<Result<String, String>>>;
+
+    /// The commands it knows, for the completion menu (the session's
+    /// templates and skills, `/exit` and `/quit` are added by the UI).
+    fn commands(&self) -> Vec<CommandHint> {
+        Vec::new()
+    }
 }
 
 /// How the UI is set up.
@@ -56,6 +64,9 @@ pub struct TuiOptions {
     /// Permission questions from the session's gate (see
     /// [`crate::permission_channel`]).
     pub questions: Option<PermissionQuestions>,
+    /// What each key does (Pi's defaults, or [`Keybindings::load`] for a
+    /// `keybindings.json`; its warnings are shown as notices).
+    pub keybindings: Keybindings,
 }
 
 impl Default for TuiOptions {
@@ -64,6 +75,7 @@ impl Default for TuiOptions {
             theme: UiTheme::from_env(),
             commands: None,
             questions: None,
+            keybindings: Keybindings::default(),
         }
     }
 }
@@ -157,6 +169,8 @@ struct Ui {
     session_file: Option<std::path::PathBuf>,
     /// The footer's figures are out of date (a message ended).
     status_stale: bool,
+    /// Progress of the `@` file walk, once one started.
+    file_updates: Option<tokio::sync::watch::Receiver<(usize, bool)>>,
 }
 
 impl Ui {
@@ -169,8 +183,15 @@ impl Ui {
             cwd: session.cwd().to_path_buf(),
         };
         let status = session_status(&session);
+        let mut app = App::new(transcript, cx, status);
+        for warning in options.keybindings.warnings() {
+            app.transcript.notice(warning.clone(), true);
+        }
+        app.keys = options.keybindings;
+        app.commands = command_hints(&session, options.commands.as_deref());
+        fill_history(&mut app, &messages);
         Ui {
-            app: App::new(transcript, cx, status),
+            app,
             renderer: InlineRenderer::new(width, height)
                 .reflowing(crate::inline::terminal_reflows()),
             commands: options.commands,
@@ -185,6 +206,7 @@ impl Ui {
             next_tick: None,
             session_file: session_file(&session),
             status_stale: false,
+            file_updates: None,
             session,
         }
     }
@@ -247,6 +269,10 @@ impl Ui {
                     self.command_done(result);
                     self.urgent = true;
                 }
+                Some(()) = files_changed(&mut self.file_updates) => {
+                    self.app.files_updated();
+                    self.dirty = true;
+                }
                 _ = term.recv() => return Ok(TuiExit::Signal(15)),
                 _ = hup.recv() => return Ok(TuiExit::Signal(1)),
                 _ = sleep_opt(deadline) => {}
@@ -278,6 +304,9 @@ impl Ui {
             Event::Key(key) => {
                 self.urgent = true;
                 let action = self.app.key(key);
+                if self.file_updates.is_none() {
+                    self.file_updates = self.app.file_updates();
+                }
                 if let Some(action) = action {
                     return self.act(action);
                 }
@@ -396,6 +425,7 @@ impl Ui {
             if let Some(cell) = notice {
                 self.app.transcript.push(cell.kind().clone(), true);
             }
+            fill_history(&mut self.app, &messages);
             self.session_file = file;
         }
         self.refresh_status();
@@ -478,6 +508,51 @@ impl Ui {
             let bytes = self.renderer.erase_live();
             let _ = self.write(&bytes);
         }
+    }
+}
+
+/// The prompt history from the session's own user messages, as Pi fills
+/// it on start and resume.
+fn fill_history(app: &mut App, messages: &[Message]) {
+    let prompts: Vec<String> = messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::User(u) => Some(u.text()),
+            _ => None,
+        })
+        .collect();
+    app.editor.set_history(prompts.iter().map(String::as_str));
+}
+
+/// What `/` completes: the UI's commands, `/exit` and `/quit`, then the
+/// session's templates and skills.
+fn command_hints(session: &AgentSession, commands: Option<&dyn SlashCommands>) -> Vec<CommandHint> {
+    let mut hints = commands.map(SlashCommands::commands).unwrap_or_default();
+    for (name, description) in [("exit", "Leave"), ("quit", "Leave")] {
+        hints.push(CommandHint {
+            name: name.into(),
+            description: description.into(),
+        });
+    }
+    for (name, description) in session.prompt_commands() {
+        if !hints.iter().any(|h| h.name == name) {
+            hints.push(CommandHint { name, description });
+        }
+    }
+    hints
+}
+
+async fn files_changed(rx: &mut Option<tokio::sync::watch::Receiver<(usize, bool)>>) -> Option<()> {
+    match rx {
+        Some(r) => match r.changed().await {
+            Ok(()) => Some(()),
+            Err(_) => {
+                // The walk is over and gone: nothing more will come.
+                *rx = None;
+                None
+            }
+        },
+        None => std::future::pending().await,
     }
 }
 
