@@ -80,6 +80,8 @@ pub struct App {
     pub commands: Vec<CommandHint>,
     /// The working directory's files for `@`, walked at the first `@`.
     files: Option<FileIndex>,
+    /// An `@` matched nothing while the walk was still going.
+    awaiting_files: bool,
     /// Ctrl+C was pressed on an empty, idle editor: the next one exits.
     exit_armed: bool,
 }
@@ -101,6 +103,7 @@ impl App {
             completion: None,
             commands: Vec::new(),
             files: None,
+            awaiting_files: false,
             exit_armed: false,
         }
     }

@@ -19,6 +19,11 @@ use agent_tui::text::{line_width, plain};
 use agent_tui::transcript::Transcript;
 use proptest::prelude::*;
 
+#[path = "tui/completion.rs"]
+mod completion;
+#[path = "tui/editor_keys.rs"]
+mod editor_keys;
+
 const CJK: &str = "漢字かな交じり文と한국어";
 const FAMILY: &str = "👨\u{200d}👩\u{200d}👧\u{200d}👦";
 const COMBINING: &str = "cafe\u{301} nai\u{308}ve Z\u{335}a\u{334}";

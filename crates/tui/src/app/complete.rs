@@ -24,7 +24,10 @@ impl App {
             Context::File { start, query } => {
                 let cwd = self.cx.cwd.clone();
                 let index = self.files.get_or_insert_with(|| FileIndex::spawn(&cwd));
-                completion::file_menu(index, start, &query)
+                let menu = completion::file_menu(index, start, &query);
+                // Nothing yet, but the walk goes on: its next batch may match.
+                self.awaiting_files = menu.is_none() && !index.done();
+                menu
             }
             Context::Path { start, token } => {
                 let keep_open = self
@@ -52,11 +55,12 @@ impl App {
 
     /// The file walk found more: an open `@` menu matches again.
     pub fn files_updated(&mut self) {
-        if self.completion.as_ref().is_some_and(|m| m.kind == Kind::File) {
+        let open = self.completion.as_ref().is_some_and(|m| m.kind == Kind::File);
+        if open || self.awaiting_files {
             let selected = self.completion.as_ref().map_or(0, |m| m.selected);
             self.completion = self.menu_for(false);
             if let Some(m) = &mut self.completion {
-                m.selected = selected.min(m.items.len() - 1);
+                m.selected = selected.min(m.items.len().saturating_sub(1));
             }
         }
     }
@@ -105,6 +109,7 @@ impl App {
         }
         if k.matches(KeyAction::SelectCancel, key) {
             self.completion = None;
+            self.awaiting_files = false;
             return Some(None);
         }
         let tab = k.matches(KeyAction::Tab, key);

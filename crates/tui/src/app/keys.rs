@@ -196,6 +196,7 @@ impl App {
     fn editor_action(&mut self, action: KeyAction) -> Option<Action> {
         if !matches!(action, KeyAction::Tab | KeyAction::DeleteCharBackward) {
             self.completion = None;
+            self.awaiting_files = false;
         }
         let e = &mut self.editor;
         match action {
