@@ -370,3 +370,58 @@ fn templates_and_skills_expand_in_the_terminal_ui() {
     assert!(sent.contains("Say hello to world."), "{sent}");
     assert!(sent.contains("Greet warmly.\\n</skill>\\n\\nnow"), "{sent}");
 }
+
+#[test]
+fn completion_and_history_search_in_the_terminal_ui() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("notes")).unwrap();
+    std::fs::write(dir.path().join("notes/plan-for-today.md"), "plan").unwrap();
+    let script = dir.path().join("script.jsonl");
+    let turn = json!({"content":[{"type":"text","text":"Read it."}]});
+    std::fs::write(&script, format!("{turn}\n{turn}\n")).unwrap();
+    let log = dir.path().join("requests.jsonl");
+    let log_arg = log.to_string_lossy().into_owned();
+    let mut tui = Tui::start_with(
+        dir.path(),
+        &script,
+        "xterm-256color",
+        &["--script-log", &log_arg],
+    );
+    tui.wait_for("the footer", |t| t.contains("scripted/"));
+
+    // `/` opens the command menu; Enter takes the choice and runs it.
+    tui.send("/hel");
+    tui.wait_for("the command menu", |t| t.contains("> /help"));
+    tui.send("\r");
+    tui.wait_for("the command's output", |t| t.contains("/resume [ID]"));
+
+    // `@` completes a file found by the background walk, fuzzily.
+    tui.send("read @planfor");
+    tui.wait_for("the file menu", |t| t.contains("notes/plan-for-today.md"));
+    tui.send("\t");
+    tui.wait_for("the completed mention", |t| {
+        t.contains("> read @notes/plan-for-today.md")
+    });
+    tui.send("\r");
+    tui.wait_for("the answer", |t| t.contains("Read it."));
+
+    // Ctrl+R finds the prompt again; Enter takes it, Enter sends it.
+    tui.send("\x12");
+    tui.send("plan");
+    tui.wait_for("the search row", |t| {
+        t.contains("(reverse-i-search) plan") && t.contains("> read @notes/plan-for-today.md")
+    });
+    tui.send("\r");
+    tui.wait_for("the search closed", |t| !t.contains("reverse-i-search"));
+    tui.send("\r");
+    tui.wait_for("the second answer", |t| t.matches("Read it.").count() == 2);
+    tui.send("\x04");
+    assert!(tui.wait_exit().success());
+    let sent = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        sent.matches("read @notes/plan-for-today.md").count(),
+        // The second request carries the first prompt and the second.
+        3,
+        "{sent}"
+    );
+}
