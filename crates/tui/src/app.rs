@@ -9,11 +9,11 @@ use agent_tool::StyledLine;
 use coding_agent::{RenderContext, ToolRegistry};
 
 use crate::cell::CellContext;
+use crate::completion::files::FileIndex;
+use crate::completion::{CommandHint, Menu};
 use crate::editor::Editor;
 use crate::footer::{self, Status};
 use crate::inline::{Frame, InlineRenderer};
-use crate::completion::files::FileIndex;
-use crate::completion::{CommandHint, Menu};
 use crate::keybindings::Keybindings;
 use crate::permission::PermissionQueue;
 use crate::text;
@@ -311,7 +311,8 @@ fn search_row(search: &crate::editor::HistorySearch, theme: &crate::theme::UiThe
     } else {
         "(reverse-i-search)"
     };
-    StyledLine::styled(label, theme.dim).push(format!(" {}", text::clean(&search.query)), theme.user)
+    StyledLine::styled(label, theme.dim)
+        .push(format!(" {}", text::clean(&search.query)), theme.user)
 }
 
 /// How often the spinner turns.

@@ -109,44 +109,209 @@ pub enum KeyAction {
 const DEFINITIONS: &[(KeyAction, &str, &[&str], &str)] = {
     use KeyAction::*;
     &[
-        (CursorUp, "tui.editor.cursorUp", &["up"], "Move cursor up / older history"),
-        (CursorDown, "tui.editor.cursorDown", &["down"], "Move cursor down / newer history"),
-        (HistoryPrevious, "tui.editor.historyPrevious", &[], "Previous prompt history entry"),
-        (HistoryNext, "tui.editor.historyNext", &[], "Next prompt history entry"),
-        (HistorySearch, "tui.editor.historySearch", &["ctrl+r"], "Search prompt history"),
-        (CursorLeft, "tui.editor.cursorLeft", &["left", "ctrl+b"], "Move cursor left"),
-        (CursorRight, "tui.editor.cursorRight", &["right", "ctrl+f"], "Move cursor right"),
-        (CursorWordLeft, "tui.editor.cursorWordLeft", &["alt+left", "ctrl+left", "alt+b"], "Move cursor word left"),
-        (CursorWordRight, "tui.editor.cursorWordRight", &["alt+right", "ctrl+right", "alt+f"], "Move cursor word right"),
-        (CursorLineStart, "tui.editor.cursorLineStart", &["home", "ctrl+a"], "Move to line start"),
-        (CursorLineEnd, "tui.editor.cursorLineEnd", &["end", "ctrl+e"], "Move to line end"),
-        (JumpForward, "tui.editor.jumpForward", &["ctrl+]"], "Jump forward to character"),
-        (JumpBackward, "tui.editor.jumpBackward", &["ctrl+alt+]"], "Jump backward to character"),
-        (DeleteCharBackward, "tui.editor.deleteCharBackward", &["backspace"], "Delete character backward"),
-        (DeleteCharForward, "tui.editor.deleteCharForward", &["delete", "ctrl+d"], "Delete character forward"),
-        (DeleteWordBackward, "tui.editor.deleteWordBackward", &["ctrl+w", "alt+backspace"], "Delete word backward"),
-        (DeleteWordForward, "tui.editor.deleteWordForward", &["alt+d", "alt+delete"], "Delete word forward"),
-        (DeleteToLineStart, "tui.editor.deleteToLineStart", &["ctrl+u"], "Delete to line start"),
-        (DeleteToLineEnd, "tui.editor.deleteToLineEnd", &["ctrl+k"], "Delete to line end"),
-        (Yank, "tui.editor.yank", &["ctrl+y"], "Paste the most recently deleted text"),
-        (YankPop, "tui.editor.yankPop", &["alt+y"], "Cycle through deleted text after a yank"),
+        (
+            CursorUp,
+            "tui.editor.cursorUp",
+            &["up"],
+            "Move cursor up / older history",
+        ),
+        (
+            CursorDown,
+            "tui.editor.cursorDown",
+            &["down"],
+            "Move cursor down / newer history",
+        ),
+        (
+            HistoryPrevious,
+            "tui.editor.historyPrevious",
+            &[],
+            "Previous prompt history entry",
+        ),
+        (
+            HistoryNext,
+            "tui.editor.historyNext",
+            &[],
+            "Next prompt history entry",
+        ),
+        (
+            HistorySearch,
+            "tui.editor.historySearch",
+            &["ctrl+r"],
+            "Search prompt history",
+        ),
+        (
+            CursorLeft,
+            "tui.editor.cursorLeft",
+            &["left", "ctrl+b"],
+            "Move cursor left",
+        ),
+        (
+            CursorRight,
+            "tui.editor.cursorRight",
+            &["right", "ctrl+f"],
+            "Move cursor right",
+        ),
+        (
+            CursorWordLeft,
+            "tui.editor.cursorWordLeft",
+            &["alt+left", "ctrl+left", "alt+b"],
+            "Move cursor word left",
+        ),
+        (
+            CursorWordRight,
+            "tui.editor.cursorWordRight",
+            &["alt+right", "ctrl+right", "alt+f"],
+            "Move cursor word right",
+        ),
+        (
+            CursorLineStart,
+            "tui.editor.cursorLineStart",
+            &["home", "ctrl+a"],
+            "Move to line start",
+        ),
+        (
+            CursorLineEnd,
+            "tui.editor.cursorLineEnd",
+            &["end", "ctrl+e"],
+            "Move to line end",
+        ),
+        (
+            JumpForward,
+            "tui.editor.jumpForward",
+            &["ctrl+]"],
+            "Jump forward to character",
+        ),
+        (
+            JumpBackward,
+            "tui.editor.jumpBackward",
+            &["ctrl+alt+]"],
+            "Jump backward to character",
+        ),
+        (
+            DeleteCharBackward,
+            "tui.editor.deleteCharBackward",
+            &["backspace"],
+            "Delete character backward",
+        ),
+        (
+            DeleteCharForward,
+            "tui.editor.deleteCharForward",
+            &["delete", "ctrl+d"],
+            "Delete character forward",
+        ),
+        (
+            DeleteWordBackward,
+            "tui.editor.deleteWordBackward",
+            &["ctrl+w", "alt+backspace"],
+            "Delete word backward",
+        ),
+        (
+            DeleteWordForward,
+            "tui.editor.deleteWordForward",
+            &["alt+d", "alt+delete"],
+            "Delete word forward",
+        ),
+        (
+            DeleteToLineStart,
+            "tui.editor.deleteToLineStart",
+            &["ctrl+u"],
+            "Delete to line start",
+        ),
+        (
+            DeleteToLineEnd,
+            "tui.editor.deleteToLineEnd",
+            &["ctrl+k"],
+            "Delete to line end",
+        ),
+        (
+            Yank,
+            "tui.editor.yank",
+            &["ctrl+y"],
+            "Paste the most recently deleted text",
+        ),
+        (
+            YankPop,
+            "tui.editor.yankPop",
+            &["alt+y"],
+            "Cycle through deleted text after a yank",
+        ),
         (Undo, "tui.editor.undo", &["ctrl+-"], "Undo the last edit"),
-        (NewLine, "tui.input.newLine", &["shift+enter", "ctrl+j"], "Insert a new line"),
-        (Submit, "tui.input.submit", &["enter"], "Submit (steer while the agent runs)"),
+        (
+            NewLine,
+            "tui.input.newLine",
+            &["shift+enter", "ctrl+j"],
+            "Insert a new line",
+        ),
+        (
+            Submit,
+            "tui.input.submit",
+            &["enter"],
+            "Submit (steer while the agent runs)",
+        ),
         (Tab, "tui.input.tab", &["tab"], "Complete"),
         (SelectUp, "tui.select.up", &["up"], "Move selection up"),
-        (SelectDown, "tui.select.down", &["down"], "Move selection down"),
-        (SelectPageUp, "tui.select.pageUp", &["pageUp"], "Selection page up"),
-        (SelectPageDown, "tui.select.pageDown", &["pageDown"], "Selection page down"),
-        (SelectConfirm, "tui.select.confirm", &["enter"], "Confirm selection"),
-        (SelectCancel, "tui.select.cancel", &["escape", "ctrl+c"], "Cancel selection"),
+        (
+            SelectDown,
+            "tui.select.down",
+            &["down"],
+            "Move selection down",
+        ),
+        (
+            SelectPageUp,
+            "tui.select.pageUp",
+            &["pageUp"],
+            "Selection page up",
+        ),
+        (
+            SelectPageDown,
+            "tui.select.pageDown",
+            &["pageDown"],
+            "Selection page down",
+        ),
+        (
+            SelectConfirm,
+            "tui.select.confirm",
+            &["enter"],
+            "Confirm selection",
+        ),
+        (
+            SelectCancel,
+            "tui.select.cancel",
+            &["escape", "ctrl+c"],
+            "Cancel selection",
+        ),
         (Interrupt, "app.interrupt", &["escape"], "Cancel or abort"),
-        (Clear, "app.clear", &["ctrl+c"], "Clear editor / interrupt / twice: exit"),
-        (Exit, "app.exit", &["ctrl+d"], "Exit when the editor is empty"),
+        (
+            Clear,
+            "app.clear",
+            &["ctrl+c"],
+            "Clear editor / interrupt / twice: exit",
+        ),
+        (
+            Exit,
+            "app.exit",
+            &["ctrl+d"],
+            "Exit when the editor is empty",
+        ),
         (Suspend, "app.suspend", &["ctrl+z"], "Suspend to background"),
-        (ToolsExpand, "app.tools.expand", &["ctrl+o"], "Toggle tool output"),
-        (FollowUp, "app.message.followUp", &["alt+enter"], "Queue a follow-up message"),
-        (Dequeue, "app.message.dequeue", &["alt+up"], "Restore queued messages"),
+        (
+            ToolsExpand,
+            "app.tools.expand",
+            &["ctrl+o"],
+            "Toggle tool output",
+        ),
+        (
+            FollowUp,
+            "app.message.followUp",
+            &["alt+enter"],
+            "Queue a follow-up message",
+        ),
+        (
+            Dequeue,
+            "app.message.dequeue",
+            &["alt+up"],
+            "Restore queued messages",
+        ),
     ]
 };
 
@@ -195,7 +360,14 @@ impl KeyAction {
         DEFINITIONS.iter().map(|d| d.0)
     }
 
-    fn definition(self) -> &'static (KeyAction, &'static str, &'static [&'static str], &'static str) {
+    fn definition(
+        self,
+    ) -> &'static (
+        KeyAction,
+        &'static str,
+        &'static [&'static str],
+        &'static str,
+    ) {
         // Every variant has a row: `definitions_cover_every_action` checks it.
         DEFINITIONS
             .iter()
@@ -368,7 +540,11 @@ impl Default for Keybindings {
             warnings: Vec::new(),
         };
         for action in KeyAction::all() {
-            let names: Vec<String> = action.default_keys().iter().map(|k| k.to_string()).collect();
+            let names: Vec<String> = action
+                .default_keys()
+                .iter()
+                .map(|k| k.to_string())
+                .collect();
             kb.set(action, names);
         }
         kb
@@ -389,7 +565,10 @@ impl Keybindings {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::default(),
             Err(e) => {
                 let mut kb = Self::default();
-                kb.warn(format!("{}: cannot read it ({e}); default keys kept", path.display()));
+                kb.warn(format!(
+                    "{}: cannot read it ({e}); default keys kept",
+                    path.display()
+                ));
                 kb
             }
         }
@@ -421,7 +600,10 @@ impl Keybindings {
                 continue;
             };
             let is_new = action.id() == id;
-            if settings.get(&action).is_some_and(|(new, _)| *new && !is_new) {
+            if settings
+                .get(&action)
+                .is_some_and(|(new, _)| *new && !is_new)
+            {
                 continue;
             }
             settings.insert(action, (is_new, value));

@@ -55,7 +55,10 @@ impl App {
 
     /// The file walk found more: an open `@` menu matches again.
     pub fn files_updated(&mut self) {
-        let open = self.completion.as_ref().is_some_and(|m| m.kind == Kind::File);
+        let open = self
+            .completion
+            .as_ref()
+            .is_some_and(|m| m.kind == Kind::File);
         if open || self.awaiting_files {
             let selected = self.completion.as_ref().map_or(0, |m| m.selected);
             self.completion = self.menu_for(false);

@@ -117,7 +117,11 @@ impl App {
     fn permission_key(&mut self, key: &KeyEvent) {
         if self.keys.matches(KeyAction::SelectCancel, key) {
             // Esc, and Ctrl+C (which also stops the run), answer no.
-            self.permissions.key(if key.code == KeyCode::Esc { '\x1b' } else { 'n' });
+            self.permissions.key(if key.code == KeyCode::Esc {
+                '\x1b'
+            } else {
+                'n'
+            });
         } else if let Some(c) = typed_char(key) {
             self.permissions.key(c);
         }

@@ -179,7 +179,7 @@ pub fn file_menu(index: &FileIndex, start: usize, query: &str) -> Option<Menu> {
         // Only the best few are sorted: the walk may have found 50,000.
         let keep = MAX_ITEMS.min(scored.len());
         if keep > 0 && keep < scored.len() {
-            scored.select_nth_unstable_by(keep - 1, |a, b| rank(a, b));
+            scored.select_nth_unstable_by(keep - 1, rank);
             scored.truncate(keep);
         }
         scored.into_iter().map(|(s, p)| (s, p.clone())).collect()
@@ -197,7 +197,11 @@ pub fn file_menu(index: &FileIndex, start: usize, query: &str) -> Option<Menu> {
                 } else {
                     format!("@{path}")
                 },
-                label: if dir { format!("{name}/") } else { name.to_string() },
+                label: if dir {
+                    format!("{name}/")
+                } else {
+                    name.to_string()
+                },
                 description: path.clone(),
             }
         })
@@ -235,7 +239,8 @@ pub fn path_menu(cwd: &Path, start: usize, token: &str) -> Option<Menu> {
         .flatten()
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            let wanted = name.starts_with(base) && (base.starts_with('.') || !name.starts_with('.'));
+            let wanted =
+                name.starts_with(base) && (base.starts_with('.') || !name.starts_with('.'));
             let is_dir = e.path().is_dir();
             wanted.then_some((is_dir, name))
         })

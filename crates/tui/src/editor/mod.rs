@@ -235,7 +235,11 @@ impl Editor {
 
     fn prev_boundary(&self) -> usize {
         let before = &self.text[..self.cursor];
-        if let Some((m, _)) = self.pastes.iter().find(|(m, _)| before.ends_with(m.as_str())) {
+        if let Some((m, _)) = self
+            .pastes
+            .iter()
+            .find(|(m, _)| before.ends_with(m.as_str()))
+        {
             return self.cursor - m.len();
         }
         before
@@ -246,7 +250,11 @@ impl Editor {
 
     fn next_boundary(&self) -> usize {
         let after = &self.text[self.cursor..];
-        if let Some((m, _)) = self.pastes.iter().find(|(m, _)| after.starts_with(m.as_str())) {
+        if let Some((m, _)) = self
+            .pastes
+            .iter()
+            .find(|(m, _)| after.starts_with(m.as_str()))
+        {
             return self.cursor + m.len();
         }
         after

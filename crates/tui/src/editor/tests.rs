@@ -107,8 +107,10 @@ fn kills_join_and_yank_pop_cycles() {
 #[test]
 fn alt_d_and_ctrl_u_kill_across_lines() {
     let mut e = Editor::new();
-    e.insert("ab cd
-ef");
+    e.insert(
+        "ab cd
+ef",
+    );
     e.home();
     e.delete_to_line_start();
     assert_eq!(e.text(), "ab cdef");

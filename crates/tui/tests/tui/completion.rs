@@ -51,10 +51,16 @@ fn slash_opens_the_command_menu_and_enter_sends_the_choice() {
     let mut a = app_in(dir.path());
     typed(&mut a, "/");
     let menu = shown(&mut a);
-    assert!(menu.contains("/tree") && menu.contains("/skill:review"), "{menu}");
+    assert!(
+        menu.contains("/tree") && menu.contains("/skill:review"),
+        "{menu}"
+    );
     typed(&mut a, "cmp");
     let menu = shown(&mut a);
-    assert!(menu.contains("> /compact") && !menu.contains("/tree"), "{menu}");
+    assert!(
+        menu.contains("> /compact") && !menu.contains("/tree"),
+        "{menu}"
+    );
     // A skill is found by its bare name.
     for _ in 0..3 {
         press(&mut a, KeyCode::Backspace);
@@ -70,11 +76,17 @@ fn slash_opens_the_command_menu_and_enter_sends_the_choice() {
     a.editor.clear();
     a.completion = None;
     typed(&mut a, "/tr");
-    assert_eq!(press(&mut a, KeyCode::Enter), Some(Action::Command("/tree".into())));
+    assert_eq!(
+        press(&mut a, KeyCode::Enter),
+        Some(Action::Command("/tree".into()))
+    );
     // A blank ends the command name: the menu closes, Enter sends the line.
     typed(&mut a, "/new now");
     assert!(a.completion.is_none());
-    assert_eq!(press(&mut a, KeyCode::Enter), Some(Action::Command("/new now".into())));
+    assert_eq!(
+        press(&mut a, KeyCode::Enter),
+        Some(Action::Command("/new now".into()))
+    );
 }
 
 #[test]
@@ -85,7 +97,11 @@ fn up_down_and_tab_choose_in_the_menu() {
     press(&mut a, KeyCode::Down);
     press(&mut a, KeyCode::Down);
     press(&mut a, KeyCode::Up);
-    let chosen = a.completion.as_ref().and_then(|m| m.current().cloned()).unwrap();
+    let chosen = a
+        .completion
+        .as_ref()
+        .and_then(|m| m.current().cloned())
+        .unwrap();
     press(&mut a, KeyCode::Tab);
     assert_eq!(a.editor.text(), chosen.value);
     assert!(a.completion.is_none());
@@ -100,7 +116,10 @@ fn wait_for_walk(a: &mut App) {
     let mut updates = a.file_updates().expect("the walk started");
     let start = Instant::now();
     while !updates.borrow_and_update().1 {
-        assert!(start.elapsed() < Duration::from_secs(60), "the walk did not end");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the walk did not end"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     a.files_updated();
@@ -129,7 +148,9 @@ fn at_completes_files_fuzzily_without_ignored_ones() {
     let values: Vec<&str> = menu.items.iter().map(|i| i.value.as_str()).collect();
     assert_eq!(values.first(), Some(&"@src/editor/mod.rs"), "{values:?}");
     assert!(
-        !values.iter().any(|v| v.contains("target") || v.contains(".git")),
+        !values
+            .iter()
+            .any(|v| v.contains("target") || v.contains(".git")),
         "{values:?}"
     );
     press(&mut a, KeyCode::Enter);
@@ -138,7 +159,10 @@ fn at_completes_files_fuzzily_without_ignored_ones() {
     typed(&mut a, "@notes");
     a.files_updated();
     press(&mut a, KeyCode::Tab);
-    assert_eq!(a.editor.text(), "look at @src/editor/mod.rs @\"my notes.md\" ");
+    assert_eq!(
+        a.editor.text(),
+        "look at @src/editor/mod.rs @\"my notes.md\" "
+    );
 }
 
 #[test]

@@ -54,7 +54,10 @@ fn the_default_keys_are_pis() {
         (KeyAction::DeleteToLineStart, ctrl('u')),
         (KeyAction::DeleteToLineEnd, ctrl('k')),
         (KeyAction::CursorWordLeft, alt('b')),
-        (KeyAction::CursorWordRight, k(KeyCode::Right, KeyModifiers::CONTROL)),
+        (
+            KeyAction::CursorWordRight,
+            k(KeyCode::Right, KeyModifiers::CONTROL),
+        ),
         (KeyAction::JumpForward, ctrl(']')),
         (KeyAction::JumpForward, ctrl('5')),
         (KeyAction::HistorySearch, ctrl('r')),
@@ -70,7 +73,10 @@ fn the_default_keys_are_pis() {
         assert!(kb.matches(action, &key), "{} {key:?}", action.id());
     }
     assert!(!kb.matches(KeyAction::Undo, &ctrl('z')));
-    assert_eq!(KeyAction::from_id("tui.editor.yankPop"), Some(KeyAction::YankPop));
+    assert_eq!(
+        KeyAction::from_id("tui.editor.yankPop"),
+        Some(KeyAction::YankPop)
+    );
     assert_eq!(KeyAction::from_id("yankPop"), Some(KeyAction::YankPop));
     assert!(KeyAction::all().all(|a| KeyAction::from_id(a.id()) == Some(a)));
 }
@@ -102,7 +108,10 @@ fn a_keybindings_file_replaces_defaults_the_way_pi_reads_it() {
     // A legacy name, and Shift+letter as the capital a terminal sends.
     assert!(kb.matches(
         KeyAction::CursorLineStart,
-        &k(KeyCode::Char('A'), KeyModifiers::CONTROL | KeyModifiers::SHIFT)
+        &k(
+            KeyCode::Char('A'),
+            KeyModifiers::CONTROL | KeyModifiers::SHIFT
+        )
     ));
     // Bad values warn, naming the file, and keep the default.
     assert!(kb.matches(KeyAction::Yank, &ctrl('y')));
@@ -180,7 +189,10 @@ fn up_keeps_a_draft_and_ctrl_r_searches_history_in_the_live_region() {
     let mut a = app();
     for p in ["cargo build", "git status", "cargo test"] {
         typed(&mut a, p);
-        assert!(matches!(a.key(plain_key(KeyCode::Enter)), Some(Action::Prompt(_))));
+        assert!(matches!(
+            a.key(plain_key(KeyCode::Enter)),
+            Some(Action::Prompt(_))
+        ));
     }
     a.key(plain_key(KeyCode::Up));
     assert_eq!(a.editor.text(), "cargo test");
@@ -220,7 +232,10 @@ fn up_keeps_a_draft_and_ctrl_r_searches_history_in_the_live_region() {
 fn any_key() -> impl Strategy<Value = KeyEvent> {
     let codes = prop_oneof![
         any::<char>().prop_map(KeyCode::Char),
-        proptest::sample::select(vec!['a', ' ', '/', '@', '.', '漢', '\u{301}', 'y', 'w', 'r', '-', ']']).prop_map(KeyCode::Char),
+        proptest::sample::select(vec![
+            'a', ' ', '/', '@', '.', '漢', '\u{301}', 'y', 'w', 'r', '-', ']'
+        ])
+        .prop_map(KeyCode::Char),
         proptest::sample::select(vec![
             KeyCode::Enter,
             KeyCode::Tab,
