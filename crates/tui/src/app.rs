@@ -33,6 +33,14 @@ pub enum Action {
     FollowUp(String),
     /// Run a `/command` line.
     Command(String),
+    /// Run a shell command for the user (`!cmd`; `!!cmd` keeps it out of
+    /// the model's context).
+    Bash {
+        /// The command line.
+        command: String,
+        /// Whether it stays out of the context (`!!`).
+        exclude: bool,
+    },
     /// Cancel the run (tools included).
     Interrupt,
     /// Drop the queued messages: they are back in the editor.
@@ -164,6 +172,16 @@ impl App {
             self.transcript
                 .notice("a command is running; send when it is done", true);
             return None;
+        }
+        if let Some((command, exclude)) = crate::shell::parse(self.editor.text().trim_start()) {
+            if self.is_running() {
+                // The text stays in the editor for when the run is done.
+                self.transcript
+                    .notice("a run is going; run the command when it is done", true);
+                return None;
+            }
+            self.editor.submit();
+            return Some(Action::Bash { command, exclude });
         }
         let text = self.editor.submit()?;
         let line = text.trim();

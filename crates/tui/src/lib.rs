@@ -34,6 +34,7 @@ pub mod keybindings;
 pub mod markdown;
 pub mod paste;
 pub mod permission;
+pub mod shell;
 pub mod terminal;
 pub mod text;
 mod theme;

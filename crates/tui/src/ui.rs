@@ -169,6 +169,10 @@ struct Ui {
     session_file: Option<std::path::PathBuf>,
     /// The footer's figures are out of date (a message ended).
     status_stale: bool,
+    /// The running `!command`: its cell's text and whether it failed.
+    bash: Option<BoxFuture<'static, (String, bool)>>,
+    /// Cancels the running `!command`.
+    bash_cancel: Option<agent_core::CancellationToken>,
     /// Progress of the `@` file walk, once one started.
     file_updates: Option<tokio::sync::watch::Receiver<(usize, bool)>>,
 }
@@ -207,6 +211,8 @@ impl Ui {
             session_file: session_file(&session),
             status_stale: false,
             file_updates: None,
+            bash: None,
+            bash_cancel: None,
             session,
         }
     }
@@ -260,6 +266,14 @@ impl Ui {
                         self.agent_event(&event);
                     }
                     self.app.run_ended();
+                    self.refresh_status();
+                    self.urgent = true;
+                }
+                (text, error) = poll_opt(&mut self.bash) => {
+                    self.bash = None;
+                    self.bash_cancel = None;
+                    self.app.command_running = false;
+                    self.app.transcript.notice(text, error);
                     self.refresh_status();
                     self.urgent = true;
                 }
@@ -353,7 +367,24 @@ impl Ui {
                     .transcript
                     .notice(format!("{line}: no commands here"), true),
             },
+            Action::Bash { command, exclude } => {
+                let session = self.session.clone();
+                let cancel = agent_core::CancellationToken::new();
+                self.bash_cancel = Some(cancel.clone());
+                self.bash = Some(Box::pin(async move {
+                    match session.run_user_bash(&command, exclude, cancel).await {
+                        Ok(ran) => crate::shell::describe(&command, exclude, &ran),
+                        Err(e) => (format!("coding-agent: {e}"), true),
+                    }
+                }));
+                self.app.command_running = true;
+            }
             Action::TakeBackQueued => self.session.agent().clear_queues(),
+            Action::Interrupt if self.app.command_running => {
+                if let Some(cancel) = &self.bash_cancel {
+                    cancel.cancel();
+                }
+            }
             Action::Interrupt => {
                 self.session.agent().clear_queues();
                 self.session.agent().abort();

@@ -425,3 +425,41 @@ fn completion_and_history_search_in_the_terminal_ui() {
         "{sent}"
     );
 }
+
+#[test]
+fn bang_runs_a_command_into_the_context_and_double_bang_only_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.jsonl");
+    let turn = json!({"content":[{"type":"text","text":"Noted."}]});
+    std::fs::write(&script, format!("{turn}\n{turn}\n")).unwrap();
+    let log = dir.path().join("requests.jsonl");
+    let log_arg = log.to_string_lossy().into_owned();
+    let mut tui = Tui::start_with(
+        dir.path(),
+        &script,
+        "xterm-256color",
+        &["--script-log", &log_arg],
+    );
+    tui.wait_for("the footer", |t| t.contains("scripted/"));
+    tui.send("!echo shared-$((40+2))");
+    tui.send("\r");
+    tui.wait_for("the command's cell", |t| {
+        t.contains("$ echo shared-$((40+2))") && t.contains("shared-42")
+    });
+    tui.send("!!echo private-$((6*7))");
+    tui.send("\r");
+    tui.wait_for("the second cell", |t| {
+        t.contains("private-42") && t.contains("(not sent to the model)")
+    });
+    tui.send("!false");
+    tui.send("\r");
+    tui.wait_for("a failing command", |t| t.contains("(exit code 1)"));
+    tui.send("what did I run");
+    tui.send("\r");
+    tui.wait_for("the answer", |t| t.contains("Noted."));
+    tui.send("\x04");
+    assert!(tui.wait_exit().success());
+    let sent = std::fs::read_to_string(&log).unwrap();
+    assert!(sent.contains("shared-42"), "{sent}");
+    assert!(!sent.contains("private-42"), "{sent}");
+}

@@ -167,7 +167,7 @@ impl App {
                     None
                 }
             }
-            KeyAction::Interrupt if running => Some(Action::Interrupt),
+            KeyAction::Interrupt if running || self.command_running => Some(Action::Interrupt),
             KeyAction::Exit if self.editor.is_empty() && !running => Some(Action::Exit),
             KeyAction::Suspend => Some(Action::Suspend),
             KeyAction::ToolsExpand => {
