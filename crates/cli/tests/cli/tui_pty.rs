@@ -112,6 +112,19 @@ impl Tui {
         }
     }
 
+    /// The UI with a model that answers `text` twice, logging each request
+    /// to the returned file; waits for the first frame.
+    fn answering_twice(dir: &std::path::Path, text: &str) -> (Tui, std::path::PathBuf) {
+        let script = dir.join("script.jsonl");
+        let turn = json!({"content":[{"type":"text","text":text}]});
+        std::fs::write(&script, format!("{turn}\n{turn}\n")).unwrap();
+        let log = dir.join("requests.jsonl");
+        let log_arg = log.to_string_lossy().into_owned();
+        let tui = Tui::start_with(dir, &script, "xterm-256color", &["--script-log", &log_arg]);
+        tui.wait_for("the footer", |t| t.contains("scripted/"));
+        (tui, log)
+    }
+
     fn send(&mut self, bytes: &str) {
         self.writer
             .write_all(bytes.as_bytes())
@@ -346,18 +359,7 @@ fn templates_and_skills_expand_in_the_terminal_ui() {
         "---\ndescription: Greets.\n---\nGreet warmly.\n",
     )
     .unwrap();
-    let script = dir.path().join("script.jsonl");
-    let turn = json!({"content":[{"type":"text","text":"Greeted."}]});
-    std::fs::write(&script, format!("{turn}\n{turn}\n")).unwrap();
-    let log = dir.path().join("requests.jsonl");
-    let log_arg = log.to_string_lossy().into_owned();
-    let mut tui = Tui::start_with(
-        dir.path(),
-        &script,
-        "xterm-256color",
-        &["--script-log", &log_arg],
-    );
-    tui.wait_for("the footer", |t| t.contains("scripted/"));
+    let (mut tui, log) = Tui::answering_twice(dir.path(), "Greeted.");
     tui.send("/hello world");
     tui.send("\r");
     tui.wait_for("the answer", |t| t.contains("Greeted."));
@@ -376,18 +378,7 @@ fn completion_and_history_search_in_the_terminal_ui() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("notes")).unwrap();
     std::fs::write(dir.path().join("notes/plan-for-today.md"), "plan").unwrap();
-    let script = dir.path().join("script.jsonl");
-    let turn = json!({"content":[{"type":"text","text":"Read it."}]});
-    std::fs::write(&script, format!("{turn}\n{turn}\n")).unwrap();
-    let log = dir.path().join("requests.jsonl");
-    let log_arg = log.to_string_lossy().into_owned();
-    let mut tui = Tui::start_with(
-        dir.path(),
-        &script,
-        "xterm-256color",
-        &["--script-log", &log_arg],
-    );
-    tui.wait_for("the footer", |t| t.contains("scripted/"));
+    let (mut tui, log) = Tui::answering_twice(dir.path(), "Read it.");
 
     // `/` opens the command menu; Enter takes the choice and runs it.
     tui.send("/hel");
@@ -429,18 +420,7 @@ fn completion_and_history_search_in_the_terminal_ui() {
 #[test]
 fn bang_runs_a_command_into_the_context_and_double_bang_only_shows_it() {
     let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("script.jsonl");
-    let turn = json!({"content":[{"type":"text","text":"Noted."}]});
-    std::fs::write(&script, format!("{turn}\n{turn}\n")).unwrap();
-    let log = dir.path().join("requests.jsonl");
-    let log_arg = log.to_string_lossy().into_owned();
-    let mut tui = Tui::start_with(
-        dir.path(),
-        &script,
-        "xterm-256color",
-        &["--script-log", &log_arg],
-    );
-    tui.wait_for("the footer", |t| t.contains("scripted/"));
+    let (mut tui, log) = Tui::answering_twice(dir.path(), "Noted.");
     tui.send("!echo shared-$((40+2))");
     tui.send("\r");
     tui.wait_for("the command's cell", |t| {
