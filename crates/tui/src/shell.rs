@@ -35,7 +35,10 @@ pub fn describe(command: &str, exclude: bool, ran: &UserBash) -> (String, bool) 
     }
     let lines: Vec<&str> = ran.output.trim_end().lines().collect();
     if lines.len() > SHOWN_LINES {
-        text.push_str(&format!("\n... {} earlier lines", lines.len() - SHOWN_LINES));
+        text.push_str(&format!(
+            "\n... {} earlier lines",
+            lines.len() - SHOWN_LINES
+        ));
     }
     for line in &lines[lines.len().saturating_sub(SHOWN_LINES)..] {
         text.push('\n');

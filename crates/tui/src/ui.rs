@@ -174,7 +174,7 @@ struct Ui {
     /// Cancels the running `!command`.
     bash_cancel: Option<agent_core::CancellationToken>,
     /// Progress of the `@` file walk, once one started.
-    file_updates: Option<tokio::sync::watch::Receiver<(usize, bool)>>,
+    file_updates: Option<tokio::sync::watch::Receiver<u64>>,
 }
 
 impl Ui {
@@ -573,7 +573,7 @@ fn command_hints(session: &AgentSession, commands: Option<&dyn SlashCommands>) -
     hints
 }
 
-async fn files_changed(rx: &mut Option<tokio::sync::watch::Receiver<(usize, bool)>>) -> Option<()> {
+async fn files_changed(rx: &mut Option<tokio::sync::watch::Receiver<u64>>) -> Option<()> {
     match rx {
         Some(r) => match r.changed().await {
             Ok(()) => Some(()),

@@ -24,9 +24,18 @@ impl App {
             Context::File { start, query } => {
                 let cwd = self.cx.cwd.clone();
                 let index = self.files.get_or_insert_with(|| FileIndex::spawn(&cwd));
+                index.request(&query);
                 let menu = completion::file_menu(index, start, &query);
-                // Nothing yet, but the walk goes on: its next batch may match.
-                self.awaiting_files = menu.is_none() && !index.done();
+                // Not answered yet, or the walk goes on: wait for the next
+                // answer, keeping what is shown meanwhile.
+                self.awaiting_files = menu.is_none();
+                if menu.is_none()
+                    && let Some(shown) = &self.completion
+                    && shown.kind == Kind::File
+                    && shown.start == start
+                {
+                    return Some(shown.clone());
+                }
                 menu
             }
             Context::Path { start, token } => {
@@ -69,7 +78,7 @@ impl App {
     }
 
     /// Where the `@` walk reports progress, once one started.
-    pub fn file_updates(&self) -> Option<tokio::sync::watch::Receiver<(usize, bool)>> {
+    pub fn file_updates(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
         self.files.as_ref().map(FileIndex::updates)
     }
 

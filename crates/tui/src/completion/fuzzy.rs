@@ -16,6 +16,23 @@ pub fn score(query: &str, text: &str) -> Option<i64> {
     if query.is_empty() {
         return Some(0);
     }
+    // Most candidates fail: reject them before allocating anything (bytes
+    // for ASCII, which nearly every path is).
+    if query.is_ascii() && text.is_ascii() {
+        if !ascii_subsequence(query.as_bytes(), text.as_bytes()) {
+            return None;
+        }
+    } else {
+        let mut wanted = query.chars().flat_map(char::to_lowercase).peekable();
+        for c in text.chars().flat_map(char::to_lowercase) {
+            if wanted.peek() == Some(&c) {
+                wanted.next();
+            }
+        }
+        if wanted.peek().is_some() {
+            return None;
+        }
+    }
     let text_chars: Vec<char> = text.chars().flat_map(char::to_lowercase).collect();
     let query: Vec<char> = query.chars().flat_map(char::to_lowercase).collect();
     if query.len() > text_chars.len() {
@@ -56,4 +73,14 @@ pub fn score(query: &str, text: &str) -> Option<i64> {
         total += 25;
     }
     Some(total)
+}
+
+fn ascii_subsequence(query: &[u8], text: &[u8]) -> bool {
+    let mut q = 0;
+    for &b in text {
+        if q < query.len() && b.eq_ignore_ascii_case(&query[q]) {
+            q += 1;
+        }
+    }
+    q == query.len()
 }

@@ -168,24 +168,27 @@ fn menu(kind: Kind, start: usize, items: Vec<Item>) -> Option<Menu> {
     })
 }
 
-/// The files found so far that match `query`, best first: `@path`, quoted
-/// when it has a blank; a directory keeps its `/` so the next Tab goes on.
+/// The `@` menu for `query` from the matcher's answer, once it has
+/// answered this very query (`None` until then, or when nothing matches).
 pub fn file_menu(index: &FileIndex, start: usize, query: &str) -> Option<Menu> {
-    let mut best: Vec<(i64, String)> = index.with_paths(|paths| {
-        let mut scored: Vec<(i64, &String)> = paths
-            .iter()
-            .filter_map(|p| Some((fuzzy::score(query, p.trim_end_matches('/'))?, p)))
-            .collect();
-        // Only the best few are sorted: the walk may have found 50,000.
-        let keep = MAX_ITEMS.min(scored.len());
-        if keep > 0 && keep < scored.len() {
-            scored.select_nth_unstable_by(keep - 1, rank);
-            scored.truncate(keep);
-        }
-        scored.into_iter().map(|(s, p)| (s, p.clone())).collect()
-    });
-    best.sort_by(|a, b| rank(&(a.0, &a.1), &(b.0, &b.1)));
-    let items = best
+    menu(Kind::File, start, index.matches_for(query)?)
+}
+
+/// The best [`MAX_ITEMS`] of `paths` for `query`: `@path`, quoted when it
+/// has a blank; a directory keeps its `/` so the next Tab goes on.
+pub fn best_files(paths: &[String], query: &str) -> Vec<Item> {
+    let mut scored: Vec<(i64, &String)> = paths
+        .iter()
+        .filter_map(|p| Some((fuzzy::score(query, p.trim_end_matches('/'))?, p)))
+        .collect();
+    // Only the best few are sorted: the walk may have found 50,000.
+    let keep = MAX_ITEMS.min(scored.len());
+    if keep > 0 && keep < scored.len() {
+        scored.select_nth_unstable_by(keep - 1, rank);
+        scored.truncate(keep);
+    }
+    scored.sort_by(rank);
+    scored
         .into_iter()
         .map(|(_, path)| {
             let bare = path.trim_end_matches('/');
@@ -205,8 +208,7 @@ pub fn file_menu(index: &FileIndex, start: usize, query: &str) -> Option<Menu> {
                 description: path.clone(),
             }
         })
-        .collect();
-    menu(Kind::File, start, items)
+        .collect()
 }
 
 /// Better score first, then the shallower and shorter path.

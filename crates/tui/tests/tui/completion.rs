@@ -112,17 +112,25 @@ fn up_down_and_tab_choose_in_the_menu() {
     assert_eq!(a.completion.as_ref().map(|m| m.selected), Some(3));
 }
 
-fn wait_for_walk(a: &mut App) {
-    let mut updates = a.file_updates().expect("the walk started");
+/// Waits (for the background walk and matcher) until an `@` menu holds
+/// `path`.
+fn wait_for_file(a: &mut App, path: &str) {
     let start = Instant::now();
-    while !updates.borrow_and_update().1 {
+    loop {
+        a.files_updated();
+        let found = a
+            .completion
+            .as_ref()
+            .is_some_and(|m| m.kind == Kind::File && m.items.iter().any(|i| i.description == path));
+        if found {
+            return;
+        }
         assert!(
             start.elapsed() < Duration::from_secs(60),
-            "the walk did not end"
+            "no menu with {path}"
         );
         std::thread::sleep(Duration::from_millis(10));
     }
-    a.files_updated();
 }
 
 #[test]
@@ -142,7 +150,7 @@ fn at_completes_files_fuzzily_without_ignored_ones() {
     std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     let mut a = app_in(root);
     typed(&mut a, "look at @edmod");
-    wait_for_walk(&mut a);
+    wait_for_file(&mut a, "src/editor/mod.rs");
     let menu = a.completion.clone().expect("a file menu");
     assert_eq!(menu.kind, Kind::File);
     let values: Vec<&str> = menu.items.iter().map(|i| i.value.as_str()).collect();
@@ -157,7 +165,7 @@ fn at_completes_files_fuzzily_without_ignored_ones() {
     assert_eq!(a.editor.text(), "look at @src/editor/mod.rs ");
     // A path with a blank is quoted.
     typed(&mut a, "@notes");
-    a.files_updated();
+    wait_for_file(&mut a, "my notes.md");
     press(&mut a, KeyCode::Tab);
     assert_eq!(
         a.editor.text(),
