@@ -4,6 +4,8 @@
 
 use std::time::Instant;
 
+use agent_ai::Message;
+use agent_core::AgentEvent;
 use agent_tui::UiTheme;
 use agent_tui::app::{Action, App};
 use agent_tui::keybindings::{KeyAction, Keybindings};
@@ -226,6 +228,100 @@ fn up_keeps_a_draft_and_ctrl_r_searches_history_in_the_live_region() {
     a.key(plain_key(KeyCode::Esc));
     assert_eq!(a.editor.text(), "draft");
     assert!(!plain(&a.compose(60, 20, Instant::now(), None).0).contains("reverse-i-search"));
+}
+
+#[test]
+fn enter_steers_alt_enter_queues_and_esc_gives_them_back() {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    let mut app = app();
+    super::typed(&mut app, "first prompt");
+    assert_eq!(
+        super::press(&mut app, KeyCode::Enter),
+        Some(Action::Prompt("first prompt".into()))
+    );
+    app.run_started(Instant::now());
+    super::typed(&mut app, "steer me");
+    assert_eq!(
+        super::press(&mut app, KeyCode::Enter),
+        Some(Action::Steer("steer me".into()))
+    );
+    super::typed(&mut app, "later");
+    assert_eq!(
+        app.key(super::key(KeyCode::Enter, KeyModifiers::ALT)),
+        Some(Action::FollowUp("later".into()))
+    );
+    let shown = plain(&app.compose(60, 30, Instant::now(), None).0);
+    assert!(
+        shown.contains("Steering: steer me") && shown.contains("Follow-up: later"),
+        "{shown}"
+    );
+    assert!(shown.contains("esc to interrupt"), "{shown}");
+    // Alt+Up takes the queue back into the editor; queue it again.
+    assert_eq!(
+        app.key(super::key(KeyCode::Up, KeyModifiers::ALT)),
+        Some(Action::TakeBackQueued)
+    );
+    assert_eq!(app.editor.text(), "steer me\nlater");
+    assert!(app.queued.is_empty());
+    app.editor.clear();
+    super::typed(&mut app, "steer me");
+    assert_eq!(
+        super::press(&mut app, KeyCode::Enter),
+        Some(Action::Steer("steer me".into()))
+    );
+    super::typed(&mut app, "later");
+    app.key(super::key(KeyCode::Enter, KeyModifiers::ALT));
+    // The steering message was delivered: no longer queued.
+    app.agent_event(&AgentEvent::MessageStart {
+        message: Message::user("steer me"),
+    });
+    assert_eq!(
+        super::press(&mut app, KeyCode::Esc),
+        Some(Action::Interrupt)
+    );
+    app.run_ended();
+    assert_eq!(app.editor.text(), "later");
+    let shown = plain(&app.compose(60, 30, Instant::now(), None).0);
+    assert!(
+        !shown.contains("Follow-up") && !shown.contains("esc to interrupt"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn ctrl_c_clears_then_interrupts_then_exits_twice() {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    let ctrl_c = super::key(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let mut app = app();
+    super::typed(&mut app, "some text");
+    assert_eq!(app.key(ctrl_c), None);
+    assert!(app.editor.is_empty());
+    app.run_started(Instant::now());
+    assert_eq!(app.key(ctrl_c), Some(Action::Interrupt));
+    app.run_ended();
+    assert_eq!(
+        app.key(ctrl_c),
+        None,
+        "the first one on an idle, empty editor arms"
+    );
+    super::typed(&mut app, "a");
+    super::press(&mut app, KeyCode::Backspace);
+    assert_eq!(app.key(ctrl_c), None, "another key disarms");
+    assert_eq!(app.key(ctrl_c), Some(Action::Exit));
+    // Shift+Enter and Alt+Enter (idle) are new lines; /commands go out whole.
+    super::typed(&mut app, "a");
+    app.key(super::key(KeyCode::Enter, KeyModifiers::SHIFT));
+    app.key(super::key(KeyCode::Enter, KeyModifiers::ALT));
+    super::typed(&mut app, "b");
+    assert_eq!(app.editor.text(), "a\n\nb");
+    app.editor.clear();
+    super::typed(&mut app, "/tree");
+    assert_eq!(
+        super::press(&mut app, KeyCode::Enter),
+        Some(Action::Command("/tree".into()))
+    );
+    super::typed(&mut app, "/exit");
+    assert_eq!(super::press(&mut app, KeyCode::Enter), Some(Action::Exit));
 }
 
 /// Keys a person might press, printable or not.
