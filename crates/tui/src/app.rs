@@ -173,14 +173,16 @@ impl App {
                 .notice("a command is running; send when it is done", true);
             return None;
         }
-        if let Some((command, exclude)) = crate::shell::parse(self.editor.text().trim_start()) {
+        if crate::shell::parse(self.editor.text().trim_start()).is_some() {
             if self.is_running() {
                 // The text stays in the editor for when the run is done.
                 self.transcript
                     .notice("a run is going; run the command when it is done", true);
                 return None;
             }
-            self.editor.submit();
+            // Parsed again with paste markers expanded.
+            let text = self.editor.submit()?;
+            let (command, exclude) = crate::shell::parse(text.trim_start())?;
             return Some(Action::Bash { command, exclude });
         }
         let text = self.editor.submit()?;

@@ -410,3 +410,40 @@ proptest! {
         prop_assert_eq!(e.text(), "");
     }
 }
+
+#[test]
+fn bang_lines_become_shell_commands_only_when_idle() {
+    let mut a = app();
+    typed(&mut a, "!ls -l");
+    assert_eq!(
+        a.key(plain_key(KeyCode::Enter)),
+        Some(Action::Bash {
+            command: "ls -l".into(),
+            exclude: false
+        })
+    );
+    typed(&mut a, "!!git status");
+    assert_eq!(
+        a.key(plain_key(KeyCode::Enter)),
+        Some(Action::Bash {
+            command: "git status".into(),
+            exclude: true
+        })
+    );
+    // Up brings the command back from history.
+    a.key(plain_key(KeyCode::Up));
+    assert_eq!(a.editor.text(), "!!git status");
+    a.editor.clear();
+    a.run_started(Instant::now());
+    typed(&mut a, "!make");
+    assert_eq!(a.key(plain_key(KeyCode::Enter)), None);
+    assert_eq!(a.editor.text(), "!make", "kept for when the run ends");
+    // A bare `!` is a prompt like any other text.
+    a.run_ended();
+    a.editor.clear();
+    typed(&mut a, "!");
+    assert_eq!(
+        a.key(plain_key(KeyCode::Enter)),
+        Some(Action::Prompt("!".into()))
+    );
+}
