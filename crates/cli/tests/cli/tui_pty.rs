@@ -389,6 +389,27 @@ fn completion_and_history_search_in_the_terminal_ui() {
     // `@` completes a file found by the background walk, fuzzily.
     tui.send("read @planfor");
     tui.wait_for("the file menu", |t| t.contains("notes/plan-for-today.md"));
+    // The hardware cursor sits at the caret, the menu below it (polled:
+    // the frame may still be arriving).
+    let start = Instant::now();
+    loop {
+        let screen = tui.screen.lock().unwrap_or_else(|p| p.into_inner());
+        let rows: Vec<String> = screen.parser.screen().rows(0, COLS).collect();
+        let editor_row = rows.iter().position(|r| r.starts_with("> read @planfor"));
+        let menu_row = rows
+            .iter()
+            .position(|r| r.contains("notes/plan-for-today.md"));
+        let (row, col) = screen.parser.screen().cursor_position();
+        if editor_row.is_some_and(|e| menu_row > Some(e) && (usize::from(row), col) == (e, 15)) {
+            break;
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "cursor at {row},{col}; rows: {rows:#?}"
+        );
+        drop(screen);
+        std::thread::sleep(Duration::from_millis(20));
+    }
     tui.send("\t");
     tui.wait_for("the completed mention", |t| {
         t.contains("> read @notes/plan-for-today.md")
