@@ -7,7 +7,7 @@
 //!    agent-core.
 //! 3. The product layer names no concrete tool: in coding-agent a built-in
 //!    tool name appears only where listed in [`PRODUCT_EXCEPTIONS`], each
-//!    with the reason; agent-tui names none at all.
+//!    with the reason; agent-tui and agent-export name none at all.
 //! 4. Every file access of a tool goes through the operations: the tool
 //!    modules of tools-builtin touch no file system or process API directly
 //!    (except [`OPS_EXCEPTIONS`]).
@@ -47,6 +47,23 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "agent-tui",
         &["agent-ai", "agent-core", "agent-tool", "coding-agent"],
+    ),
+    // A session as a page: reads session files, draws tools through the
+    // session's registry; nothing but the binary uses it.
+    (
+        "agent-export",
+        &["agent-ai", "agent-core", "agent-tool", "coding-agent"],
+    ),
+    // The built-in slash commands over a session, for every front end.
+    (
+        "agent-commands",
+        &[
+            "agent-ai",
+            "agent-core",
+            "agent-tool",
+            "coding-agent",
+            "agent-export",
+        ],
     ),
     // Test helpers: used only as a dev-dependency (and by xtask), so they
     // may reach any layer they help test.
@@ -120,12 +137,19 @@ pub fn tidy(root: &Path) -> Result<()> {
     )?;
     // The UI draws tools through their renderers only.
     names_no_tool(&root.join("crates/tui/src"), &names, &[], &mut problems)?;
+    names_no_tool(&root.join("crates/export/src"), &names, &[], &mut problems)?;
+    names_no_tool(
+        &root.join("crates/commands/src"),
+        &names,
+        &[],
+        &mut problems,
+    )?;
     operations_only(&root.join("crates/tools-builtin/src"), &mut problems)?;
     if !problems.is_empty() {
         bail!("tidy:\n  {}", problems.join("\n  "));
     }
     println!(
-        "tidy: crate graph, no tool names in agent-core, coding-agent or agent-tui, tools use the operations"
+        "tidy: crate graph, no tool names in agent-core, coding-agent, agent-tui or agent-export, tools use the operations"
     );
     Ok(())
 }

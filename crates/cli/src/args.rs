@@ -29,6 +29,9 @@ pub enum Command {
     /// Trust a project: let its .pi/settings.json start programs (MCP
     /// servers, shellPath, shellCommandPrefix) with the values it has now.
     Trust(TrustArgs),
+    /// Write a session file as one self-contained HTML page (no network,
+    /// safe to open whoever wrote the session), or as JSONL.
+    Export(ExportArgs),
     /// The remote end of `--remote`: serve file and process operations on
     /// stdin and stdout (started by the client, not by hand).
     #[command(hide = true)]
@@ -41,6 +44,21 @@ pub struct HelperArgs {
     /// Exit 0 if this helper speaks protocol version N, 1 otherwise.
     #[arg(long, value_name = "N")]
     pub accepts: Option<u32>,
+}
+
+/// `coding-agent export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The session file (`.jsonl`).
+    pub session: PathBuf,
+    /// Where to write (default: `coding-agent-session-<name>.html` in the
+    /// current directory).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// `html` (default) or `jsonl` (the current branch, as Pi exports it);
+    /// an output ending in `.jsonl` also picks JSONL.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
 }
 
 /// `--remote` and its transport options.

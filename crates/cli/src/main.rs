@@ -11,6 +11,7 @@
 
 mod args;
 mod demo;
+mod export_cmd;
 mod extensions;
 mod mcp_cmd;
 mod mcp_login;
@@ -113,6 +114,7 @@ fn main() {
             }
             Some(Command::Demo(d)) => demo::run(d).await,
             Some(Command::Trust(t)) => trust_cmd::run(t),
+            Some(Command::Export(e)) => export_cmd::run(&e),
             Some(Command::Helper(h)) => remote::helper(&h).await,
             Some(Command::Mcp(m)) => match m.action {
                 Some(action) => mcp_login::run(action).await,

@@ -447,6 +447,7 @@ pub async fn run(args: RunArgs) -> i32 {
         remote_files,
         extensions,
     };
+    let commands = crate::slash::commands(&args, &settings, &model);
     let session = build_session(&args, &cwd, settings, client, model, tools);
     if let Some(updates) = mcp_updates {
         updates.keep_session_updated(&session);
@@ -457,7 +458,7 @@ pub async fn run(args: RunArgs) -> i32 {
     if let Some(questions) = questions {
         // The UI draws the events, reads Ctrl+C as a key and ends on
         // SIGTERM and SIGHUP itself (restoring the terminal first).
-        return crate::tui::run(session, questions).await;
+        return crate::tui::run(session, questions, commands).await;
     }
     attach_output(&session, args.mode, args.print, cwd.clone());
     install_ctrl_c(&session);
@@ -471,7 +472,7 @@ pub async fn run(args: RunArgs) -> i32 {
     );
 
     if interactive {
-        return repl(&session).await;
+        return repl(&session, &commands).await;
     }
     // A run that fails is reported by the output below (and the renderers);
     // only a refusal to run needs words here.
@@ -576,6 +577,11 @@ async fn rpc(
         session_dir: args.session_dir.clone(),
         models,
         resolve_model,
+        export_html: Some(crate::export_cmd::rpc_exporter(session.registry())),
+        builtin_commands: agent_commands::BUILTIN
+            .iter()
+            .map(|c| (c.name.to_string(), c.description.to_string()))
+            .collect(),
     };
     match run_rpc(
         session,
@@ -595,7 +601,7 @@ async fn rpc(
 }
 
 /// Reads prompts line by line until end of input.
-async fn repl(session: &AgentSession) -> i32 {
+async fn repl(session: &AgentSession, commands: &agent_commands::Commands) -> i32 {
     loop {
         eprint!("> ");
         let Some(line) = crate::prompt::stdin_lines().next().await else {
@@ -608,7 +614,7 @@ async fn repl(session: &AgentSession) -> i32 {
         if matches!(line, "/exit" | "/quit") {
             break;
         }
-        if line.starts_with('/') && crate::slash::handle(session, line).await {
+        if line.starts_with('/') && crate::slash::handle(commands, session, line).await {
             continue;
         }
         let line = match session.expand_input(line) {

@@ -3,7 +3,7 @@
 use std::io::IsTerminal;
 use std::path::Path;
 
-use coding_agent::sessions::{SessionInfo, SessionManager};
+use coding_agent::sessions::SessionManager;
 
 use crate::args::RunArgs;
 
@@ -35,19 +35,7 @@ pub async fn open(args: &RunArgs, cwd: &Path) -> Result<Option<SessionManager>, 
 }
 
 /// One line about a session for pickers and `/resume`.
-pub fn describe(index: usize, info: &SessionInfo) -> String {
-    let title = info.name.clone().unwrap_or_else(|| {
-        let first = info.first_message.replace('\n', " ");
-        first.chars().take(70).collect()
-    });
-    format!(
-        "{index:>3}. {}  {}  ({} messages)  {}",
-        &info.id[..info.id.len().min(8)],
-        coding_agent::sessions::iso_timestamp(info.modified),
-        info.message_count,
-        coding_agent::sanitize_terminal_text(&title)
-    )
-}
+pub use agent_commands::describe;
 
 /// `-r` without an id: a numbered list on a terminal, a clear error elsewhere.
 async fn pick(cwd: &Path, dir: Option<std::path::PathBuf>) -> Result<std::path::PathBuf, String> {

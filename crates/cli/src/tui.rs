@@ -21,10 +21,14 @@ pub fn wanted(args: &RunArgs) -> bool {
 }
 
 /// Runs the UI until the user leaves; the process's exit code.
-pub async fn run(session: AgentSession, questions: PermissionQuestions) -> i32 {
+pub async fn run(
+    session: AgentSession,
+    questions: PermissionQuestions,
+    commands: agent_commands::Commands,
+) -> i32 {
     let options = TuiOptions {
         theme: UiTheme::from_env(),
-        commands: Some(Arc::new(crate::slash::TuiCommands)),
+        commands: Some(Arc::new(crate::slash::TuiCommands(commands))),
         questions: Some(questions),
         // Read the way Pi reads it: `<agent dir>/keybindings.json`.
         keybindings: coding_agent::agent_dir()

@@ -1335,3 +1335,38 @@ fn rpc_switches_models_across_providers_and_apis() {
         .collect();
     assert_eq!(changes, ["beta/b1", "alpha/a1"]);
 }
+
+#[test]
+fn rpc_export_html_and_clone() {
+    let d = dirs(json!({}));
+    let s = script(
+        &d,
+        "s.jsonl",
+        &[json!({"content": [{"type": "text", "text": "an <b>answer</b>"}]})],
+    );
+    let mut rpc = Rpc::start(&d, &s);
+    rpc.send(r#"{"id":1,"type":"prompt","message":"question"}"#);
+    rpc.wait("the run's end", |v| v["type"] == "agent_end");
+    let page = d.root.join("page.html");
+    rpc.send(&json!({"id": 2, "type": "export_html", "outputPath": page}).to_string());
+    let answer = rpc.response(2);
+    assert_eq!(answer["success"], true, "{answer}");
+    assert_eq!(answer["data"]["path"], json!(page));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("an &lt;b&gt;answer&lt;/b&gt;")
+            || html.contains("an <span class=\"raw-html\">"),
+        "escaped"
+    );
+    assert!(html.contains("Content-Security-Policy"));
+
+    rpc.send(r#"{"id":3,"type":"get_state"}"#);
+    let before = rpc.response(3)["data"]["sessionFile"].clone();
+    rpc.send(r#"{"id":4,"type":"clone"}"#);
+    assert_eq!(rpc.response(4)["data"], json!({"cancelled": false}));
+    rpc.send(r#"{"id":5,"type":"get_state"}"#);
+    let state = rpc.response(5);
+    assert_ne!(state["data"]["sessionFile"], before, "{state}");
+    assert_eq!(state["data"]["messageCount"], 2, "{state}");
+    assert_eq!(session_files(&d).len(), 2);
+}

@@ -243,9 +243,22 @@ fn rpc_get_commands_and_prompt_expand() {
     drop(stdin);
     let _ = child.wait();
     let commands = commands.expect("a get_commands response");
+    let all = commands.as_array().unwrap();
+    // The built-in commands come first, then templates and skills.
+    let builtins: Vec<&str> = all
+        .iter()
+        .filter(|c| c["source"] == "builtin")
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    for name in ["session", "export", "model", "copy", "import", "clone"] {
+        assert!(builtins.contains(&name), "{name} in {builtins:?}");
+    }
+    assert!(
+        all.iter()
+            .all(|c| c["description"].as_str().is_some_and(|d| !d.is_empty()))
+    );
+    let commands: Vec<&Value> = all.iter().filter(|c| c["source"] != "builtin").collect();
     let names: Vec<&str> = commands
-        .as_array()
-        .unwrap()
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();

@@ -34,6 +34,10 @@ pub const BUILTIN_COMMANDS: &[&str] = &[
     "changelog",
     "scoped-models",
     "debug",
+    "clone",
+    "import",
+    "thinking",
+    "trust",
 ];
 
 /// The tool the model uses to load a skill's file, found from what tools

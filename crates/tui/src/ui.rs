@@ -559,13 +559,8 @@ fn fill_history(app: &mut App, messages: &[Message]) {
 /// session's templates and skills.
 fn command_hints(session: &AgentSession, commands: Option<&dyn SlashCommands>) -> Vec<CommandHint> {
     let mut hints = commands.map(SlashCommands::commands).unwrap_or_default();
-    for (name, description) in [("exit", "Leave"), ("quit", "Leave")] {
-        hints.push(CommandHint {
-            name: name.into(),
-            description: description.into(),
-        });
-    }
-    for (name, description) in session.prompt_commands() {
+    let ours = [("exit", "Leave"), ("quit", "Leave")].map(|(n, d)| (n.to_string(), d.to_string()));
+    for (name, description) in ours.into_iter().chain(session.prompt_commands()) {
         if !hints.iter().any(|h| h.name == name) {
             hints.push(CommandHint { name, description });
         }

@@ -79,6 +79,9 @@ impl Tui {
         cmd.env_remove("OPENAI_API_KEY");
         cmd.env_remove("ANTHROPIC_API_KEY");
         cmd.env_remove("NO_COLOR");
+        // `/copy` must reach the terminal (OSC 52), not a desktop clipboard.
+        cmd.env_remove("DISPLAY");
+        cmd.env_remove("WAYLAND_DISPLAY");
         let child = pair.slave.spawn_command(cmd).expect("the binary starts");
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().expect("a reader");
@@ -463,4 +466,33 @@ fn bang_runs_a_command_into_the_context_and_double_bang_only_shows_it() {
     let sent = std::fs::read_to_string(&log).unwrap();
     assert!(sent.contains("shared-42"), "{sent}");
     assert!(!sent.contains("private-42"), "{sent}");
+}
+
+#[test]
+fn builtin_commands_work_in_the_line_prompt_and_the_terminal_ui() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.jsonl");
+    let answer = json!({"content":[{"type":"text","text":"plain answer"}]});
+    std::fs::write(&script, format!("{answer}\n{answer}\n")).unwrap();
+    // "plain answer" in base64, as OSC 52 carries it.
+    let osc52 = "\x1b]52;c;cGxhaW4gYW5zd2Vy\x07";
+    for args in [&["--no-tui"][..], &[][..]] {
+        let mut tui = Tui::start_with(dir.path(), &script, "xterm-256color", args);
+        tui.wait_raw("a prompt", |raw| {
+            raw.contains("> ") || raw.contains("scripted/")
+        });
+        tui.send("hello\r");
+        tui.wait_for("the answer", |t| t.contains("plain answer"));
+        tui.send("/copy\r");
+        tui.wait_for("the copy", |t| t.contains("copied the last answer"));
+        tui.wait_raw("OSC 52 with the answer", |raw| raw.contains(osc52));
+        tui.send("/session\r");
+        tui.wait_for("the session's numbers", |t| {
+            t.contains("Messages:  2 (1 user, 1 assistant") && t.contains("File:      in memory")
+        });
+        tui.send("/thinking nonsense\r");
+        tui.wait_for("the error", |t| t.contains("unknown thinking level"));
+        tui.send("/exit\r");
+        assert!(tui.wait_exit().success(), "{args:?}");
+    }
 }

@@ -134,6 +134,8 @@ pub enum RpcCommand {
     },
     /// The user messages a fork can start from.
     GetForkMessages,
+    /// Continues in a copy of the session up to its current entry.
+    Clone,
     /// The last assistant message's text.
     GetLastAssistantText,
     /// Names the session.
@@ -153,6 +155,13 @@ pub enum RpcCommand {
     },
     /// The slash commands the client may offer.
     GetCommands,
+    /// Writes the session as an HTML page (see
+    /// [`RpcOptions::export_html`](super::RpcOptions::export_html)).
+    ExportHtml {
+        /// Where; absent: the exporter's default name.
+        #[serde(default, rename = "outputPath")]
+        output_path: Option<String>,
+    },
 }
 
 impl RpcCommand {

@@ -6,9 +6,10 @@
 //!   `follow_up`, `abort`, `new_session`, `get_state`, `get_messages`,
 //!   `set_model`, `cycle_model`, `get_available_models`,
 //!   `set_thinking_level`, `cycle_thinking_level`, `compact`, `set_auto_compaction`, `bash`, `abort_bash`,
-//!   `get_session_stats`, `switch_session`, `fork`, `get_fork_messages`,
+//!   `get_session_stats`, `switch_session`, `fork`, `clone`, `get_fork_messages`,
 //!   `get_last_assistant_text`, `set_session_name`, `set_steering_mode`,
-//!   `set_follow_up_mode`, `get_commands`, and `extension_ui_response`.
+//!   `set_follow_up_mode`, `get_commands`, `export_html`, and
+//!   `extension_ui_response`.
 //! - Output: `{"id", "type": "response", "command", "success", "data" |
 //!   "error"}` for each command (a line that is not a command gets
 //!   `"command": "parse"`), and the agent's events as in `--mode json`.
@@ -65,7 +66,63 @@ pub struct RpcOptions {
     /// that serves it, so that a switch may cross providers and APIs; the
     /// answer of `Err` is the command's error.
     pub resolve_model: Option<ModelResolver>,
+    /// Writes the session as HTML for `export_html` (the page is drawn by a
+    /// crate above this one, such as `agent-export`); `None`: the command
+    /// answers that export is not available.
+    pub export_html: Option<HtmlExporter>,
+    /// The front end's own commands (name, description), listed first by
+    /// `get_commands` with `"source": "builtin"`.
+    pub builtin_commands: Vec<(String, String)>,
 }
+
+/// Switches `session` to `provider/model_id`: through `resolve` when there
+/// is one (any provider and API it knows), else among `models`, else (no
+/// list) to another id of the current provider. RPC `set_model` and the
+/// `/model` command both come through here.
+///
+/// # Errors
+/// `Model not found: provider/id`, or the resolver's own error.
+pub fn switch_model(
+    session: &crate::AgentSession,
+    models: &[Model],
+    resolve: Option<&ModelResolver>,
+    provider: &str,
+    model_id: &str,
+) -> Result<Model, String> {
+    if let Some(resolve) = resolve {
+        let (model, client) = resolve(provider, model_id)?;
+        session.set_model_and_client(model.clone(), client);
+        return Ok(model);
+    }
+    let current = session.agent().state().model;
+    let model = if models.is_empty() {
+        (provider == current.provider).then(|| {
+            let mut m = current.clone();
+            m.id = model_id.to_string();
+            m.name = model_id.to_string();
+            m
+        })
+    } else {
+        models
+            .iter()
+            .find(|m| m.provider == provider && m.id == model_id)
+            .cloned()
+    };
+    let model = model.ok_or_else(|| format!("Model not found: {provider}/{model_id}"))?;
+    session.set_model(model.clone());
+    Ok(model)
+}
+
+/// Writes a session as an HTML page at the given path, or at a default
+/// one; answers the path written (see [`RpcOptions::export_html`]).
+pub type HtmlExporter = Arc<
+    dyn Fn(
+            &crate::sessions::SessionManager,
+            Option<&std::path::Path>,
+        ) -> Result<std::path::PathBuf, String>
+        + Send
+        + Sync,
+>;
 
 /// Finds a model by provider and id, with a client that serves it (see
 /// [`RpcOptions::resolve_model`]).
@@ -79,6 +136,8 @@ impl std::fmt::Debug for RpcOptions {
             .field("session_dir", &self.session_dir)
             .field("models", &self.models.len())
             .field("resolve_model", &self.resolve_model.is_some())
+            .field("export_html", &self.export_html.is_some())
+            .field("builtin_commands", &self.builtin_commands.len())
             .finish()
     }
 }

@@ -70,33 +70,14 @@ impl Server {
         self.session.session_manager()
     }
 
-    /// Switches to `provider/model_id`: through the resolver when there is
-    /// one (any provider and API it knows), else among the listed models,
-    /// else to another id of the current provider.
     fn switch_model(&self, provider: &str, model_id: &str) -> Result<Model, String> {
-        if let Some(resolve) = &self.options.resolve_model {
-            let (model, client) = resolve(provider, model_id)?;
-            self.session.set_model_and_client(model.clone(), client);
-            return Ok(model);
-        }
-        let current = self.session.agent().state().model;
-        let model = if self.options.models.is_empty() {
-            (provider == current.provider).then(|| {
-                let mut m = current.clone();
-                m.id = model_id.to_string();
-                m.name = model_id.to_string();
-                m
-            })
-        } else {
-            self.options
-                .models
-                .iter()
-                .find(|m| m.provider == provider && m.id == model_id)
-                .cloned()
-        };
-        let model = model.ok_or_else(|| format!("Model not found: {provider}/{model_id}"))?;
-        self.session.set_model(model.clone());
-        Ok(model)
+        super::switch_model(
+            &self.session,
+            &self.options.models,
+            self.options.resolve_model.as_ref(),
+            provider,
+            model_id,
+        )
     }
 
     fn state(&self) -> Value {
@@ -426,25 +407,57 @@ impl Server {
                 agent.set_follow_up_mode(queue_mode(mode));
                 Ok(Value::Null)
             }
+            RpcCommand::Clone => {
+                self.stop_run().await;
+                let store = self.manager().ok_or("this conversation is not recorded")?;
+                let cloned = {
+                    let manager = store.lock().unwrap_or_else(|p| p.into_inner());
+                    let leaf = manager
+                        .leaf_id()
+                        .map(str::to_string)
+                        .ok_or("Cannot clone session: no current entry selected")?;
+                    manager.fork(Some(&leaf)).map_err(|e| e.to_string())?
+                };
+                self.session
+                    .switch_session(cloned)
+                    .map_err(|e| e.to_string())?;
+                Ok(json!({"cancelled": false}))
+            }
             RpcCommand::GetCommands => {
                 let resources = self.session.resources();
-                let commands: Vec<Value> =
-                    agent_skills::list_commands(&resources, crate::BUILTIN_COMMANDS)
-                        .into_iter()
-                        .map(|c| {
-                            json!({
-                                "name": c.name,
-                                "description": c.description,
-                                "source": c.source.as_str(),
-                                "argumentHint": c.argument_hint,
-                                "sourceInfo": {
-                                    "path": c.path,
-                                    "scope": c.origin.as_str(),
-                                },
-                            })
-                        })
-                        .collect();
+                let builtins = self.options.builtin_commands.iter().map(|(name, description)| {
+                    json!({"name": name, "description": description, "source": "builtin"})
+                });
+                let commands: Vec<Value> = builtins
+                    .chain(
+                        agent_skills::list_commands(&resources, crate::BUILTIN_COMMANDS)
+                            .into_iter()
+                            .map(|c| {
+                                json!({
+                                    "name": c.name,
+                                    "description": c.description,
+                                    "source": c.source.as_str(),
+                                    "argumentHint": c.argument_hint,
+                                    "sourceInfo": {
+                                        "path": c.path,
+                                        "scope": c.origin.as_str(),
+                                    },
+                                })
+                            }),
+                    )
+                    .collect();
                 Ok(json!({ "commands": commands }))
+            }
+            RpcCommand::ExportHtml { output_path } => {
+                let export = self
+                    .options
+                    .export_html
+                    .clone()
+                    .ok_or("export_html is not available in this program")?;
+                let store = self.manager().ok_or("this conversation is not recorded")?;
+                let manager = store.lock().unwrap_or_else(|p| p.into_inner());
+                let path = export(&manager, output_path.as_deref().map(std::path::Path::new))?;
+                Ok(json!({"path": path}))
             }
         }
     }

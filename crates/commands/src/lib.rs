@@ -1,0 +1,259 @@
+//! Pi's built-in slash commands over an [`AgentSession`], one
+//! implementation for every front end: the line prompt, the terminal UI
+//! (through its `SlashCommands` hook) and any program of your own.
+//!
+//! A command answers text for the user (`Ok`) or an error (`Err`);
+//! anything that is not a built-in command answers `None` and is a prompt
+//! (where `/skill:` and templates are expanded by the session).
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use std::sync::Arc;
+//! use agent_commands::Commands;
+//! use coding_agent::AgentSessionBuilder;
+//! use coding_agent::agent_ai::{Model, providers::scripted::ScriptedClient};
+//!
+//! let session = AgentSessionBuilder::new(Model::new("scripted", "demo"), Arc::new(ScriptedClient::new(vec![])))
+//!     .cwd(std::env::temp_dir())
+//!     .build()?;
+//! let commands = Commands::default();
+//! let help = commands.run(&session, "/help").await.expect("a command")?;
+//! assert!(help.contains("/export"));
+//! assert!(commands.run(&session, "fix the bug").await.is_none());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+
+mod clipboard;
+mod model;
+mod session;
+mod setup;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use coding_agent::AgentSession;
+use coding_agent::agent_ai::Model;
+pub use coding_agent::rpc::ModelResolver;
+
+pub use clipboard::{Clipboard, ClipboardError};
+pub use session::describe;
+
+/// A built-in command: its name (without the `/`), what it takes, and
+/// what it does, for `/help`, completion and RPC `get_commands`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// The name, without the slash.
+    pub name: &'static str,
+    /// Its arguments, as the user types them (`""`: none).
+    pub arguments: &'static str,
+    /// One line on what it does.
+    pub description: &'static str,
+}
+
+/// Every built-in command, in `/help` order.
+pub const BUILTIN: &[CommandSpec] = &[
+    spec("help", "", "List the commands"),
+    spec(
+        "session",
+        "",
+        "Show the session: file, id, messages, tokens, cost, context use",
+    ),
+    spec("new", "", "Start a new session"),
+    spec(
+        "resume",
+        "[ID]",
+        "List this directory's sessions, or continue one",
+    ),
+    spec("tree", "", "Show the session's entries as a tree"),
+    spec(
+        "fork",
+        "ENTRY",
+        "Continue in a new session from an entry of /tree",
+    ),
+    spec("clone", "", "Duplicate the session at its current position"),
+    spec(
+        "import",
+        "PATH",
+        "Open a JSONL session file (its id and directory kept)",
+    ),
+    spec("name", "[NAME]", "Show or set the session's name"),
+    spec(
+        "compact",
+        "[INSTRUCTIONS]",
+        "Summarise older messages to free context",
+    ),
+    spec(
+        "export",
+        "[PATH]",
+        "Write the session as an HTML page (JSONL for a .jsonl PATH)",
+    ),
+    spec("copy", "", "Copy the last answer to the clipboard"),
+    spec(
+        "model",
+        "[PROVIDER/ID]",
+        "List the models, or switch to one",
+    ),
+    spec("thinking", "[LEVEL]", "Show or set the thinking level"),
+    spec(
+        "settings",
+        "[KEY [VALUE]]",
+        "Show the settings, or set one in the user settings file",
+    ),
+    spec("hotkeys", "", "List the keys of the terminal UI"),
+    spec("trust", "", "Show whether this project is trusted"),
+    spec("exit", "", "Leave"),
+];
+
+const fn spec(
+    name: &'static str,
+    arguments: &'static str,
+    description: &'static str,
+) -> CommandSpec {
+    CommandSpec {
+        name,
+        arguments,
+        description,
+    }
+}
+
+/// What the commands need besides the session: supplied by the program
+/// that assembles the agent (the stock CLI fills every field).
+#[derive(Clone, Default)]
+pub struct Commands {
+    /// Directory of new sessions (`/new`, `/import`); `None`: the
+    /// session's own directory, or the default one.
+    pub session_dir: Option<PathBuf>,
+    /// The models `/model` lists.
+    pub models: Vec<Model>,
+    /// Finds a model and a client for `/model PROVIDER/ID`; without it,
+    /// only the current provider's models in [`Commands::models`] switch.
+    pub resolve_model: Option<ModelResolver>,
+    /// The text of `/hotkeys` (the terminal UI's key table).
+    pub hotkeys: Option<Arc<dyn Fn() -> String + Send + Sync>>,
+    /// Where `/copy` writes.
+    pub clipboard: Clipboard,
+}
+
+impl std::fmt::Debug for Commands {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Commands")
+            .field("session_dir", &self.session_dir)
+            .field("models", &self.models.len())
+            .field("resolve_model", &self.resolve_model.is_some())
+            .field("hotkeys", &self.hotkeys.is_some())
+            .field("clipboard", &self.clipboard)
+            .finish()
+    }
+}
+
+impl Commands {
+    /// Runs `line` if it is a built-in command: its output or error;
+    /// `None` when it is a prompt (or `/exit`, which the front end
+    /// handles).
+    pub async fn run(&self, session: &AgentSession, line: &str) -> Option<Result<String, String>> {
+        let line = line.trim();
+        let (command, rest) = match line.split_once(char::is_whitespace) {
+            Some((c, r)) => (c, r.trim()),
+            None => (line, ""),
+        };
+        let name = command.strip_prefix('/')?;
+        tracing::debug!(command = name, "slash command");
+        let result = match name {
+            "help" => Ok(help()),
+            "session" => session::info(session),
+            "new" => session::new_session(self, session),
+            "resume" => session::resume(self, session, rest),
+            "tree" => session::with_manager(session, |m| Ok(m.tree_text())),
+            "fork" => session::fork(session, rest),
+            "clone" => session::clone(session),
+            "import" => session::import(self, session, rest),
+            "name" => session::name(session, rest),
+            "compact" => session
+                .compact((!rest.is_empty()).then_some(rest))
+                .await
+                .map(|r| format!("compacted: about {} tokens summarised", r.tokens_before))
+                .map_err(|e| e.to_string()),
+            "export" => session::export(session, rest),
+            "copy" => clipboard::copy_last_answer(&self.clipboard, session),
+            "model" => model::model(self, session, rest),
+            "thinking" => model::thinking(session, rest),
+            "settings" => setup::settings(session, rest),
+            "hotkeys" => Ok(self
+                .hotkeys
+                .as_ref()
+                .map(|f| f())
+                .unwrap_or_else(|| "this front end has no key bindings".to_string())),
+            "trust" => setup::trust(session),
+            _ => return None,
+        };
+        Some(result)
+    }
+}
+
+/// `/help`: every command with its arguments and description.
+fn help() -> String {
+    let width = BUILTIN
+        .iter()
+        .map(|c| c.name.len() + c.arguments.len() + 2)
+        .max()
+        .unwrap_or(0);
+    BUILTIN
+        .iter()
+        .map(|c| {
+            let usage = if c.arguments.is_empty() {
+                format!("/{}", c.name)
+            } else {
+                format!("/{} {}", c.name, c.arguments)
+            };
+            format!("{usage:<width$}  {}", c.description)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The first argument of `rest`: a quoted string, or up to the first
+/// space (Pi's reading of a path argument).
+pub(crate) fn first_argument(rest: &str) -> Option<&str> {
+    let rest = rest.trim_start();
+    match rest.chars().next()? {
+        quote @ ('"' | '\'') => {
+            let inner = &rest[1..];
+            inner.find(quote).map(|end| &inner[..end])
+        }
+        _ => rest.split_whitespace().next(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_and_skills_never_shadow_a_builtin() {
+        // coding-agent never expands a template or skill under these names.
+        for spec in BUILTIN {
+            assert!(
+                coding_agent::BUILTIN_COMMANDS.contains(&spec.name),
+                "{}",
+                spec.name
+            );
+        }
+    }
+
+    #[test]
+    fn path_arguments_are_quoted_or_a_word() {
+        assert_eq!(first_argument(""), None);
+        assert_eq!(first_argument("  out.html extra"), Some("out.html"));
+        assert_eq!(first_argument("\"my file.html\" x"), Some("my file.html"));
+        assert_eq!(first_argument("'unclosed"), None);
+    }
+
+    #[test]
+    fn help_lists_every_command() {
+        let text = help();
+        for spec in BUILTIN {
+            assert!(text.contains(&format!("/{}", spec.name)), "{}", spec.name);
+        }
+    }
+}
