@@ -661,6 +661,26 @@ impl Keybindings {
         actions.iter().copied().find(|a| self.matches(*a, key))
     }
 
+    /// Every action with its keys and what it does, one a line (what
+    /// `/hotkeys` shows).
+    pub fn table(&self) -> String {
+        let rows: Vec<(String, &str, &str)> = KeyAction::all()
+            .map(|a| {
+                let keys = match self.keys_of(a) {
+                    [] => "(none)".to_string(),
+                    k => k.join(", "),
+                };
+                (keys, a.id(), a.description())
+            })
+            .collect();
+        let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+        let id_width = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+        rows.iter()
+            .map(|(keys, id, what)| format!("{keys:<width$}  {id:<id_width$}  {what}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// `action`'s keys as configured (`["ctrl+c"]`).
     pub fn keys_of(&self, action: KeyAction) -> &[String] {
         self.names.get(&action).map_or(&[], Vec::as_slice)

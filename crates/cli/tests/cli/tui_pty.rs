@@ -388,6 +388,10 @@ fn completion_and_history_search_in_the_terminal_ui() {
     tui.wait_for("the command menu", |t| t.contains("> /help"));
     tui.send("\r");
     tui.wait_for("the command's output", |t| t.contains("/resume [ID]"));
+    tui.send("/hotkeys\r");
+    tui.wait_for("the key table", |t| {
+        t.contains("ctrl+r") && t.contains("tui.editor.historySearch")
+    });
 
     // `@` completes a file found by the background walk, fuzzily.
     tui.send("read @planfor");

@@ -135,6 +135,25 @@ fn a_keybindings_file_replaces_defaults_the_way_pi_reads_it() {
 }
 
 #[test]
+fn the_key_table_lists_every_action_with_its_keys() {
+    let kb = Keybindings::from_json(r#"{"app.tools.expand": []}"#, "keybindings.json");
+    let table = kb.table();
+    assert_eq!(table.lines().count(), KeyAction::all().count());
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("ctrl+-") && l.contains("tui.editor.undo")),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("(none)") && l.contains("app.tools.expand")),
+        "{table}"
+    );
+}
+
+#[test]
 fn a_broken_or_missing_file_keeps_every_default() {
     let dir = tempfile::tempdir().unwrap();
     let missing = Keybindings::load(&dir.path().join("keybindings.json"));
