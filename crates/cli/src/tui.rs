@@ -24,12 +24,19 @@ pub fn wanted(args: &RunArgs) -> bool {
 pub async fn run(
     session: AgentSession,
     questions: PermissionQuestions,
-    commands: agent_commands::Commands,
+    mut commands: agent_commands::Commands,
 ) -> i32 {
+    // Read the way Pi reads it: `<agent dir>/keybindings.json`.
+    let keybindings = coding_agent::agent_dir()
+        .map(|dir| agent_tui::keybindings::Keybindings::load(&dir.join("keybindings.json")))
+        .unwrap_or_default();
+    let table = keybindings.table();
+    commands.hotkeys = Some(Arc::new(move || table.clone()));
     let options = TuiOptions {
         theme: UiTheme::from_env(),
         commands: Some(Arc::new(crate::slash::TuiCommands(commands))),
         questions: Some(questions),
+        keybindings,
         ..TuiOptions::default()
     };
     match agent_tui::run(session, options).await {

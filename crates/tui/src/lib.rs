@@ -24,6 +24,7 @@
 
 pub mod app;
 pub mod cell;
+pub mod completion;
 pub mod diagnostics;
 pub mod dialog;
 pub mod diff;
@@ -32,10 +33,12 @@ mod error;
 pub mod footer;
 pub mod highlight;
 pub mod inline;
+pub mod keybindings;
 pub mod markdown;
 pub mod notify;
 pub mod paste;
 pub mod permission;
+pub mod shell;
 pub mod terminal;
 pub mod text;
 mod theme;
