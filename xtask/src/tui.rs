@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::json;
 
-// pub mod bench;
+pub mod bench;
 pub mod e2e;
-// mod pi;
+mod pi;
 mod sanity;
+pub mod stamp;
 mod tmux;
 
 pub use tmux::Tmux;

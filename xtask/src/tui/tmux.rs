@@ -36,8 +36,21 @@ impl Tmux {
     /// Starts a server whose only pane, `width` x `height`, runs `command`
     /// under `sh -c`. Everything the program writes is appended to `raw`
     /// (pipe-pane), which the command must wait for: it should start the
-    /// program only once `raw` exists (see [`Tmux::wait_for_pipe`]).
+    /// program only once `raw` exists (as [`super::World::command`] does).
     pub fn start(name: &str, width: u16, height: u16, command: &str, raw: &Path) -> Result<Self> {
+        let pipe = format!("cat >> '{}'", raw.display());
+        Self::start_piped(name, (width, height), command, &pipe, raw)
+    }
+
+    /// [`Tmux::start`] with the program's bytes piped to `pipe`, a shell
+    /// command that creates `raw`.
+    pub fn start_piped(
+        name: &str,
+        (width, height): (u16, u16),
+        command: &str,
+        pipe: &str,
+        raw: &Path,
+    ) -> Result<Self> {
         static SERVERS: AtomicUsize = AtomicUsize::new(0);
         let socket = format!(
             "xtask-{name}-{}-{}",
@@ -49,12 +62,17 @@ impl Tmux {
             raw: raw.to_path_buf(),
         };
         let (w, h) = (width.to_string(), height.to_string());
-        tmux.run(&["new-session", "-d", "-x", &w, "-y", &h, command])?;
-        // A fixed size: no client ever attaches, and none may resize it.
-        tmux.run(&["set-option", "-g", "window-size", "manual"])?;
+        // The history limit is a pane's from its creation: the program's
+        // window comes after it, and the window the server needed first
+        // goes. The size is fixed: no client ever attaches, and none may
+        // resize it.
+        tmux.run(&["new-session", "-d", "-x", &w, "-y", &h, "sleep 86400"])?;
         tmux.run(&["set-option", "-g", "history-limit", "200000"])?;
-        let pipe = format!("cat >> '{}'", raw.display());
-        tmux.run(&["pipe-pane", "-O", &pipe])?;
+        tmux.run(&["new-window", "-d", command])?;
+        tmux.run(&["kill-window", "-t", "=0:0"])?;
+        // Only now: tmux 3.3a's server dies making a window under it.
+        tmux.run(&["set-option", "-g", "window-size", "manual"])?;
+        tmux.run(&["pipe-pane", "-O", pipe])?;
         Ok(tmux)
     }
 
