@@ -170,6 +170,9 @@ pub struct PacedServer {
     /// When the last answer's last byte was written (`clock`'s reading,
     /// 0 before).
     finished: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// The events, and when each was last written (0 before).
+    events: std::sync::Arc<Vec<Vec<u8>>>,
+    written: std::sync::Arc<Vec<std::sync::atomic::AtomicU64>>,
 }
 
 impl PacedServer {
@@ -181,6 +184,16 @@ impl PacedServer {
     /// When the last answer's last byte was written (0 before).
     pub fn finished(&self) -> u64 {
         self.finished.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// When the first event holding `text` was written, if it was.
+    pub fn written_at(&self, text: &str) -> Option<u64> {
+        let i = self
+            .events
+            .iter()
+            .position(|e| e.windows(text.len()).any(|w| w == text.as_bytes()))?;
+        let at = self.written[i].load(std::sync::atomic::Ordering::SeqCst);
+        (at != 0).then_some(at)
     }
 }
 
@@ -208,11 +221,18 @@ pub fn serve_paced(
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let port = listener.local_addr()?.port();
     let finished = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let done = finished.clone();
+    let written: std::sync::Arc<Vec<std::sync::atomic::AtomicU64>> = std::sync::Arc::new(
+        events
+            .iter()
+            .map(|_| std::sync::atomic::AtomicU64::new(0))
+            .collect(),
+    );
+    let (done, stamps, served) = (finished.clone(), written.clone(), events.clone());
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
-            let (events, head, done) = (events.clone(), head.clone(), done.clone());
+            let (events, head, done) = (served.clone(), head.clone(), done.clone());
+            let stamps = stamps.clone();
             std::thread::spawn(move || {
                 read_request(&mut stream);
                 let _ = stream.set_nodelay(true);
@@ -228,10 +248,16 @@ pub fn serve_paced(
                     if stream.write_all(event).is_err() {
                         return;
                     }
+                    stamps[i].store(clock(), std::sync::atomic::Ordering::SeqCst);
                 }
                 done.store(clock(), std::sync::atomic::Ordering::SeqCst);
             });
         }
     });
-    Ok(PacedServer { port, finished })
+    Ok(PacedServer {
+        port,
+        finished,
+        events,
+        written,
+    })
 }

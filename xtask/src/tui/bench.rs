@@ -159,6 +159,22 @@ impl Run {
         bail!("the screen never showed what was waited for")
     }
 
+    /// When the bytes first held `text` (the write that completed it).
+    fn first_write_of(&self, text: &str) -> Result<Option<u64>> {
+        let mut seen: Vec<u8> = Vec::new();
+        for chunk in self.chunks()? {
+            let from = seen.len().saturating_sub(text.len());
+            seen.extend_from_slice(&chunk.bytes);
+            if seen[from..]
+                .windows(text.len())
+                .any(|w| w == text.as_bytes())
+            {
+                return Ok(Some(chunk.at));
+            }
+        }
+        Ok(None)
+    }
+
     /// Bytes written at or after `since`, and the screen clears among them.
     fn bytes_since(&self, since: u64) -> Result<(usize, usize)> {
         let bytes: Vec<u8> = self
@@ -428,6 +444,29 @@ fn measure(
     figures.push((
         "screen behind the stream's end, ms".into(),
         format!("{:.0}", end_shown - stream_ms),
+    ));
+    // Along the stream: every 100th line, from the server's write of it to
+    // the first write to the terminal holding it. A line that scrolled
+    // past between two frames is never drawn (a fullscreen UI).
+    let mut lags = Vec::new();
+    let sampled: Vec<usize> = (100..=lines).step_by(100).collect();
+    for i in &sampled {
+        let token = format!("line {i:05}:");
+        if let (Some(sent), Some(drawn)) = (server.written_at(&token), run.first_write_of(&token)?)
+        {
+            lags.push(ms(drawn.saturating_sub(sent)));
+        }
+    }
+    lags.sort_by(f64::total_cmp);
+    figures.push((
+        "screen behind the stream, every 100th line: p50 / max ms (lines drawn)".into(),
+        format!(
+            "{:.0} / {:.0} ({} of {})",
+            percentile(&lags, 0.5),
+            lags.last().copied().unwrap_or(f64::NAN),
+            lags.len(),
+            sampled.len()
+        ),
     ));
     // What follows the end (the status settling) belongs to the answer too.
     std::thread::sleep(Duration::from_secs(1));

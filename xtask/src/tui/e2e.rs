@@ -136,13 +136,10 @@ fn submit(tmux: &Tmux, text: &str) -> Result<()> {
 
 /// Waits until `text` is in the history and no run is going on.
 fn wait_idle_with(tmux: &Tmux, text: &str) -> Result<String> {
-    let history = tmux.wait_for(&format!("{text:?} and the end of the run"), |h| {
-        h.contains(text).then(|| h.to_string())
-    })?;
+    tmux.wait_for_text(text)?;
     tmux.wait_for("the run to end", |_| {
         tmux.screen().ok().filter(|s| !s.contains(BUSY))
     })?;
-    let _ = history;
     tmux.history()
 }
 
