@@ -96,20 +96,33 @@ struct Run {
 
 impl Run {
     fn launch(agent: &Agent, dir: &Path, base: &str, session: Option<&Path>) -> Result<Self> {
+        let env = match &agent.pi {
+            Some(_) => Pi::env(&dir.join("agent")),
+            None => Vec::new(),
+        };
+        Self::launch_program(dir, &agent.program, &env, |world| {
+            agent.args(world, base, session)
+        })
+    }
+
+    /// `program` with the arguments `args` gives for its world, started
+    /// through `tui-exec` in a pane recorded by `tui-stamp`.
+    fn launch_program(
+        dir: &Path,
+        program: &Path,
+        env: &[(&str, String)],
+        args: impl FnOnce(&World) -> Result<Vec<String>>,
+    ) -> Result<Self> {
         let world = World::new(dir.parent().context("no parent")?, &leaf(dir), &[])?;
         let xtask = std::env::current_exe()?;
         let started = world.dir.join("started");
-        let mut args = vec![
+        let mut argv = vec![
             "tui-exec".to_string(),
             started.display().to_string(),
-            agent.program.display().to_string(),
+            program.display().to_string(),
         ];
-        args.extend(agent.args(&world, base, session)?);
-        let env = match &agent.pi {
-            Some(_) => Pi::env(&world.dir.join("agent")),
-            None => Vec::new(),
-        };
-        let command = world.command(&xtask, &args, &env);
+        argv.extend(args(&world)?);
+        let command = world.command(&xtask, &argv, env);
         let pipe = format!(
             "'{}' tui-stamp '{}'",
             xtask.display(),
@@ -391,7 +404,19 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         columns.push((agent.name, column));
     }
     print_table(&columns, pi_missing.as_deref(), &profile, lines, messages);
+    // What tmux itself adds to a keystroke: the terminal driver's echo of
+    // `cat`, the least any program can do.
+    let floor = Run::launch_program(&work.join("floor"), Path::new("/bin/cat"), &[], |_| {
+        Ok(Vec::new())
+    })?
+    .keystrokes()?;
+    let floor = (percentile(&floor, 0.5), percentile(&floor, 0.99));
+    println!(
+        "\nThe harness's own keystroke latency (send-keys to the echo of `cat`): p50 {:.1} ms, p99 {:.1} ms",
+        floor.0, floor.1
+    );
     let report = json!({"profile": profile, "lines": lines, "messages": messages,
+        "keystrokeFloorMs": {"p50": floor.0, "p99": floor.1},
         "piMissing": pi_missing,
         "columns": columns.iter().map(|(n, c)| json!({"name": n, "figures": c})).collect::<Vec<_>>()});
     std::fs::create_dir_all(&work)?;
