@@ -7,6 +7,9 @@
 //! - `conformance`: the official MCP conformance suite against our client.
 //! - `bench [--quick] [--runs N] [--only TEXT]`: speed and memory against ripgrep, fd and
 //!   coreutils; a table and `target/bench/report.json`.
+//! - `tui-e2e [--only TEXT]`: the terminal UI driven in tmux (keys, pastes,
+//!   resizes, signals) with the scripted provider.
+//! - `tui-bench`: our terminal UI beside Pi's in the same tmux harness.
 //! - `link-order [--check]`: the functions start-up runs, recorded under
 //!   callgrind into the CLI's symbol ordering file (`--check`: coverage only).
 
@@ -16,8 +19,10 @@ mod conformance;
 mod features;
 mod link_order;
 mod mcp_bench;
+mod pi_peer;
 mod stream_server;
 mod tidy;
+mod tui;
 
 use std::process::Command;
 use std::time::Instant;
@@ -33,13 +38,18 @@ fn main() -> Result<()> {
         Some("stream-server") => stream_server::serve_forever(&args[1..]),
         Some("tidy") => tidy::tidy(&workspace_root()?),
         Some("unused-deps") => checks::unused_dependencies(&workspace_root()?),
+        Some("pi") => pi_peer::install(&workspace_root()?),
         Some("external-project") => checks::external_project(&workspace_root()?),
         Some("conformance") => conformance::run(&workspace_root()?),
+        Some("tui-bench") => tui::bench::run(&workspace_root()?, &args[1..]),
+        Some("tui-stamp") => tui::stamp::record(&args[1..]),
+        Some("tui-exec") => tui::stamp::exec(&args[1..]),
+        Some("tui-e2e") => tui::e2e::run(&workspace_root()?, &args[1..]),
         Some("link-order") => link_order::run(&workspace_root()?, &args[1..]),
         Some("conformance-cli-client") => conformance::cli_client(&args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             println!(
-                "usage: cargo xtask <command>\n\ncommands:\n  test-all [--slow]   fmt, unused deps, clippy, tests, docs, external project (--slow adds the slow hardening tests)\n  bench [--quick] [--only TEXT]  speed and memory against rg, fd and coreutils (rows whose name contains TEXT)\n  features            each library crate with its default features off, and each feature alone (clippy -D warnings)\n  tidy                the architecture's invariants (crate graph, tool names, operations)\n  unused-deps         dependencies a crate declares but never names\n  external-project    the crates used by path from a fresh project\n  conformance         the official MCP conformance suite against our MCP client (npm)\n  link-order [--check]  record the release binary's start-up functions into crates/cli/startup.order (valgrind)"
+                "usage: cargo xtask <command>\n\ncommands:\n  test-all [--slow]   fmt, unused deps, clippy, tests, docs, external project (--slow adds the slow hardening tests)\n  bench [--quick] [--only TEXT]  speed and memory against rg, fd and coreutils (rows whose name contains TEXT)\n  features            each library crate with its default features off, and each feature alone (clippy -D warnings)\n  tidy                the architecture's invariants (crate graph, tool names, operations)\n  unused-deps         dependencies a crate declares but never names\n  pi                  install Pi 1.6.0 (pinned in xtask/pi) under target/pi, for the comparisons\n  external-project    the crates used by path from a fresh project\n  tui-e2e [--only TEXT]  the terminal UI end to end in tmux (scripted provider)\n  tui-bench [--profile P] [--no-pi]  our terminal UI beside Pi's, in tmux\n  conformance         the official MCP conformance suite against our MCP client (npm)\n  link-order [--check]  record the release binary's start-up functions into crates/cli/startup.order (valgrind)"
             );
             Ok(())
         }
@@ -164,6 +174,10 @@ fn test_all(slow: bool) -> Result<()> {
         "features (each library crate's features alone, -D warnings)",
         features::run,
     ));
+    steps.push(check(
+        "Pi 1.6.0 for the comparisons (npm ci into target/pi)",
+        pi_peer::install,
+    ));
     // System parts the suite needs but cannot install itself.
     let skipped_filter = system_parts()?;
     if has_nextest() {
@@ -187,6 +201,9 @@ fn test_all(slow: bool) -> Result<()> {
         "external project (crates used by path)",
         checks::external_project,
     ));
+    steps.push(check("tui end-to-end (tmux)", |root| {
+        tui::e2e::run(root, &[])
+    }));
     steps.push(check(
         "MCP conformance (client: request metadata, authorization)",
         conformance::run,

@@ -128,33 +128,136 @@ fn serve(response: &[u8]) -> Result<StreamServer> {
             let Ok(mut stream) = stream else { continue };
             let response = response.clone();
             std::thread::spawn(move || {
-                // Read the request head and its body before answering.
-                let mut request = Vec::new();
-                let mut buf = [0u8; 16 * 1024];
-                let mut wanted = None;
-                while let Ok(n) = stream.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    request.extend_from_slice(&buf[..n]);
-                    if wanted.is_none()
-                        && let Some(end) = request.windows(4).position(|w| w == b"\r\n\r\n")
-                    {
-                        let head = String::from_utf8_lossy(&request[..end]).to_lowercase();
-                        let length = head
-                            .lines()
-                            .find_map(|l| l.strip_prefix("content-length:"))
-                            .and_then(|v| v.trim().parse::<usize>().ok())
-                            .unwrap_or(0);
-                        wanted = Some(end + 4 + length);
-                    }
-                    if wanted.is_some_and(|w| request.len() >= w) {
-                        break;
-                    }
-                }
+                read_request(&mut stream);
                 let _ = stream.write_all(&response);
             });
         }
     });
     Ok(StreamServer { port, child: None })
+}
+
+/// Reads a request's head and its body, so the answer follows it whole.
+fn read_request(stream: &mut std::net::TcpStream) {
+    let mut request = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    let mut wanted = None;
+    while let Ok(n) = stream.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        request.extend_from_slice(&buf[..n]);
+        if wanted.is_none()
+            && let Some(end) = request.windows(4).position(|w| w == b"\r\n\r\n")
+        {
+            let head = String::from_utf8_lossy(&request[..end]).to_lowercase();
+            let length = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            wanted = Some(end + 4 + length);
+        }
+        if wanted.is_some_and(|w| request.len() >= w) {
+            break;
+        }
+    }
+}
+
+/// A Chat Completions server in this process whose answer streams at a
+/// set pace: the terminal UI benchmark's model.
+pub struct PacedServer {
+    port: u16,
+    /// When the last answer's last byte was written (`clock`'s reading,
+    /// 0 before).
+    finished: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// The events, and when each was last written (0 before).
+    events: std::sync::Arc<Vec<Vec<u8>>>,
+    written: std::sync::Arc<Vec<std::sync::atomic::AtomicU64>>,
+}
+
+impl PacedServer {
+    /// `http://127.0.0.1:PORT/v1`.
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    /// When the last answer's last byte was written (0 before).
+    pub fn finished(&self) -> u64 {
+        self.finished.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// When the first event holding `text` was written, if it was.
+    pub fn written_at(&self, text: &str) -> Option<u64> {
+        let i = self
+            .events
+            .iter()
+            .position(|e| e.windows(text.len()).any(|w| w == text.as_bytes()))?;
+        let at = self.written[i].load(std::sync::atomic::Ordering::SeqCst);
+        (at != 0).then_some(at)
+    }
+}
+
+/// Serves every request the answer `pieces`, one SSE event each, event
+/// `i` written `i * pace` after the first (on a schedule, so small paces
+/// do not add up their overheads); `clock` stamps the end.
+pub fn serve_paced(
+    pieces: &[String],
+    pace: std::time::Duration,
+    clock: fn() -> u64,
+) -> Result<PacedServer> {
+    let reply = pieces
+        .iter()
+        .fold(test_support::chat_completions::ChatScript::new(), |s, p| {
+            s.content(p)
+        })
+        .finish("stop");
+    let mut head = format!("HTTP/1.1 {} Bench\r\n", reply.status);
+    for (k, v) in &reply.headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("connection: close\r\n\r\n");
+    let events: std::sync::Arc<Vec<Vec<u8>>> =
+        std::sync::Arc::new(reply.chunks.into_iter().map(|(_, c)| c).collect());
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let port = listener.local_addr()?.port();
+    let finished = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let written: std::sync::Arc<Vec<std::sync::atomic::AtomicU64>> = std::sync::Arc::new(
+        events
+            .iter()
+            .map(|_| std::sync::atomic::AtomicU64::new(0))
+            .collect(),
+    );
+    let (done, stamps, served) = (finished.clone(), written.clone(), events.clone());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let (events, head, done) = (served.clone(), head.clone(), done.clone());
+            let stamps = stamps.clone();
+            std::thread::spawn(move || {
+                read_request(&mut stream);
+                let _ = stream.set_nodelay(true);
+                if stream.write_all(head.as_bytes()).is_err() {
+                    return;
+                }
+                let start = std::time::Instant::now();
+                for (i, event) in events.iter().enumerate() {
+                    let due = pace * i as u32;
+                    if let Some(wait) = due.checked_sub(start.elapsed()) {
+                        std::thread::sleep(wait);
+                    }
+                    if stream.write_all(event).is_err() {
+                        return;
+                    }
+                    stamps[i].store(clock(), std::sync::atomic::Ordering::SeqCst);
+                }
+                done.store(clock(), std::sync::atomic::Ordering::SeqCst);
+            });
+        }
+    });
+    Ok(PacedServer {
+        port,
+        finished,
+        events,
+        written,
+    })
 }

@@ -77,4 +77,18 @@ impl agent_tui::SlashCommands for TuiCommands {
         let (commands, session, line) = (self.0.clone(), session.clone(), line.to_string());
         Box::pin(async move { commands.run(&session, &line).await })
     }
+
+    fn commands(&self) -> Vec<agent_tui::completion::CommandHint> {
+        agent_commands::BUILTIN
+            .iter()
+            .map(|c| agent_tui::completion::CommandHint {
+                name: c.name.to_string(),
+                description: if c.arguments.is_empty() {
+                    c.description.to_string()
+                } else {
+                    format!("{} - {}", c.arguments, c.description)
+                },
+            })
+            .collect()
+    }
 }

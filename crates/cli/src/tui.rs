@@ -26,9 +26,15 @@ pub fn wanted(args: &RunArgs) -> bool {
 pub async fn run(
     session: AgentSession,
     questions: PermissionQuestions,
-    commands: agent_commands::Commands,
+    mut commands: agent_commands::Commands,
     args: &RunArgs,
 ) -> i32 {
+    // Read the way Pi reads it: `<agent dir>/keybindings.json`.
+    let keybindings = coding_agent::agent_dir()
+        .map(|dir| agent_tui::keybindings::Keybindings::load(&dir.join("keybindings.json")))
+        .unwrap_or_default();
+    let table = keybindings.table();
+    commands.hotkeys = Some(Arc::new(move || table.clone()));
     let known = session.settings().known();
     let mode = match args.tui_mode.as_deref().map(str::parse::<TuiMode>) {
         Some(Ok(mode)) => mode,
@@ -60,6 +66,7 @@ pub async fn run(
         commands: Some(Arc::new(crate::slash::TuiCommands(commands))),
         questions: Some(questions),
         mode,
+        keybindings,
         ..TuiOptions::default()
     };
     match agent_tui::run(session, options).await {

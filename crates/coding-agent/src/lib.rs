@@ -28,6 +28,7 @@ mod settings;
 mod skills;
 mod system_prompt;
 pub mod trust;
+mod user_bash;
 
 pub use agent_session::{
     AgentSession, AgentSessionBuilder, IMAGES_BLOCKED_TEXT, SessionBuildError, tool_extensions,
@@ -50,6 +51,7 @@ pub use system_prompt::{
     BASH_EXPLORATION_GUIDELINE, CLOSING_GUIDELINES, ContextFile, SystemPromptOptions,
     build_guidelines, build_system_prompt, load_context_files, today,
 };
+pub use user_bash::UserBash;
 
 pub use agent_ai;
 pub use agent_core;

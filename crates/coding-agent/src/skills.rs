@@ -89,6 +89,16 @@ impl AgentSession {
         expand(text, &resources)
     }
 
+    /// The `/` commands this session's prompt templates and skills add,
+    /// as `(name without the slash, description)`: what a completion menu
+    /// offers beside the built-in commands.
+    pub fn prompt_commands(&self) -> Vec<(String, String)> {
+        agent_skills::list_commands(&self.resources(), BUILTIN_COMMANDS)
+            .into_iter()
+            .map(|c| (c.name, c.description))
+            .collect()
+    }
+
     /// The skills and prompt templates this session was given.
     pub fn resources(&self) -> Arc<agent_skills::Resources> {
         self.lock().resources.clone()

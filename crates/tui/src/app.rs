@@ -7,15 +7,20 @@ use std::time::{Duration, Instant};
 use agent_core::AgentEvent;
 use agent_tool::StyledLine;
 use coding_agent::{RenderContext, ToolRegistry};
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use crate::cell::CellContext;
+use crate::completion::files::FileIndex;
+use crate::completion::{CommandHint, Menu};
 use crate::editor::Editor;
 use crate::footer::{self, Status};
 use crate::inline::{Frame, InlineRenderer};
+use crate::keybindings::Keybindings;
 use crate::permission::PermissionQueue;
 use crate::text;
 use crate::transcript::Transcript;
+
+mod complete;
+mod keys;
 
 /// What the runner must do after a key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +33,14 @@ pub enum Action {
     FollowUp(String),
     /// Run a `/command` line.
     Command(String),
+    /// Run a shell command for the user (`!cmd`; `!!cmd` keeps it out of
+    /// the model's context).
+    Bash {
+        /// The command line.
+        command: String,
+        /// Whether it stays out of the context (`!!`).
+        exclude: bool,
+    },
     /// Cancel the run (tools included).
     Interrupt,
     /// Drop the queued messages: they are back in the editor.
@@ -67,6 +80,16 @@ pub struct App {
     pub command_running: bool,
     /// The spinner's frame.
     pub tick: usize,
+    /// What each key does.
+    pub keys: Keybindings,
+    /// The completion menu, when open.
+    pub completion: Option<Menu>,
+    /// The `/commands` completion offers.
+    pub commands: Vec<CommandHint>,
+    /// The working directory's files for `@`, walked at the first `@`.
+    files: Option<FileIndex>,
+    /// An `@` matched nothing while the walk was still going.
+    awaiting_files: bool,
     /// Ctrl+C was pressed on an empty, idle editor: the next one exits.
     exit_armed: bool,
 }
@@ -84,6 +107,11 @@ impl App {
             queued: Vec::new(),
             command_running: false,
             tick: 0,
+            keys: Keybindings::default(),
+            completion: None,
+            commands: Vec::new(),
+            files: None,
+            awaiting_files: false,
             exit_armed: false,
         }
     }
@@ -140,97 +168,24 @@ impl App {
         }
     }
 
-    /// A key; what it asks the runner to do.
-    pub fn key(&mut self, key: KeyEvent) -> Option<Action> {
-        if key.kind == KeyEventKind::Release {
-            return None;
-        }
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let alt = key.modifiers.contains(KeyModifiers::ALT);
-        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
-        let was_armed = std::mem::take(&mut self.exit_armed);
-        if self.permissions.is_open() {
-            return match self.permissions.key_event(key) {
-                crate::dialog::DialogKey::Interrupt => Some(Action::Interrupt),
-                crate::dialog::DialogKey::Handled => None,
-            };
-        }
-        let running = self.is_running();
-        let e = &mut self.editor;
-        match key.code {
-            KeyCode::Enter if shift || (alt && !running) => e.newline(),
-            KeyCode::Char('j') if ctrl => e.newline(),
-            KeyCode::Enter if alt => {
-                let text = e.submit()?;
-                self.queued.push(Queued {
-                    steer: false,
-                    text: text.clone(),
-                });
-                return Some(Action::FollowUp(text));
-            }
-            KeyCode::Enter => return self.submit(),
-            KeyCode::Esc if running => return Some(Action::Interrupt),
-            KeyCode::Char('c') if ctrl => {
-                if !self.editor.is_empty() {
-                    self.editor.clear();
-                } else if self.is_running() {
-                    return Some(Action::Interrupt);
-                } else if was_armed {
-                    return Some(Action::Exit);
-                } else {
-                    self.exit_armed = true;
-                }
-            }
-            KeyCode::Char('d') if ctrl => {
-                if self.editor.is_empty() && !self.is_running() {
-                    return Some(Action::Exit);
-                }
-                self.editor.delete();
-            }
-            KeyCode::Char('z') if ctrl => return Some(Action::Suspend),
-            KeyCode::Char('o') if ctrl => self.transcript.toggle_expanded(),
-            KeyCode::Char('a') if ctrl => e.home(),
-            KeyCode::Char('e') if ctrl => e.end(),
-            KeyCode::Char('b') if ctrl => e.left(),
-            KeyCode::Char('f') if ctrl => e.right(),
-            KeyCode::Char('w') if ctrl => e.delete_word_back(),
-            KeyCode::Char('u') if ctrl => e.delete_to_line_start(),
-            KeyCode::Char('k') if ctrl => e.delete_to_line_end(),
-            KeyCode::Char('b') if alt => e.word_left(),
-            KeyCode::Char('f') if alt => e.word_right(),
-            KeyCode::Backspace if alt || ctrl => e.delete_word_back(),
-            KeyCode::Char(c) if !ctrl => e.insert(c.encode_utf8(&mut [0; 4])),
-            KeyCode::Tab => e.insert("    "),
-            KeyCode::Backspace => e.backspace(),
-            KeyCode::Delete => e.delete(),
-            KeyCode::Left if ctrl || alt => e.word_left(),
-            KeyCode::Right if ctrl || alt => e.word_right(),
-            KeyCode::Left => e.left(),
-            KeyCode::Right => e.right(),
-            KeyCode::Home => e.home(),
-            KeyCode::End => e.end(),
-            KeyCode::Up if alt && !self.queued.is_empty() => {
-                self.restore_queued();
-                return Some(Action::TakeBackQueued);
-            }
-            KeyCode::Up if alt => {}
-            KeyCode::Up => {
-                e.up();
-            }
-            KeyCode::Down => {
-                e.down();
-            }
-            _ => {}
-        }
-        None
-    }
-
     fn submit(&mut self) -> Option<Action> {
         if self.command_running {
             // The text stays in the editor for when the command is done.
             self.transcript
                 .notice("a command is running; send when it is done", true);
             return None;
+        }
+        if crate::shell::parse(self.editor.text().trim_start()).is_some() {
+            if self.is_running() {
+                // The text stays in the editor for when the run is done.
+                self.transcript
+                    .notice("a run is going; run the command when it is done", true);
+                return None;
+            }
+            // Parsed again with paste markers expanded.
+            let text = self.editor.submit()?;
+            let (command, exclude) = crate::shell::parse(text.trim_start())?;
+            return Some(Action::Bash { command, exclude });
         }
         let text = self.editor.submit()?;
         let line = text.trim();
@@ -328,8 +283,16 @@ impl App {
             (view.rows, view.caret)
         } else {
             let (rows, caret) = self.editor.render(width, anstyle::Style::new(), theme.dim);
-            let rows: Vec<StyledLine> = rows.iter().map(|r| text::clip(r, width)).collect();
-            (rows, Some(caret))
+            let mut input: Vec<StyledLine> = Vec::new();
+            if let Some(search) = self.editor.search() {
+                input.push(search_row(search, &theme));
+            }
+            let caret = (caret.0 + input.len(), caret.1);
+            input.extend(rows.iter().map(|r| text::clip(r, width)));
+            if let Some(menu) = &self.completion {
+                input.extend(menu.rows(width, &theme));
+            }
+            (input, Some(caret))
         };
         let footer: Vec<StyledLine> = self
             .status
@@ -389,6 +352,17 @@ impl App {
             false
         }
     }
+}
+
+/// The Ctrl+R row above the editor: the query and whether it matched.
+fn search_row(search: &crate::editor::HistorySearch, theme: &crate::theme::UiTheme) -> StyledLine {
+    let label = if search.failed {
+        "(failed reverse-i-search)"
+    } else {
+        "(reverse-i-search)"
+    };
+    StyledLine::styled(label, theme.dim)
+        .push(format!(" {}", text::clean(&search.query)), theme.user)
 }
 
 /// How often the spinner turns.

@@ -24,6 +24,7 @@
 
 pub mod app;
 pub mod cell;
+pub mod completion;
 pub mod diagnostics;
 pub mod dialog;
 pub mod diff;
@@ -33,6 +34,7 @@ pub mod footer;
 pub mod fullscreen;
 pub mod highlight;
 pub mod inline;
+pub mod keybindings;
 pub mod markdown;
 pub mod mode;
 pub mod notify;
@@ -42,6 +44,7 @@ pub mod permission;
 pub mod pi_theme;
 pub mod search;
 pub mod selection;
+pub mod shell;
 pub mod terminal;
 pub mod text;
 mod theme;

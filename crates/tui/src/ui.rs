@@ -20,10 +20,12 @@ use tokio::time::sleep_until;
 
 use crate::app::{Action, App, SPINNER_INTERVAL};
 use crate::cell::CellContext;
+use crate::completion::CommandHint;
 use crate::error::TuiError;
 use crate::footer::Status;
 use crate::fullscreen::FullscreenView;
 use crate::inline::{InlineRenderer, Resize};
+use crate::keybindings::Keybindings;
 use crate::mode::{TuiMode, tui_command};
 use crate::notify::{Attention, Notifier, NotifyMethod};
 use crate::permission::PermissionQuestions;
@@ -48,6 +50,12 @@ pub trait SlashCommands: Send + Sync {
         session: &AgentSession,
         line: &str,
     ) -> BoxFuture<'static, Option<Result<String, String>>>;
+
+    /// The commands it knows, for the completion menu (the session's
+    /// templates and skills, `/exit` and `/quit` are added by the UI).
+    fn commands(&self) -> Vec<CommandHint> {
+        Vec::new()
+    }
 }
 
 /// How the UI is set up.
@@ -67,6 +75,9 @@ pub struct TuiOptions {
     /// The app's name in the terminal's title; `None` leaves the title
     /// alone.
     pub title: Option<String>,
+    /// What each key does (Pi's defaults, or [`Keybindings::load`] for a
+    /// `keybindings.json`; its warnings are shown as notices).
+    pub keybindings: Keybindings,
 }
 
 impl Default for TuiOptions {
@@ -78,6 +89,7 @@ impl Default for TuiOptions {
             mode: TuiMode::Inline,
             notify: NotifyMethod::Auto,
             title: Some("coding-agent".to_string()),
+            keybindings: Keybindings::default(),
         }
     }
 }
@@ -182,6 +194,12 @@ struct Ui {
     status_stale: bool,
     /// The title and the calls for attention.
     notifier: Notifier,
+    /// The running `!command`: its cell's text and whether it failed.
+    bash: Option<BoxFuture<'static, (String, bool)>>,
+    /// Cancels the running `!command`.
+    bash_cancel: Option<agent_core::CancellationToken>,
+    /// Progress of the `@` file walk, once one started.
+    file_updates: Option<tokio::sync::watch::Receiver<u64>>,
 }
 
 impl Ui {
@@ -195,9 +213,16 @@ impl Ui {
         };
         let status = session_status(&session);
         let notify = options.notify.resolve(|name| std::env::var(name).ok());
+        let mut app = App::new(transcript, cx, status);
+        for warning in options.keybindings.warnings() {
+            app.transcript.notice(warning.clone(), true);
+        }
+        app.keys = options.keybindings;
+        app.commands = command_hints(&session, options.commands.as_deref());
+        fill_history(&mut app, &messages);
         Ui {
             notifier: Notifier::new(notify, options.title),
-            app: App::new(transcript, cx, status),
+            app,
             renderer: InlineRenderer::new(width, height)
                 .reflowing(crate::inline::terminal_reflows()),
             screen: None,
@@ -214,6 +239,9 @@ impl Ui {
             next_tick: None,
             session_file: session_file(&session),
             status_stale: false,
+            file_updates: None,
+            bash: None,
+            bash_cancel: None,
             session,
         }
     }
@@ -271,11 +299,23 @@ impl Ui {
                     self.call_user(Attention::RunEnded)?;
                     self.urgent = true;
                 }
+                (text, error) = poll_opt(&mut self.bash) => {
+                    self.bash = None;
+                    self.bash_cancel = None;
+                    self.app.command_running = false;
+                    self.app.transcript.notice(text, error);
+                    self.refresh_status();
+                    self.urgent = true;
+                }
                 result = poll_opt(&mut self.command) => {
                     self.command = None;
                     self.app.command_running = false;
                     self.command_done(result);
                     self.urgent = true;
+                }
+                Some(()) = files_changed(&mut self.file_updates) => {
+                    self.app.files_updated();
+                    self.dirty = true;
                 }
                 _ = term.recv() => return Ok(TuiExit::Signal(15)),
                 _ = hup.recv() => return Ok(TuiExit::Signal(1)),
@@ -307,13 +347,18 @@ impl Ui {
         match event {
             Event::Key(key) => {
                 self.urgent = true;
+                // A dialog or the completion menu has its keys first.
                 if let Some(screen) = &mut self.screen
                     && !self.app.permissions.is_open()
+                    && self.app.completion.is_none()
                     && screen.key(key, &mut self.app)
                 {
                     return Ok(None);
                 }
                 let action = self.app.key(key);
+                if self.file_updates.is_none() {
+                    self.file_updates = self.app.file_updates();
+                }
                 if let Some(action) = action {
                     return self.act(action);
                 }
@@ -380,7 +425,24 @@ impl Ui {
                     .transcript
                     .notice(format!("{line}: no commands here"), true),
             },
+            Action::Bash { command, exclude } => {
+                let session = self.session.clone();
+                let cancel = agent_core::CancellationToken::new();
+                self.bash_cancel = Some(cancel.clone());
+                self.bash = Some(Box::pin(async move {
+                    match session.run_user_bash(&command, exclude, cancel).await {
+                        Ok(ran) => crate::shell::describe(&command, exclude, &ran),
+                        Err(e) => (format!("coding-agent: {e}"), true),
+                    }
+                }));
+                self.app.command_running = true;
+            }
             Action::TakeBackQueued => self.session.agent().clear_queues(),
+            Action::Interrupt if self.app.command_running => {
+                if let Some(cancel) = &self.bash_cancel {
+                    cancel.cancel();
+                }
+            }
             Action::Interrupt => {
                 self.session.agent().clear_queues();
                 self.session.agent().abort();
@@ -495,6 +557,7 @@ impl Ui {
             if let Some(cell) = notice {
                 self.app.transcript.push(cell.kind().clone(), true);
             }
+            fill_history(&mut self.app, &messages);
             self.session_file = file;
         }
         self.refresh_status();
@@ -613,6 +676,51 @@ impl Ui {
             bytes.push_str(self.notifier.restore_title());
             let _ = self.write(&bytes);
         }
+    }
+}
+
+/// The prompt history from the session's own user messages, as Pi fills
+/// it on start and resume.
+fn fill_history(app: &mut App, messages: &[Message]) {
+    let prompts: Vec<String> = messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::User(u) => Some(u.text()),
+            _ => None,
+        })
+        .collect();
+    app.editor.set_history(prompts.iter().map(String::as_str));
+}
+
+/// What `/` completes: the UI's commands, `/exit`, `/quit` and `/tui`,
+/// then the session's templates and skills.
+fn command_hints(session: &AgentSession, commands: Option<&dyn SlashCommands>) -> Vec<CommandHint> {
+    let mut hints = commands.map(SlashCommands::commands).unwrap_or_default();
+    let ours = [
+        ("exit", "Leave"),
+        ("quit", "Leave"),
+        ("tui", "[inline|fullscreen] - Switch how the UI draws"),
+    ]
+    .map(|(n, d)| (n.to_string(), d.to_string()));
+    for (name, description) in ours.into_iter().chain(session.prompt_commands()) {
+        if !hints.iter().any(|h| h.name == name) {
+            hints.push(CommandHint { name, description });
+        }
+    }
+    hints
+}
+
+async fn files_changed(rx: &mut Option<tokio::sync::watch::Receiver<u64>>) -> Option<()> {
+    match rx {
+        Some(r) => match r.changed().await {
+            Ok(()) => Some(()),
+            Err(_) => {
+                // The walk is over and gone: nothing more will come.
+                *rx = None;
+                None
+            }
+        },
+        None => std::future::pending().await,
     }
 }
 

@@ -21,8 +21,12 @@ use proptest::prelude::*;
 
 #[path = "tui/cells.rs"]
 mod cells;
+#[path = "tui/completion.rs"]
+mod completion;
 #[path = "tui/dialog.rs"]
 mod dialog;
+#[path = "tui/editor_keys.rs"]
+mod editor_keys;
 #[path = "tui/fullscreen.rs"]
 mod fullscreen;
 
@@ -486,99 +490,6 @@ fn typed(app: &mut App, text: &str) {
     for c in text.chars() {
         press(app, crossterm::event::KeyCode::Char(c));
     }
-}
-
-#[test]
-fn enter_steers_alt_enter_queues_and_esc_gives_them_back() {
-    use agent_tui::app::Action;
-    use crossterm::event::{KeyCode, KeyModifiers};
-    let mut app = App::new(Transcript::new(UiTheme::plain()), cx(), status());
-    typed(&mut app, "first prompt");
-    assert_eq!(
-        press(&mut app, KeyCode::Enter),
-        Some(Action::Prompt("first prompt".into()))
-    );
-    app.run_started(Instant::now());
-    typed(&mut app, "steer me");
-    assert_eq!(
-        press(&mut app, KeyCode::Enter),
-        Some(Action::Steer("steer me".into()))
-    );
-    typed(&mut app, "later");
-    assert_eq!(
-        app.key(key(KeyCode::Enter, KeyModifiers::ALT)),
-        Some(Action::FollowUp("later".into()))
-    );
-    let shown = plain(&app.compose(60, 30, Instant::now(), None).0);
-    assert!(
-        shown.contains("Steering: steer me") && shown.contains("Follow-up: later"),
-        "{shown}"
-    );
-    assert!(shown.contains("esc to interrupt"), "{shown}");
-    // Alt+Up takes the queue back into the editor; queue it again.
-    assert_eq!(
-        app.key(key(KeyCode::Up, KeyModifiers::ALT)),
-        Some(Action::TakeBackQueued)
-    );
-    assert_eq!(app.editor.text(), "steer me\nlater");
-    assert!(app.queued.is_empty());
-    app.editor.clear();
-    typed(&mut app, "steer me");
-    assert_eq!(
-        press(&mut app, KeyCode::Enter),
-        Some(Action::Steer("steer me".into()))
-    );
-    typed(&mut app, "later");
-    app.key(key(KeyCode::Enter, KeyModifiers::ALT));
-    // The steering message was delivered: no longer queued.
-    app.agent_event(&AgentEvent::MessageStart {
-        message: Message::user("steer me"),
-    });
-    assert_eq!(press(&mut app, KeyCode::Esc), Some(Action::Interrupt));
-    app.run_ended();
-    assert_eq!(app.editor.text(), "later");
-    let shown = plain(&app.compose(60, 30, Instant::now(), None).0);
-    assert!(
-        !shown.contains("Follow-up") && !shown.contains("esc to interrupt"),
-        "{shown}"
-    );
-}
-
-#[test]
-fn ctrl_c_clears_then_interrupts_then_exits_twice() {
-    use agent_tui::app::Action;
-    use crossterm::event::{KeyCode, KeyModifiers};
-    let ctrl_c = key(KeyCode::Char('c'), KeyModifiers::CONTROL);
-    let mut app = App::new(Transcript::new(UiTheme::plain()), cx(), status());
-    typed(&mut app, "some text");
-    assert_eq!(app.key(ctrl_c), None);
-    assert!(app.editor.is_empty());
-    app.run_started(Instant::now());
-    assert_eq!(app.key(ctrl_c), Some(Action::Interrupt));
-    app.run_ended();
-    assert_eq!(
-        app.key(ctrl_c),
-        None,
-        "the first one on an idle, empty editor arms"
-    );
-    typed(&mut app, "a");
-    press(&mut app, KeyCode::Backspace);
-    assert_eq!(app.key(ctrl_c), None, "another key disarms");
-    assert_eq!(app.key(ctrl_c), Some(Action::Exit));
-    // Shift+Enter and Alt+Enter (idle) are new lines; /commands go out whole.
-    typed(&mut app, "a");
-    app.key(key(KeyCode::Enter, KeyModifiers::SHIFT));
-    app.key(key(KeyCode::Enter, KeyModifiers::ALT));
-    typed(&mut app, "b");
-    assert_eq!(app.editor.text(), "a\n\nb");
-    app.editor.clear();
-    typed(&mut app, "/tree");
-    assert_eq!(
-        press(&mut app, KeyCode::Enter),
-        Some(Action::Command("/tree".into()))
-    );
-    typed(&mut app, "/exit");
-    assert_eq!(press(&mut app, KeyCode::Enter), Some(Action::Exit));
 }
 
 fn tool_call_block(id: &str, args: serde_json::Value) -> ContentBlock {

@@ -23,6 +23,11 @@
 //! - `usage` (optional): token usage to report.
 //! - `delayMs` (optional): wait this long before streaming (cancellable), to
 //!   imitate a slow model.
+//! - `paceMs` (optional): wait this long before each delta (cancellable), so
+//!   a turn streams over time as a real model's does; end-to-end tests use
+//!   it to act in the middle of a stream, benchmarks to set its rate.
+//! - `deltaChars` (optional): the size of each text or argument delta in
+//!   characters (default 24, at least 1).
 //!
 //! Each turn is streamed as events (`start`, block start / deltas / end, `done`),
 //! text and argument JSON split into small deltas. A request made after the last
@@ -65,6 +70,12 @@ pub struct ScriptedTurn {
     /// Delay before streaming, in milliseconds.
     #[serde(default)]
     pub delay_ms: Option<u64>,
+    /// Pause before each delta, in milliseconds.
+    #[serde(default)]
+    pub pace_ms: Option<u64>,
+    /// Characters per delta (default 24).
+    #[serde(default)]
+    pub delta_chars: Option<usize>,
 }
 
 /// A script could not be loaded.
@@ -227,6 +238,7 @@ impl ModelClient for ScriptedClient {
         // no channel, and only one snapshot alive at a time.
         let replay = Replay {
             delay: turn.delay_ms.map(Duration::from_millis),
+            pace: turn.pace_ms.filter(|&ms| ms > 0).map(Duration::from_millis),
             steps: plan(&turn).into_iter(),
             msg: PartialMessage::new(base),
             turn,
@@ -254,6 +266,7 @@ enum Step {
 /// The steps of a turn: start, each block's begin / deltas / end, finish.
 fn plan(turn: &ScriptedTurn) -> Vec<Step> {
     let mut steps = vec![Step::Start];
+    let size = turn.delta_chars.unwrap_or(DELTA_CHARS).max(1);
     for (i, block) in turn.content.iter().enumerate() {
         steps.push(Step::Begin(i));
         let text = match block {
@@ -263,7 +276,7 @@ fn plan(turn: &ScriptedTurn) -> Vec<Step> {
             ContentBlock::Image(_) => String::new(),
         };
         if !matches!(block, ContentBlock::Image(_)) {
-            for piece in chunks(&text) {
+            for piece in chunks(&text, size) {
                 steps.push(Step::Delta(i, piece.to_string()));
             }
             steps.push(Step::End(i));
@@ -275,6 +288,8 @@ fn plan(turn: &ScriptedTurn) -> Vec<Step> {
 
 struct Replay {
     delay: Option<Duration>,
+    /// The pause before each delta.
+    pace: Option<Duration>,
     steps: std::vec::IntoIter<Step>,
     msg: PartialMessage,
     turn: ScriptedTurn,
@@ -304,6 +319,14 @@ impl Replay {
             tokio::select! {
                 _ = self.cancel.cancelled() => {}
                 _ = tokio::time::sleep(delay) => {}
+            }
+        }
+        if let Some(pace) = self.pace
+            && matches!(self.steps.as_slice().first(), Some(Step::Delta(..)))
+        {
+            tokio::select! {
+                _ = self.cancel.cancelled() => {}
+                _ = tokio::time::sleep(pace) => {}
             }
         }
         if self.cancel.is_cancelled() {
@@ -441,13 +464,13 @@ impl Replay {
     }
 }
 
-/// Splits text into pieces of at most [`DELTA_CHARS`] characters.
-fn chunks(text: &str) -> Vec<&str> {
+/// Splits text into pieces of at most `size` characters.
+fn chunks(text: &str, size: usize) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut count = 0;
     for (i, _) in text.char_indices() {
-        if count == DELTA_CHARS {
+        if count == size {
             out.push(&text[start..i]);
             start = i;
             count = 0;
@@ -531,6 +554,45 @@ mod tests {
         .await;
         assert_eq!(msg.stop_reason, StopReason::Aborted);
         assert!(started.elapsed() < Duration::from_secs(4));
+    }
+
+    #[tokio::test]
+    async fn paced_turn_streams_sized_deltas_and_stops_when_cancelled() {
+        let client = ScriptedClient::from_jsonl(
+            r#"{"content":[{"type":"text","text":"abcdefghij"}],"paceMs":1,"deltaChars":3}"#,
+        )
+        .unwrap();
+        let model = Model::new("scripted", "s");
+        let mut stream = client.stream(&model, &Context::default(), StreamOptions::default());
+        let mut deltas = Vec::new();
+        while let Some(e) = stream.next().await {
+            if let AssistantMessageEvent::TextDelta { delta, .. } = e {
+                deltas.push(delta);
+            }
+        }
+        assert_eq!(deltas, ["abc", "def", "ghi", "j"]);
+
+        // A long pause is cut short by cancellation: the turn ends aborted
+        // with the text streamed so far.
+        let client = ScriptedClient::from_jsonl(
+            r#"{"content":[{"type":"text","text":"abcdef"}],"paceMs":600000,"deltaChars":3}"#,
+        )
+        .unwrap();
+        let opts = StreamOptions::default();
+        let cancel = opts.cancel.clone();
+        let mut stream = client.stream(&model, &Context::default(), opts);
+        let mut last = None;
+        while let Some(e) = stream.next().await {
+            if matches!(e, AssistantMessageEvent::TextStart { .. }) {
+                cancel.cancel();
+            }
+            last = Some(e);
+        }
+        let Some(AssistantMessageEvent::Error { reason, error }) = last else {
+            panic!("no error event")
+        };
+        assert_eq!(reason, StopReason::Aborted);
+        assert_eq!(error.text(), "");
     }
 
     #[test]

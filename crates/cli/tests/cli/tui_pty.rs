@@ -115,6 +115,19 @@ impl Tui {
         }
     }
 
+    /// The UI with a model that answers `text` twice, logging each request
+    /// to the returned file; waits for the first frame.
+    fn answering_twice(dir: &std::path::Path, text: &str) -> (Tui, std::path::PathBuf) {
+        let script = dir.join("script.jsonl");
+        let turn = json!({"content":[{"type":"text","text":text}]});
+        std::fs::write(&script, format!("{turn}\n{turn}\n")).unwrap();
+        let log = dir.join("requests.jsonl");
+        let log_arg = log.to_string_lossy().into_owned();
+        let tui = Tui::start_with(dir, &script, "xterm-256color", &["--script-log", &log_arg]);
+        tui.wait_for("the footer", |t| t.contains("scripted/"));
+        (tui, log)
+    }
+
     fn send(&mut self, bytes: &str) {
         self.writer
             .write_all(bytes.as_bytes())
@@ -406,18 +419,7 @@ fn templates_and_skills_expand_in_the_terminal_ui() {
         "---\ndescription: Greets.\n---\nGreet warmly.\n",
     )
     .unwrap();
-    let script = dir.path().join("script.jsonl");
-    let turn = json!({"content":[{"type":"text","text":"Greeted."}]});
-    std::fs::write(&script, format!("{turn}\n{turn}\n")).unwrap();
-    let log = dir.path().join("requests.jsonl");
-    let log_arg = log.to_string_lossy().into_owned();
-    let mut tui = Tui::start_with(
-        dir.path(),
-        &script,
-        "xterm-256color",
-        &["--script-log", &log_arg],
-    );
-    tui.wait_for("the footer", |t| t.contains("scripted/"));
+    let (mut tui, log) = Tui::answering_twice(dir.path(), "Greeted.");
     tui.send("/hello world");
     tui.send("\r");
     tui.wait_for("the answer", |t| t.contains("Greeted."));
@@ -429,6 +431,139 @@ fn templates_and_skills_expand_in_the_terminal_ui() {
     let sent = std::fs::read_to_string(&log).unwrap();
     assert!(sent.contains("Say hello to world."), "{sent}");
     assert!(sent.contains("Greet warmly.\\n</skill>\\n\\nnow"), "{sent}");
+}
+
+#[test]
+fn completion_and_history_search_in_the_terminal_ui() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("notes")).unwrap();
+    std::fs::write(dir.path().join("notes/plan-for-today.md"), "plan").unwrap();
+    let (mut tui, log) = Tui::answering_twice(dir.path(), "Read it.");
+
+    // `/` opens the command menu; Enter takes the choice and runs it.
+    tui.send("/hel");
+    tui.wait_for("the command menu", |t| t.contains("> /help"));
+    tui.send("\r");
+    tui.wait_for("the command's output", |t| t.contains("/resume [ID]"));
+    tui.send("/hotkeys\r");
+    tui.wait_for("the key table", |t| {
+        t.contains("ctrl+r") && t.contains("tui.editor.historySearch")
+    });
+
+    // `@` completes a file found by the background walk, fuzzily.
+    tui.send("read @planfor");
+    tui.wait_for("the file menu", |t| t.contains("notes/plan-for-today.md"));
+    // The hardware cursor sits at the caret, the menu below it (polled:
+    // the frame may still be arriving).
+    let start = Instant::now();
+    loop {
+        let screen = tui.screen.lock().unwrap_or_else(|p| p.into_inner());
+        let rows: Vec<String> = screen.parser.screen().rows(0, COLS).collect();
+        let editor_row = rows.iter().position(|r| r.starts_with("> read @planfor"));
+        let menu_row = rows
+            .iter()
+            .position(|r| r.contains("notes/plan-for-today.md"));
+        let (row, col) = screen.parser.screen().cursor_position();
+        if editor_row.is_some_and(|e| menu_row > Some(e) && (usize::from(row), col) == (e, 15)) {
+            break;
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "cursor at {row},{col}; rows: {rows:#?}"
+        );
+        drop(screen);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    tui.send("\t");
+    tui.wait_for("the completed mention", |t| {
+        t.contains("> read @notes/plan-for-today.md")
+    });
+    tui.send("\r");
+    tui.wait_for("the answer", |t| t.contains("Read it."));
+
+    // Ctrl+R finds the prompt again; Enter takes it, Enter sends it.
+    tui.send("\x12");
+    tui.send("plan");
+    tui.wait_for("the search row", |t| {
+        t.contains("(reverse-i-search) plan") && t.contains("> read @notes/plan-for-today.md")
+    });
+    tui.send("\r");
+    tui.wait_for("the search closed", |t| !t.contains("reverse-i-search"));
+    tui.send("\r");
+    tui.wait_for("the second answer", |t| t.matches("Read it.").count() == 2);
+    tui.send("\x04");
+    assert!(tui.wait_exit().success());
+    let sent = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        sent.matches("read @notes/plan-for-today.md").count(),
+        // The second request carries the first prompt and the second.
+        3,
+        "{sent}"
+    );
+}
+
+#[test]
+fn bang_runs_a_command_into_the_context_and_double_bang_only_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut tui, log) = Tui::answering_twice(dir.path(), "Noted.");
+    tui.send("!echo shared-$((40+2))");
+    tui.send("\r");
+    tui.wait_for("the command's cell", |t| {
+        t.contains("$ echo shared-$((40+2))") && t.contains("shared-42")
+    });
+    tui.send("!!echo private-$((6*7))");
+    tui.send("\r");
+    tui.wait_for("the second cell", |t| {
+        t.contains("private-42") && t.contains("(not sent to the model)")
+    });
+    tui.send("!false");
+    tui.send("\r");
+    tui.wait_for("a failing command", |t| t.contains("(exit code 1)"));
+    tui.send("what did I run");
+    tui.send("\r");
+    tui.wait_for("the answer", |t| t.contains("Noted."));
+    tui.send("\x04");
+    assert!(tui.wait_exit().success());
+    let sent = std::fs::read_to_string(&log).unwrap();
+    assert!(sent.contains("shared-42"), "{sent}");
+    assert!(!sent.contains("private-42"), "{sent}");
+}
+
+#[test]
+fn builtin_commands_work_in_the_line_prompt_and_the_terminal_ui() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.jsonl");
+    let answer = json!({"content":[{"type":"text","text":"plain answer"}]});
+    std::fs::write(&script, format!("{answer}\n{answer}\n")).unwrap();
+    // "plain answer" in base64, as OSC 52 carries it.
+    let osc52 = "\x1b]52;c;cGxhaW4gYW5zd2Vy\x07";
+    for args in [&["--no-tui"][..], &[][..]] {
+        let mut tui = Tui::start_with(dir.path(), &script, "xterm-256color", args);
+        tui.wait_raw("a prompt", |raw| {
+            raw.contains("> ") || raw.contains("scripted/")
+        });
+        tui.send("hello\r");
+        tui.wait_for("the answer", |t| t.contains("plain answer"));
+        tui.send("/copy\r");
+        tui.wait_for("the copy", |t| t.contains("copied the last answer"));
+        tui.wait_raw("OSC 52 with the answer", |raw| raw.contains(osc52));
+        tui.send("/session\r");
+        tui.wait_for("the session's numbers", |t| {
+            t.contains("Messages:  2 (1 user, 1 assistant") && t.contains("File:      in memory")
+        });
+        // A template written now is found by /reload, and then expands.
+        let prompts = dir.path().join("agent/prompts");
+        std::fs::create_dir_all(&prompts).unwrap();
+        std::fs::write(prompts.join("later.md"), "Later, $1.\n").unwrap();
+        tui.send("/reload\r");
+        tui.wait_for("the reload", |t| {
+            t.contains("reloaded: 0 skills, 1 prompt templates")
+        });
+        tui.send("/thinking nonsense\r");
+        tui.wait_for("the error", |t| t.contains("unknown thinking level"));
+        tui.send("/exit\r");
+        assert!(tui.wait_exit().success(), "{args:?}");
+    }
 }
 
 #[test]
@@ -528,41 +663,4 @@ fn ctrl_z_and_sigterm_in_fullscreen_leave_the_alternate_screen() {
         screen.parser.screen().mouse_protocol_mode(),
         vt100::MouseProtocolMode::None
     );
-}
-
-#[test]
-fn builtin_commands_work_in_the_line_prompt_and_the_terminal_ui() {
-    let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("script.jsonl");
-    let answer = json!({"content":[{"type":"text","text":"plain answer"}]});
-    std::fs::write(&script, format!("{answer}\n{answer}\n")).unwrap();
-    // "plain answer" in base64, as OSC 52 carries it.
-    let osc52 = "\x1b]52;c;cGxhaW4gYW5zd2Vy\x07";
-    for args in [&["--no-tui"][..], &[][..]] {
-        let mut tui = Tui::start_with(dir.path(), &script, "xterm-256color", args);
-        tui.wait_raw("a prompt", |raw| {
-            raw.contains("> ") || raw.contains("scripted/")
-        });
-        tui.send("hello\r");
-        tui.wait_for("the answer", |t| t.contains("plain answer"));
-        tui.send("/copy\r");
-        tui.wait_for("the copy", |t| t.contains("copied the last answer"));
-        tui.wait_raw("OSC 52 with the answer", |raw| raw.contains(osc52));
-        tui.send("/session\r");
-        tui.wait_for("the session's numbers", |t| {
-            t.contains("Messages:  2 (1 user, 1 assistant") && t.contains("File:      in memory")
-        });
-        // A template written now is found by /reload, and then expands.
-        let prompts = dir.path().join("agent/prompts");
-        std::fs::create_dir_all(&prompts).unwrap();
-        std::fs::write(prompts.join("later.md"), "Later, $1.\n").unwrap();
-        tui.send("/reload\r");
-        tui.wait_for("the reload", |t| {
-            t.contains("reloaded: 0 skills, 1 prompt templates")
-        });
-        tui.send("/thinking nonsense\r");
-        tui.wait_for("the error", |t| t.contains("unknown thinking level"));
-        tui.send("/exit\r");
-        assert!(tui.wait_exit().success(), "{args:?}");
-    }
 }

@@ -48,8 +48,7 @@ use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, Decoder, Fram
 
 use crate::AgentSession;
 use crate::permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
-use crate::sessions::{EntryKind, SessionManager, bash_execution_text};
-use agent_tool::ToolCallContext;
+use crate::sessions::{EntryKind, SessionManager};
 
 pub use command::{QueueModeName, RpcCommand, RpcParseError, StreamingBehavior};
 

@@ -465,65 +465,13 @@ impl Server {
     /// Runs a command for the user with the session's bash tool; its output
     /// joins the conversation (and the session file) for the next prompt.
     async fn bash(&self, command: &str) -> Result<Value, String> {
-        let registry = self.session.registry();
-        // The session's shell: the tool that declares a command argument.
-        let bash = registry
-            .definitions()
-            .into_iter()
-            .find(|d| d.command_argument().is_some())
-            .ok_or("no tool that runs shell commands is registered")?;
-        let argument = bash.command_argument().unwrap_or("command").to_string();
         let cancel = CancellationToken::new();
         *self.bash_cancel.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel.clone());
-        let mut call =
-            ToolCallContext::new("rpc_bash").with_extensions(self.session.tool_extensions());
-        call.cancel = cancel.clone();
-        let mut args = serde_json::Map::new();
-        args.insert(argument, Value::from(command));
-        let outcome = bash.execute(Value::Object(args), call).await;
+        let outcome = self.session.run_user_bash(command, false, cancel).await;
         *self.bash_cancel.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        let cancelled = cancel.is_cancelled();
-        let (output, details) = match &outcome {
-            Ok(result) => (result.text_content(), result.details.clone()),
-            Err(e) => (e.to_string(), Value::Null),
-        };
-        let exit_code = match &outcome {
-            Ok(_) => Some(0),
-            Err(_) => output
-                .rsplit("Command exited with code ")
-                .next()
-                .filter(|_| output.contains("Command exited with code "))
-                .and_then(|n| n.trim().parse::<i64>().ok()),
-        };
-        let full_output_path = details
-            .get("fullOutputPath")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let truncated = details.get("truncation").is_some_and(|t| !t.is_null());
-        let mut record = json!({
-            "role": "bashExecution", "command": command, "output": output,
-            "exitCode": exit_code, "cancelled": cancelled, "truncated": truncated,
-            "timestamp": agent_ai::now_millis(),
-        });
-        if let Some(path) = &full_output_path {
-            record["fullOutputPath"] = json!(path);
-        }
-        if let Some(store) = self.manager()
-            && let Err(e) =
-                store
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .append(EntryKind::Message {
-                        message: record.clone(),
-                    })
-        {
-            tracing::warn!(error = %e, "cannot record the command");
-        }
-        let mut messages = self.session.agent().messages();
-        messages.push(Message::user(bash_execution_text(&record)));
-        self.session.agent().replace_messages(messages);
-        let mut data = json!({"output": record["output"], "exitCode": exit_code, "cancelled": cancelled, "truncated": truncated});
-        if let Some(path) = full_output_path {
+        let ran = outcome?;
+        let mut data = json!({"output": ran.output, "exitCode": ran.exit_code, "cancelled": ran.cancelled, "truncated": ran.truncated});
+        if let Some(path) = ran.full_output_path {
             data["fullOutputPath"] = json!(path);
         }
         Ok(data)

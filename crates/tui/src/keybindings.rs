@@ -1,0 +1,588 @@
+//! Keys as named actions: Pi's action ids and default keys, remapped by a
+//! `keybindings.json` read the way Pi reads it.
+//!
+//! The file maps an action id to one key or a list of keys; a listed
+//! action's keys replace its defaults (an empty list unbinds it), `$schema`
+//! and ids this UI does not know are ignored, and Pi's older bare names
+//! (`cursorUp`, `followUp`, ...) are read as their new ids. A file that is
+//! not a JSON object, or a value that is not a key, is a warning naming
+//! the file; the defaults stay for whatever it did not set.
+//!
+//! ```
+//! use agent_tui::keybindings::{KeyAction, Keybindings};
+//! use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+//!
+//! let keys = Keybindings::from_json(r#"{"tui.editor.undo": "alt+u"}"#, "keybindings.json");
+//! let alt_u = KeyEvent::new(KeyCode::Char('u'), KeyModifiers::ALT);
+//! assert!(keys.matches(KeyAction::Undo, &alt_u));
+//! assert!(keys.warnings().is_empty());
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crossterm::event::KeyEvent;
+use serde_json::Value;
+
+mod combo;
+pub use combo::KeyCombo;
+
+/// One thing a key can do in the UI; each has Pi's action id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum KeyAction {
+    /// `tui.editor.cursorUp`: the line above, older history at the top.
+    CursorUp,
+    /// `tui.editor.cursorDown`: the line below, newer history at the bottom.
+    CursorDown,
+    /// `tui.editor.historyPrevious`: the previous history entry, wherever the caret is.
+    HistoryPrevious,
+    /// `tui.editor.historyNext`: the next history entry, wherever the caret is.
+    HistoryNext,
+    /// `tui.editor.historySearch`: reverse incremental history search (ours; Pi has none).
+    HistorySearch,
+    /// `tui.editor.cursorLeft`.
+    CursorLeft,
+    /// `tui.editor.cursorRight`.
+    CursorRight,
+    /// `tui.editor.cursorWordLeft`.
+    CursorWordLeft,
+    /// `tui.editor.cursorWordRight`.
+    CursorWordRight,
+    /// `tui.editor.cursorLineStart`.
+    CursorLineStart,
+    /// `tui.editor.cursorLineEnd`.
+    CursorLineEnd,
+    /// `tui.editor.jumpForward`: the caret to the next occurrence of the next key typed.
+    JumpForward,
+    /// `tui.editor.jumpBackward`: the caret to the previous occurrence of the next key typed.
+    JumpBackward,
+    /// `tui.editor.deleteCharBackward`.
+    DeleteCharBackward,
+    /// `tui.editor.deleteCharForward` (Ctrl+D on an empty editor is `app.exit`).
+    DeleteCharForward,
+    /// `tui.editor.deleteWordBackward`: into the kill ring.
+    DeleteWordBackward,
+    /// `tui.editor.deleteWordForward`: into the kill ring.
+    DeleteWordForward,
+    /// `tui.editor.deleteToLineStart`: into the kill ring.
+    DeleteToLineStart,
+    /// `tui.editor.deleteToLineEnd`: into the kill ring.
+    DeleteToLineEnd,
+    /// `tui.editor.yank`: the newest kill at the caret.
+    Yank,
+    /// `tui.editor.yankPop`: right after a yank, the kill before it instead.
+    YankPop,
+    /// `tui.editor.undo`.
+    Undo,
+    /// `tui.input.newLine`.
+    NewLine,
+    /// `tui.input.submit`: send (steer while the agent runs).
+    Submit,
+    /// `tui.input.tab`: complete a path, a `/command` or an `@file`.
+    Tab,
+    /// `tui.select.up`: in a menu.
+    SelectUp,
+    /// `tui.select.down`: in a menu.
+    SelectDown,
+    /// `tui.select.pageUp`: in a menu.
+    SelectPageUp,
+    /// `tui.select.pageDown`: in a menu.
+    SelectPageDown,
+    /// `tui.select.confirm`: in a menu.
+    SelectConfirm,
+    /// `tui.select.cancel`: in a menu.
+    SelectCancel,
+    /// `app.interrupt`: stop the run; queued messages return to the editor.
+    Interrupt,
+    /// `app.clear`: clear the editor, else interrupt, else (twice) exit.
+    Clear,
+    /// `app.exit`: leave, when the editor is empty.
+    Exit,
+    /// `app.suspend`: stop the process (job control).
+    Suspend,
+    /// `app.tools.expand`: expand or collapse tool output.
+    ToolsExpand,
+    /// `app.message.followUp`: queue a follow-up (idle: like Enter).
+    FollowUp,
+    /// `app.message.dequeue`: queued messages back into the editor.
+    Dequeue,
+}
+
+/// Every action: its id, its default keys and what it does.
+const DEFINITIONS: &[(KeyAction, &str, &[&str], &str)] = {
+    use KeyAction::*;
+    &[
+        (
+            CursorUp,
+            "tui.editor.cursorUp",
+            &["up"],
+            "Move cursor up / older history",
+        ),
+        (
+            CursorDown,
+            "tui.editor.cursorDown",
+            &["down"],
+            "Move cursor down / newer history",
+        ),
+        (
+            HistoryPrevious,
+            "tui.editor.historyPrevious",
+            &[],
+            "Previous prompt history entry",
+        ),
+        (
+            HistoryNext,
+            "tui.editor.historyNext",
+            &[],
+            "Next prompt history entry",
+        ),
+        (
+            HistorySearch,
+            "tui.editor.historySearch",
+            &["ctrl+r"],
+            "Search prompt history",
+        ),
+        (
+            CursorLeft,
+            "tui.editor.cursorLeft",
+            &["left", "ctrl+b"],
+            "Move cursor left",
+        ),
+        (
+            CursorRight,
+            "tui.editor.cursorRight",
+            &["right", "ctrl+f"],
+            "Move cursor right",
+        ),
+        (
+            CursorWordLeft,
+            "tui.editor.cursorWordLeft",
+            &["alt+left", "ctrl+left", "alt+b"],
+            "Move cursor word left",
+        ),
+        (
+            CursorWordRight,
+            "tui.editor.cursorWordRight",
+            &["alt+right", "ctrl+right", "alt+f"],
+            "Move cursor word right",
+        ),
+        (
+            CursorLineStart,
+            "tui.editor.cursorLineStart",
+            &["home", "ctrl+a"],
+            "Move to line start",
+        ),
+        (
+            CursorLineEnd,
+            "tui.editor.cursorLineEnd",
+            &["end", "ctrl+e"],
+            "Move to line end",
+        ),
+        (
+            JumpForward,
+            "tui.editor.jumpForward",
+            &["ctrl+]"],
+            "Jump forward to character",
+        ),
+        (
+            JumpBackward,
+            "tui.editor.jumpBackward",
+            &["ctrl+alt+]"],
+            "Jump backward to character",
+        ),
+        (
+            DeleteCharBackward,
+            "tui.editor.deleteCharBackward",
+            &["backspace"],
+            "Delete character backward",
+        ),
+        (
+            DeleteCharForward,
+            "tui.editor.deleteCharForward",
+            &["delete", "ctrl+d"],
+            "Delete character forward",
+        ),
+        (
+            DeleteWordBackward,
+            "tui.editor.deleteWordBackward",
+            &["ctrl+w", "alt+backspace"],
+            "Delete word backward",
+        ),
+        (
+            DeleteWordForward,
+            "tui.editor.deleteWordForward",
+            &["alt+d", "alt+delete"],
+            "Delete word forward",
+        ),
+        (
+            DeleteToLineStart,
+            "tui.editor.deleteToLineStart",
+            &["ctrl+u"],
+            "Delete to line start",
+        ),
+        (
+            DeleteToLineEnd,
+            "tui.editor.deleteToLineEnd",
+            &["ctrl+k"],
+            "Delete to line end",
+        ),
+        (
+            Yank,
+            "tui.editor.yank",
+            &["ctrl+y"],
+            "Paste the most recently deleted text",
+        ),
+        (
+            YankPop,
+            "tui.editor.yankPop",
+            &["alt+y"],
+            "Cycle through deleted text after a yank",
+        ),
+        (Undo, "tui.editor.undo", &["ctrl+-"], "Undo the last edit"),
+        (
+            NewLine,
+            "tui.input.newLine",
+            &["shift+enter", "ctrl+j"],
+            "Insert a new line",
+        ),
+        (
+            Submit,
+            "tui.input.submit",
+            &["enter"],
+            "Submit (steer while the agent runs)",
+        ),
+        (Tab, "tui.input.tab", &["tab"], "Complete"),
+        (SelectUp, "tui.select.up", &["up"], "Move selection up"),
+        (
+            SelectDown,
+            "tui.select.down",
+            &["down"],
+            "Move selection down",
+        ),
+        (
+            SelectPageUp,
+            "tui.select.pageUp",
+            &["pageUp"],
+            "Selection page up",
+        ),
+        (
+            SelectPageDown,
+            "tui.select.pageDown",
+            &["pageDown"],
+            "Selection page down",
+        ),
+        (
+            SelectConfirm,
+            "tui.select.confirm",
+            &["enter"],
+            "Confirm selection",
+        ),
+        (
+            SelectCancel,
+            "tui.select.cancel",
+            &["escape", "ctrl+c"],
+            "Cancel selection",
+        ),
+        (Interrupt, "app.interrupt", &["escape"], "Cancel or abort"),
+        (
+            Clear,
+            "app.clear",
+            &["ctrl+c"],
+            "Clear editor / interrupt / twice: exit",
+        ),
+        (
+            Exit,
+            "app.exit",
+            &["ctrl+d"],
+            "Exit when the editor is empty",
+        ),
+        (Suspend, "app.suspend", &["ctrl+z"], "Suspend to background"),
+        (
+            ToolsExpand,
+            "app.tools.expand",
+            &["ctrl+o"],
+            "Toggle tool output",
+        ),
+        (
+            FollowUp,
+            "app.message.followUp",
+            &["alt+enter"],
+            "Queue a follow-up message",
+        ),
+        (
+            Dequeue,
+            "app.message.dequeue",
+            &["alt+up"],
+            "Restore queued messages",
+        ),
+    ]
+};
+
+/// Pi's bare names from before action ids had namespaces.
+const LEGACY_NAMES: &[(&str, &str)] = &[
+    ("cursorUp", "tui.editor.cursorUp"),
+    ("cursorDown", "tui.editor.cursorDown"),
+    ("cursorLeft", "tui.editor.cursorLeft"),
+    ("cursorRight", "tui.editor.cursorRight"),
+    ("cursorWordLeft", "tui.editor.cursorWordLeft"),
+    ("cursorWordRight", "tui.editor.cursorWordRight"),
+    ("cursorLineStart", "tui.editor.cursorLineStart"),
+    ("cursorLineEnd", "tui.editor.cursorLineEnd"),
+    ("jumpForward", "tui.editor.jumpForward"),
+    ("jumpBackward", "tui.editor.jumpBackward"),
+    ("deleteCharBackward", "tui.editor.deleteCharBackward"),
+    ("deleteCharForward", "tui.editor.deleteCharForward"),
+    ("deleteWordBackward", "tui.editor.deleteWordBackward"),
+    ("deleteWordForward", "tui.editor.deleteWordForward"),
+    ("deleteToLineStart", "tui.editor.deleteToLineStart"),
+    ("deleteToLineEnd", "tui.editor.deleteToLineEnd"),
+    ("yank", "tui.editor.yank"),
+    ("yankPop", "tui.editor.yankPop"),
+    ("undo", "tui.editor.undo"),
+    ("newLine", "tui.input.newLine"),
+    ("submit", "tui.input.submit"),
+    ("tab", "tui.input.tab"),
+    ("selectUp", "tui.select.up"),
+    ("selectDown", "tui.select.down"),
+    ("selectPageUp", "tui.select.pageUp"),
+    ("selectPageDown", "tui.select.pageDown"),
+    ("selectConfirm", "tui.select.confirm"),
+    ("selectCancel", "tui.select.cancel"),
+    ("interrupt", "app.interrupt"),
+    ("clear", "app.clear"),
+    ("exit", "app.exit"),
+    ("suspend", "app.suspend"),
+    ("expandTools", "app.tools.expand"),
+    ("followUp", "app.message.followUp"),
+    ("dequeue", "app.message.dequeue"),
+];
+
+impl KeyAction {
+    /// Every action, in the order of the key table.
+    pub fn all() -> impl Iterator<Item = KeyAction> {
+        DEFINITIONS.iter().map(|d| d.0)
+    }
+
+    fn definition(
+        self,
+    ) -> &'static (
+        KeyAction,
+        &'static str,
+        &'static [&'static str],
+        &'static str,
+    ) {
+        // Every variant has a row: `definitions_cover_every_action` checks it.
+        DEFINITIONS
+            .iter()
+            .find(|d| d.0 == self)
+            .unwrap_or(&DEFINITIONS[0])
+    }
+
+    /// Pi's id, e.g. `tui.editor.undo`.
+    pub fn id(self) -> &'static str {
+        self.definition().1
+    }
+
+    /// What it does, in a few words.
+    pub fn description(self) -> &'static str {
+        self.definition().3
+    }
+
+    /// The keys it has when no file says otherwise.
+    pub fn default_keys(self) -> &'static [&'static str] {
+        self.definition().2
+    }
+
+    /// The action with this id (a legacy bare name too).
+    pub fn from_id(id: &str) -> Option<KeyAction> {
+        let id = LEGACY_NAMES
+            .iter()
+            .find(|(old, _)| *old == id)
+            .map_or(id, |(_, new)| new);
+        DEFINITIONS.iter().find(|d| d.1 == id).map(|d| d.0)
+    }
+}
+
+/// The keys of every action: Pi's defaults with a user's file on top.
+#[derive(Debug, Clone)]
+pub struct Keybindings {
+    keys: BTreeMap<KeyAction, Vec<KeyCombo>>,
+    /// The key text as configured, for the key table.
+    names: BTreeMap<KeyAction, Vec<String>>,
+    warnings: Vec<String>,
+}
+
+impl Default for Keybindings {
+    fn default() -> Self {
+        let mut kb = Keybindings {
+            keys: BTreeMap::new(),
+            names: BTreeMap::new(),
+            warnings: Vec::new(),
+        };
+        for action in KeyAction::all() {
+            let names: Vec<String> = action
+                .default_keys()
+                .iter()
+                .map(|k| k.to_string())
+                .collect();
+            kb.set(action, names);
+        }
+        kb
+    }
+}
+
+impl Keybindings {
+    /// Pi's defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The defaults with `path` on top. A missing file is no warning; an
+    /// unreadable or malformed one is (see [`Keybindings::warnings`]).
+    pub fn load(path: &Path) -> Self {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::from_json(&text, &path.display().to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::default(),
+            Err(e) => {
+                let mut kb = Self::default();
+                kb.warn(format!(
+                    "{}: cannot read it ({e}); default keys kept",
+                    path.display()
+                ));
+                kb
+            }
+        }
+    }
+
+    /// The defaults with the JSON `text` (from the file `origin`) on top.
+    pub fn from_json(text: &str, origin: &str) -> Self {
+        let mut kb = Self::default();
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let object = match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(o)) => o,
+            Ok(_) => {
+                kb.warn(format!("{origin}: not a JSON object; default keys kept"));
+                return kb;
+            }
+            Err(e) => {
+                kb.warn(format!("{origin}: {e}; default keys kept"));
+                return kb;
+            }
+        };
+        // A new id wins over its legacy name when both are given.
+        let mut settings: BTreeMap<KeyAction, (bool, &Value)> = BTreeMap::new();
+        for (id, value) in &object {
+            if id == "$schema" {
+                continue;
+            }
+            let Some(action) = KeyAction::from_id(id) else {
+                tracing::debug!(id, "keybindings: an action this UI does not have");
+                continue;
+            };
+            let is_new = action.id() == id;
+            if settings
+                .get(&action)
+                .is_some_and(|(new, _)| *new && !is_new)
+            {
+                continue;
+            }
+            settings.insert(action, (is_new, value));
+        }
+        for (action, (_, value)) in settings {
+            let names: Option<Vec<String>> = match value {
+                Value::String(s) => Some(vec![s.clone()]),
+                Value::Array(items) => items.iter().map(|v| v.as_str().map(String::from)).collect(),
+                _ => None,
+            };
+            let valid = names
+                .as_ref()
+                .is_some_and(|n| n.iter().all(|k| KeyCombo::parse(k).is_some()));
+            match names {
+                Some(names) if valid => kb.set(action, names),
+                _ => kb.warn(format!(
+                    "{origin}: {}: {value} is not a key or a list of keys; its default kept",
+                    action.id()
+                )),
+            }
+        }
+        kb
+    }
+
+    fn set(&mut self, action: KeyAction, names: Vec<String>) {
+        let mut combos: Vec<KeyCombo> = Vec::new();
+        for c in names.iter().filter_map(|n| KeyCombo::parse(n)) {
+            if !combos.contains(&c) {
+                combos.push(c);
+            }
+        }
+        self.keys.insert(action, combos);
+        self.names.insert(action, names);
+    }
+
+    fn warn(&mut self, text: String) {
+        tracing::warn!("{text}");
+        self.warnings.push(text);
+    }
+
+    /// What was wrong with the file, one line each (the UI shows them).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// Whether `key` is one of `action`'s keys.
+    pub fn matches(&self, action: KeyAction, key: &KeyEvent) -> bool {
+        self.keys
+            .get(&action)
+            .is_some_and(|keys| keys.iter().any(|k| k.matches(key)))
+    }
+
+    /// The first of `actions` that `key` is bound to.
+    pub fn first_match(&self, key: &KeyEvent, actions: &[KeyAction]) -> Option<KeyAction> {
+        actions.iter().copied().find(|a| self.matches(*a, key))
+    }
+
+    /// Every action with its keys and what it does, one a line (what
+    /// `/hotkeys` shows).
+    pub fn table(&self) -> String {
+        let rows: Vec<(String, &str, &str)> = KeyAction::all()
+            .map(|a| {
+                let keys = match self.keys_of(a) {
+                    [] => "(none)".to_string(),
+                    k => k.join(", "),
+                };
+                (keys, a.id(), a.description())
+            })
+            .collect();
+        let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+        let id_width = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+        rows.iter()
+            .map(|(keys, id, what)| format!("{keys:<width$}  {id:<id_width$}  {what}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// `action`'s keys as configured (`["ctrl+c"]`).
+    pub fn keys_of(&self, action: KeyAction) -> &[String] {
+        self.names.get(&action).map_or(&[], Vec::as_slice)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn definitions_cover_every_action_once() {
+        let mut seen = std::collections::BTreeSet::new();
+        for (action, id, keys, _) in DEFINITIONS {
+            assert!(seen.insert(*action), "{id} twice");
+            assert_eq!(KeyAction::from_id(id), Some(*action));
+            for k in *keys {
+                assert!(KeyCombo::parse(k).is_some(), "{id}: {k}");
+            }
+        }
+        for (old, new) in LEGACY_NAMES {
+            assert!(KeyAction::from_id(new).is_some(), "{old} -> {new}");
+        }
+    }
+}
