@@ -24,12 +24,14 @@ use crate::completion::CommandHint;
 use crate::error::TuiError;
 use crate::footer::Status;
 use crate::fullscreen::FullscreenView;
-use crate::inline::{InlineRenderer, Resize};
+use crate::inline::InlineRenderer;
 use crate::keybindings::Keybindings;
 use crate::mode::{TuiMode, tui_command};
+
+mod screen;
 use crate::notify::{Attention, Notifier, NotifyMethod};
 use crate::permission::PermissionQuestions;
-use crate::terminal::{self, TerminalGuard};
+use crate::terminal::TerminalGuard;
 use crate::theme::UiTheme;
 use crate::transcript::Transcript;
 
@@ -367,17 +369,7 @@ impl Ui {
                 self.app.paste(&text);
                 self.urgent = true;
             }
-            Event::Resize(w, h) => {
-                if let Some(screen) = &mut self.screen {
-                    screen.resize(w, h);
-                    self.urgent = true;
-                }
-                match self.renderer.resize(w, h) {
-                    Resize::Width => self.rebuild_at = Some(Instant::now() + RESIZE_DEBOUNCE),
-                    Resize::Height | Resize::Reflowed => self.urgent = true,
-                    Resize::None => {}
-                }
-            }
+            Event::Resize(w, h) => self.resize(w, h),
             Event::Mouse(event) => {
                 if let Some(screen) = &mut self.screen {
                     screen.mouse(event, &mut self.app);
@@ -448,58 +440,10 @@ impl Ui {
                 self.session.agent().abort();
                 self.app.permissions.refuse_all();
             }
-            Action::Suspend => {
-                if self.screen.is_none() {
-                    let bytes = self.renderer.erase_live();
-                    self.write(&bytes)?;
-                }
-                terminal::suspend()?;
-                self.renderer.invalidate();
-                if let Some(screen) = &mut self.screen {
-                    terminal::enter_fullscreen()?;
-                    screen.invalidate();
-                }
-            }
+            Action::Suspend => self.suspend()?,
             Action::Exit => return Ok(Some(TuiExit::Quit)),
         }
         Ok(None)
-    }
-
-    fn mode(&self) -> TuiMode {
-        match self.screen {
-            Some(_) => TuiMode::Fullscreen,
-            None => TuiMode::Inline,
-        }
-    }
-
-    /// Switches how the UI draws. Into fullscreen: the live region is
-    /// erased (the scrollback keeps what it holds) and the alternate screen
-    /// entered. Back: the main screen returns as it was and the next frame
-    /// writes what settled meanwhile.
-    fn set_mode(&mut self, mode: TuiMode) -> Result<(), TuiError> {
-        if mode == self.mode() {
-            return Ok(());
-        }
-        self.urgent = true;
-        match mode {
-            TuiMode::Fullscreen => {
-                let bytes = self.renderer.erase_live();
-                self.write(&bytes)?;
-                terminal::enter_fullscreen()?;
-                let (w, h) = (self.renderer.width(), self.renderer.height());
-                let size = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
-                self.screen = Some(FullscreenView::new(size(w), size(h)));
-            }
-            TuiMode::Inline => {
-                terminal::leave_fullscreen()?;
-                self.screen = None;
-                self.renderer.invalidate();
-                if std::mem::take(&mut self.inline_rebuild) {
-                    self.rebuild_at = Some(Instant::now());
-                }
-            }
-        }
-        Ok(())
     }
 
     /// `/skill:name` and templates expanded as in every mode; an error is a
@@ -583,20 +527,8 @@ impl Ui {
             self.next_tick = self.app.animate().then(|| now + SPINNER_INTERVAL);
             self.dirty = true;
         }
-        if let Some(screen) = &mut self.screen {
-            // Inline mode's rebuild waits for inline mode.
-            if self.rebuild_at.take().is_some() {
-                self.inline_rebuild = true;
-            }
-            let due = self.urgent || (self.dirty && now >= self.last_frame + FRAME_INTERVAL);
-            if due {
-                let bytes = screen.frame(&mut self.app, now);
-                self.write(&bytes)?;
-                self.dirty = false;
-                self.urgent = false;
-                self.last_frame = now;
-            }
-            return Ok(());
+        if self.screen.is_some() {
+            return self.draw_fullscreen(now);
         }
         let rebuild = self.rebuild_at.is_some_and(|at| now >= at);
         let due = self.urgent || rebuild || (self.dirty && now >= self.last_frame + FRAME_INTERVAL);
@@ -658,14 +590,8 @@ impl Ui {
         if matches!(exit, Some(TuiExit::TerminalGone) | None) {
             return;
         }
-        if self.screen.take().is_some() {
-            // Back on the main screen: how to come back, or what was said.
-            if terminal::leave_fullscreen().is_ok() {
-                let width = self.renderer.width();
-                let history = self.app.transcript.take_history(&self.app.cx, width);
-                let file = self.session_file.clone();
-                let _ = self.write(&crate::mode::exit_text(file.as_deref(), &history));
-            }
+        if self.screen.is_some() {
+            self.leave_fullscreen_for_good();
             return;
         }
         // What settled is written; the live region goes, so the
