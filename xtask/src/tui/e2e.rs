@@ -55,7 +55,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     }
     let bin = super::target_dir(root).join("debug/coding-agent");
     let work = super::target_dir(root).join("tui-e2e");
-    let cases: [(&str, Case); 8] = [
+    let cases: [(&str, Case); 9] = [
         (
             "the sanity check catches a broken terminal",
             harness_catches_breakage,
@@ -64,6 +64,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         ("esc stops a run", esc_stops_a_run),
         ("paste becomes one marker", paste_is_one_marker),
         ("resize mid-stream", resize_mid_stream),
+        ("built-in commands", builtin_commands),
         ("sane after /exit", sane_after_exit),
         ("sane after SIGTERM", |b, w| {
             sane_after_signal(b, w, libc::SIGTERM)
@@ -322,6 +323,36 @@ fn harness_catches_breakage(_bin: &Path, dir: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `/session`, `/export` and `/copy` typed as a person would: their
+/// output shows in the transcript, the page is written, and the copy goes
+/// out as OSC 52 (through tmux's passthrough) when no clipboard program
+/// runs here.
+fn builtin_commands(bin: &Path, dir: &Path) -> Result<()> {
+    let (world, tmux) = launch(bin, dir, &[turn("CMD-ANSWER", 0, 24)])?;
+    submit(&tmux, "hello")?;
+    wait_idle_with(&tmux, "CMD-ANSWER")?;
+    submit(&tmux, "/session")?;
+    tmux.wait_for_text("Messages:  2 (1 user, 1 assistant")?;
+    submit(&tmux, "/export page.html")?;
+    tmux.wait_for_text("Session exported to")?;
+    let page = std::fs::read_to_string(world.dir.join("project/page.html"))
+        .context("/export wrote no page")?;
+    if !page.contains("CMD-ANSWER") || !page.contains("Content-Security-Policy") {
+        bail!("the exported page lacks the answer or its policy");
+    }
+    submit(&tmux, "/copy")?;
+    let shown = tmux.wait_for_text("copied the last answer")?;
+    if shown.contains("the terminal (OSC 52)") {
+        // "CMD-ANSWER" in base64.
+        let raw = String::from_utf8_lossy(&tmux.raw()?).into_owned();
+        if !raw.contains("]52;c;Q01ELUFOU1dFUg==") {
+            bail!("/copy said OSC 52, but no such sequence was written");
+        }
+    }
+    submit(&tmux, "/exit")?;
+    sanity::check(&tmux, "/exit after commands", "0")
 }
 
 /// `/exit` leaves a sane terminal and status 0.
