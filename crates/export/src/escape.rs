@@ -16,6 +16,9 @@ pub(crate) fn push_escaped(out: &mut String, text: &str) {
             '\'' => "&#39;",
             '\n' | '\t' => continue,
             c if c.is_control() => "",
+            // Bidirectional overrides and isolates would show a name like
+            // `evil\u{202e}gnp.exe` reversed.
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => "",
             _ => continue,
         };
         out.push_str(&text[start..i]);
@@ -77,6 +80,7 @@ mod tests {
             "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;"
         );
         assert_eq!(escaped("a\u{1b}[2Jb\u{0}c\nd"), "a[2Jbc\nd");
+        assert_eq!(escaped("evil\u{202e}gnp.exe\u{2066}"), "evilgnp.exe");
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! grammars. Classes, not inline styles: the page's Content-Security-Policy
 //! allows only its own hashed style sheet.
 
+use std::cell::RefCell;
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use syntect::highlighting::ThemeSet;
 use syntect::html::{ClassStyle, ClassedHTMLGenerator, css_for_theme_with_class_style};
@@ -14,10 +16,63 @@ use crate::escape::push_escaped;
 const CLASS_STYLE: ClassStyle = ClassStyle::SpacedPrefixed { prefix: "hl-" };
 
 /// Larger blocks, or blocks with longer lines, are shown plain: the
-/// grammars' regexes are not linear on every input, and an export must
+/// grammars' regexes are not linear on every input (a 4 KiB line of
+/// `a.b.a.b…` takes seconds in the Python grammar), and an export must
 /// stay quick on a session an attacker filled.
-const MAX_BLOCK_BYTES: usize = 128 * 1024;
-const MAX_LINE_BYTES: usize = 4 * 1024;
+const MAX_BLOCK_BYTES: usize = 64 * 1024;
+const MAX_LINE_BYTES: usize = 512;
+/// What one page may spend on highlighting, in total: bytes, distinct
+/// languages (loading a grammar the first time costs up to a second or
+/// two), and time. Past any of them, code is shown plain.
+const PAGE_BYTES: usize = 512 * 1024;
+const PAGE_LANGUAGES: usize = 12;
+const PAGE_TIME: Duration = Duration::from_secs(2);
+
+/// The page's highlighting budget (one page is drawn on one thread).
+struct Budget {
+    bytes: usize,
+    languages: Vec<String>,
+    started: Instant,
+}
+
+thread_local! {
+    static BUDGET: RefCell<Budget> = RefCell::new(Budget::new());
+}
+
+impl Budget {
+    fn new() -> Self {
+        Budget {
+            bytes: 0,
+            languages: Vec::new(),
+            started: Instant::now(),
+        }
+    }
+
+    /// Whether `code` in `language` may still be highlighted; counts it.
+    fn take(&mut self, language: &str, code: &str) -> bool {
+        if self.bytes.saturating_add(code.len()) > PAGE_BYTES || self.started.elapsed() > PAGE_TIME
+        {
+            return false;
+        }
+        if !self.languages.iter().any(|l| l == language) {
+            if self.languages.len() >= PAGE_LANGUAGES {
+                return false;
+            }
+            self.languages.push(language.to_string());
+        }
+        self.bytes += code.len();
+        true
+    }
+
+    fn out_of_time(&self) -> bool {
+        self.started.elapsed() > PAGE_TIME
+    }
+}
+
+/// Starts a fresh highlighting budget for the page being drawn.
+pub(crate) fn start_page() {
+    BUDGET.with(|b| *b.borrow_mut() = Budget::new());
+}
 
 fn syntaxes() -> &'static SyntaxSet {
     static SET: OnceLock<SyntaxSet> = OnceLock::new();
@@ -32,14 +87,24 @@ pub(crate) fn push_code(out: &mut String, code: &str, language: Option<&str>) {
         .chars()
         .filter(|c| !c.is_control() || *c == '\n' || *c == '\t')
         .collect();
-    let syntax = language.and_then(|l| syntaxes().find_syntax_by_token(l));
     let too_big = code.len() > MAX_BLOCK_BYTES || code.lines().any(|l| l.len() > MAX_LINE_BYTES);
-    let Some(syntax) = syntax.filter(|_| !too_big) else {
+    let allowed = |l: &str| !too_big && BUDGET.with(|b| b.borrow_mut().take(l, &code));
+    // The budget is asked before the grammars load: a page with no code
+    // in a known language never pays for them.
+    let syntax = language
+        .filter(|l| allowed(l))
+        .and_then(|l| syntaxes().find_syntax_by_token(l));
+    let Some(syntax) = syntax else {
         push_escaped(out, &code);
         return;
     };
     let mut generator = ClassedHTMLGenerator::new_with_class_style(syntax, syntaxes(), CLASS_STYLE);
     for line in LinesWithEndings::from(&code) {
+        if BUDGET.with(|b| b.borrow().out_of_time()) {
+            tracing::debug!("the page's highlighting time is spent; the block is shown plain");
+            push_escaped(out, &code);
+            return;
+        }
         if let Err(e) = generator.parse_html_for_line_which_includes_newline(line) {
             tracing::debug!(error = %e, "highlighting failed; the block is shown plain");
             push_escaped(out, &code);
@@ -94,6 +159,40 @@ mod tests {
         let mut out = String::new();
         push_code(&mut out, "<b>x</b>\u{1b}[31m", Some("no-such-language"));
         assert_eq!(out, "&lt;b&gt;x&lt;/b&gt;[31m");
+    }
+
+    #[test]
+    fn the_page_budget_stops_highlighting() {
+        start_page();
+        let block = "let x = 1;\n".repeat(1000);
+        let mut highlighted = 0;
+        for _ in 0..100 {
+            let mut out = String::new();
+            push_code(&mut out, &block, Some("rust"));
+            if out.contains("hl-") {
+                highlighted += 1;
+            }
+        }
+        assert!(highlighted > 0 && highlighted < 100, "{highlighted}");
+        start_page();
+        let mut out = String::new();
+        push_code(&mut out, &"a.b".repeat(1000), Some("python"));
+        assert!(!out.contains("hl-"), "a long line is plain");
+        for (i, lang) in [
+            "rust", "python", "c", "go", "java", "ruby", "perl", "lua", "sql", "css", "php",
+            "haskell", "scala", "lisp",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let mut out = String::new();
+            push_code(&mut out, "x\n", Some(lang));
+            assert_eq!(
+                i >= PAGE_LANGUAGES,
+                !BUDGET.with(|b| b.borrow().languages.iter().any(|l| l == lang)),
+                "{lang}"
+            );
+        }
     }
 
     #[test]

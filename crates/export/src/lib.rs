@@ -225,6 +225,15 @@ pub fn write_export(
             .write(true)
             .create_new(true)
             .open(&tmp)?;
+        // A file replaced keeps its permission bits (a 0600 export stays
+        // private); a link is replaced by a file, its target left alone.
+        if let Ok(existing) = std::fs::symlink_metadata(path)
+            && existing.is_file()
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = existing.permissions().mode() & 0o777;
+            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
         file.write_all(text.as_bytes())?;
         file.sync_all()?;
         std::fs::rename(&tmp, path)

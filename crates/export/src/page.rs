@@ -1,6 +1,7 @@
 //! The page around the entries: head and policy, the summary at the top,
 //! the tree, the active branch, then the other branches.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
 use base64::Engine;
@@ -23,28 +24,21 @@ const TREE_LABEL_CHARS: usize = 60;
 
 /// The whole page.
 pub(crate) fn page(session: &SessionManager, options: &ExportOptions<'_>) -> String {
+    highlight::start_page();
     let entries = session.entries();
     let tree = Tree::new(entries, session.leaf_id());
-    let mut results = HashMap::new();
-    let mut calls = HashSet::new();
+    let mut results: HashMap<&str, Vec<usize>> = HashMap::new();
     let mut labels: HashMap<&str, Option<&str>> = HashMap::new();
     for (i, entry) in entries.iter().enumerate() {
         match &entry.kind {
             EntryKind::Message { message } => {
-                if let Some(id) = message.get("toolCallId").and_then(Value::as_str) {
-                    results.insert(id, i);
-                }
-                for block in message
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
+                // Only a tool result answers a call (any other role
+                // carrying the field is ignored); which one is decided when
+                // the call is drawn.
+                if message.get("role").and_then(Value::as_str) == Some("toolResult")
+                    && let Some(id) = message.get("toolCallId").and_then(Value::as_str)
                 {
-                    if block.get("type").and_then(Value::as_str) == Some("toolCall")
-                        && let Some(id) = block.get("id").and_then(Value::as_str)
-                    {
-                        calls.insert(id);
-                    }
+                    results.entry(id).or_default().push(i);
                 }
             }
             EntryKind::Label { target_id, label } => {
@@ -62,7 +56,8 @@ pub(crate) fn page(session: &SessionManager, options: &ExportOptions<'_>) -> Str
         theme: Theme::default(),
         visible_lines: options.visible_output_lines.max(1),
         results,
-        calls,
+        parents: &tree.parent,
+        drawn: RefCell::new(HashSet::new()),
         entries,
     };
 

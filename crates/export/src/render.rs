@@ -1,6 +1,7 @@
 //! One entry of the session as HTML: messages, tool cards, thinking,
 //! images, summaries, and the usage line of each answer.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -27,10 +28,13 @@ pub(crate) struct Renderer<'a> {
     pub theme: Theme,
     /// Lines of a tool result shown before "show all".
     pub visible_lines: usize,
-    /// Tool results by call id (entry index).
-    pub results: HashMap<&'a str, usize>,
-    /// The ids of every tool call in the file.
-    pub calls: HashSet<&'a str>,
+    /// Tool result entries by call id, in file order.
+    pub results: HashMap<&'a str, Vec<usize>>,
+    /// Each entry's parent (see [`crate::tree::Tree`]).
+    pub parents: &'a [Option<usize>],
+    /// Results already drawn inside a call's card: drawn once, and not
+    /// again as an entry of their own.
+    pub drawn: RefCell<HashSet<usize>>,
     pub entries: &'a [SessionEntry],
 }
 
@@ -96,19 +100,14 @@ impl Renderer<'_> {
                 out.push_str("</article>\n");
             }
             "assistant" => self.push_assistant(out, i, message),
-            "toolResult" => {
-                // Drawn inside its call's card; an orphan gets a card of its own.
-                let id = message
-                    .get("toolCallId")
+            // Drawn inside its call's card; one no call claimed gets a card
+            // of its own.
+            "toolResult" if !self.drawn.borrow().contains(&i) => {
+                let name = message
+                    .get("toolName")
                     .and_then(Value::as_str)
-                    .unwrap_or("");
-                if !self.call_exists(id) {
-                    let name = message
-                        .get("toolName")
-                        .and_then(Value::as_str)
-                        .unwrap_or("tool");
-                    self.push_card(out, name, &Value::Null, Some(message));
-                }
+                    .unwrap_or("tool");
+                self.push_card(out, name, &Value::Null, Some(message));
             }
             "bashExecution" => {
                 open_article(out, i, entry, "shell", "Shell");
@@ -140,8 +139,32 @@ impl Renderer<'_> {
         }
     }
 
-    fn call_exists(&self, id: &str) -> bool {
-        self.calls.contains(id)
+    /// The result of the call with `id` made in entry `call`: the first
+    /// tool result for that id that descends from the call (a result on
+    /// another branch, or one written before the call, cannot answer it)
+    /// and has not been drawn yet. Marked as drawn.
+    fn claim_result(&self, call: usize, id: &str) -> Option<usize> {
+        /// How far up a result may sit from its call (a result follows
+        /// its call's message, after at most a few other entries).
+        const MAX_DISTANCE: usize = 64;
+        let candidates = self.results.get(id)?;
+        let mut drawn = self.drawn.borrow_mut();
+        let found = candidates.iter().copied().find(|&r| {
+            if r <= call || drawn.contains(&r) {
+                return false;
+            }
+            let mut at = self.parents.get(r).copied().flatten();
+            for _ in 0..MAX_DISTANCE {
+                match at {
+                    Some(p) if p == call => return true,
+                    Some(p) => at = self.parents.get(p).copied().flatten(),
+                    None => return false,
+                }
+            }
+            false
+        })?;
+        drawn.insert(found);
+        Some(found)
     }
 
     fn push_assistant(&self, out: &mut String, i: usize, message: &Value) {
@@ -168,13 +191,12 @@ impl Renderer<'_> {
                     let name = block.get("name").and_then(Value::as_str).unwrap_or("tool");
                     let args = block.get("arguments").unwrap_or(&Value::Null);
                     let id = block.get("id").and_then(Value::as_str).unwrap_or("");
-                    let result = self
-                        .results
-                        .get(id)
-                        .and_then(|&r| match &self.entries[r].kind {
-                            EntryKind::Message { message } => Some(message),
-                            _ => None,
-                        });
+                    let result =
+                        self.claim_result(i, id)
+                            .and_then(|r| match &self.entries[r].kind {
+                                EntryKind::Message { message } => Some(message),
+                                _ => None,
+                            });
                     self.push_card(out, name, args, result);
                 }
                 Some("image") => push_image(out, block),

@@ -14,6 +14,9 @@ pub(crate) struct Tree<'a> {
     pub children: Vec<Vec<usize>>,
     /// Entries without a (known) parent, in file order.
     pub roots: Vec<usize>,
+    /// Each entry's parent (`None`: a root; a parent later in the file
+    /// counts as none, which breaks cycles).
+    pub parent: Vec<Option<usize>>,
     /// Root to leaf of the current branch.
     pub active: Vec<usize>,
     /// Other branches: each leaf's entries not already on an earlier
@@ -81,14 +84,23 @@ impl<'a> Tree<'a> {
             if !children[i].is_empty() || shown[i] {
                 continue;
             }
-            let path = path_to(i);
-            let split = path.iter().position(|&e| !shown[e]).unwrap_or(path.len());
-            let own: Vec<usize> = path[split..].to_vec();
+            // Up from the leaf only to the first entry already shown: each
+            // entry is walked once over all branches.
+            let mut own = vec![i];
+            let mut at = parent[i];
+            while let Some(p) = at {
+                if shown[p] {
+                    break;
+                }
+                own.push(p);
+                at = parent[p];
+            }
+            own.reverse();
             for &e in &own {
                 shown[e] = true;
             }
             branches.push(Branch {
-                from: split.checked_sub(1).map(|s| path[s]),
+                from: at,
                 entries: own,
             });
         }
@@ -96,6 +108,7 @@ impl<'a> Tree<'a> {
             entries,
             children,
             roots,
+            parent,
             active,
             branches,
             on_active,

@@ -134,7 +134,9 @@ fn render_call(args: &Value, theme: &Theme, _ctx: &RenderContext) -> Option<Styl
     let offset = args["offset"].as_i64();
     let limit = args["limit"].as_i64();
     match (offset, limit) {
-        (Some(o), Some(l)) => rest.push_str(&format!(":{o}-{}", o + l - 1)),
+        (Some(o), Some(l)) => {
+            rest.push_str(&format!(":{o}-{}", o.saturating_add(l).saturating_sub(1)))
+        }
         (Some(o), None) => rest.push_str(&format!(":{o}")),
         (None, Some(l)) => rest.push_str(&format!(":1-{l}")),
         (None, None) => {}
