@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_commands::{Commands, Reloader};
+use agent_commands::{CommandHandler, CommandSpec, Commands, Reloader};
 use coding_agent::agent_ai::Model;
 use coding_agent::{AgentSession, Settings};
 
@@ -22,13 +22,13 @@ pub fn commands(
     trusted: bool,
 ) -> Commands {
     let (models, resolve_model) = crate::provider::switchable(args, settings, current);
-    let (args_for_reload, cwd) = (args.clone(), cwd.to_path_buf());
+    let (args_for_reload, reload_cwd) = (args.clone(), cwd.to_path_buf());
     let reload: Reloader = Arc::new(move |session: &AgentSession| {
         // Trust is as it was at start: trusting happens outside the session.
         let settings =
-            Settings::load(&cwd).map_err(|e| format!("cannot use the settings file {e}"))?;
+            Settings::load(&reload_cwd).map_err(|e| format!("cannot use the settings file {e}"))?;
         let (resources, diagnostics) =
-            crate::resources::load_quietly(&args_for_reload, &settings, &cwd, trusted);
+            crate::resources::load_quietly(&args_for_reload, &settings, &reload_cwd, trusted);
         let text = format!(
             "reloaded: {} skills, {} prompt templates (settings other than these apply to new sessions)",
             resources.skills.len(),
@@ -45,8 +45,61 @@ pub fn commands(
         models,
         resolve_model,
         reload: Some(reload),
+        custom: vec![mcp_command(args, settings, cwd)],
         ..Commands::default()
     }
+}
+
+/// `/mcp`: the MCP servers of the settings and `--mcp-config`, each with
+/// the tools it gave this session (a server that failed at start has
+/// none; its warning was printed then).
+fn mcp_command(args: &RunArgs, settings: &Settings, cwd: &Path) -> (CommandSpec, CommandHandler) {
+    let servers: Result<Vec<String>, String> =
+        crate::mcp_servers::configured(&args.mcp_config, settings, cwd)
+            .map(|configs| configs.into_iter().map(|c| c.name).collect());
+    let spec = CommandSpec {
+        name: "mcp",
+        arguments: "",
+        description: "List the MCP servers and the tools each gave this session",
+    };
+    let handler: CommandHandler = Arc::new(move |session: &AgentSession, _rest: &str| {
+        let servers = servers.clone()?;
+        if servers.is_empty() {
+            return Ok(
+                "no MCP servers are configured (settings `mcpServers`, or --mcp-config FILE)"
+                    .into(),
+            );
+        }
+        let registry = session.registry();
+        let names = registry.names();
+        let active = registry.active_names();
+        let lines: Vec<String> = servers
+            .iter()
+            .map(|server| {
+                let prefix = format!("mcp__{server}__");
+                let tools: Vec<&str> = names
+                    .iter()
+                    .filter_map(|n| n.strip_prefix(&prefix))
+                    .collect();
+                let on = names
+                    .iter()
+                    .filter(|n| n.starts_with(&prefix) && active.contains(n))
+                    .count();
+                let server = coding_agent::sanitize_terminal_text(server);
+                if tools.is_empty() {
+                    format!("{server}: no tools (not connected; its warning was shown at start)")
+                } else {
+                    format!(
+                        "{server}: connected, {} tools ({on} active): {}",
+                        tools.len(),
+                        coding_agent::sanitize_terminal_text(&tools.join(", "))
+                    )
+                }
+            })
+            .collect();
+        Ok(lines.join("\n"))
+    });
+    (spec, handler)
 }
 
 /// Runs `line` if it is a command, printing its output on stderr; `false`
@@ -79,7 +132,8 @@ impl agent_tui::SlashCommands for TuiCommands {
     }
 
     fn commands(&self) -> Vec<agent_tui::completion::CommandHint> {
-        agent_commands::BUILTIN
+        self.0
+            .specs()
             .iter()
             .map(|c| agent_tui::completion::CommandHint {
                 name: c.name.to_string(),

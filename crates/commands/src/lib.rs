@@ -122,6 +122,10 @@ const fn spec(
     }
 }
 
+/// A command the assembling program adds (see [`Commands::custom`]): runs
+/// on the session with the text after the command's name.
+pub type CommandHandler = Arc<dyn Fn(&AgentSession, &str) -> Result<String, String> + Send + Sync>;
+
 /// Reloads what the assembling program read at start (see
 /// [`Commands::reload`]).
 pub type Reloader = Arc<dyn Fn(&AgentSession) -> Result<String, String> + Send + Sync>;
@@ -146,6 +150,9 @@ pub struct Commands {
     pub reload: Option<Reloader>,
     /// Where `/copy` writes.
     pub clipboard: Clipboard,
+    /// Commands of the assembling program (the stock CLI adds `/mcp`),
+    /// listed and completed with the built-in ones; a built-in name wins.
+    pub custom: Vec<(CommandSpec, CommandHandler)>,
 }
 
 impl std::fmt::Debug for Commands {
@@ -157,6 +164,10 @@ impl std::fmt::Debug for Commands {
             .field("hotkeys", &self.hotkeys.is_some())
             .field("reload", &self.reload.is_some())
             .field("clipboard", &self.clipboard)
+            .field(
+                "custom",
+                &self.custom.iter().map(|(s, _)| s.name).collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -174,7 +185,6 @@ impl Commands {
         let name = command.strip_prefix('/')?;
         tracing::debug!(command = name, "slash command");
         let result = match name {
-            "help" => Ok(help()),
             "session" => session::info(session),
             "new" => session::new_session(self, session),
             "resume" => session::resume(self, session, rest),
@@ -203,21 +213,37 @@ impl Commands {
                 Some(reload) => reload(session),
                 None => Err("this program cannot reload its resources".into()),
             },
-            _ => return None,
+            "help" => Ok(help(&self.custom)),
+            other => {
+                let (_, handler) = self.custom.iter().find(|(spec, _)| spec.name == other)?;
+                handler(session, rest)
+            }
         };
         Some(result)
+    }
+
+    /// The built-in commands and the program's own, for listings and
+    /// completion.
+    pub fn specs(&self) -> Vec<CommandSpec> {
+        let mut all = BUILTIN.to_vec();
+        let custom = self.custom.iter().map(|(spec, _)| *spec);
+        all.extend(custom.filter(|c| !BUILTIN.iter().any(|b| b.name == c.name)));
+        all
     }
 }
 
 /// `/help`: every command with its arguments and description.
-fn help() -> String {
-    let width = BUILTIN
+fn help(custom: &[(CommandSpec, CommandHandler)]) -> String {
+    let all: Vec<&CommandSpec> = BUILTIN
+        .iter()
+        .chain(custom.iter().map(|(s, _)| s))
+        .collect();
+    let width = all
         .iter()
         .map(|c| c.name.len() + c.arguments.len() + 2)
         .max()
         .unwrap_or(0);
-    BUILTIN
-        .iter()
+    all.iter()
         .map(|c| {
             let usage = if c.arguments.is_empty() {
                 format!("/{}", c.name)
@@ -269,7 +295,7 @@ mod tests {
 
     #[test]
     fn help_lists_every_command() {
-        let text = help();
+        let text = help(&[]);
         for spec in BUILTIN {
             assert!(text.contains(&format!("/{}", spec.name)), "{}", spec.name);
         }

@@ -244,3 +244,31 @@ async fn thinking_model_and_copy() {
             .contains("copying is turned off")
     );
 }
+
+#[tokio::test]
+async fn a_program_adds_its_own_commands_and_builtins_win() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = session(dir.path(), &[]);
+    let mut commands = commands(dir.path());
+    let spec = |name: &'static str| agent_commands::CommandSpec {
+        name,
+        arguments: "[X]",
+        description: "a program's own",
+    };
+    let echo: agent_commands::CommandHandler = Arc::new(|_, rest: &str| Ok(format!("echo {rest}")));
+    commands.custom = vec![(spec("echo"), echo.clone()), (spec("session"), echo)];
+    assert_eq!(
+        ok(&commands, &session, "/echo hi there").await,
+        "echo hi there"
+    );
+    assert!(
+        ok(&commands, &session, "/session")
+            .await
+            .contains("Messages:"),
+        "the built-in wins"
+    );
+    assert!(ok(&commands, &session, "/help").await.contains("/echo [X]"));
+    let names: Vec<&str> = commands.specs().iter().map(|s| s.name).collect();
+    assert_eq!(names.iter().filter(|n| **n == "session").count(), 1);
+    assert!(names.contains(&"echo"));
+}

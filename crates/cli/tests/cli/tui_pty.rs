@@ -559,6 +559,10 @@ fn builtin_commands_work_in_the_line_prompt_and_the_terminal_ui() {
         tui.wait_for("the reload", |t| {
             t.contains("reloaded: 0 skills, 1 prompt templates")
         });
+        tui.send("/mcp\r");
+        tui.wait_for("the MCP listing", |t| {
+            t.contains("no MCP servers are configured")
+        });
         tui.send("/thinking nonsense\r");
         tui.wait_for("the error", |t| t.contains("unknown thinking level"));
         tui.send("/exit\r");
