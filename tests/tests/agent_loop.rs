@@ -63,13 +63,10 @@ async fn parallel_batch_ends_in_completion_order_but_results_in_source_order() {
         ]),
         text("done"),
     ]);
-    let started = std::time::Instant::now();
     let (rec, ctx) = run(client, vec![tool], |_| {}).await;
-    assert!(
-        started.elapsed() < Duration::from_millis(600),
-        "calls overlapped"
-    );
     assert_eq!(rec.starts(), ["slow", "fast"]);
+    // The slow call started first and ended last: the two overlapped (run
+    // one after the other, "slow" would have ended first).
     let ends: Vec<_> = rec.ends().into_iter().map(|(id, _, _)| id).collect();
     assert_eq!(ends, ["fast", "slow"]);
     let turn_end = rec
@@ -623,7 +620,7 @@ async fn abort_mid_tool_stops_the_run_with_an_aborted_message() {
     let err = agent.prompt("go").await.unwrap_err();
     assert!(matches!(err, agent_core::AgentError::Aborted(_)), "{err}");
     assert_eq!(err.outcome().unwrap().stop_reason, StopReason::Aborted);
-    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(started.elapsed() < Duration::from_secs(5)); // hang guard
     let messages = agent.messages();
     let result = messages[2].as_tool_result().unwrap();
     assert!(result.is_error);

@@ -84,14 +84,17 @@ async fn symlink_aliases_share_a_key() {
 async fn different_files_overlap_in_time() {
     let dir = tempfile::tempdir().unwrap();
     let queue = FileMutationQueue::new();
-    let started = Instant::now();
     let (pa, pb) = (dir.path().join("a"), dir.path().join("b"));
-    let a = queue.run(&pa, tokio::time::sleep(Duration::from_millis(200)));
-    let b = queue.run(&pb, tokio::time::sleep(Duration::from_millis(200)));
-    let (ra, rb) = tokio::join!(a, b);
+    // Each holder waits for the other to be inside its own queue too: if
+    // the two files shared a queue, neither would ever get there.
+    let both_inside = std::sync::Arc::new(tokio::sync::Barrier::new(2));
+    let (ba, bb) = (both_inside.clone(), both_inside);
+    let a = queue.run(&pa, async move { ba.wait().await });
+    let b = queue.run(&pb, async move { bb.wait().await });
+    let joined = tokio::time::timeout(Duration::from_secs(30), async { tokio::join!(a, b) }).await; // hang guard
+    let (ra, rb) = joined.expect("the two files' holders ran at the same time");
     ra.unwrap();
     rb.unwrap();
-    assert!(started.elapsed() < Duration::from_millis(380));
 }
 
 #[tokio::test]

@@ -482,7 +482,7 @@ fn tool_command_single_and_batch() {
         .arg(&batch)
         .output()
         .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(8));
+    assert!(started.elapsed() < Duration::from_secs(8)); // hang guard
     assert_eq!(out.status.code(), Some(0));
     let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()

@@ -250,7 +250,7 @@ fn overrides_first_registration_crashes_and_bad_extensions() {
     let (tools, stderr) = env.list_tools(&args);
     // A hanging extension holds start-up for its timeout, not longer (a
     // bound against hangs, generous for a loaded machine).
-    assert!(started.elapsed() < Duration::from_secs(90));
+    assert!(started.elapsed() < Duration::from_secs(90)); // hang guard
     assert!(
         stderr.contains(&format!("extension {} is not loaded", exits.display())),
         "{stderr}"

@@ -180,7 +180,7 @@ fn a_crashing_server_is_restarted_and_a_hanging_one_is_skipped() {
         &[json!({"content":[{"type":"text","text":"fine"}]})],
         &["-p", "go"],
     );
-    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(started.elapsed() < Duration::from_secs(20)); // hang guard
     assert_eq!(
         out.status.code(),
         Some(0),

@@ -54,7 +54,7 @@ async fn timeout_kills_and_reports() {
         json!({"command": "echo start; sleep 30", "timeout": 0.5}),
     )
     .await;
-    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(started.elapsed() < Duration::from_secs(10)); // hang guard
     assert!(out.is_error);
     assert_eq!(out.text, "start\n\n\nCommand timed out after 0.5 seconds");
 
@@ -113,7 +113,7 @@ async fn cancel_kills_the_whole_group_and_escaped_children() {
         ToolUpdateSink::noop(),
     )
     .await;
-    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(started.elapsed() < Duration::from_secs(5)); // hang guard
     assert!(out.is_error);
     assert_eq!(out.text, "started\n\n\nCommand aborted");
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -139,7 +139,7 @@ async fn background_child_holding_the_pipe_does_not_hang() {
     )
     .await;
     assert!(
-        started.elapsed() < Duration::from_secs(3),
+        started.elapsed() < Duration::from_secs(3), // hang guard
         "waited for the background child"
     );
     assert!(!out.is_error);
@@ -329,7 +329,7 @@ async fn a_chatty_background_child_does_not_hold_the_call_open() {
     )
     .await;
     assert!(
-        started.elapsed() < Duration::from_secs(3),
+        started.elapsed() < Duration::from_secs(3), // hang guard
         "{:?}",
         started.elapsed()
     );
@@ -369,7 +369,7 @@ async fn children_that_shed_group_session_and_environment_still_die() {
         json!({"command": command, "timeout": 1}),
     )
     .await;
-    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(started.elapsed() < Duration::from_secs(10)); // hang guard
     assert!(out.is_error);
     assert!(out.text.contains("timed out"), "{}", out.text);
     tokio::time::sleep(Duration::from_millis(200)).await;

@@ -553,7 +553,7 @@ mod tests {
         )
         .await;
         assert_eq!(msg.stop_reason, StopReason::Aborted);
-        assert!(started.elapsed() < Duration::from_secs(4));
+        assert!(started.elapsed() < Duration::from_secs(4)); // hang guard
     }
 
     #[tokio::test]

@@ -144,7 +144,7 @@ impl Tui {
                 return text;
             }
             assert!(
-                start.elapsed() < PATIENCE,
+                start.elapsed() < PATIENCE, // hang guard
                 "waited for {what}; the terminal shows:\n{text}"
             );
             std::thread::sleep(Duration::from_millis(20));
@@ -163,7 +163,7 @@ impl Tui {
                 return;
             }
             assert!(
-                start.elapsed() < PATIENCE,
+                start.elapsed() < PATIENCE, // hang guard
                 "waited for {what}; the bytes:\n{raw:?}"
             );
             std::thread::sleep(Duration::from_millis(20));
@@ -191,7 +191,7 @@ impl Tui {
             {
                 return status.clone();
             }
-            assert!(start.elapsed() < PATIENCE, "the UI did not exit");
+            assert!(start.elapsed() < PATIENCE, "the UI did not exit"); // hang guard
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -468,7 +468,7 @@ fn completion_and_history_search_in_the_terminal_ui() {
             break;
         }
         assert!(
-            start.elapsed() < PATIENCE,
+            start.elapsed() < PATIENCE, // hang guard
             "cursor at {row},{col}; rows: {rows:#?}"
         );
         drop(screen);

@@ -126,7 +126,7 @@ fn wait_for_file(a: &mut App, path: &str) {
             return;
         }
         assert!(
-            start.elapsed() < Duration::from_secs(60),
+            start.elapsed() < Duration::from_secs(60), // hang guard
             "no menu with {path}"
         );
         std::thread::sleep(Duration::from_millis(10));
