@@ -1,0 +1,436 @@
+//! The `codemode` tool: the model writes JavaScript whose `tools.<name>()`
+//! calls are real tool calls of the run.
+//!
+//! Each inner call goes through [`NestedToolCalls`]: the loop's own lookup,
+//! validation, `before_tool_call` hook (where a session's permission rules
+//! and extension hooks run) and `after_tool_call` hook, so a rule that
+//! blocks `bash` blocks it inside a script too. Only the script's output
+//! reaches the model.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_core::{
+    AgentTool, AgentToolResult, BoxFuture, CancellationToken, NestedOutcome, NestedToolCalls,
+    ToolCallContext, ToolError, ToolMeta,
+};
+use agent_tool::ContentBlock;
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use serde_json::{Value, json};
+
+use crate::output::{CallRecord, DEFAULT_MAX_OUTPUT_TOKENS, Ending, OutputItem, cut, render};
+use crate::protocol::{ScriptEnd, ScriptRequest, ScriptTool, VmEvent, VmLimits};
+use crate::sandbox::{SandboxError, ScriptSandbox};
+use crate::source::{js_identifier, parse_source};
+use crate::store::ScriptStore;
+
+/// The tool's name.
+pub const CODEMODE_TOOL_NAME: &str = "codemode";
+/// The deadline of a script that sets none.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+/// The most characters of one result handed into the VM; longer text keeps
+/// its first and last halves.
+pub const MAX_RESULT_CHARS: usize = 1024 * 1024;
+
+const ARGS_PREVIEW_CHARS: usize = 200;
+const ERROR_PREVIEW_CHARS: usize = 500;
+
+const DESCRIPTION: &str = "Run JavaScript that calls other tools. The input is raw JavaScript (not JSON, no code fence), run as the body of an async function in a QuickJS sandbox, so top-level `await` and `return` work. There is no Node, file system, network or timers: the script reaches the outside only through tools.
+- `await tools.<name>({ ...args })` resolves to the tool's text output (an image block for an image `read`), and rejects with an Error carrying the tool's error text when the call fails or is refused. Use `Promise.allSettled()` to keep the results that succeed. Calls still running when the script ends are cancelled.
+- Optional first line: `// @options: {\"max_output_tokens\": 10000, \"timeout_ms\": 60000}`
+Globals:
+- `text(value)`, `image(dataUrlOrImageBlock)`, `console.log(...)` and a top-level `return` add output; `exit()` ends the script. With several text items each starts with a `==> text N/M <==` line; `console` lines follow in one `<console_output>` block.
+- `store(key, value)` and `load(key)` keep small JSON values across codemode calls.
+- `ALL_TOOLS` lists the callable tools; `await describeTool(name)` gives one's description and parameters.";
+
+/// Runs scripts; see the [crate docs](crate).
+pub struct CodemodeTool {
+    meta: ToolMeta,
+    sandbox: Arc<dyn ScriptSandbox>,
+    store: Option<Arc<dyn ScriptStore>>,
+    timeout: Option<Duration>,
+    limits: VmLimits,
+}
+
+impl std::fmt::Debug for CodemodeTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CodemodeTool")
+            .field("sandbox", &self.sandbox)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CodemodeTool {
+    /// The tool, running scripts in `sandbox`, with a 600 s deadline and no
+    /// store (values stored by a script last for that script only).
+    pub fn new(sandbox: impl ScriptSandbox + 'static) -> CodemodeTool {
+        CodemodeTool::with_sandbox(Arc::new(sandbox))
+    }
+
+    /// [`CodemodeTool::new`] with a shared sandbox.
+    pub fn with_sandbox(sandbox: Arc<dyn ScriptSandbox>) -> CodemodeTool {
+        CodemodeTool {
+            meta: ToolMeta::new(CODEMODE_TOOL_NAME, DESCRIPTION)
+                .with_label(CODEMODE_TOOL_NAME)
+                .with_parameters(json!({
+                    "type": "object",
+                    "properties": {
+                        "code": {"type": "string", "description": "Raw JavaScript source."}
+                    },
+                    "required": ["code"],
+                    "additionalProperties": false
+                })),
+            sandbox,
+            store: None,
+            timeout: Some(DEFAULT_TIMEOUT),
+            limits: VmLimits::default(),
+        }
+    }
+
+    /// The same tool with this deadline for scripts that set none (`None`:
+    /// no deadline).
+    pub fn timeout(mut self, timeout: Option<Duration>) -> CodemodeTool {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The same tool keeping `store()` values in `store`.
+    pub fn store(mut self, store: Arc<dyn ScriptStore>) -> CodemodeTool {
+        self.store = Some(store);
+        self
+    }
+
+    /// The same tool with these VM limits.
+    pub fn limits(mut self, limits: VmLimits) -> CodemodeTool {
+        self.limits = limits;
+        self
+    }
+
+    /// The same tool whose description names how scripts call `tools`
+    /// (one line each), so the model need not look them up.
+    pub fn describing<'a>(mut self, tools: impl IntoIterator<Item = &'a str>) -> CodemodeTool {
+        let lines: Vec<String> = tools
+            .into_iter()
+            .filter(|name| *name != CODEMODE_TOOL_NAME)
+            .map(|name| format!("- `tools.{}(args)`: the `{name}` tool's arguments", js_identifier(name)))
+            .collect();
+        if !lines.is_empty() {
+            self.meta.description = format!("{DESCRIPTION}\nCallable tools:\n{}", lines.join("\n"));
+        }
+        self
+    }
+}
+
+impl AgentTool for CodemodeTool {
+    fn meta(&self) -> &ToolMeta {
+        &self.meta
+    }
+
+    fn execute(
+        &self,
+        params: Value,
+        cx: ToolCallContext,
+    ) -> BoxFuture<'_, Result<AgentToolResult, ToolError>> {
+        Box::pin(self.run(params, cx))
+    }
+}
+
+/// What one script's run gathered.
+struct Run {
+    calls: Vec<CallRecord>,
+    outputs: Vec<OutputItem>,
+    output_chars: usize,
+}
+
+impl Run {
+    fn details(&self) -> Value {
+        json!({ "calls": self.calls })
+    }
+}
+
+type CallFuture = BoxFuture<'static, (u64, usize, Instant, NestedOutcome)>;
+
+impl CodemodeTool {
+    async fn run(&self, params: Value, cx: ToolCallContext) -> Result<AgentToolResult, ToolError> {
+        let started = Instant::now();
+        let code = params
+            .get("code")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ToolError::new("codemode needs `code`: the JavaScript to run"))?;
+        let source = parse_source(code).map_err(|e| ToolError::new(e.to_string()))?;
+        let nested = NestedToolCalls::of(&cx).cloned();
+        let tools: Vec<ScriptTool> = nested
+            .as_ref()
+            .map(|n| {
+                n.tools()
+                    .iter()
+                    .filter(|t| t.name() != CODEMODE_TOOL_NAME)
+                    .map(|t| ScriptTool {
+                        name: t.name().to_string(),
+                        js_name: js_identifier(t.name()),
+                        description: format!(
+                            "{}\n\nParameters (JSON Schema): {}",
+                            t.description().trim(),
+                            t.parameters()
+                        ),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let store: BTreeMap<String, Value> = self.store.as_ref().map(|s| s.load()).unwrap_or_default();
+        let timeout = source
+            .timeout_ms
+            .map(Duration::from_millis)
+            .or(self.timeout);
+        let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+        let max_tokens = source.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS);
+        let limits = VmLimits {
+            timeout_ms: timeout.map(|t| t.as_millis().min(u64::MAX as u128) as u64),
+            ..self.limits
+        };
+        let request = ScriptRequest {
+            code: source.code,
+            tools,
+            store: store
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_string()))
+                .collect(),
+            limits,
+        };
+        let mut run = Run {
+            calls: Vec::new(),
+            outputs: Vec::new(),
+            output_chars: 0,
+        };
+        cx.updates.send(AgentToolResult::default().with_details(run.details()));
+
+        let sleep_until_deadline = async {
+            match deadline {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(sleep_until_deadline);
+
+        // The wait for a VM counts toward the deadline.
+        let started_run = tokio::select! {
+            biased;
+            _ = cx.cancel.cancelled() => Err(Ending::NotStarted("Script aborted: Execution aborted".into())),
+            _ = &mut sleep_until_deadline => Err(Ending::NotStarted(format!(
+                "Script timed out: Execution timed out after {} ms while waiting for a free script worker",
+                timeout.unwrap_or_default().as_millis()
+            ))),
+            started = self.sandbox.start(request) => started.map_err(|e| match e {
+                SandboxError::Busy(why) => Ending::NotStarted(why),
+                SandboxError::Failed(why) => Ending::SandboxFailed(why),
+            }),
+        };
+        let mut script = match started_run {
+            Ok(script) => script,
+            Err(ending) => return finish(&run, None, ending, max_tokens, started),
+        };
+
+        let calls_cancel = cx.cancel.child_token();
+        let mut in_flight: FuturesUnordered<CallFuture> = FuturesUnordered::new();
+        let mut returned: Option<String> = None;
+        let mut writes = Vec::new();
+        let ending = loop {
+            tokio::select! {
+                biased;
+                _ = cx.cancel.cancelled() => break Ending::Aborted,
+                _ = &mut sleep_until_deadline => break Ending::TimedOut(timeout.unwrap_or_default()),
+                Some((id, index, began, outcome)) = in_flight.next(), if !in_flight.is_empty() => {
+                    let (ok, payload) = script_value(&outcome);
+                    if let Some(record) = run.calls.get_mut(index) {
+                        record.id = outcome.call_id.clone();
+                        record.duration_ms = Some(began.elapsed().as_millis() as u64);
+                        if outcome.is_error {
+                            record.status = if calls_cancel.is_cancelled() { "cancelled" } else { "error" };
+                            record.error = Some(cut(&outcome.result.text_content(), ERROR_PREVIEW_CHARS));
+                        } else {
+                            record.status = "ok";
+                        }
+                    }
+                    cx.updates.send(AgentToolResult::default().with_details(run.details()));
+                    script.settle(id, ok, payload);
+                }
+                event = script.events.recv() => match event {
+                    Some(VmEvent::Call { id, name, args }) => {
+                        let preview = cut(&args, ARGS_PREVIEW_CHARS);
+                        run.calls.push(CallRecord {
+                            id: format!("{}/?", cx.call_id),
+                            name: name.clone(),
+                            args: preview,
+                            status: "running",
+                            duration_ms: None,
+                            error: None,
+                        });
+                        cx.updates.send(AgentToolResult::default().with_details(run.details()));
+                        let index = run.calls.len() - 1;
+                        // The VM checks these limits; a worker is not trusted to.
+                        let refusal = if run.calls.len() > self.limits.max_calls as usize {
+                            Some(format!("a script may make at most {} tool calls", self.limits.max_calls))
+                        } else if args.len() > self.limits.max_arg_chars.saturating_mul(4) {
+                            Some("the arguments are too large".to_string())
+                        } else {
+                            None
+                        };
+                        let parsed = match refusal {
+                            Some(why) => Err(why),
+                            None => serde_json::from_str::<Value>(&args).map_err(|e| format!("the arguments are not JSON: {e}")),
+                        };
+                        match (parsed, &nested) {
+                            (Ok(args), Some(nested)) => {
+                                let nested = nested.clone();
+                                let cancel = calls_cancel.clone();
+                                let began = Instant::now();
+                                in_flight.push(Box::pin(async move {
+                                    let outcome = nested.call(&name, args, &cancel).await;
+                                    (id, index, began, outcome)
+                                }));
+                            }
+                            (Err(why), _) => {
+                                run.calls[index].status = "error";
+                                run.calls[index].error = Some(why.clone());
+                                script.settle(id, false, why);
+                            }
+                            (Ok(_), None) => {
+                                let why = format!("tools.{name}() needs the agent loop: this call runs outside one");
+                                run.calls[index].status = "error";
+                                run.calls[index].error = Some(why.clone());
+                                script.settle(id, false, why);
+                            }
+                        }
+                    }
+                    Some(VmEvent::Output { kind, data, mime }) => {
+                        run.output_chars = run.output_chars.saturating_add(data.len());
+                        if run.output_chars > self.limits.max_output_chars.saturating_mul(4) {
+                            break Ending::SandboxFailed("the script's output passed its limit".into());
+                        }
+                        run.outputs.push(OutputItem { kind, data, mime });
+                    }
+                    Some(VmEvent::End(end)) => match end {
+                        ScriptEnd::Completed { value, writes: w } => {
+                            returned = value;
+                            writes = w;
+                            break Ending::Completed;
+                        }
+                        ScriptEnd::Threw { stack, .. } => break Ending::Threw(stack),
+                        ScriptEnd::TimedOut => break Ending::TimedOut(timeout.unwrap_or_default()),
+                        ScriptEnd::Interrupted => break Ending::Aborted,
+                    },
+                    None => break Ending::SandboxFailed(String::new()),
+                },
+            }
+        };
+        // Calls still running are cut off by the end of the script.
+        calls_cancel.cancel();
+        let kill = !matches!(ending, Ending::Completed | Ending::Threw(_));
+        let abnormal = script.stop(kill).await;
+        while let Some((_, index, began, outcome)) = in_flight.next().await {
+            if let Some(record) = run.calls.get_mut(index) {
+                record.id = outcome.call_id.clone();
+                record.duration_ms = Some(began.elapsed().as_millis() as u64);
+                record.status = "cancelled";
+            }
+        }
+        for record in &mut run.calls {
+            if record.status == "running" {
+                record.status = "cancelled";
+            }
+        }
+        let ending = match ending {
+            Ending::SandboxFailed(why) if why.is_empty() => Ending::SandboxFailed(
+                abnormal.unwrap_or_else(|| "the script's VM ended without a result".to_string()),
+            ),
+            other => other,
+        };
+        if ending == Ending::Completed && !writes.is_empty() && let Some(store) = &self.store {
+            let mut set = serde_json::Map::new();
+            let mut delete = Vec::new();
+            for (key, json) in writes {
+                match json.and_then(|j| serde_json::from_str::<Value>(&j).ok()) {
+                    Some(value) => {
+                        set.insert(key, value);
+                    }
+                    None => delete.push(key),
+                }
+            }
+            store.save(set, delete);
+        }
+        finish(&run, returned.as_deref(), ending, max_tokens, started)
+    }
+}
+
+fn finish(
+    run: &Run,
+    returned: Option<&str>,
+    ending: Ending,
+    max_tokens: u64,
+    started: Instant,
+) -> Result<AgentToolResult, ToolError> {
+    let rendered = render(&run.outputs, returned, &ending, &run.calls, max_tokens, started.elapsed());
+    let mut details = run.details();
+    if let Some(path) = &rendered.full_output_path {
+        details["fullOutputPath"] = json!(path.display().to_string());
+    }
+    if rendered.failed {
+        // A failure is an error result; its text keeps the partial output.
+        let text: Vec<&str> = rendered
+            .content
+            .iter()
+            .filter_map(ContentBlock::as_text)
+            .collect();
+        return Err(ToolError::new(text.join("")));
+    }
+    Ok(AgentToolResult {
+        content: rendered.content,
+        details,
+        ..Default::default()
+    })
+}
+
+/// What the script receives for a call: JSON of its value, or the error
+/// text it rejects with.
+fn script_value(outcome: &NestedOutcome) -> (bool, String) {
+    let result = &outcome.result;
+    if outcome.is_error {
+        let text = result.text_content();
+        let text = if text.is_empty() { "the tool failed".to_string() } else { text };
+        return (false, cut_middle(&text, MAX_RESULT_CHARS));
+    }
+    let image = result.content.iter().find_map(|block| match block {
+        ContentBlock::Image(image) => Some(image),
+        _ => None,
+    });
+    let text = cut_middle(&result.text_content(), MAX_RESULT_CHARS);
+    let value = match image {
+        Some(image) if image.data.len() <= MAX_RESULT_CHARS * 8 => json!({
+            "type": "image",
+            "data": image.data,
+            "mimeType": image.mime_type,
+            "note": text,
+        }),
+        _ => Value::String(text),
+    };
+    (true, value.to_string())
+}
+
+/// `text` with at most `max` characters: its first and last halves around
+/// a line saying how much was left out.
+fn cut_middle(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_string();
+    }
+    let half = max / 2;
+    let head: String = text.chars().take(half).collect();
+    let tail: String = text.chars().skip(count - half).collect();
+    format!(
+        "{head}\n…[{} characters left out: a result handed to a script holds at most {max}]…\n{tail}",
+        count - 2 * half
+    )
+}
