@@ -10,6 +10,7 @@
 //! Exit codes: 0 success, 1 the run ended in an error, 2 usage error.
 
 mod args;
+mod codemode;
 mod demo;
 mod export_cmd;
 mod extensions;
@@ -76,6 +77,8 @@ fn init_tracing(verbose: bool, mcp_logs: Option<&agent_mcp::McpLogSink>) {
 }
 
 fn main() {
+    // A script worker confines itself before anything else runs.
+    codemode::serve_if_worker();
     let cli = Cli::parse();
     let mcp_logs = matches!(cli.command, Some(Command::Mcp(_))).then(agent_mcp::McpLogSink::new);
     init_tracing(cli.run.verbose, mcp_logs.as_ref());

@@ -63,6 +63,8 @@ pub struct SessionTools {
     pub remote_files: Option<Arc<dyn agent_tool::FileOps>>,
     /// Extensions (`-e`, the extension directories).
     pub extensions: Vec<Arc<dyn coding_agent::Extension>>,
+    /// Ties the codemode tool's stored values to the built session.
+    pub codemode: Option<crate::codemode::Binding>,
 }
 
 /// Assembles the session from flags, like any program using the crates would.
@@ -83,6 +85,7 @@ pub fn build_session(
         queue,
         remote_files,
         extensions,
+        codemode,
     } = tools;
     let mut builder = AgentSessionBuilder::new(model, client).resources(resources);
     if let Some(queue) = queue {
@@ -119,7 +122,11 @@ pub fn build_session(
         builder = builder.append_system_prompt(a.clone());
     }
     // Settings are given, so building cannot fail on them.
-    builder.build().expect("settings were loaded by the caller")
+    let session = builder.build().expect("settings were loaded by the caller");
+    if let Some(codemode) = codemode {
+        codemode.bind(&session);
+    }
+    session
 }
 
 fn list_tools(session: &AgentSession) -> serde_json::Value {
@@ -302,7 +309,7 @@ pub async fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
-    let builtins = match &remote {
+    let mut builtins = match &remote {
         Some(r) => match crate::remote::tools(r, &tools_cwd, &settings) {
             Ok(t) => t,
             Err(e) => {
@@ -312,6 +319,11 @@ pub async fn run(args: RunArgs) -> i32 {
         },
         None => local_tools.all(),
     };
+    // Registered inactive: `--tools +codemode` or `defaultTools` turns it on.
+    let codemode = crate::codemode::definition(&settings).map(|(definition, binding)| {
+        builtins.push(definition);
+        binding
+    });
     let local_cwd = cwd.clone();
     let cwd = tools_cwd;
     let rules = match PermissionRules::from_settings(&settings, &cwd) {
@@ -370,6 +382,7 @@ pub async fn run(args: RunArgs) -> i32 {
                 queue,
                 remote_files,
                 extensions,
+                codemode: None,
             },
         );
         if args.list_tools {
@@ -392,6 +405,7 @@ pub async fn run(args: RunArgs) -> i32 {
             queue,
             remote_files,
             extensions,
+            codemode,
         };
         return rpc(args, cwd, settings, tools, mcp_updates, extension_updates).await;
     }
@@ -446,6 +460,7 @@ pub async fn run(args: RunArgs) -> i32 {
         queue,
         remote_files,
         extensions,
+        codemode,
     };
     let commands = crate::slash::commands(&args, &settings, &model, &cwd, trusted);
     let session = build_session(&args, &cwd, settings, client, model, tools);

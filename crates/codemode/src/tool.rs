@@ -124,6 +124,21 @@ impl CodemodeTool {
     }
 }
 
+impl CodemodeTool {
+    /// The tool as a session registers it: its prompt line and guideline,
+    /// inactive until chosen (`--tools +codemode`), and read-only itself
+    /// (what it does is its inner calls, each gated on its own).
+    pub fn definition(self) -> agent_tool::ToolDefinition {
+        agent_tool::ToolDefinition::new(Arc::new(self))
+            .with_prompt_snippet("Run JavaScript that calls other tools")
+            .with_guideline(
+                "Use codemode to batch independent tool calls (Promise.allSettled), chain them, or filter large output, instead of many separate calls.",
+            )
+            .with_active_by_default(false)
+            .with_hints(agent_tool::ToolHints::read_only())
+    }
+}
+
 impl AgentTool for CodemodeTool {
     fn meta(&self) -> &ToolMeta {
         &self.meta

@@ -304,7 +304,11 @@ impl AgentSessionBuilder {
             registry.register_tool(tool);
         }
         registry.set_settings_allowed_tools(settings.allowed_tools());
-        registry.apply_selection(self.selection);
+        let mut selection = self.selection;
+        if selection.tools.is_none() && !selection.no_tools {
+            selection.tools = settings.default_tool_changes();
+        }
+        registry.apply_selection(selection);
         if let Some(active) = &self.active_tools {
             let registered = registry.names();
             if let Some(unknown) = active.iter().find(|n| !registered.contains(n)) {

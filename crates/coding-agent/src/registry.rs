@@ -17,6 +17,9 @@ const DEFAULT_PREVIEW_LINES: usize = 10;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolSelection {
     /// `--tools a,b`: the allowlist and the initial active list (any kind of tool).
+    /// A list of only `+name` and `-name` entries (Pi's form, `--tools +codemode`)
+    /// is no allowlist: it adds tools to the default active set and removes them
+    /// from it.
     pub tools: Option<Vec<String>>,
     /// `--exclude-tools a,b`: a denylist applied after `tools`.
     pub exclude_tools: Vec<String>,
@@ -27,6 +30,38 @@ pub struct ToolSelection {
 }
 
 impl ToolSelection {
+    /// The `+name`/`-name` changes when [`ToolSelection::tools`] holds only
+    /// those, else `None` (an allowlist).
+    ///
+    /// ```
+    /// use coding_agent::ToolSelection;
+    /// let s = ToolSelection { tools: Some(vec!["+codemode".into(), "-bash".into()]), ..Default::default() };
+    /// assert_eq!(s.changes(), Some((vec!["codemode"], vec!["bash"])));
+    /// let s = ToolSelection { tools: Some(vec!["read".into()]), ..Default::default() };
+    /// assert_eq!(s.changes(), None);
+    /// ```
+    pub fn changes(&self) -> Option<(Vec<&str>, Vec<&str>)> {
+        let list = self.tools.as_ref()?;
+        if list.is_empty() || !list.iter().all(|n| n.starts_with('+') || n.starts_with('-')) {
+            return None;
+        }
+        let pick = |sign: char| {
+            list.iter()
+                .filter_map(|n| n.strip_prefix(sign))
+                .filter(|n| !n.is_empty())
+                .collect::<Vec<_>>()
+        };
+        Some((pick('+'), pick('-')))
+    }
+
+    /// The allowlist, if [`ToolSelection::tools`] is one.
+    fn allowlist(&self) -> Option<&[String]> {
+        if self.changes().is_some() {
+            return None;
+        }
+        self.tools.as_deref()
+    }
+
     /// Parses a comma-separated flag value, trimming and dropping empty names.
     pub fn parse_list(value: &str) -> Vec<String> {
         value
@@ -165,7 +200,7 @@ impl ToolRegistry {
         let allowlist = if self.selection.no_tools {
             Some(&[][..])
         } else {
-            self.selection.tools.as_deref()
+            self.selection.allowlist()
         };
         allowlist.is_none_or(|a| a.iter().any(|n| n == name))
             && !self.selection.exclude_tools.iter().any(|n| n == name)
@@ -251,8 +286,8 @@ impl ToolRegistry {
             }
             return active;
         }
-        let initial: Vec<String> = match &self.selection.tools {
-            Some(list) => list.clone(),
+        let initial: Vec<String> = match self.selection.allowlist() {
+            Some(list) => list.to_vec(),
             None if self.selection.no_tools || self.selection.no_builtin_tools => Vec::new(),
             // The built-ins that ask to be active by default (Pi's read,
             // bash, edit, write), in registry order.
@@ -268,13 +303,19 @@ impl ToolRegistry {
         }
         // With an allowlist (`--tools`, `--no-tools` or `allowedTools`) every allowed
         // tool is active; otherwise every extension and SDK tool joins the defaults.
-        let has_allowlist = self.selection.tools.is_some()
+        let has_allowlist = self.selection.allowlist().is_some()
             || self.selection.no_tools
             || self.settings_allowed.is_some();
         for (definition, source) in self.entries() {
             if has_allowlist || source != ToolSource::Builtin {
                 add(definition.name(), &mut active);
             }
+        }
+        if let Some((plus, minus)) = self.selection.changes() {
+            for name in plus {
+                add(name, &mut active);
+            }
+            active.retain(|n| !minus.contains(&n.as_str()));
         }
         active
     }

@@ -453,6 +453,20 @@ impl Settings {
     pub fn allowed_tools(&self) -> Option<Vec<String>> {
         self.known.allowed_tools.clone()
     }
+
+    /// `defaultTools` when it holds only `+name`/`-name` entries (Pi's way to
+    /// add `codemode` to the default tools): the changes to the default
+    /// active set. A command line `--tools` replaces it.
+    pub fn default_tool_changes(&self) -> Option<Vec<String>> {
+        let list: Vec<String> = self
+            .get("defaultTools")?
+            .as_array()?
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect::<Option<_>>()?;
+        (!list.is_empty() && list.iter().all(|n| n.starts_with('+') || n.starts_with('-')))
+            .then_some(list)
+    }
 }
 
 /// A string setting; empty counts as unset.
