@@ -1396,13 +1396,14 @@ async fn cancelling_aborts_nested_calls_that_wait_or_run() {
         ..Default::default()
     };
     let rec = Recorder::default();
+    let sink = rec.sink();
     let cancel = CancellationToken::new();
     let run = agent_core::run_agent_loop(
         vec![Message::user("go")],
         &mut context,
         &config,
         cancel.clone(),
-        &rec.sink(),
+        &sink,
     );
     let abort = async {
         started.notified().await;

@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use agent_ai::ToolCall;
 use futures::future::Either;
 use serde_json::Value;
-use tokio::sync::{Mutex, RwLock, Semaphore};
+use tokio::sync::{Mutex, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::tool::{ABORTED_MESSAGE, AgentTool, AgentToolResult, ExecutionMode, ToolCallContext};
@@ -106,10 +106,13 @@ struct Inner {
     /// Taken while a call is prepared: hooks see the calls one at a time,
     /// in call order, as they see a batch's (tokio's mutex is fair).
     preparing: Mutex<()>,
-    /// One permit per executing call; fair, so waiting calls start in order.
+    /// One permit per executing call, every permit for a call that runs
+    /// alone. One fair queue for both, so waiting calls start in call order
+    /// and a sequential call waits for the calls before it and holds back
+    /// those after it.
     slots: Semaphore,
-    /// Shared by parallel calls, exclusive for a sequential one.
-    exclusive: RwLock<()>,
+    /// How many permits `slots` has: the loop's `max_parallel_tools`.
+    permits: u32,
 }
 
 /// The outcome of one nested call.
@@ -131,7 +134,10 @@ impl NestedToolCalls {
         parent_name: &str,
         parent_cancel: CancellationToken,
     ) -> Self {
-        let permits = batch.max_parallel.clamp(1, Semaphore::MAX_PERMITS);
+        // `acquire_many` counts in u32; no machine runs 4 billion calls at once.
+        let permits = batch
+            .max_parallel
+            .clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
         NestedToolCalls {
             inner: Arc::new(Inner {
                 batch,
@@ -142,7 +148,7 @@ impl NestedToolCalls {
                 counter: AtomicUsize::new(0),
                 preparing: Mutex::new(()),
                 slots: Semaphore::new(permits),
-                exclusive: RwLock::new(()),
+                permits: u32::try_from(permits).unwrap_or(u32::MAX),
             }),
         }
     }
@@ -177,7 +183,7 @@ impl NestedToolCalls {
     /// At most this many nested calls of this parent execute at once (the
     /// loop's `max_parallel_tools`, min 1).
     pub fn max_parallel(&self) -> usize {
-        self.inner.batch.max_parallel
+        self.inner.permits as usize
     }
 
     /// Runs one nested call: lookup among [`tools`](Self::tools) (an unknown
@@ -243,7 +249,10 @@ impl NestedToolCalls {
         let parent = Some(inner.parent_id.as_str());
         let aborted = || failed(call, ABORTED_MESSAGE, false);
         let prepared = {
-            let Some(_preparing) = cancel.run_until_cancelled(inner.preparing.lock()).await else {
+            let Some(_preparing) = cancel
+                .run_until_cancelled(in_order(inner.preparing.lock()))
+                .await
+            else {
                 return aborted();
             };
             if cancel.is_cancelled() {
@@ -255,34 +264,32 @@ impl NestedToolCalls {
             Prepared::Done(done) => return done,
             Prepared::Ready { tool, call, args } => (tool, call, args),
         };
-        // The semaphore is never closed; a closed one would mean no slot.
-        let Some(Ok(_slot)) = cancel.run_until_cancelled(inner.slots.acquire()).await else {
-            return failed(&call, ABORTED_MESSAGE, false);
-        };
         let alone = batch.sequential || tool.execution_mode() == Some(ExecutionMode::Sequential);
-        let turn = if alone {
-            cancel
-                .run_until_cancelled(inner.exclusive.write())
-                .await
-                .map(Either::Left)
-        } else {
-            cancel
-                .run_until_cancelled(inner.exclusive.read())
-                .await
-                .map(Either::Right)
-        };
-        let Some(_turn) = turn else {
+        let wanted = if alone { inner.permits } else { 1 };
+        // The semaphore is never closed; a closed one would mean no slot.
+        let Some(Ok(_slots)) = cancel
+            .run_until_cancelled(in_order(inner.slots.acquire_many(wanted)))
+            .await
+        else {
             return failed(&call, ABORTED_MESSAGE, false);
         };
         run_prepared(batch, tool, call, args, parent, cancel).await
     }
 }
 
+/// A wait in one of tokio's fair queues that joins the queue on its first
+/// poll. Under tokio's cooperative budget a wait may instead return
+/// `Pending` without queueing, and be polled again after a later call
+/// queued: the calls would no longer be served in call order.
+fn in_order<F: std::future::Future>(wait: F) -> tokio::task::Unconstrained<F> {
+    tokio::task::unconstrained(wait)
+}
+
 impl std::fmt::Debug for NestedToolCalls {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NestedToolCalls")
             .field("parent_call_id", &self.inner.parent_id)
-            .field("max_parallel", &self.inner.batch.max_parallel)
+            .field("max_parallel", &self.inner.permits)
             .finish_non_exhaustive()
     }
 }
