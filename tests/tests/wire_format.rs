@@ -97,6 +97,7 @@ fn events_use_snake_case_types_and_camel_case_fields() {
         tool_call_id: "c1".into(),
         tool_name: "bash".into(),
         args: json!({"command": "ls"}),
+        parent_tool_call_id: None,
     };
     assert_eq!(
         serde_json::to_value(&start).unwrap(),
@@ -107,6 +108,7 @@ fn events_use_snake_case_types_and_camel_case_fields() {
         tool_name: "bash".into(),
         result: AgentToolResult::error("boom"),
         is_error: true,
+        parent_tool_call_id: None,
     };
     assert_eq!(
         serde_json::to_value(&end).unwrap(),
@@ -118,6 +120,7 @@ fn events_use_snake_case_types_and_camel_case_fields() {
         tool_name: "bash".into(),
         args: json!({}),
         partial_result: AgentToolResult::text("half"),
+        parent_tool_call_id: None,
     };
     let v = serde_json::to_value(&update).unwrap();
     assert_eq!(v["partialResult"]["content"][0]["text"], "half");
@@ -127,6 +130,59 @@ fn events_use_snake_case_types_and_camel_case_fields() {
     );
     let back: AgentEvent = serde_json::from_value(v).unwrap();
     assert_eq!(back, update);
+}
+
+#[test]
+fn nested_tool_events_name_their_parent_and_top_level_ones_do_not() {
+    let start = AgentEvent::ToolExecutionStart {
+        tool_call_id: "c1/1".into(),
+        tool_name: "read".into(),
+        args: json!({"path": "a"}),
+        parent_tool_call_id: Some("c1".into()),
+    };
+    assert_eq!(
+        serde_json::to_value(&start).unwrap(),
+        json!({"type": "tool_execution_start", "toolCallId": "c1/1", "toolName": "read",
+               "args": {"path": "a"}, "parentToolCallId": "c1"})
+    );
+    let decision = AgentEvent::ToolCallDecision {
+        tool_call_id: "c1/2".into(),
+        tool_name: "bash".into(),
+        decision: json!({"permission": "deny"}),
+        parent_tool_call_id: Some("c1".into()),
+    };
+    let end = AgentEvent::ToolExecutionEnd {
+        tool_call_id: "c1/2".into(),
+        tool_name: "bash".into(),
+        result: AgentToolResult::error("denied"),
+        is_error: true,
+        parent_tool_call_id: Some("c1".into()),
+    };
+    let update = AgentEvent::ToolExecutionUpdate {
+        tool_call_id: "c1/2".into(),
+        tool_name: "bash".into(),
+        args: json!({}),
+        partial_result: AgentToolResult::text("half"),
+        parent_tool_call_id: Some("c1".into()),
+    };
+    for event in [&start, &decision, &update, &end] {
+        let v = serde_json::to_value(event).unwrap();
+        assert_eq!(v["parentToolCallId"], "c1", "{v}");
+        let back: AgentEvent = serde_json::from_value(v).unwrap();
+        assert_eq!(&back, event);
+        assert_eq!(back.parent_tool_call_id(), Some("c1"));
+    }
+    // A top-level event written without the field (as Pi and older
+    // versions write it) reads back as top-level.
+    let old: AgentEvent = serde_json::from_value(json!({"type": "tool_call_decision",
+        "toolCallId": "c2", "toolName": "bash", "decision": {}}))
+    .unwrap();
+    assert_eq!(old.parent_tool_call_id(), None);
+    assert!(
+        !serde_json::to_string(&old)
+            .unwrap()
+            .contains("parentToolCallId")
+    );
 }
 
 #[test]

@@ -169,6 +169,8 @@ async fn run_turns(
             let calls: Vec<_> = assistant.tool_calls().cloned().collect();
             more_tool_calls = !calls.is_empty();
             let mut results = Vec::new();
+            // Shared with the batch (its hooks and nested-call handles).
+            let assistant = Arc::new(assistant);
             if more_tool_calls {
                 let batch =
                     execute_tool_calls(&assistant, calls, context, config, &cancel, emit).await;
@@ -180,7 +182,8 @@ async fn run_turns(
                 results = batch.results;
             }
             emit(&AgentEvent::TurnEnd {
-                message: Message::Assistant(assistant),
+                // A copy only if a tool kept a nested-call handle.
+                message: Message::Assistant(Arc::unwrap_or_clone(assistant)),
                 tool_results: results,
             });
             pending = poll(&config.steering_messages);

@@ -15,6 +15,12 @@ use crate::tool::AgentToolResult;
 /// `message_update`..., `message_end` (assistant), `tool_execution_start`,
 /// `tool_execution_end`, `message_start`/`message_end` (toolResult), `turn_end`,
 /// then the next turn, and finally `agent_end`.
+///
+/// Calls a tool makes through [`NestedToolCalls`](crate::NestedToolCalls)
+/// come between their parent's `tool_execution_start` and
+/// `tool_execution_end`, as `tool_execution_*` (and `tool_call_decision`)
+/// events whose `parentToolCallId` names the parent; they have no
+/// toolResult messages.
 // Events are short-lived and matched on by value; boxing the big variant would
 // only make every consumer's pattern noisier.
 #[allow(clippy::large_enum_variant)]
@@ -69,6 +75,15 @@ pub enum AgentEvent {
         tool_name: String,
         /// Raw arguments as the model sent them.
         args: Value,
+        /// The call that made this one, for a nested call (a tool running
+        /// tools through [`NestedToolCalls`](crate::NestedToolCalls)); absent
+        /// for the model's own calls.
+        #[serde(
+            rename = "parentToolCallId",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        parent_tool_call_id: Option<String>,
     },
     /// A `before_tool_call` hook recorded a decision about a call (e.g. the
     /// permission rule that allowed or refused it); sent between
@@ -82,6 +97,15 @@ pub enum AgentEvent {
         tool_name: String,
         /// The hook's record.
         decision: Value,
+        /// The call that made this one, for a nested call (a tool running
+        /// tools through [`NestedToolCalls`](crate::NestedToolCalls)); absent
+        /// for the model's own calls.
+        #[serde(
+            rename = "parentToolCallId",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        parent_tool_call_id: Option<String>,
     },
     /// The transcript is being compacted before a request.
     AutoCompactionStart {
@@ -114,6 +138,15 @@ pub enum AgentEvent {
         /// The partial result.
         #[serde(rename = "partialResult")]
         partial_result: AgentToolResult,
+        /// The call that made this one, for a nested call (a tool running
+        /// tools through [`NestedToolCalls`](crate::NestedToolCalls)); absent
+        /// for the model's own calls.
+        #[serde(
+            rename = "parentToolCallId",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        parent_tool_call_id: Option<String>,
     },
     /// A tool call finished (events come in completion order).
     ToolExecutionEnd {
@@ -128,6 +161,15 @@ pub enum AgentEvent {
         /// Whether the call failed.
         #[serde(rename = "isError")]
         is_error: bool,
+        /// The call that made this one, for a nested call (a tool running
+        /// tools through [`NestedToolCalls`](crate::NestedToolCalls)); absent
+        /// for the model's own calls.
+        #[serde(
+            rename = "parentToolCallId",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        parent_tool_call_id: Option<String>,
     },
 }
 
@@ -148,6 +190,44 @@ impl AgentEvent {
             AgentEvent::AutoCompactionEnd { .. } => "auto_compaction_end",
             AgentEvent::ToolExecutionUpdate { .. } => "tool_execution_update",
             AgentEvent::ToolExecutionEnd { .. } => "tool_execution_end",
+        }
+    }
+
+    /// The calling tool call's id when this event is about a nested call
+    /// (see [`NestedToolCalls`](crate::NestedToolCalls)); `None` for the
+    /// model's own calls and every other event.
+    ///
+    /// ```
+    /// use agent_core::{AgentEvent, AgentToolResult};
+    /// let end = AgentEvent::ToolExecutionEnd {
+    ///     tool_call_id: "c1/1".into(),
+    ///     tool_name: "read".into(),
+    ///     result: AgentToolResult::text("hi"),
+    ///     is_error: false,
+    ///     parent_tool_call_id: Some("c1".into()),
+    /// };
+    /// assert_eq!(end.parent_tool_call_id(), Some("c1"));
+    /// assert_eq!(AgentEvent::AgentStart.parent_tool_call_id(), None);
+    /// ```
+    pub fn parent_tool_call_id(&self) -> Option<&str> {
+        match self {
+            AgentEvent::ToolExecutionStart {
+                parent_tool_call_id,
+                ..
+            }
+            | AgentEvent::ToolCallDecision {
+                parent_tool_call_id,
+                ..
+            }
+            | AgentEvent::ToolExecutionUpdate {
+                parent_tool_call_id,
+                ..
+            }
+            | AgentEvent::ToolExecutionEnd {
+                parent_tool_call_id,
+                ..
+            } => parent_tool_call_id.as_deref(),
+            _ => None,
         }
     }
 }

@@ -12,6 +12,8 @@
 //! - [`Agent`]: a stateful wrapper with `prompt`, `continue_run`, `abort`,
 //!   `steer`, `follow_up`, `subscribe` and `wait_for_idle`.
 //! - Hooks around tool execution ([`BeforeToolCallHook`], [`AfterToolCallHook`]).
+//! - [`NestedToolCalls`]: a running tool (a script) calls the run's other
+//!   tools through the same pipeline, hooks included.
 //!
 //! This crate knows nothing about rendering, prompts, settings, files or any
 //! concrete tool.
@@ -35,6 +37,7 @@ mod event;
 mod extensions;
 mod fn_tool;
 mod hooks;
+mod nested;
 mod tool;
 mod tool_execution;
 pub use tool_execution::{execute_tool_call, execute_tool_call_with};
@@ -55,6 +58,7 @@ pub use config::{
 };
 pub use event::{AgentEvent, EventSink};
 pub use extensions::Extensions;
+pub use nested::{NestedOutcome, NestedToolCalls};
 pub use fn_tool::{FnTool, IntoAgentTool};
 pub use hooks::{
     AfterToolCallContext, AfterToolCallHook, AfterToolCallResult, BeforeToolCallContext,

@@ -11,12 +11,15 @@ use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{AgentContext, AgentLoopConfig, UnknownToolMessage};
+use crate::config::{
+    AgentContext, AgentLoopConfig, UnknownToolMessage, default_max_parallel_tools,
+};
 use crate::event::{AgentEvent, EventSink};
 use crate::extensions::Extensions;
 use crate::hooks::{
     AfterToolCallContext, AfterToolCallHook, BeforeToolCallContext, BeforeToolCallHook,
 };
+use crate::nested::NestedToolCalls;
 use crate::tool::{
     ABORTED_MESSAGE, AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolUpdateSink,
 };
@@ -30,14 +33,14 @@ pub(crate) struct BatchOutcome {
 }
 
 /// A finished call: its result and whether it failed.
-struct Finished {
-    call: ToolCall,
-    result: AgentToolResult,
-    is_error: bool,
+pub(crate) struct Finished {
+    pub(crate) call: ToolCall,
+    pub(crate) result: AgentToolResult,
+    pub(crate) is_error: bool,
 }
 
 /// A call after preparation: ready to run, or already answered.
-enum Prepared {
+pub(crate) enum Prepared {
     Ready {
         tool: Arc<dyn AgentTool>,
         call: ToolCall,
@@ -46,7 +49,7 @@ enum Prepared {
     Done(Finished),
 }
 
-fn failed(call: &ToolCall, message: impl Into<String>, terminate: bool) -> Finished {
+pub(crate) fn failed(call: &ToolCall, message: impl Into<String>, terminate: bool) -> Finished {
     let mut result = AgentToolResult::error(message);
     result.terminate = terminate;
     Finished {
@@ -62,8 +65,57 @@ fn length_guard_message(name: &str) -> String {
     )
 }
 
+/// What every call of a batch shares: the tools, the hooks and the hooks'
+/// view of the run, the host's extensions and the event sink. Owned, so a
+/// [`NestedToolCalls`] handle can keep it for as long as a tool holds it.
+pub(crate) struct Batch {
+    /// The assistant message that asked for the calls (hooks see it).
+    pub(crate) assistant: Arc<AssistantMessage>,
+    /// The run's active tools.
+    pub(crate) tools: Vec<Arc<dyn AgentTool>>,
+    pub(crate) before: Option<BeforeToolCallHook>,
+    pub(crate) after: Option<AfterToolCallHook>,
+    pub(crate) unknown: Option<UnknownToolMessage>,
+    /// The run as the batch began, for the hooks (built only when a hook is set).
+    pub(crate) snapshot: Option<Arc<AgentContext>>,
+    /// The host's extensions, without a nested-call handle.
+    pub(crate) extensions: Extensions,
+    pub(crate) emit: EventSink,
+    /// The loop's `max_parallel_tools`, at least 1.
+    pub(crate) max_parallel: usize,
+    /// Whether the config asks for one call at a time.
+    pub(crate) sequential: bool,
+}
+
+impl Batch {
+    fn of(
+        assistant: &Arc<AssistantMessage>,
+        context: &AgentContext,
+        config: &AgentLoopConfig,
+        emit: &EventSink,
+    ) -> Self {
+        Batch {
+            assistant: assistant.clone(),
+            tools: context.tools.clone(),
+            before: config.before_tool_call.clone(),
+            after: config.after_tool_call.clone(),
+            unknown: config.unknown_tool_message.clone(),
+            snapshot: snapshot_for_hooks(
+                context,
+                assistant,
+                config.before_tool_call.is_some(),
+                config.after_tool_call.is_some(),
+            ),
+            extensions: config.tool_extensions.clone(),
+            emit: emit.clone(),
+            max_parallel: config.max_parallel_tools.max(1),
+            sequential: config.tool_execution == ExecutionMode::Sequential,
+        }
+    }
+}
+
 pub(crate) async fn execute_tool_calls(
-    assistant: &AssistantMessage,
+    assistant: &Arc<AssistantMessage>,
     calls: Vec<ToolCall>,
     context: &AgentContext,
     config: &AgentLoopConfig,
@@ -75,25 +127,18 @@ pub(crate) async fn execute_tool_calls(
 
     if assistant.stop_reason == StopReason::Length {
         for call in &calls {
-            emit_start(emit, call);
+            emit_start(emit, call, None);
             let done = failed(call, length_guard_message(&call.name), false);
-            emit_end(emit, &done);
+            emit_end(emit, &done, None);
             finished.push(emit_result_message(emit, done));
         }
         return outcome(finished, true);
     }
 
-    let snapshot = snapshot_for_hooks(
-        context,
-        assistant,
-        config.before_tool_call.is_some(),
-        config.after_tool_call.is_some(),
-    );
-    let preparation = Preparation::of(context, config, snapshot.as_ref());
-    let execution = Execution::of(config, snapshot.as_ref());
-    let sequential = config.tool_execution == ExecutionMode::Sequential
+    let batch = Arc::new(Batch::of(assistant, context, config, emit));
+    let sequential = batch.sequential
         || calls.iter().any(|call| {
-            find_tool(&context.tools, &call.name)
+            find_tool(&batch.tools, &call.name)
                 .is_some_and(|t| t.execution_mode() == Some(ExecutionMode::Sequential))
         });
 
@@ -102,19 +147,19 @@ pub(crate) async fn execute_tool_calls(
     // all be answered, or the next request is refused by the provider.
     if sequential {
         for call in &calls {
-            emit_start(emit, call);
+            emit_start(emit, call, None);
             let prepared = if cancel.is_cancelled() {
                 Prepared::Done(failed(call, ABORTED_MESSAGE, false))
             } else {
-                prepare(assistant, call, preparation, cancel, emit).await
+                prepare(&batch, &batch.tools, call, None, cancel).await
             };
             let done = match prepared {
                 Prepared::Done(done) => done,
                 Prepared::Ready { tool, call, args } => {
-                    run_prepared(assistant, tool, call, args, execution, cancel, emit).await
+                    run_prepared(&batch, tool, call, args, None, cancel).await
                 }
             };
-            emit_end(emit, &done);
+            emit_end(emit, &done, None);
             finished.push(emit_result_message(emit, done));
         }
         return outcome(finished, false);
@@ -125,15 +170,15 @@ pub(crate) async fn execute_tool_calls(
     let mut slots: Vec<Option<Finished>> = Vec::with_capacity(calls.len());
     let mut ready = Vec::new();
     for call in &calls {
-        emit_start(emit, call);
+        emit_start(emit, call, None);
         let prepared = if cancel.is_cancelled() {
             Prepared::Done(failed(call, ABORTED_MESSAGE, false))
         } else {
-            prepare(assistant, call, preparation, cancel, emit).await
+            prepare(&batch, &batch.tools, call, None, cancel).await
         };
         match prepared {
             Prepared::Done(done) => {
-                emit_end(emit, &done);
+                emit_end(emit, &done, None);
                 slots.push(Some(done));
             }
             Prepared::Ready { tool, call, args } => {
@@ -147,14 +192,12 @@ pub(crate) async fn execute_tool_calls(
     let futures: Vec<_> = ready
         .into_iter()
         .map(|(index, tool, call, args)| {
-            run_prepared(assistant, tool, call, args, execution, cancel, emit)
-                .map(move |done| (index, done))
+            run_prepared(&batch, tool, call, args, None, cancel).map(move |done| (index, done))
         })
         .collect();
-    let mut running =
-        futures::stream::iter(futures).buffer_unordered(config.max_parallel_tools.max(1));
+    let mut running = futures::stream::iter(futures).buffer_unordered(batch.max_parallel);
     while let Some((index, done)) = running.next().await {
-        emit_end(emit, &done);
+        emit_end(emit, &done, None);
         slots[index] = Some(done);
     }
     for done in slots.into_iter().flatten() {
@@ -174,7 +217,7 @@ pub(crate) fn answer_unexecuted(
     assistant
         .tool_calls()
         .map(|call| {
-            emit_start(emit, call);
+            emit_start(emit, call, None);
             let message = if assistant.stop_reason == StopReason::Aborted {
                 ABORTED_MESSAGE.to_string()
             } else {
@@ -184,7 +227,7 @@ pub(crate) fn answer_unexecuted(
                 )
             };
             let done = failed(call, message, false);
-            emit_end(emit, &done);
+            emit_end(emit, &done, None);
             emit_result_message(emit, done).0
         })
         .collect()
@@ -200,31 +243,6 @@ fn outcome(finished: Vec<(ToolResultMessage, bool)>, never_terminate: bool) -> B
 
 fn find_tool(tools: &[Arc<dyn AgentTool>], name: &str) -> Option<Arc<dyn AgentTool>> {
     tools.iter().find(|t| t.name() == name).cloned()
-}
-
-/// What preparing the calls of a batch needs besides the call itself.
-#[derive(Clone, Copy)]
-struct Preparation<'a> {
-    tools: &'a [Arc<dyn AgentTool>],
-    before: Option<&'a BeforeToolCallHook>,
-    unknown: Option<&'a UnknownToolMessage>,
-    /// The run as the batch began, for the hooks (built only when a hook is set).
-    snapshot: Option<&'a Arc<AgentContext>>,
-}
-
-impl<'a> Preparation<'a> {
-    fn of(
-        context: &'a AgentContext,
-        config: &'a AgentLoopConfig,
-        snapshot: Option<&'a Arc<AgentContext>>,
-    ) -> Self {
-        Preparation {
-            tools: &context.tools,
-            before: config.before_tool_call.as_ref(),
-            unknown: config.unknown_tool_message.as_ref(),
-            snapshot,
-        }
-    }
 }
 
 /// The run as the batch began, shared by the hooks of its calls; `None`
@@ -250,21 +268,21 @@ fn snapshot_for_hooks(
     })
 }
 
-async fn prepare(
-    assistant: &AssistantMessage,
+/// Lookup among `tools`, `prepare_arguments`, validation with coercion and
+/// `before_tool_call`: the same for the model's calls and for nested ones
+/// (`parent` is the calling tool call's id for a nested call; its events
+/// carry it).
+pub(crate) async fn prepare(
+    batch: &Batch,
+    tools: &[Arc<dyn AgentTool>],
     call: &ToolCall,
-    preparation: Preparation<'_>,
+    parent: Option<&str>,
     cancel: &CancellationToken,
-    emit: &EventSink,
 ) -> Prepared {
-    let Preparation {
-        tools,
-        before,
-        unknown,
-        snapshot,
-    } = preparation;
     let Some(tool) = find_tool(tools, &call.name) else {
-        let message = unknown
+        let message = batch
+            .unknown
+            .as_ref()
             .and_then(|explain| explain(&call.name))
             .unwrap_or_else(|| format!("Tool {} not found", call.name));
         return Prepared::Done(failed(call, message, false));
@@ -284,12 +302,12 @@ async fn prepare(
         Ok(args) => args,
         Err(e) => return Prepared::Done(failed(call, e.to_string(), false)),
     };
-    if let Some(hook) = before {
+    if let Some(hook) = &batch.before {
         let ctx = BeforeToolCallContext {
-            assistant_message: assistant.clone(),
+            assistant_message: (*batch.assistant).clone(),
             tool_call: call.clone(),
             args: args.clone(),
-            context: snapshot.cloned().unwrap_or_default(),
+            context: batch.snapshot.clone().unwrap_or_default(),
         };
         let decision = AssertUnwindSafe(hook(ctx, cancel.clone()))
             .catch_unwind()
@@ -308,10 +326,11 @@ async fn prepare(
             Ok(Err(message)) => return Prepared::Done(failed(call, message, false)),
             Ok(Ok(Some(decision))) => {
                 if let Some(record) = decision.decision {
-                    emit(&AgentEvent::ToolCallDecision {
+                    (batch.emit)(&AgentEvent::ToolCallDecision {
                         tool_call_id: call.id.clone(),
                         tool_name: call.name.clone(),
                         decision: record,
+                        parent_tool_call_id: parent.map(str::to_string),
                     });
                 }
                 if decision.block {
@@ -337,53 +356,42 @@ async fn prepare(
     }
 }
 
-/// What every execution of a batch shares besides cancellation and events.
-#[derive(Clone, Copy)]
-struct Execution<'a> {
-    after: Option<&'a AfterToolCallHook>,
-    extensions: &'a Extensions,
-    snapshot: Option<&'a Arc<AgentContext>>,
-}
-
-impl<'a> Execution<'a> {
-    fn of(config: &'a AgentLoopConfig, snapshot: Option<&'a Arc<AgentContext>>) -> Self {
-        Execution {
-            after: config.after_tool_call.as_ref(),
-            extensions: &config.tool_extensions,
-            snapshot,
-        }
-    }
-}
-
-/// Executes a prepared call, forwarding its progress, then applies `after_tool_call`.
-async fn run_prepared(
-    assistant: &AssistantMessage,
+/// Executes a prepared call, forwarding its progress, then applies
+/// `after_tool_call`. A call of the model (`parent` `None`) gets a
+/// [`NestedToolCalls`] handle in its extensions; a nested call (`parent`
+/// its caller's id) gets none, so nesting stays one level deep.
+pub(crate) async fn run_prepared(
+    batch: &Arc<Batch>,
     tool: Arc<dyn AgentTool>,
     call: ToolCall,
     args: Value,
-    execution: Execution<'_>,
+    parent: Option<&str>,
     cancel: &CancellationToken,
-    emit: &EventSink,
 ) -> Finished {
-    let Execution {
-        after,
-        extensions,
-        snapshot,
-    } = execution;
     // A call that had not started when the run was aborted never starts.
     if cancel.is_cancelled() {
         return failed(&call, ABORTED_MESSAGE, false);
     }
+    let extensions = match parent {
+        None => batch.extensions.clone().with(NestedToolCalls::new(
+            batch.clone(),
+            &call.id,
+            tool.name(),
+            cancel.clone(),
+        )),
+        Some(_) => batch.extensions.clone(),
+    };
     let (tx, mut rx) = futures::channel::mpsc::unbounded::<AgentToolResult>();
     let sink = ToolUpdateSink::new(move |partial| {
         let _ = tx.unbounded_send(partial);
     });
     let forward = |partial: AgentToolResult| {
-        emit(&AgentEvent::ToolExecutionUpdate {
+        (batch.emit)(&AgentEvent::ToolExecutionUpdate {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
             args: call.arguments.clone(),
             partial_result: partial,
+            parent_tool_call_id: parent.map(str::to_string),
         })
     };
     let outcome = {
@@ -393,7 +401,7 @@ async fn run_prepared(
                 call_id: call.id.clone(),
                 cancel: cancel.clone(),
                 updates: sink.clone(),
-                extensions: extensions.clone(),
+                extensions,
             },
         ))
         .catch_unwind()
@@ -424,14 +432,14 @@ async fn run_prepared(
         result,
         is_error,
     };
-    if let Some(hook) = after {
+    if let Some(hook) = &batch.after {
         let ctx = AfterToolCallContext {
-            assistant_message: assistant.clone(),
+            assistant_message: (*batch.assistant).clone(),
             tool_call: done.call.clone(),
             args,
             result: done.result.clone(),
             is_error: done.is_error,
-            context: snapshot.cloned().unwrap_or_default(),
+            context: batch.snapshot.clone().unwrap_or_default(),
         };
         match AssertUnwindSafe(hook(ctx, cancel.clone()))
             .catch_unwind()
@@ -478,20 +486,22 @@ fn panic_message(what: &str, panic: &Box<dyn std::any::Any + Send>) -> String {
     format!("{what} panicked: {detail}")
 }
 
-fn emit_start(emit: &EventSink, call: &ToolCall) {
+pub(crate) fn emit_start(emit: &EventSink, call: &ToolCall, parent: Option<&str>) {
     emit(&AgentEvent::ToolExecutionStart {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         args: call.arguments.clone(),
+        parent_tool_call_id: parent.map(str::to_string),
     });
 }
 
-fn emit_end(emit: &EventSink, done: &Finished) {
+pub(crate) fn emit_end(emit: &EventSink, done: &Finished, parent: Option<&str>) {
     emit(&AgentEvent::ToolExecutionEnd {
         tool_call_id: done.call.id.clone(),
         tool_name: done.call.name.clone(),
         result: done.result.clone(),
         is_error: done.is_error,
+        parent_tool_call_id: parent.map(str::to_string),
     });
 }
 
@@ -533,6 +543,10 @@ pub async fn execute_tool_call(
 
 /// [`execute_tool_call`] with a `before_tool_call` hook (for example
 /// permission rules) run after validation, as the loop runs it.
+///
+/// The call gets a [`NestedToolCalls`] handle as in the loop (the other
+/// `tools`, the same hook, [`default_max_parallel_tools`] at once); only
+/// the call's own progress reaches `on_update`.
 pub async fn execute_tool_call_with(
     tools: &[Arc<dyn AgentTool>],
     call: &ToolCall,
@@ -541,9 +555,13 @@ pub async fn execute_tool_call_with(
     extensions: &Extensions,
     on_update: impl Fn(AgentToolResult) + Send + Sync + 'static,
 ) -> (AgentToolResult, bool) {
-    let assistant = AssistantMessage::empty("", "");
     let emit: EventSink = Arc::new(move |event: &AgentEvent| {
-        if let AgentEvent::ToolExecutionUpdate { partial_result, .. } = event {
+        if let AgentEvent::ToolExecutionUpdate {
+            partial_result,
+            parent_tool_call_id: None,
+            ..
+        } = event
+        {
             on_update(partial_result.clone());
         }
     });
@@ -554,29 +572,22 @@ pub async fn execute_tool_call_with(
             ..Default::default()
         })
     });
-    let preparation = Preparation {
-        tools,
-        before,
+    let batch = Arc::new(Batch {
+        assistant: Arc::new(AssistantMessage::empty("", "")),
+        tools: tools.to_vec(),
+        before: before.cloned(),
+        after: None,
         unknown: None,
-        snapshot: snapshot.as_ref(),
-    };
-    let done = match prepare(&assistant, call, preparation, cancel, &emit).await {
+        snapshot,
+        extensions: extensions.clone(),
+        emit,
+        max_parallel: default_max_parallel_tools(),
+        sequential: false,
+    });
+    let done = match prepare(&batch, tools, call, None, cancel).await {
         Prepared::Done(done) => done,
         Prepared::Ready { tool, call, args } => {
-            run_prepared(
-                &assistant,
-                tool,
-                call,
-                args,
-                Execution {
-                    after: None,
-                    extensions,
-                    snapshot: None,
-                },
-                cancel,
-                &emit,
-            )
-            .await
+            run_prepared(&batch, tool, call, args, None, cancel).await
         }
     };
     (done.result, done.is_error)

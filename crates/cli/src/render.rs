@@ -133,10 +133,49 @@ impl TextRenderer {
                     );
                 }
             }
+            // A call a running tool made (a script's `tools.read(...)`): one
+            // line under its parent, `↳` and the tool's own call line; a
+            // failure adds its first line. Its progress and result stay out:
+            // the parent's result says what came of it.
+            AgentEvent::ToolExecutionStart {
+                tool_name,
+                args,
+                parent_tool_call_id: Some(_),
+                ..
+            } => {
+                self.end_text();
+                self.clear_progress();
+                let mut call = self
+                    .registry
+                    .render_call(tool_name, args, &self.theme, &self.ctx);
+                call.lines.truncate(1);
+                self.block(&call, "  ↳ ");
+            }
+            AgentEvent::ToolExecutionEnd {
+                tool_name,
+                result,
+                is_error,
+                parent_tool_call_id: Some(_),
+                ..
+            } => {
+                if !*is_error {
+                    return;
+                }
+                self.clear_progress();
+                let text = result.text_content();
+                let first = text.lines().next().unwrap_or_default();
+                let line = format!("{tool_name}: {}", sanitize_terminal_text(first));
+                self.block(&StyledText::from_text(&line, self.theme.error), "    x ");
+            }
+            AgentEvent::ToolExecutionUpdate {
+                parent_tool_call_id: Some(_),
+                ..
+            } => {}
             AgentEvent::ToolExecutionStart {
                 tool_call_id,
                 tool_name,
                 args,
+                parent_tool_call_id: None,
             } => {
                 self.end_text();
                 self.clear_progress();
@@ -188,6 +227,7 @@ impl TextRenderer {
                 tool_name,
                 result,
                 is_error,
+                parent_tool_call_id: None,
             } => {
                 self.clear_progress();
                 let header = self.calls.remove(tool_call_id);

@@ -58,7 +58,30 @@ pub struct ToolCell {
     pub result: Option<AgentToolResult>,
     /// Whether the whole result is shown.
     pub expanded: bool,
+    /// Calls the tool made through the loop (a script's `tools.read(...)`),
+    /// in the order they started; drawn inside this cell.
+    pub nested: Vec<NestedCall>,
 }
+
+/// A call a running tool made (an event with `parentToolCallId`): one
+/// line under its parent's header.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NestedCall {
+    /// The call id (`<parent id>/<n>`).
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments.
+    pub args: Value,
+    /// Where the call is (never `Streaming`).
+    pub status: ToolStatus,
+    /// The first line of its error text, once it failed.
+    pub error: Option<String>,
+}
+
+/// Nested calls a collapsed cell shows: the latest ones, the others
+/// counted in one line.
+const NESTED_COLLAPSED: usize = 8;
 
 impl ToolCell {
     /// A call without a result yet, collapsed.
@@ -76,6 +99,7 @@ impl ToolCell {
             partial: None,
             result: None,
             expanded: false,
+            nested: Vec::new(),
         }
     }
 }
@@ -280,6 +304,7 @@ fn draw_tool(call: &ToolCell, _settled: bool, cx: &CellContext, width: usize) ->
         l.spans.extend(text::clean_line(line).spans);
         out.push(l);
     }
+    draw_nested(call, cx, width, &mut out);
     let (result, partial) = match (&call.result, &call.partial) {
         (Some(r), _) => (r, false),
         (None, Some(p)) => (p, true),
@@ -323,6 +348,54 @@ fn draw_tool(call: &ToolCell, _settled: bool, cx: &CellContext, width: usize) ->
         out.push(l);
     }
     out
+}
+
+/// The calls the tool made, one line each under its header (`↳` tinted
+/// by status, the nested tool's own call line), a failure's first line
+/// below it. Collapsed, only the latest [`NESTED_COLLAPSED`] are drawn.
+fn draw_nested(call: &ToolCell, cx: &CellContext, width: usize, out: &mut Vec<StyledLine>) {
+    let theme = &cx.theme;
+    let ctx = RenderContext {
+        cwd: cx.cwd.clone(),
+        width: width.saturating_sub(4).max(1),
+    };
+    let hidden = if call.expanded {
+        0
+    } else {
+        call.nested.len().saturating_sub(NESTED_COLLAPSED)
+    };
+    if hidden > 0 {
+        let s = if hidden == 1 { "" } else { "s" };
+        out.push(StyledLine::styled(
+            format!("  ↳ … {hidden} earlier call{s}"),
+            theme.dim,
+        ));
+    }
+    for nested in &call.nested[hidden..] {
+        let tint = match nested.status {
+            ToolStatus::Streaming | ToolStatus::Running => theme.pending,
+            ToolStatus::Ok => theme.ok,
+            ToolStatus::Error => theme.error,
+        };
+        let header = guarded(
+            || match &cx.registry {
+                Some(r) => r.render_call(&nested.name, &nested.args, &theme.tools, &ctx),
+                None => coding_agent::default_render_call(&nested.name, &nested.args, &theme.tools),
+            },
+            || coding_agent::default_render_call(&nested.name, &nested.args, &theme.tools),
+        );
+        let mut l = StyledLine::styled("  ↳ ", tint);
+        if let Some(first) = header.lines.first() {
+            l.spans.extend(text::clean_line(first).spans);
+        }
+        out.push(l);
+        if let Some(error) = &nested.error {
+            out.push(StyledLine::styled(
+                format!("    {}", text::clean(error)),
+                theme.error,
+            ));
+        }
+    }
 }
 
 /// Runs a renderer; a panic gives `fallback()` instead (and is logged).
@@ -370,6 +443,7 @@ mod tests {
             partial: None,
             result: None,
             expanded: false,
+            nested: Vec::new(),
         };
         let cx = cx();
         let mut cell = Cell::new(CellKind::Tool(Box::new(call.clone())), false);

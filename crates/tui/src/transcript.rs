@@ -12,7 +12,7 @@ use agent_ai::{AssistantMessage, ContentBlock, Message, StopReason};
 use agent_core::{AgentEvent, AgentToolResult};
 use agent_tool::StyledLine;
 
-use crate::cell::{Cell, CellContext, CellKind, ToolCell, ToolStatus};
+use crate::cell::{Cell, CellContext, CellKind, NestedCall, ToolCell, ToolStatus};
 use crate::markdown::MarkdownStream;
 use crate::text;
 use crate::theme::UiTheme;
@@ -126,10 +126,53 @@ impl Transcript {
                 self.assistant_blocks(a, true);
                 self.assistant_end(a);
             }
+            // A call a running tool made is a line inside its parent's cell,
+            // never a cell of its own.
             AgentEvent::ToolExecutionStart {
                 tool_call_id,
                 tool_name,
                 args,
+                parent_tool_call_id: Some(parent),
+            } => {
+                if let Some(call) = self.running_parent(parent) {
+                    call.nested.push(NestedCall {
+                        id: tool_call_id.clone(),
+                        name: tool_name.clone(),
+                        args: args.clone(),
+                        status: ToolStatus::Running,
+                        error: None,
+                    });
+                }
+            }
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                result,
+                is_error,
+                parent_tool_call_id: Some(parent),
+                ..
+            } => {
+                if let Some(nested) = self.nested_call(parent, tool_call_id) {
+                    nested.status = if *is_error {
+                        ToolStatus::Error
+                    } else {
+                        ToolStatus::Ok
+                    };
+                    nested.error = is_error.then(|| {
+                        let text = result.text_content();
+                        text.lines().next().unwrap_or_default().to_string()
+                    });
+                }
+            }
+            // A nested call's progress is not drawn: its line shows its status.
+            AgentEvent::ToolExecutionUpdate {
+                parent_tool_call_id: Some(_),
+                ..
+            } => {}
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+                parent_tool_call_id: None,
             } => {
                 if let Some(call) = self.tool_cell(tool_call_id, tool_name) {
                     call.args = args.clone();
@@ -151,6 +194,7 @@ impl Transcript {
                 tool_name,
                 result,
                 is_error,
+                parent_tool_call_id: None,
             } => self.tool_end(tool_call_id, tool_name, result.clone(), *is_error),
             AgentEvent::AutoCompactionStart { reason } => {
                 self.notice(format!("compacting the context ({reason})..."), false);
@@ -233,6 +277,39 @@ impl Transcript {
         }
     }
 
+    /// The cell of the parent of a nested call, to change, while it can
+    /// still change: a settled cell may already be in the scrollback, so a
+    /// late nested event (from a handle a tool kept) is dropped, as is one
+    /// whose parent has no cell.
+    fn running_parent(&mut self, parent: &str) -> Option<&mut ToolCell> {
+        let &index = self.tools.get(parent)?;
+        let cell = self.cells.get_mut(index)?;
+        if cell.is_settled() || !matches!(cell.kind(), CellKind::Tool(_)) {
+            return None;
+        }
+        match cell.kind_mut() {
+            CellKind::Tool(call) => Some(call),
+            _ => None,
+        }
+    }
+
+    /// Nested call `id` of `parent`, to change, while its parent's cell
+    /// can still change (see [`Self::running_parent`]).
+    fn nested_call(&mut self, parent: &str, id: &str) -> Option<&mut NestedCall> {
+        let &index = self.tools.get(parent)?;
+        let cell = self.cells.get_mut(index)?;
+        // Looked up before `kind_mut`, which would drop the caches.
+        let present = !cell.is_settled()
+            && matches!(cell.kind(), CellKind::Tool(call) if call.nested.iter().any(|n| n.id == id));
+        if !present {
+            return None;
+        }
+        match cell.kind_mut() {
+            CellKind::Tool(call) => call.nested.iter_mut().find(|n| n.id == id),
+            _ => None,
+        }
+    }
+
     /// The cell of call `id`, made (running) if the call is new.
     fn tool_cell(&mut self, id: &str, name: &str) -> Option<&mut ToolCell> {
         let known = self
@@ -272,11 +349,19 @@ impl Transcript {
     /// Settles every cell (the run ended).
     pub fn settle_all(&mut self) {
         for cell in &mut self.cells {
+            let unfinished = |s: ToolStatus| matches!(s, ToolStatus::Running | ToolStatus::Streaming);
             if let CellKind::Tool(call) = cell.kind()
-                && matches!(call.status, ToolStatus::Running | ToolStatus::Streaming)
+                && (unfinished(call.status) || call.nested.iter().any(|n| unfinished(n.status)))
                 && let CellKind::Tool(call) = cell.kind_mut()
             {
-                call.status = ToolStatus::Error;
+                if unfinished(call.status) {
+                    call.status = ToolStatus::Error;
+                }
+                for nested in &mut call.nested {
+                    if unfinished(nested.status) {
+                        nested.status = ToolStatus::Error;
+                    }
+                }
             }
             cell.settle();
         }

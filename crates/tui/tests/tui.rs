@@ -83,6 +83,7 @@ fn sample_app() -> App {
                 "line one {FAMILY}\nline two {COMBINING}"
             ))),
             expanded: false,
+            nested: Vec::new(),
         })),
         true,
     );
@@ -95,6 +96,7 @@ fn sample_app() -> App {
             partial: Some(AgentToolResult::text("tick 1\ntick 2")),
             result: None,
             expanded: false,
+            nested: Vec::new(),
         })),
         false,
     );
@@ -423,6 +425,7 @@ fn tool_output_cannot_drive_the_terminal() {
         tool_name: "probe".into(),
         result: AgentToolResult::text("a\x00b\x1b]52;c;aGk=\x07c\rd\x1b[2Je\u{202e}f"),
         is_error: false,
+        parent_tool_call_id: None,
     });
     let mut renderer = InlineRenderer::new(80, 24);
     let out = app.frame(&mut renderer, false, Instant::now());
@@ -468,6 +471,7 @@ fn a_panicking_renderer_falls_back_to_the_default_view() {
             partial: None,
             result: Some(AgentToolResult::text("the result")),
             expanded: false,
+            nested: Vec::new(),
         })),
         true,
     );
@@ -538,6 +542,7 @@ fn tool_calls_are_drawn_while_streaming_and_committed_in_call_order() {
             tool_call_id: id.into(),
             tool_name: "probe".into(),
             args: serde_json::json!({ "n": n }),
+            parent_tool_call_id: None,
         });
     }
     t.apply(&AgentEvent::ToolExecutionUpdate {
@@ -545,6 +550,7 @@ fn tool_calls_are_drawn_while_streaming_and_committed_in_call_order() {
         tool_name: "probe".into(),
         args: serde_json::json!({}),
         partial_result: AgentToolResult::text("a is working"),
+        parent_tool_call_id: None,
     });
     // The second call finishes first: it waits below the first.
     t.apply(&AgentEvent::ToolExecutionEnd {
@@ -552,6 +558,7 @@ fn tool_calls_are_drawn_while_streaming_and_committed_in_call_order() {
         tool_name: "probe".into(),
         result: AgentToolResult::text("b done"),
         is_error: false,
+        parent_tool_call_id: None,
     });
     assert!(
         t.take_history(&cx, 80).is_empty(),
@@ -567,6 +574,7 @@ fn tool_calls_are_drawn_while_streaming_and_committed_in_call_order() {
         tool_name: "probe".into(),
         result: AgentToolResult::text("a failed"),
         is_error: true,
+        parent_tool_call_id: None,
     });
     let history = plain(&t.take_history(&cx, 80));
     assert_eq!(
@@ -574,4 +582,85 @@ fn tool_calls_are_drawn_while_streaming_and_committed_in_call_order() {
         "x probe {\"n\":1}\n  a failed\n\n* probe {\"n\":2}\n  b done"
     );
     assert!(t.live_rows(&cx, 80).is_empty());
+}
+
+#[test]
+fn nested_calls_are_drawn_inside_their_parent_cell() {
+    let mut t = Transcript::new(UiTheme::plain());
+    let cx = cx();
+    let start = |id: &str, name: &str, args: serde_json::Value, parent: Option<&str>| {
+        AgentEvent::ToolExecutionStart {
+            tool_call_id: id.into(),
+            tool_name: name.into(),
+            args,
+            parent_tool_call_id: parent.map(str::to_string),
+        }
+    };
+    let end = |id: &str, name: &str, result: AgentToolResult, is_error: bool, parent: Option<&str>| {
+        AgentEvent::ToolExecutionEnd {
+            tool_call_id: id.into(),
+            tool_name: name.into(),
+            result,
+            is_error,
+            parent_tool_call_id: parent.map(str::to_string),
+        }
+    };
+    t.apply(&start("c1", "script", serde_json::json!({"code": "x"}), None));
+    t.apply(&start("c1/1", "read", serde_json::json!({"path": "a"}), Some("c1")));
+    t.apply(&start("c1/2", "bash", serde_json::json!({"command": "ls"}), Some("c1")));
+    // A nested call's progress is no cell and no line of its own.
+    t.apply(&AgentEvent::ToolExecutionUpdate {
+        tool_call_id: "c1/2".into(),
+        tool_name: "bash".into(),
+        args: serde_json::json!({}),
+        partial_result: AgentToolResult::text("listing"),
+        parent_tool_call_id: Some("c1".into()),
+    });
+    t.apply(&end(
+        "c1/2",
+        "bash",
+        AgentToolResult::error("denied by rule bash(ls)\nsecond line"),
+        true,
+        Some("c1"),
+    ));
+    assert_eq!(t.cells().len(), 1, "nested calls are not cells");
+    let CellKind::Tool(call) = &t.cells()[0].kind() else {
+        panic!("a tool cell");
+    };
+    let statuses: Vec<_> = call.nested.iter().map(|n| (n.id.as_str(), n.status)).collect();
+    assert_eq!(
+        statuses,
+        [("c1/1", ToolStatus::Running), ("c1/2", ToolStatus::Error)]
+    );
+    assert_eq!(
+        plain(&t.live_rows(&cx, 80)),
+        "* script {\"code\":\"x\"}\n  ↳ read {\"path\":\"a\"}\n  ↳ bash {\"command\":\"ls\"}\n    denied by rule bash(ls)"
+    );
+    assert!(t.take_history(&cx, 80).is_empty(), "the parent still runs");
+    t.apply(&end("c1/1", "read", AgentToolResult::text("aaa"), false, Some("c1")));
+    t.apply(&end("c1", "script", AgentToolResult::text("2 calls"), false, None));
+    let history = plain(&t.take_history(&cx, 80));
+    assert_eq!(
+        history,
+        "* script {\"code\":\"x\"}\n  ↳ read {\"path\":\"a\"}\n  ↳ bash {\"command\":\"ls\"}\n    denied by rule bash(ls)\n  2 calls"
+    );
+    // A late nested event (a handle kept past the call) changes nothing
+    // in a cell the scrollback already holds.
+    t.apply(&start("c1/3", "read", serde_json::json!({"path": "b"}), Some("c1")));
+    assert_eq!(t.cells().len(), 1);
+    let CellKind::Tool(call) = &t.cells()[0].kind() else {
+        panic!("a tool cell");
+    };
+    assert_eq!(call.nested.len(), 2);
+    assert!(t.take_history(&cx, 80).is_empty());
+    // A collapsed cell with many nested calls shows the latest ones.
+    t.apply(&start("c2", "script", serde_json::json!({}), None));
+    for i in 1..=10 {
+        let id = format!("c2/{i}");
+        t.apply(&start(&id, "read", serde_json::json!({ "n": i }), Some("c2")));
+        t.apply(&end(&id, "read", AgentToolResult::text("ok"), false, Some("c2")));
+    }
+    let live = plain(&t.live_rows(&cx, 80));
+    assert!(live.contains("  ↳ … 2 earlier calls\n  ↳ read {\"n\":3}\n"), "{live}");
+    assert!(live.ends_with("  ↳ read {\"n\":10}"), "{live}");
 }

@@ -40,6 +40,7 @@ fn edit_cell(expanded: bool) -> ToolCell {
             ..AgentToolResult::text("Edited src/漢字.rs")
         }),
         expanded,
+        nested: Vec::new(),
     }
 }
 

@@ -39,6 +39,7 @@ fn long_app() -> App {
             partial: None,
             result: Some(AgentToolResult::text(result)),
             expanded: false,
+            nested: Vec::new(),
         })),
         true,
     );
