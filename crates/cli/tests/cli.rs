@@ -11,6 +11,9 @@ use test_support::http_server;
 #[path = "cli/tui_pty.rs"]
 mod tui_pty;
 
+#[path = "cli/codemode.rs"]
+mod codemode;
+
 fn bin() -> std::process::Command {
     let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"));
     c.env_remove("OPENAI_API_KEY")

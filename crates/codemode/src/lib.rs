@@ -38,7 +38,7 @@ mod protocol;
 mod sandbox;
 mod source;
 mod store;
-//TMP mod tool;
+mod tool;
 mod vm;
 mod worker;
 mod worker_main;
@@ -51,7 +51,7 @@ pub use protocol::{
 pub use sandbox::{BoxFuture, InProcessSandbox, SandboxError, ScriptRun, ScriptSandbox};
 pub use source::{MAX_TIMEOUT_MS, OPTIONS_PREFIX, ScriptSource, SourceError, js_identifier, parse_source};
 pub use store::{MemoryStore, STORE_ENTRY_TYPE, ScriptStore, replay_store};
-//TMP pub use tool::{CODEMODE_TOOL_NAME, CodemodeTool, DEFAULT_TIMEOUT, MAX_RESULT_CHARS};
+pub use tool::{CODEMODE_TOOL_NAME, CodemodeTool, DEFAULT_TIMEOUT, MAX_RESULT_CHARS};
 pub use vm::{Vm, VmInterrupt, VmStartError};
 pub use worker::{DEFAULT_MAX_WORKERS, DEFAULT_WAIT_LIMIT, WorkerSandbox};
 pub use worker_main::worker_main;

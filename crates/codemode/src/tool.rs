@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_core::{
-    AgentTool, AgentToolResult, BoxFuture, CancellationToken, NestedOutcome, NestedToolCalls,
+    AgentTool, AgentToolResult, BoxFuture, NestedOutcome, NestedToolCalls,
     ToolCallContext, ToolError, ToolMeta,
 };
 use agent_tool::ContentBlock;
