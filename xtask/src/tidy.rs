@@ -65,6 +65,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "agent-export",
         ],
     ),
+    // Codemode: scripts whose tool calls go through the loop's nested-call
+    // handle; it knows no concrete tool and no product type.
+    ("agent-codemode", &["agent-core", "agent-tool"]),
     // Test helpers: used only as a dev-dependency (and by xtask), so they
     // may reach any layer they help test.
     (

@@ -25,13 +25,24 @@ pub fn serve_if_worker() {
 }
 
 /// Binds the tool's store to the session once it is built.
-#[derive(Clone, Default)]
-pub struct Binding(Arc<OnceLock<AgentSession>>);
+// The session holds the tool, which holds this: a cycle that lives as long
+// as the process does, which is what the stock binary needs.
+#[derive(Clone)]
+pub struct Binding(Arc<OnceLock<AgentSession>>, WorkerSandbox);
 
 impl Binding {
-    /// From now on `store()` values go to this session's file.
+    /// From now on `store()` values go to this session's file; when
+    /// codemode is active, a warm worker is started so the first script
+    /// does not wait for one.
     pub fn bind(&self, session: &AgentSession) {
         let _ = self.0.set(session.clone());
+        if session
+            .active_tool_names()
+            .iter()
+            .any(|n| n == agent_codemode::CODEMODE_TOOL_NAME)
+        {
+            self.1.prewarm();
+        }
     }
 }
 
@@ -96,12 +107,13 @@ pub fn definition(settings: &Settings) -> Option<(ToolDefinition, Binding)> {
             return None;
         }
     };
-    let binding = Binding::default();
+    let sandbox = WorkerSandbox::new(exe, [WORKER_ARG]);
+    let binding = Binding(Arc::default(), sandbox.clone());
     let store = SessionStore {
         session: binding.clone(),
         memory: MemoryStore::default(),
     };
-    let tool = CodemodeTool::new(WorkerSandbox::new(exe, [WORKER_ARG]))
+    let tool = CodemodeTool::new(sandbox)
         .timeout(timeout(settings))
         .store(Arc::new(store));
     Some((tool.definition(), binding))

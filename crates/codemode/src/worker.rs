@@ -151,6 +151,11 @@ impl Pool {
 
     /// Puts a warm worker in place when none is and a slot is free.
     fn refill(pool: &Arc<Pool>) {
+        // Starting a process needs the runtime's reactor (a slot freed
+        // while the runtime shuts down starts nothing).
+        if tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
         let Ok(mut state) = pool.state.lock() else {
             return;
         };

@@ -183,3 +183,64 @@ fn bad_scripts_are_error_results() {
     assert!(itself.contains("tools.codemode does not exist"), "{itself}");
     assert_eq!(events.last().unwrap()["type"], "session_usage");
 }
+
+/// Ctrl-C while a script's inner bash runs: the script ends, the worker is
+/// killed and the command's whole process group with it.
+#[test]
+fn sigint_mid_script_leaves_no_process() {
+    use std::time::{Duration, Instant};
+    let (dir, agent, ws) = setup(json!({}));
+    let marker = format!("codemode-marker-{}", std::process::id());
+    let code = format!(
+        "await tools.bash({{command: \"bash -c 'exec -a {marker} sleep 300' & wait\"}})"
+    );
+    let script = write_script(dir.path(), &[
+        json!({"content": [codemode_call("cm", &code)]}),
+        json!({"content": [{"type": "text", "text": "never"}]}),
+    ]);
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+        .env("CODING_AGENT_DIR", &agent)
+        .arg("--script")
+        .arg(&script)
+        .arg("--cwd")
+        .arg(&ws)
+        .args(["--tools", "+codemode", "--mode", "json", "go"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pgrep = |pattern: &str| {
+        let out = Command::new("pgrep").args(["-f", pattern]).output().unwrap().stdout;
+        String::from_utf8_lossy(&out).lines().filter(|l| !l.is_empty()).count()
+    };
+    // hang guard
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while pgrep(&marker) < 1 {
+        assert!(Instant::now() < deadline, "the inner bash never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let me = child.id();
+    let workers = || {
+        let out = Command::new("pgrep").args(["-P", &me.to_string(), "-f", "__codemode-worker"]).output().unwrap().stdout;
+        String::from_utf8_lossy(&out).lines().filter(|l| !l.is_empty()).count()
+    };
+    assert!(workers() >= 1, "the script runs in a worker process");
+    let pid = rustix::process::Pid::from_raw(me as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    // hang guard
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the agent did not exit after SIGINT");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(1));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pgrep(&marker) > 0 {
+        assert!(Instant::now() < deadline, "the inner command survived");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
