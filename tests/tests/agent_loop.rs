@@ -1109,7 +1109,8 @@ async fn nested_calls_get_ids_events_and_hooks_but_no_messages() {
     })
     .await;
     let p1 = || Some("p1".to_string());
-    let ev = |kind: &str, id: &str, parent: Option<String>| (kind.to_string(), id.to_string(), parent);
+    let ev =
+        |kind: &str, id: &str, parent: Option<String>| (kind.to_string(), id.to_string(), parent);
     assert_eq!(
         tool_events(&rec),
         [
@@ -1164,7 +1165,10 @@ async fn nested_calls_get_ids_events_and_hooks_but_no_messages() {
 
 #[tokio::test]
 async fn a_hook_that_blocks_a_tool_blocks_it_called_nested_too() {
-    let (danger, ran) = FnTool::new("danger", |_, _, _| async { Ok(AgentToolResult::text("boom")) }).arc();
+    let (danger, ran) = FnTool::new("danger", |_, _, _| async {
+        Ok(AgentToolResult::text("boom"))
+    })
+    .arc();
     let (script, outcomes) = script_tool(|nested, cancel| async move {
         vec![nested.call("danger", json!({}), &cancel).await]
     });
@@ -1175,10 +1179,12 @@ async fn a_hook_that_blocks_a_tool_blocks_it_called_nested_too() {
     let (rec, _) = run(client, vec![danger, script], |c| {
         c.before_tool_call = Some(Arc::new(|ctx, _| {
             async move {
-                Ok((ctx.tool_call.name == "danger").then(|| BeforeToolCallResult {
-                    decision: Some(json!({"permission": "deny"})),
-                    ..BeforeToolCallResult::block("danger is denied by rule danger")
-                }))
+                Ok(
+                    (ctx.tool_call.name == "danger").then(|| BeforeToolCallResult {
+                        decision: Some(json!({"permission": "deny"})),
+                        ..BeforeToolCallResult::block("danger is denied by rule danger")
+                    }),
+                )
             }
             .boxed()
         }))
@@ -1215,9 +1221,11 @@ async fn a_hook_that_blocks_a_tool_blocks_it_called_nested_too() {
 
 #[tokio::test]
 async fn nested_failures_come_back_as_error_outcomes() {
-    let (count, counted) = FnTool::new("count", |_, _, _| async { Ok(AgentToolResult::text("counted")) })
-        .schema(json!({"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}))
-        .arc();
+    let (count, counted) = FnTool::new("count", |_, _, _| async {
+        Ok(AgentToolResult::text("counted"))
+    })
+    .schema(json!({"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}))
+    .arc();
     let (boom, _) = FnTool::new("boom", |_, _, _| async {
         if true {
             panic!("kaboom");
@@ -1255,7 +1263,9 @@ async fn nested_failures_come_back_as_error_outcomes() {
         .collect();
     assert!(texts[0].0, "{texts:?}");
     assert!(
-        texts[0].1.starts_with("Validation failed for tool \"count\":"),
+        texts[0]
+            .1
+            .starts_with("Validation failed for tool \"count\":"),
         "{texts:?}"
     );
     // A numeric string is coerced, as for the model's calls.
@@ -1264,7 +1274,10 @@ async fn nested_failures_come_back_as_error_outcomes() {
     assert_eq!(texts[2], (true, "Tool nope not found".to_string()));
     assert_eq!(
         texts[3],
-        (true, "Tool inactive is registered but not active".to_string())
+        (
+            true,
+            "Tool inactive is registered but not active".to_string()
+        )
     );
     assert_eq!(texts[4], (true, "Tool script not found".to_string()));
     assert!(texts[5].0);
@@ -1299,7 +1312,10 @@ fn probe(
         let flight = flight.clone();
         let order = order.clone();
         async move {
-            order.lock().unwrap().push(args["i"].as_u64().unwrap_or(u64::MAX));
+            order
+                .lock()
+                .unwrap()
+                .push(args["i"].as_u64().unwrap_or(u64::MAX));
             flight.send_modify(|f| {
                 f.in_flight += 1;
                 f.started += 1;
@@ -1417,7 +1433,12 @@ async fn cancelling_aborts_nested_calls_that_wait_or_run() {
     assert_eq!(outcomes.len(), 4);
     for o in &outcomes {
         assert!(o.is_error, "{}", o.call_id);
-        assert_eq!(o.result.text_content(), "Operation aborted", "{}", o.call_id);
+        assert_eq!(
+            o.result.text_content(),
+            "Operation aborted",
+            "{}",
+            o.call_id
+        );
     }
     // Each got its start and end, under its parent.
     let nested: Vec<_> = tool_events(&rec)
@@ -1426,7 +1447,10 @@ async fn cancelling_aborts_nested_calls_that_wait_or_run() {
         .map(|(kind, _, _)| kind)
         .collect();
     assert_eq!(
-        nested.iter().filter(|k| *k == "tool_execution_start").count(),
+        nested
+            .iter()
+            .filter(|k| *k == "tool_execution_start")
+            .count(),
         4
     );
     assert_eq!(
