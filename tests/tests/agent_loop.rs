@@ -1458,3 +1458,42 @@ async fn cancelling_aborts_nested_calls_that_wait_or_run() {
         4
     );
 }
+
+#[tokio::test]
+async fn a_call_run_outside_the_loop_gets_a_handle_too() {
+    let (script, outcomes) = script_tool(|nested, cancel| async move {
+        vec![
+            nested.call("echo", json!({"text": "x"}), &cancel).await,
+            nested.call("echo", json!({}), &cancel).await,
+        ]
+    });
+    let tools = vec![echo_tool(), script];
+    let call = agent_ai::ToolCall {
+        id: "t1".into(),
+        name: "script".into(),
+        arguments: json!({}),
+        thought_signature: None,
+    };
+    let updates = Arc::new(Mutex::new(Vec::new()));
+    let seen = updates.clone();
+    let (result, is_error) = agent_core::execute_tool_call_with(
+        &tools,
+        &call,
+        &CancellationToken::new(),
+        None,
+        &agent_core::Extensions::new(),
+        move |partial| seen.lock().unwrap().push(partial.text_content()),
+    )
+    .await;
+    assert!(!is_error);
+    assert!(
+        result
+            .text_content()
+            .starts_with("echo x|Validation failed")
+    );
+    let outcomes = outcomes.lock().unwrap().clone();
+    let ids: Vec<_> = outcomes.iter().map(|o| o.call_id.as_str()).collect();
+    assert_eq!(ids, ["t1/1", "t1/2"]);
+    // The nested call's progress is not the call's own.
+    assert!(updates.lock().unwrap().is_empty());
+}
