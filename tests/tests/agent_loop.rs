@@ -1109,7 +1109,8 @@ async fn nested_calls_get_ids_events_and_hooks_but_no_messages() {
     })
     .await;
     let p1 = || Some("p1".to_string());
-    let ev = |kind: &str, id: &str, parent: Option<String>| (kind.to_string(), id.to_string(), parent);
+    let ev =
+        |kind: &str, id: &str, parent: Option<String>| (kind.to_string(), id.to_string(), parent);
     assert_eq!(
         tool_events(&rec),
         [
@@ -1164,7 +1165,10 @@ async fn nested_calls_get_ids_events_and_hooks_but_no_messages() {
 
 #[tokio::test]
 async fn a_hook_that_blocks_a_tool_blocks_it_called_nested_too() {
-    let (danger, ran) = FnTool::new("danger", |_, _, _| async { Ok(AgentToolResult::text("boom")) }).arc();
+    let (danger, ran) = FnTool::new("danger", |_, _, _| async {
+        Ok(AgentToolResult::text("boom"))
+    })
+    .arc();
     let (script, outcomes) = script_tool(|nested, cancel| async move {
         vec![nested.call("danger", json!({}), &cancel).await]
     });
@@ -1175,10 +1179,12 @@ async fn a_hook_that_blocks_a_tool_blocks_it_called_nested_too() {
     let (rec, _) = run(client, vec![danger, script], |c| {
         c.before_tool_call = Some(Arc::new(|ctx, _| {
             async move {
-                Ok((ctx.tool_call.name == "danger").then(|| BeforeToolCallResult {
-                    decision: Some(json!({"permission": "deny"})),
-                    ..BeforeToolCallResult::block("danger is denied by rule danger")
-                }))
+                Ok(
+                    (ctx.tool_call.name == "danger").then(|| BeforeToolCallResult {
+                        decision: Some(json!({"permission": "deny"})),
+                        ..BeforeToolCallResult::block("danger is denied by rule danger")
+                    }),
+                )
             }
             .boxed()
         }))
@@ -1215,9 +1221,11 @@ async fn a_hook_that_blocks_a_tool_blocks_it_called_nested_too() {
 
 #[tokio::test]
 async fn nested_failures_come_back_as_error_outcomes() {
-    let (count, counted) = FnTool::new("count", |_, _, _| async { Ok(AgentToolResult::text("counted")) })
-        .schema(json!({"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}))
-        .arc();
+    let (count, counted) = FnTool::new("count", |_, _, _| async {
+        Ok(AgentToolResult::text("counted"))
+    })
+    .schema(json!({"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}))
+    .arc();
     let (boom, _) = FnTool::new("boom", |_, _, _| async {
         if true {
             panic!("kaboom");
@@ -1255,7 +1263,9 @@ async fn nested_failures_come_back_as_error_outcomes() {
         .collect();
     assert!(texts[0].0, "{texts:?}");
     assert!(
-        texts[0].1.starts_with("Validation failed for tool \"count\":"),
+        texts[0]
+            .1
+            .starts_with("Validation failed for tool \"count\":"),
         "{texts:?}"
     );
     // A numeric string is coerced, as for the model's calls.
@@ -1264,7 +1274,10 @@ async fn nested_failures_come_back_as_error_outcomes() {
     assert_eq!(texts[2], (true, "Tool nope not found".to_string()));
     assert_eq!(
         texts[3],
-        (true, "Tool inactive is registered but not active".to_string())
+        (
+            true,
+            "Tool inactive is registered but not active".to_string()
+        )
     );
     assert_eq!(texts[4], (true, "Tool script not found".to_string()));
     assert!(texts[5].0);
@@ -1299,7 +1312,10 @@ fn probe(
         let flight = flight.clone();
         let order = order.clone();
         async move {
-            order.lock().unwrap().push(args["i"].as_u64().unwrap_or(u64::MAX));
+            order
+                .lock()
+                .unwrap()
+                .push(args["i"].as_u64().unwrap_or(u64::MAX));
             flight.send_modify(|f| {
                 f.in_flight += 1;
                 f.started += 1;
@@ -1417,7 +1433,12 @@ async fn cancelling_aborts_nested_calls_that_wait_or_run() {
     assert_eq!(outcomes.len(), 4);
     for o in &outcomes {
         assert!(o.is_error, "{}", o.call_id);
-        assert_eq!(o.result.text_content(), "Operation aborted", "{}", o.call_id);
+        assert_eq!(
+            o.result.text_content(),
+            "Operation aborted",
+            "{}",
+            o.call_id
+        );
     }
     // Each got its start and end, under its parent.
     let nested: Vec<_> = tool_events(&rec)
@@ -1426,11 +1447,53 @@ async fn cancelling_aborts_nested_calls_that_wait_or_run() {
         .map(|(kind, _, _)| kind)
         .collect();
     assert_eq!(
-        nested.iter().filter(|k| *k == "tool_execution_start").count(),
+        nested
+            .iter()
+            .filter(|k| *k == "tool_execution_start")
+            .count(),
         4
     );
     assert_eq!(
         nested.iter().filter(|k| *k == "tool_execution_end").count(),
         4
     );
+}
+
+#[tokio::test]
+async fn a_call_run_outside_the_loop_gets_a_handle_too() {
+    let (script, outcomes) = script_tool(|nested, cancel| async move {
+        vec![
+            nested.call("echo", json!({"text": "x"}), &cancel).await,
+            nested.call("echo", json!({}), &cancel).await,
+        ]
+    });
+    let tools = vec![echo_tool(), script];
+    let call = agent_ai::ToolCall {
+        id: "t1".into(),
+        name: "script".into(),
+        arguments: json!({}),
+        thought_signature: None,
+    };
+    let updates = Arc::new(Mutex::new(Vec::new()));
+    let seen = updates.clone();
+    let (result, is_error) = agent_core::execute_tool_call_with(
+        &tools,
+        &call,
+        &CancellationToken::new(),
+        None,
+        &agent_core::Extensions::new(),
+        move |partial| seen.lock().unwrap().push(partial.text_content()),
+    )
+    .await;
+    assert!(!is_error);
+    assert!(
+        result
+            .text_content()
+            .starts_with("echo x|Validation failed")
+    );
+    let outcomes = outcomes.lock().unwrap().clone();
+    let ids: Vec<_> = outcomes.iter().map(|o| o.call_id.as_str()).collect();
+    assert_eq!(ids, ["t1/1", "t1/2"]);
+    // The nested call's progress is not the call's own.
+    assert!(updates.lock().unwrap().is_empty());
 }

@@ -58,12 +58,12 @@ pub use config::{
 };
 pub use event::{AgentEvent, EventSink};
 pub use extensions::Extensions;
-pub use nested::{NestedOutcome, NestedToolCalls};
 pub use fn_tool::{FnTool, IntoAgentTool};
 pub use hooks::{
     AfterToolCallContext, AfterToolCallHook, AfterToolCallResult, BeforeToolCallContext,
     BeforeToolCallHook, BeforeToolCallResult,
 };
+pub use nested::{NestedOutcome, NestedToolCalls};
 pub use tool::{
     ABORTED_MESSAGE, AgentTool, AgentToolResult, ExecutionMode, ToolCallContext, ToolError,
     ToolMeta, ToolUpdateSink,

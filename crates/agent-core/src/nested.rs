@@ -95,7 +95,8 @@ pub struct NestedToolCalls {
 struct Inner {
     batch: Arc<Batch>,
     parent_id: String,
-    parent_name: String,
+    /// The calling tool, left out of `tools`.
+    parent_tool: Arc<dyn AgentTool>,
     /// The token the parent call runs with: the run's.
     parent_cancel: CancellationToken,
     /// The run's tools without the parent, made on first use (most calls
@@ -131,7 +132,7 @@ impl NestedToolCalls {
     pub(crate) fn new(
         batch: Arc<Batch>,
         parent_id: &str,
-        parent_name: &str,
+        parent_tool: Arc<dyn AgentTool>,
         parent_cancel: CancellationToken,
     ) -> Self {
         // `acquire_many` counts in u32; no machine runs 4 billion calls at once.
@@ -142,7 +143,7 @@ impl NestedToolCalls {
             inner: Arc::new(Inner {
                 batch,
                 parent_id: parent_id.to_string(),
-                parent_name: parent_name.to_string(),
+                parent_tool,
                 parent_cancel,
                 tools: OnceLock::new(),
                 counter: AtomicUsize::new(0),
@@ -169,7 +170,7 @@ impl NestedToolCalls {
                 .batch
                 .tools
                 .iter()
-                .filter(|t| t.name() != inner.parent_name)
+                .filter(|t| t.name() != inner.parent_tool.name())
                 .cloned()
                 .collect()
         })

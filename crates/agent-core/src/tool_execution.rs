@@ -376,7 +376,7 @@ pub(crate) async fn run_prepared(
         None => batch.extensions.clone().with(NestedToolCalls::new(
             batch.clone(),
             &call.id,
-            tool.name(),
+            tool.clone(),
             cancel.clone(),
         )),
         Some(_) => batch.extensions.clone(),

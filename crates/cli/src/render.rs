@@ -21,6 +21,9 @@ pub struct TextRenderer {
     last_header: Option<String>,
     calls: std::collections::HashMap<String, StyledText>,
     after_tool: bool,
+    /// What the tests read instead of stdout.
+    #[cfg(test)]
+    captured: Option<std::sync::Arc<std::sync::Mutex<String>>>,
 }
 
 impl TextRenderer {
@@ -42,10 +45,20 @@ impl TextRenderer {
             last_header: None,
             calls: std::collections::HashMap::new(),
             after_tool: false,
+            #[cfg(test)]
+            captured: None,
         }
     }
 
     fn write(&self, s: &str) {
+        #[cfg(test)]
+        if let Some(captured) = &self.captured {
+            captured
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push_str(s);
+            return;
+        }
         let mut out = anstream::stdout();
         let _ = out.write_all(s.as_bytes());
         let _ = out.flush();
@@ -260,5 +273,83 @@ impl TextRenderer {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_core::AgentToolResult;
+    use serde_json::json;
+
+    /// The text without colour sequences.
+    fn plain(s: &str) -> String {
+        let mut out = String::new();
+        let mut chars = s.chars();
+        while let Some(c) = chars.next() {
+            if c == '\x1b' {
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_nested_call_is_a_line_under_its_parent() {
+        let captured = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let mut r = TextRenderer::new(ToolRegistry::new(vec![]), "/work".into());
+        r.captured = Some(captured.clone());
+        r.tty = false;
+        let parent = |id: Option<&str>| id.map(str::to_string);
+        let start = |id: &str, name: &str, args, p: Option<&str>| AgentEvent::ToolExecutionStart {
+            tool_call_id: id.into(),
+            tool_name: name.into(),
+            args,
+            parent_tool_call_id: parent(p),
+        };
+        let end = |id: &str, name: &str, result, is_error, p: Option<&str>| {
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id: id.into(),
+                tool_name: name.into(),
+                result,
+                is_error,
+                parent_tool_call_id: parent(p),
+            }
+        };
+        r.handle(&start("c1", "script", json!({}), None));
+        r.handle(&start("c1/1", "probe", json!({"n": 1}), Some("c1")));
+        r.handle(&end(
+            "c1/1",
+            "probe",
+            AgentToolResult::text("fine"),
+            false,
+            Some("c1"),
+        ));
+        r.handle(&start("c1/2", "probe", json!({"n": 2}), Some("c1")));
+        r.handle(&end(
+            "c1/2",
+            "probe",
+            AgentToolResult::error("denied by rule\nsecond line"),
+            true,
+            Some("c1"),
+        ));
+        r.handle(&end(
+            "c1",
+            "script",
+            AgentToolResult::text("2 calls"),
+            false,
+            None,
+        ));
+        let out = plain(&captured.lock().unwrap());
+        assert_eq!(
+            out,
+            "\nscript\n  ↳ probe {\"n\":1}\n  ↳ probe {\"n\":2}\n    x probe: denied by rule\n  2 calls\n"
+        );
     }
 }

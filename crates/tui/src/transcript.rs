@@ -349,7 +349,8 @@ impl Transcript {
     /// Settles every cell (the run ended).
     pub fn settle_all(&mut self) {
         for cell in &mut self.cells {
-            let unfinished = |s: ToolStatus| matches!(s, ToolStatus::Running | ToolStatus::Streaming);
+            let unfinished =
+                |s: ToolStatus| matches!(s, ToolStatus::Running | ToolStatus::Streaming);
             if let CellKind::Tool(call) = cell.kind()
                 && (unfinished(call.status) || call.nested.iter().any(|n| unfinished(n.status)))
                 && let CellKind::Tool(call) = cell.kind_mut()

@@ -596,18 +596,34 @@ fn nested_calls_are_drawn_inside_their_parent_cell() {
             parent_tool_call_id: parent.map(str::to_string),
         }
     };
-    let end = |id: &str, name: &str, result: AgentToolResult, is_error: bool, parent: Option<&str>| {
-        AgentEvent::ToolExecutionEnd {
-            tool_call_id: id.into(),
-            tool_name: name.into(),
-            result,
-            is_error,
-            parent_tool_call_id: parent.map(str::to_string),
-        }
-    };
-    t.apply(&start("c1", "script", serde_json::json!({"code": "x"}), None));
-    t.apply(&start("c1/1", "read", serde_json::json!({"path": "a"}), Some("c1")));
-    t.apply(&start("c1/2", "bash", serde_json::json!({"command": "ls"}), Some("c1")));
+    let end =
+        |id: &str, name: &str, result: AgentToolResult, is_error: bool, parent: Option<&str>| {
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id: id.into(),
+                tool_name: name.into(),
+                result,
+                is_error,
+                parent_tool_call_id: parent.map(str::to_string),
+            }
+        };
+    t.apply(&start(
+        "c1",
+        "script",
+        serde_json::json!({"code": "x"}),
+        None,
+    ));
+    t.apply(&start(
+        "c1/1",
+        "read",
+        serde_json::json!({"path": "a"}),
+        Some("c1"),
+    ));
+    t.apply(&start(
+        "c1/2",
+        "bash",
+        serde_json::json!({"command": "ls"}),
+        Some("c1"),
+    ));
     // A nested call's progress is no cell and no line of its own.
     t.apply(&AgentEvent::ToolExecutionUpdate {
         tool_call_id: "c1/2".into(),
@@ -627,7 +643,11 @@ fn nested_calls_are_drawn_inside_their_parent_cell() {
     let CellKind::Tool(call) = &t.cells()[0].kind() else {
         panic!("a tool cell");
     };
-    let statuses: Vec<_> = call.nested.iter().map(|n| (n.id.as_str(), n.status)).collect();
+    let statuses: Vec<_> = call
+        .nested
+        .iter()
+        .map(|n| (n.id.as_str(), n.status))
+        .collect();
     assert_eq!(
         statuses,
         [("c1/1", ToolStatus::Running), ("c1/2", ToolStatus::Error)]
@@ -637,8 +657,20 @@ fn nested_calls_are_drawn_inside_their_parent_cell() {
         "* script {\"code\":\"x\"}\n  ↳ read {\"path\":\"a\"}\n  ↳ bash {\"command\":\"ls\"}\n    denied by rule bash(ls)"
     );
     assert!(t.take_history(&cx, 80).is_empty(), "the parent still runs");
-    t.apply(&end("c1/1", "read", AgentToolResult::text("aaa"), false, Some("c1")));
-    t.apply(&end("c1", "script", AgentToolResult::text("2 calls"), false, None));
+    t.apply(&end(
+        "c1/1",
+        "read",
+        AgentToolResult::text("aaa"),
+        false,
+        Some("c1"),
+    ));
+    t.apply(&end(
+        "c1",
+        "script",
+        AgentToolResult::text("2 calls"),
+        false,
+        None,
+    ));
     let history = plain(&t.take_history(&cx, 80));
     assert_eq!(
         history,
@@ -646,7 +678,12 @@ fn nested_calls_are_drawn_inside_their_parent_cell() {
     );
     // A late nested event (a handle kept past the call) changes nothing
     // in a cell the scrollback already holds.
-    t.apply(&start("c1/3", "read", serde_json::json!({"path": "b"}), Some("c1")));
+    t.apply(&start(
+        "c1/3",
+        "read",
+        serde_json::json!({"path": "b"}),
+        Some("c1"),
+    ));
     assert_eq!(t.cells().len(), 1);
     let CellKind::Tool(call) = &t.cells()[0].kind() else {
         panic!("a tool cell");
@@ -657,10 +694,24 @@ fn nested_calls_are_drawn_inside_their_parent_cell() {
     t.apply(&start("c2", "script", serde_json::json!({}), None));
     for i in 1..=10 {
         let id = format!("c2/{i}");
-        t.apply(&start(&id, "read", serde_json::json!({ "n": i }), Some("c2")));
-        t.apply(&end(&id, "read", AgentToolResult::text("ok"), false, Some("c2")));
+        t.apply(&start(
+            &id,
+            "read",
+            serde_json::json!({ "n": i }),
+            Some("c2"),
+        ));
+        t.apply(&end(
+            &id,
+            "read",
+            AgentToolResult::text("ok"),
+            false,
+            Some("c2"),
+        ));
     }
     let live = plain(&t.live_rows(&cx, 80));
-    assert!(live.contains("  ↳ … 2 earlier calls\n  ↳ read {\"n\":3}\n"), "{live}");
+    assert!(
+        live.contains("  ↳ … 2 earlier calls\n  ↳ read {\"n\":3}\n"),
+        "{live}"
+    );
     assert!(live.ends_with("  ↳ read {\"n\":10}"), "{live}");
 }
