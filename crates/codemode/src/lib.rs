@@ -48,7 +48,7 @@ pub use protocol::{
     HostMessage, MAX_FRAME_BYTES, OutputKind, ScriptEnd, ScriptRequest, ScriptTool, VmEvent,
     VmLimits, read_frame, write_frame,
 };
-pub use sandbox::{BoxFuture, InProcessSandbox, SandboxError, ScriptRun, ScriptSandbox};
+pub use sandbox::{BoxFuture, InProcessSandbox, SandboxError, ScriptRun, ScriptSandbox, Stop};
 pub use source::{MAX_TIMEOUT_MS, OPTIONS_PREFIX, ScriptSource, SourceError, js_identifier, parse_source};
 pub use store::{MemoryStore, STORE_ENTRY_TYPE, ScriptStore, replay_store};
 pub use tool::{CODEMODE_TOOL_NAME, CodemodeTool, DEFAULT_TIMEOUT, MAX_RESULT_CHARS};

@@ -9,6 +9,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc;
 
@@ -37,7 +38,18 @@ pub trait ScriptSandbox: Send + Sync + std::fmt::Debug {
     fn start(&self, request: ScriptRequest) -> BoxFuture<'_, Result<ScriptRun, SandboxError>>;
 }
 
-type Stopper = Box<dyn FnOnce(bool) -> BoxFuture<'static, Option<String>> + Send>;
+/// How to end a VM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// At once, even mid-computation (SIGKILL for a worker).
+    Kill,
+    /// It is gone or going: wait for it, to learn how it ended.
+    Wait,
+    /// It has ended its script: let it exit in the background.
+    Detach,
+}
+
+type Stopper = Box<dyn FnOnce(Stop) -> BoxFuture<'static, Option<String>> + Send>;
 
 /// One running script: its events, its settlements, and its stop.
 pub struct ScriptRun {
@@ -54,13 +66,12 @@ impl std::fmt::Debug for ScriptRun {
 
 impl ScriptRun {
     /// A run from its parts: `events` from the VM, `to_vm` to send it a
-    /// message (false once it is gone), and `stop`, which ends the VM (when
-    /// its argument is true, at once, even mid-computation) and reports why
-    /// it ended abnormally, if it did.
+    /// message (false once it is gone), and `stop`, which ends the VM as
+    /// [`Stop`] says and reports why it ended abnormally, if it did.
     pub fn new(
         events: mpsc::UnboundedReceiver<VmEvent>,
         to_vm: impl Fn(HostMessage) -> bool + Send + Sync + 'static,
-        stop: impl FnOnce(bool) -> BoxFuture<'static, Option<String>> + Send + 'static,
+        stop: impl FnOnce(Stop) -> BoxFuture<'static, Option<String>> + Send + 'static,
     ) -> ScriptRun {
         ScriptRun {
             events,
@@ -81,19 +92,21 @@ impl ScriptRun {
             .is_some_and(|send| send(HostMessage::Settle { id, ok, payload }))
     }
 
-    /// Ends the VM: at once when `kill`, else after it has ended on its
-    /// own. Returns a description of an abnormal end (a signal, a crash).
-    pub async fn stop(mut self, kill: bool) -> Option<String> {
+    /// Ends the VM as `how` says. Returns a description of an abnormal end
+    /// (a signal, a crash) when it waited to learn one.
+    pub async fn stop(mut self, how: Stop) -> Option<String> {
         // Closing the VM's inbox lets a VM waiting for a settlement end.
         self.to_vm = None;
         match self.stopper.take() {
-            Some(stop) => stop(kill).await,
+            Some(stop) => stop(how).await,
             None => None,
         }
     }
 }
 
-/// Runs each script on a fresh VM on a thread of this process.
+/// Runs each script on a fresh VM on a thread of this process, with the
+/// next VM made in the background while a script runs (so a script finds
+/// its VM ready, built-ins already frozen).
 ///
 /// A runaway loop is stopped by QuickJS's interrupt check; a built-in that
 /// never polls it (`new Array(1e9).join()`) keeps its thread busy until it
@@ -106,58 +119,106 @@ impl ScriptRun {
 /// let sandbox: &dyn ScriptSandbox = &InProcessSandbox::default();
 /// # let _ = sandbox;
 /// ```
-#[derive(Debug, Clone, Copy, Default)]
-pub struct InProcessSandbox;
+#[derive(Debug, Clone, Default)]
+pub struct InProcessSandbox {
+    warm: Arc<Mutex<Option<VmThread>>>,
+}
+
+/// A thread that makes a VM and waits for one script to run on it.
+#[derive(Debug)]
+struct VmThread {
+    jobs: std::sync::mpsc::Sender<Job>,
+    interrupt: VmInterrupt,
+}
+
+/// One script for a [`VmThread`].
+struct Job {
+    request: ScriptRequest,
+    events: mpsc::UnboundedSender<VmEvent>,
+    inbox: std::sync::mpsc::Receiver<HostMessage>,
+    done: tokio::sync::oneshot::Sender<()>,
+}
 
 /// Stack of the VM thread: well above QuickJS's own stack limit, so deep
 /// recursion ends in a catchable `RangeError`, not a crash.
 const VM_THREAD_STACK: usize = 16 * 1024 * 1024;
 
+impl VmThread {
+    fn spawn() -> Result<VmThread, SandboxError> {
+        let interrupt = VmInterrupt::new();
+        let vm_interrupt = interrupt.clone();
+        let (jobs, waiting) = std::sync::mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("codemode-vm".into())
+            .stack_size(VM_THREAD_STACK)
+            .spawn(move || {
+                let vm = Vm::with_interrupt(vm_interrupt);
+                // The sandbox dropped without a script for it: nothing to do.
+                let Ok(job) = waiting.recv() else {
+                    return;
+                };
+                match vm {
+                    Ok(vm) => {
+                        let (events, inbox) = (job.events, job.inbox);
+                        vm.run(
+                            job.request,
+                            move |event| events.send(event).is_ok(),
+                            move || inbox.recv().ok(),
+                        );
+                    }
+                    Err(e) => {
+                        let _ = job.events.send(VmEvent::End(ScriptEnd::Threw {
+                            name: "InternalError".into(),
+                            message: e.to_string(),
+                            stack: format!("InternalError: {e}"),
+                        }));
+                    }
+                }
+                let _ = job.done.send(());
+            })
+            .map_err(|e| SandboxError::Failed(format!("could not start the VM thread: {e}")))?;
+        Ok(VmThread { jobs, interrupt })
+    }
+}
+
 impl ScriptSandbox for InProcessSandbox {
     fn start(&self, request: ScriptRequest) -> BoxFuture<'_, Result<ScriptRun, SandboxError>> {
         Box::pin(async move {
-            let interrupt = VmInterrupt::new();
-            let vm_interrupt = interrupt.clone();
+            let warm = self.warm.lock().ok().and_then(|mut w| w.take());
+            let thread = match warm {
+                Some(thread) => thread,
+                None => VmThread::spawn()?,
+            };
+            // The next script's VM is made while this one runs.
+            if let (Ok(next), Ok(mut slot)) = (VmThread::spawn(), self.warm.lock()) {
+                *slot = Some(next);
+            }
             let (events_tx, events_rx) = mpsc::unbounded_channel();
             let (inbox_tx, inbox_rx) = std::sync::mpsc::channel::<HostMessage>();
             let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
-            std::thread::Builder::new()
-                .name("codemode-vm".into())
-                .stack_size(VM_THREAD_STACK)
-                .spawn(move || {
-                    let vm = match Vm::with_interrupt(vm_interrupt) {
-                        Ok(vm) => vm,
-                        Err(e) => {
-                            let _ = events_tx.send(VmEvent::End(ScriptEnd::Threw {
-                                name: "InternalError".into(),
-                                message: e.to_string(),
-                                stack: format!("InternalError: {e}"),
-                            }));
-                            return;
-                        }
-                    };
-                    vm.run(
-                        request,
-                        move |event| events_tx.send(event).is_ok(),
-                        move || inbox_rx.recv().ok(),
-                    );
-                    let _ = done_tx.send(());
-                })
-                .map_err(|e| SandboxError::Failed(format!("could not start the VM thread: {e}")))?;
-            let inbox = std::sync::Mutex::new(inbox_tx);
+            let VmThread { jobs, interrupt } = thread;
+            jobs.send(Job {
+                request,
+                events: events_tx,
+                inbox: inbox_rx,
+                done: done_tx,
+            })
+            .map_err(|_| SandboxError::Failed("the VM thread is gone".into()))?;
+            let inbox = Mutex::new(inbox_tx);
             Ok(ScriptRun::new(
                 events_rx,
                 move |message| inbox.lock().is_ok_and(|tx| tx.send(message).is_ok()),
-                move |kill| {
+                move |how| {
                     Box::pin(async move {
-                        if kill {
-                            interrupt.interrupt();
+                        match how {
+                            Stop::Kill => interrupt.interrupt(),
+                            Stop::Wait => {
+                                let _ = done_rx.await;
+                            }
+                            Stop::Detach => {}
                         }
                         // A VM stuck in a built-in that never polls the
                         // interrupt keeps its thread; the run does not wait.
-                        if !kill {
-                            let _ = done_rx.await;
-                        }
                         None
                     }) as BoxFuture<'static, Option<String>>
                 },

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 
 use crate::output::{CallRecord, DEFAULT_MAX_OUTPUT_TOKENS, Ending, OutputItem, cut, render};
 use crate::protocol::{ScriptEnd, ScriptRequest, ScriptTool, VmEvent, VmLimits};
-use crate::sandbox::{SandboxError, ScriptSandbox};
+use crate::sandbox::{SandboxError, ScriptSandbox, Stop};
 use crate::source::{js_identifier, parse_source};
 use crate::store::ScriptStore;
 
@@ -343,8 +343,13 @@ impl CodemodeTool {
         };
         // Calls still running are cut off by the end of the script.
         calls_cancel.cancel();
-        let kill = !matches!(ending, Ending::Completed | Ending::Threw(_));
-        let abnormal = script.stop(kill).await;
+        let how = match &ending {
+            Ending::Completed | Ending::Threw(_) => Stop::Detach,
+            // It went away without a word: wait to learn why.
+            Ending::SandboxFailed(why) if why.is_empty() => Stop::Wait,
+            _ => Stop::Kill,
+        };
+        let abnormal = script.stop(how).await;
         while let Some((_, index, began, outcome)) = in_flight.next().await {
             if let Some(record) = run.calls.get_mut(index) {
                 record.id = outcome.call_id.clone();

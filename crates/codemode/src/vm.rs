@@ -19,6 +19,7 @@ use rquickjs::{CaughtError, Context, Ctx, Function, Object, Runtime, Value};
 
 use crate::protocol::{HostMessage, OutputKind, ScriptEnd, ScriptRequest, VmEvent};
 
+const LOCKDOWN: &str = include_str!("lockdown.js");
 const PRELUDE: &str = include_str!("prelude.js");
 
 /// Why a VM could not be made.
@@ -76,6 +77,14 @@ impl Vm {
         let interrupt = interrupt.0;
         let runtime = Runtime::new().map_err(|e| VmStartError(e.to_string()))?;
         let context = Context::full(&runtime).map_err(|e| VmStartError(e.to_string()))?;
+        // The built-ins are frozen now, before any script is known: a warm
+        // VM has paid for it (a few milliseconds) when a script arrives.
+        context.with(|ctx| {
+            let mut options = EvalOptions::default();
+            options.filename = Some("codemode-prelude.js".to_string());
+            ctx.eval_with_options::<(), _>(LOCKDOWN, options)
+                .map_err(|e| VmStartError(format!("the built-ins could not be frozen: {e}")))
+        })?;
         let deadline: Arc<std::sync::Mutex<Option<Instant>>> = Arc::default();
         let (flag, until) = (interrupt.clone(), deadline.clone());
         runtime.set_interrupt_handler(Some(Box::new(move || {

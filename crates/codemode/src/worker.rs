@@ -24,7 +24,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::protocol::{HostMessage, MAX_FRAME_BYTES, ScriptRequest, VmEvent, write_frame};
-use crate::sandbox::{BoxFuture, SandboxError, ScriptRun, ScriptSandbox};
+use crate::sandbox::{BoxFuture, SandboxError, ScriptRun, ScriptSandbox, Stop};
 
 /// Workers alive at once by default: one script and one warm worker.
 pub const DEFAULT_MAX_WORKERS: usize = 2;
@@ -184,7 +184,12 @@ impl Pool {
                 }
             }
         }
-        Pool::refill(pool);
+        // Starting a process takes a while: not on the path of the script
+        // that just ended.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let pool = pool.clone();
+            runtime.spawn(async move { Pool::refill(&pool) });
+        }
     }
 
     /// A worker for one script: the warm one, a new one, or the next free.
@@ -305,13 +310,13 @@ async fn run_on(worker: Worker, request: ScriptRequest, slot: Slot) -> Result<Sc
     Ok(ScriptRun::new(
         events_rx,
         move |message| inbox_tx.send(message).is_ok(),
-        move |kill| {
-            Box::pin(async move {
-                if kill {
+        move |how| {
+            let end = async move {
+                if how == Stop::Kill {
                     let _ = child.start_kill();
                 }
-                // The writer ends now that its channel is closed; the worker,
-                // reading EOF, exits on its own after an end.
+                // The writer ends now that its channel is closed; a worker
+                // reading EOF after its script exits on its own.
                 let status = match tokio::time::timeout(Duration::from_secs(5), child.wait()).await {
                     Ok(status) => status.ok(),
                     Err(_) => {
@@ -322,7 +327,16 @@ async fn run_on(worker: Worker, request: ScriptRequest, slot: Slot) -> Result<Sc
                 reader.abort();
                 writer.abort();
                 drop(slot);
-                status.and_then(|status| abnormal(status, kill))
+                status.and_then(|status| abnormal(status, how == Stop::Kill))
+            };
+            Box::pin(async move {
+                if how == Stop::Detach {
+                    // Reaped (and its slot freed) in the background.
+                    tokio::spawn(end);
+                    None
+                } else {
+                    end.await
+                }
             }) as BoxFuture<'static, Option<String>>
         },
     ))

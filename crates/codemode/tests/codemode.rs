@@ -5,7 +5,7 @@ use std::time::Duration;
 
 
 use agent_codemode::{
-    InProcessSandbox, OutputKind, ScriptEnd, ScriptRequest, ScriptSandbox, ScriptTool, VmEvent,
+    InProcessSandbox, OutputKind, ScriptEnd, Stop, ScriptRequest, ScriptSandbox, ScriptTool, VmEvent,
     VmLimits, WorkerSandbox,
 };
 
@@ -51,13 +51,13 @@ async fn run(sandbox: &dyn ScriptSandbox, req: ScriptRequest) -> (Vec<(OutputKin
             None => panic!("the VM went away"),
         }
     };
-    let abnormal = script.stop(false).await;
+    let abnormal = script.stop(Stop::Wait).await;
     (outputs, end, abnormal)
 }
 
 async fn both(code: &str) -> Vec<(Vec<(OutputKind, String)>, ScriptEnd, Option<String>)> {
     vec![
-        run(&InProcessSandbox, request(code)).await,
+        run(&InProcessSandbox::default(), request(code)).await,
         run(&worker(), request(code)).await,
     ]
 }
@@ -86,7 +86,7 @@ fn threw(end: &ScriptEnd) -> (String, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_runaway_loop_stops_at_its_deadline() {
-    for sandbox in [&InProcessSandbox as &dyn ScriptSandbox, &worker()] {
+    for sandbox in [&InProcessSandbox::default() as &dyn ScriptSandbox, &worker()] {
         let mut req = request("text('before'); while (true) {}");
         req.limits.timeout_ms = Some(300);
         let (outputs, end, _) = run(sandbox, req).await;
@@ -110,8 +110,8 @@ async fn memory_bombs_fail_with_out_of_memory() {
     let mut script = sandbox.start(request("return (new Array(1e9) + '').length")).await.unwrap();
     let deadline = tokio::time::timeout(Duration::from_millis(500), script.next_event()).await;
     assert!(deadline.is_err(), "the join ended early: {deadline:?}");
-    assert_eq!(script.stop(true).await, None, "our own SIGKILL is not reported as a crash");
-    assert_eq!(sandbox.live_workers(), 1, "the slot is freed (only the warm worker lives)");
+    assert_eq!(script.stop(Stop::Kill).await, None, "our own SIGKILL is not reported as a crash");
+    assert!(sandbox.live_workers() <= 1, "the slot is freed (a warm worker may take it)");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -200,7 +200,7 @@ async fn output_and_call_limits_end_the_script() {
 async fn store_writes_come_back_only_from_a_script_that_completes() {
     let mut req = request("const n = load('n') ?? 0; store('n', n + 1); store('gone', undefined); return n");
     req.store = vec![("n".into(), "41".into()), ("gone".into(), "true".into())];
-    for sandbox in [&InProcessSandbox as &dyn ScriptSandbox, &worker()] {
+    for sandbox in [&InProcessSandbox::default() as &dyn ScriptSandbox, &worker()] {
         let (_, end, _) = run(sandbox, req.clone()).await;
         assert_eq!(end, ScriptEnd::Completed {
             value: Some("41".into()),
@@ -254,7 +254,7 @@ async fn the_worker_runs_under_seccomp_and_its_limits() {
     // hang guard
     let end = tokio::time::timeout(Duration::from_secs(60), script.next_event()).await.unwrap();
     assert_eq!(end, Some(VmEvent::End(ScriptEnd::Completed { value: Some("1".into()), writes: vec![] })));
-    assert_eq!(script.stop(false).await, None);
+    assert_eq!(script.stop(Stop::Wait).await, None);
 }
 
 /// A worker that dies mid-script (here by SIGSEGV) is reported, and the
@@ -272,7 +272,7 @@ async fn a_crashed_worker_is_reported_by_its_signal() {
             // hang guard
             let event = tokio::time::timeout(Duration::from_secs(60), script.next_event()).await.unwrap();
             assert_eq!(event, None);
-            let why = script.stop(false).await;
+            let why = script.stop(Stop::Wait).await;
             assert_eq!(why.as_deref(), Some("the script worker was killed by SIGSEGV"));
         }
         Err(e) => assert!(e.to_string().contains("did not take the script"), "{e}"),
@@ -329,7 +329,7 @@ mod in_the_loop {
             .arc()
         };
         let code = "const all = Array.from({length: 10000}, () => tools.probe({}));\nconst r = await Promise.allSettled(all);\nconst bad = r.filter(x => x.status === 'rejected');\nreturn [r.length - bad.length, bad.length, bad[0].reason.name];";
-        let tool: Arc<dyn AgentTool> = Arc::new(CodemodeTool::new(InProcessSandbox));
+        let tool: Arc<dyn AgentTool> = Arc::new(CodemodeTool::new(InProcessSandbox::default()));
         let (rec, _) = run(
             scripted(vec![calls(&[("cm", "codemode", json!({"code": code}))]), text("done")]),
             vec![tool, probe],
@@ -347,7 +347,7 @@ mod in_the_loop {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_abort_cancels_the_script_and_its_calls() {
         let (sleep, log) = sleeper("sleep").arc();
-        let tool: Arc<dyn AgentTool> = Arc::new(CodemodeTool::new(InProcessSandbox));
+        let tool: Arc<dyn AgentTool> = Arc::new(CodemodeTool::new(InProcessSandbox::default()));
         let cancel = agent_core::CancellationToken::new();
         let config = agent_core::AgentLoopConfig::new(
             test_support::agent_loop::model(),
@@ -407,7 +407,7 @@ mod in_the_loop {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn stored_values_reach_the_next_script() {
         let store = Arc::new(MemoryStore::default());
-        let tool: Arc<dyn AgentTool> = Arc::new(CodemodeTool::new(InProcessSandbox).store(store.clone()).limits(VmLimits::default()));
+        let tool: Arc<dyn AgentTool> = Arc::new(CodemodeTool::new(InProcessSandbox::default()).store(store.clone()).limits(VmLimits::default()));
         let (rec, _) = run(
             scripted(vec![
                 calls(&[("a", "codemode", json!({"code": "store('seen', ['x']); return 1"}))]),
