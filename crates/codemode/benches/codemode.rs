@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_codemode::{
-    CodemodeTool, InProcessSandbox, ScriptEnd, Stop, ScriptRequest, ScriptSandbox, VmEvent, VmLimits,
-    WorkerSandbox,
+    CodemodeTool, InProcessSandbox, ScriptEnd, ScriptRequest, ScriptSandbox, Stop, VmEvent,
+    VmLimits, WorkerSandbox,
 };
 use agent_core::AgentTool;
 use serde_json::json;
@@ -82,15 +82,27 @@ fn children_peak_rss_kib() -> i64 {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let exe = worker_program();
-    assert!(exe.exists(), "build the worker first: cargo build -p agent-codemode --release ({})", exe.display());
+    assert!(
+        exe.exists(),
+        "build the worker first: cargo build -p agent-codemode --release ({})",
+        exe.display()
+    );
 
     // 1. Fixed prompt cost.
     let definition = CodemodeTool::new(InProcessSandbox::default()).definition();
     let chars = definition.description().len()
         + definition.prompt_snippet().map_or(0, str::len)
-        + definition.prompt_guidelines().iter().map(String::len).sum::<usize>()
+        + definition
+            .prompt_guidelines()
+            .iter()
+            .map(String::len)
+            .sum::<usize>()
         + definition.parameters().to_string().len();
-    println!("fixed prompt cost: {} characters ≈ {} tokens (target ≤ 500)", chars, chars.div_ceil(4));
+    println!(
+        "fixed prompt cost: {} characters ≈ {} tokens (target ≤ 500)",
+        chars,
+        chars.div_ceil(4)
+    );
 
     // 2. Start to a ready VM.
     let runs: Vec<Duration> = (0..50)
@@ -102,7 +114,10 @@ async fn main() {
             took
         })
         .collect();
-    println!("a new VM (runtime, context, built-ins frozen): p50 {:?}", median(runs));
+    println!(
+        "a new VM (runtime, context, built-ins frozen): p50 {:?}",
+        median(runs)
+    );
     let in_process = InProcessSandbox::default();
     let mut ready = Vec::new();
     let mut whole = Vec::new();
@@ -110,21 +125,34 @@ async fn main() {
         // Let the next warm VM get ready, as it does while a script runs.
         tokio::time::sleep(Duration::from_millis(20)).await;
         let start = Instant::now();
-        let mut run = in_process.start(request("return 1", None)).await.expect("started");
+        let mut run = in_process
+            .start(request("return 1", None))
+            .await
+            .expect("started");
         ready.push(start.elapsed());
         while !matches!(run.next_event().await, Some(VmEvent::End(_)) | None) {}
         whole.push(start.elapsed());
         run.stop(Stop::Detach).await;
     }
-    println!("in-process, a warm VM: start to ready p50 {:?} (target ≤ 2 ms); script `return 1` to its end p50 {:?}", median(ready), median(whole));
+    println!(
+        "in-process, a warm VM: start to ready p50 {:?} (target ≤ 2 ms); script `return 1` to its end p50 {:?}",
+        median(ready),
+        median(whole)
+    );
     let mut cold = Vec::new();
     for _ in 0..30 {
         let sandbox = WorkerSandbox::new(&exe, Vec::<String>::new());
         let start = Instant::now();
-        assert!(matches!(run_to_end(&sandbox, request("return 1", None)).await, ScriptEnd::Completed { .. }));
+        assert!(matches!(
+            run_to_end(&sandbox, request("return 1", None)).await,
+            ScriptEnd::Completed { .. }
+        ));
         cold.push(start.elapsed());
     }
-    println!("cold worker (spawn, confine, VM, script `return 1`, exit): p50 {:?} (target ≤ 15 ms)", median(cold));
+    println!(
+        "cold worker (spawn, confine, VM, script `return 1`, exit): p50 {:?} (target ≤ 15 ms)",
+        median(cold)
+    );
     let sandbox = WorkerSandbox::new(&exe, Vec::<String>::new());
     sandbox.prewarm();
     let mut warm = Vec::new();
@@ -132,34 +160,73 @@ async fn main() {
         // Let the replacement warm worker get ready.
         tokio::time::sleep(Duration::from_millis(30)).await;
         let start = Instant::now();
-        assert!(matches!(run_to_end(&sandbox, request("return 1", None)).await, ScriptEnd::Completed { .. }));
+        assert!(matches!(
+            run_to_end(&sandbox, request("return 1", None)).await,
+            ScriptEnd::Completed { .. }
+        ));
         warm.push(start.elapsed());
     }
-    println!("warm worker (script `return 1` to its end): p50 {:?}", median(warm));
+    println!(
+        "warm worker (script `return 1` to its end): p50 {:?}",
+        median(warm)
+    );
 
     // 3. 50 parallel reads: one script beside one batch.
     let dir = tempfile::tempdir().expect("a temporary directory");
     for i in 0..50 {
-        std::fs::write(dir.path().join(format!("f{i}.txt")), format!("    let value_{i} = compute(input, {i}); // a line of code\n").repeat(400)).expect("a file");
+        std::fs::write(
+            dir.path().join(format!("f{i}.txt")),
+            format!("    let value_{i} = compute(input, {i}); // a line of code\n").repeat(400),
+        )
+        .expect("a file");
     }
-    let read: Arc<dyn AgentTool> = tools_builtin::tool_by_name("read", dir.path()).expect("read").tool();
-    let codemode: Arc<dyn AgentTool> = Arc::new(CodemodeTool::new(WorkerSandbox::new(&exe, Vec::<String>::new())));
+    let read: Arc<dyn AgentTool> = tools_builtin::tool_by_name("read", dir.path())
+        .expect("read")
+        .tool();
+    let codemode: Arc<dyn AgentTool> = Arc::new(CodemodeTool::new(WorkerSandbox::new(
+        &exe,
+        Vec::<String>::new(),
+    )));
     let code = "const t = await Promise.all(Array.from({length: 50}, (_, i) => tools.read({path: `f${i}.txt`})));\nreturn t.reduce((n, s) => n + s.length, 0);";
     let mut script_runs = Vec::new();
     let mut batch_runs = Vec::new();
     let mut requests = (0, 0);
     for _ in 0..15 {
-        let client = scripted(vec![calls(&[("cm", "codemode", json!({"code": code}))]), text("done")]);
+        let client = scripted(vec![
+            calls(&[("cm", "codemode", json!({"code": code}))]),
+            text("done"),
+        ]);
         let start = Instant::now();
-        let (_, ctx) = test_support::agent_loop::run(client.clone(), vec![codemode.clone(), read.clone()], |_| {}).await;
+        let (_, ctx) = test_support::agent_loop::run(
+            client.clone(),
+            vec![codemode.clone(), read.clone()],
+            |_| {},
+        )
+        .await;
         script_runs.push(start.elapsed());
-        requests.0 = ctx.messages.iter().filter(|m| m.role() == "assistant").count();
-        let batch: Vec<serde_json::Value> = (0..50).map(|i| tool_call(&format!("r{i}"), "read", json!({"path": format!("f{i}.txt")}))).collect();
+        requests.0 = ctx
+            .messages
+            .iter()
+            .filter(|m| m.role() == "assistant")
+            .count();
+        let batch: Vec<serde_json::Value> = (0..50)
+            .map(|i| {
+                tool_call(
+                    &format!("r{i}"),
+                    "read",
+                    json!({"path": format!("f{i}.txt")}),
+                )
+            })
+            .collect();
         let client = scripted(vec![json!({"content": batch}), text("done")]);
         let start = Instant::now();
         let (_, ctx) = test_support::agent_loop::run(client, vec![read.clone()], |_| {}).await;
         batch_runs.push(start.elapsed());
-        requests.1 = ctx.messages.iter().filter(|m| m.role() == "assistant").count();
+        requests.1 = ctx
+            .messages
+            .iter()
+            .filter(|m| m.role() == "assistant")
+            .count();
     }
     let (s, b) = (median(script_runs), median(batch_runs));
     println!(
@@ -175,13 +242,20 @@ async fn main() {
     for _ in 0..10 {
         let start = Instant::now();
         let out = tool
-            .execute(json!({"code": "// @options: {\"timeout_ms\": 200}\nwhile (true) {}"}), agent_core::ToolCallContext::new("b"))
+            .execute(
+                json!({"code": "// @options: {\"timeout_ms\": 200}\nwhile (true) {}"}),
+                agent_core::ToolCallContext::new("b"),
+            )
             .await;
         let took = start.elapsed();
         assert!(out.is_err());
         late.push(took.saturating_sub(Duration::from_millis(200)));
     }
-    println!("runaway loop stopped after its deadline: p50 {:?}, worst {:?} (target ≤ 200 ms)", median(late.clone()), late.iter().max().copied().unwrap_or_default());
+    println!(
+        "runaway loop stopped after its deadline: p50 {:?}, worst {:?} (target ≤ 200 ms)",
+        median(late.clone()),
+        late.iter().max().copied().unwrap_or_default()
+    );
     let mut late = Vec::new();
     for _ in 0..10 {
         let start = Instant::now();
@@ -192,7 +266,11 @@ async fn main() {
         assert!(out.is_err());
         late.push(took.saturating_sub(Duration::from_millis(200)));
     }
-    println!("a built-in that never polls the interrupt (`new Array(1e9) + ''`), stopped after its deadline: p50 {:?}, worst {:?}", median(late.clone()), late.iter().max().copied().unwrap_or_default());
+    println!(
+        "a built-in that never polls the interrupt (`new Array(1e9) + ''`), stopped after its deadline: p50 {:?}, worst {:?}",
+        median(late.clone()),
+        late.iter().max().copied().unwrap_or_default()
+    );
 
     // 5. The 10 GB script.
     let me = std::process::id().to_string();

@@ -29,7 +29,11 @@ fn last_error(what: &str) -> ConfineError {
     ConfineError(format!("{what}: {}", std::io::Error::last_os_error()))
 }
 
-fn set_limit(resource: libc::__rlimit_resource_t, value: u64, what: &str) -> Result<(), ConfineError> {
+fn set_limit(
+    resource: libc::__rlimit_resource_t,
+    value: u64,
+    what: &str,
+) -> Result<(), ConfineError> {
     let limit = libc::rlimit {
         rlim_cur: value,
         rlim_max: value,
@@ -55,7 +59,14 @@ pub fn limit_process() -> Result<(), ConfineError> {
     set_limit(libc::RLIMIT_NOFILE, 3, "RLIMIT_NOFILE")?;
     // SAFETY: plain integers.
     unsafe {
-        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+        if libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        ) != 0
+        {
             return Err(last_error("PR_SET_PDEATHSIG"));
         }
         if libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong, 0, 0, 0) != 0 {
@@ -158,7 +169,11 @@ fn program(arch: u32) -> Result<Vec<libc::sock_filter>, ConfineError> {
     }
     // mmap and mprotect only without PROT_EXEC: no new executable memory.
     p.push(jump(libc::SYS_mmap as u32, 1, 0)?);
-    p.push(jump(libc::SYS_mprotect as u32, 0, kill_at - (mmap_at + 1) - 1)?);
+    p.push(jump(
+        libc::SYS_mprotect as u32,
+        0,
+        kill_at - (mmap_at + 1) - 1,
+    )?);
     p.push(statement(LD_W_ABS, OFFSET_ARG2));
     p.push(statement(AND_K, libc::PROT_EXEC as u32));
     p.push(jump(0, 1, 0)?);

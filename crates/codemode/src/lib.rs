@@ -49,7 +49,9 @@ pub use protocol::{
     VmLimits, read_frame, write_frame,
 };
 pub use sandbox::{BoxFuture, InProcessSandbox, SandboxError, ScriptRun, ScriptSandbox, Stop};
-pub use source::{MAX_TIMEOUT_MS, OPTIONS_PREFIX, ScriptSource, SourceError, js_identifier, parse_source};
+pub use source::{
+    MAX_TIMEOUT_MS, OPTIONS_PREFIX, ScriptSource, SourceError, js_identifier, parse_source,
+};
 pub use store::{MemoryStore, STORE_ENTRY_TYPE, ScriptStore, replay_store};
 pub use tool::{CODEMODE_TOOL_NAME, CodemodeTool, DEFAULT_TIMEOUT, MAX_RESULT_CHARS};
 pub use vm::{Vm, VmInterrupt, VmStartError};

@@ -135,10 +135,13 @@ pub fn render(
         .filter(|i| i.kind == OutputKind::Text)
         .map(|i| i.data.as_str())
         .collect();
-    let returned_text = returned.map(|json| match serde_json::from_str::<serde_json::Value>(json) {
-        Ok(serde_json::Value::String(s)) => s,
-        _ => json.to_string(),
-    });
+    let returned_text =
+        returned.map(
+            |json| match serde_json::from_str::<serde_json::Value>(json) {
+                Ok(serde_json::Value::String(s)) => s,
+                _ => json.to_string(),
+            },
+        );
     if let Some(text) = &returned_text {
         texts.push(text);
     }
@@ -197,7 +200,11 @@ pub fn render(
     let with_images = save_images(budgeted);
     let mut content = vec![ContentBlock::text(format!(
         "{}\nWall time {:.1} seconds\nOutput:\n",
-        if failed { "Script failed" } else { "Script completed" },
+        if failed {
+            "Script failed"
+        } else {
+            "Script completed"
+        },
         wall.as_secs_f64()
     ))];
     for item in join_adjacent(with_images) {
@@ -291,7 +298,11 @@ fn apply_budget(items: Vec<Item>, max_tokens: u64) -> (Vec<Item>, Option<PathBuf
         }
     };
     let mut out = vec![Item::Text(text)];
-    out.extend(items.into_iter().filter(|i| matches!(i, Item::Image { .. })));
+    out.extend(
+        items
+            .into_iter()
+            .filter(|i| matches!(i, Item::Image { .. })),
+    );
     (out, path)
 }
 
@@ -379,7 +390,14 @@ mod tests {
             },
             text("two"),
         ];
-        let r = render(&items, Some("\"three\""), &Ending::Completed, &[], 10_000, Duration::from_millis(400));
+        let r = render(
+            &items,
+            Some("\"three\""),
+            &Ending::Completed,
+            &[],
+            10_000,
+            Duration::from_millis(400),
+        );
         assert_eq!(
             all_text(&r),
             "Script completed\nWall time 0.4 seconds\nOutput:\n==> text 1/3 <==\none\n==> text 2/3 <==\ntwo\n==> text 3/3 <==\nthree\n<console_output>\nlog\n</console_output>"
@@ -389,14 +407,31 @@ mod tests {
     #[test]
     fn over_budget_keeps_head_and_tail_and_spills_the_rest() {
         let long = "x".repeat(100) + &"y".repeat(100);
-        let r = render(&[text(&long)], None, &Ending::Completed, &[], 10, Duration::ZERO);
+        let r = render(
+            &[text(&long)],
+            None,
+            &Ending::Completed,
+            &[],
+            10,
+            Duration::ZERO,
+        );
         let shown = all_text(&r);
         assert!(shown.contains("original token count: 50"), "{shown}");
-        assert!(shown.contains(&format!("{}…40 tokens truncated…{}", "x".repeat(20), "y".repeat(20))), "{shown}");
+        assert!(
+            shown.contains(&format!(
+                "{}…40 tokens truncated…{}",
+                "x".repeat(20),
+                "y".repeat(20)
+            )),
+            "{shown}"
+        );
         let path = r.full_output_path.expect("spilled");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), long);
         use std::os::unix::fs::PermissionsExt;
-        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
         let _ = std::fs::remove_file(path);
     }
 
@@ -410,7 +445,14 @@ mod tests {
             duration_ms: Some(1),
             error: None,
         }];
-        let r = render(&[text("partial")], None, &Ending::Threw("TypeError: x".into()), &calls, 10_000, Duration::ZERO);
+        let r = render(
+            &[text("partial")],
+            None,
+            &Ending::Threw("TypeError: x".into()),
+            &calls,
+            10_000,
+            Duration::ZERO,
+        );
         assert!(r.failed);
         assert!(all_text(&r).ends_with("partial\nScript error:\nTypeError: x\n\nTool calls made before the failure (they are not undone): read (ok)"));
     }

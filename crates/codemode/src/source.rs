@@ -53,7 +53,11 @@ pub fn parse_source(input: &str) -> Result<ScriptSource, SourceError> {
             index + 1
         )));
     }
-    let first = input.split('\n').next().unwrap_or("").trim_end_matches('\r');
+    let first = input
+        .split('\n')
+        .next()
+        .unwrap_or("")
+        .trim_end_matches('\r');
     let Some(directive) = first.trim_start().strip_prefix(OPTIONS_PREFIX) else {
         return Ok(ScriptSource {
             code: input.to_string(),
@@ -87,11 +91,13 @@ pub fn parse_source(input: &str) -> Result<ScriptSource, SourceError> {
         timeout_ms: None,
     };
     for (key, value) in &fields {
-        let number = value.as_u64().filter(|n| *n <= (1u64 << 53) - 1);
+        let number = value.as_u64().filter(|n| *n < (1u64 << 53));
         match key.as_str() {
             "max_output_tokens" => {
                 source.max_output_tokens = Some(number.ok_or_else(|| {
-                    SourceError("@options field `max_output_tokens` must be a non-negative integer".into())
+                    SourceError(
+                        "@options field `max_output_tokens` must be a non-negative integer".into(),
+                    )
                 })?);
             }
             "timeout_ms" => {
@@ -122,7 +128,13 @@ pub fn parse_source(input: &str) -> Result<ScriptSource, SourceError> {
 pub fn js_identifier(name: &str) -> String {
     let mut id: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '$' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '$' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if id.is_empty() || id.starts_with(|c: char| c.is_ascii_digit()) {
         id.insert(0, '_');

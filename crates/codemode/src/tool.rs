@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_core::{
-    AgentTool, AgentToolResult, BoxFuture, NestedOutcome, NestedToolCalls,
-    ToolCallContext, ToolError, ToolMeta,
+    AgentTool, AgentToolResult, BoxFuture, NestedOutcome, NestedToolCalls, ToolCallContext,
+    ToolError, ToolMeta,
 };
 use agent_tool::ContentBlock;
 use futures::StreamExt;
@@ -115,7 +115,12 @@ impl CodemodeTool {
         let lines: Vec<String> = tools
             .into_iter()
             .filter(|name| *name != CODEMODE_TOOL_NAME)
-            .map(|name| format!("- `tools.{}(args)`: the `{name}` tool's arguments", js_identifier(name)))
+            .map(|name| {
+                format!(
+                    "- `tools.{}(args)`: the `{name}` tool's arguments",
+                    js_identifier(name)
+                )
+            })
             .collect();
         if !lines.is_empty() {
             self.meta.description = format!("{DESCRIPTION}\nCallable tools:\n{}", lines.join("\n"));
@@ -195,13 +200,16 @@ impl CodemodeTool {
                     .collect()
             })
             .unwrap_or_default();
-        let store: BTreeMap<String, Value> = self.store.as_ref().map(|s| s.load()).unwrap_or_default();
+        let store: BTreeMap<String, Value> =
+            self.store.as_ref().map(|s| s.load()).unwrap_or_default();
         let timeout = source
             .timeout_ms
             .map(Duration::from_millis)
             .or(self.timeout);
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
-        let max_tokens = source.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS);
+        let max_tokens = source
+            .max_output_tokens
+            .unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS);
         let limits = VmLimits {
             timeout_ms: timeout.map(|t| t.as_millis().min(u64::MAX as u128) as u64),
             ..self.limits
@@ -220,7 +228,8 @@ impl CodemodeTool {
             outputs: Vec::new(),
             output_chars: 0,
         };
-        cx.updates.send(AgentToolResult::default().with_details(run.details()));
+        cx.updates
+            .send(AgentToolResult::default().with_details(run.details()));
 
         let sleep_until_deadline = async {
             match deadline {
@@ -368,7 +377,10 @@ impl CodemodeTool {
             ),
             other => other,
         };
-        if ending == Ending::Completed && !writes.is_empty() && let Some(store) = &self.store {
+        if ending == Ending::Completed
+            && !writes.is_empty()
+            && let Some(store) = &self.store
+        {
             let mut set = serde_json::Map::new();
             let mut delete = Vec::new();
             for (key, json) in writes {
@@ -392,7 +404,14 @@ fn finish(
     max_tokens: u64,
     started: Instant,
 ) -> Result<AgentToolResult, ToolError> {
-    let rendered = render(&run.outputs, returned, &ending, &run.calls, max_tokens, started.elapsed());
+    let rendered = render(
+        &run.outputs,
+        returned,
+        &ending,
+        &run.calls,
+        max_tokens,
+        started.elapsed(),
+    );
     let mut details = run.details();
     if let Some(path) = &rendered.full_output_path {
         details["fullOutputPath"] = json!(path.display().to_string());
@@ -419,7 +438,11 @@ fn script_value(outcome: &NestedOutcome) -> (bool, String) {
     let result = &outcome.result;
     if outcome.is_error {
         let text = result.text_content();
-        let text = if text.is_empty() { "the tool failed".to_string() } else { text };
+        let text = if text.is_empty() {
+            "the tool failed".to_string()
+        } else {
+            text
+        };
         return (false, cut_middle(&text, MAX_RESULT_CHARS));
     }
     let image = result.content.iter().find_map(|block| match block {

@@ -265,9 +265,7 @@ fn start<'js>(
                 let writes = writes
                     .as_string()
                     .map(|_| js_text(&writes))
-                    .and_then(|json| {
-                        serde_json::from_str::<Vec<Vec<String>>>(&json).ok()
-                    })
+                    .and_then(|json| serde_json::from_str::<Vec<Vec<String>>>(&json).ok())
                     .unwrap_or_default()
                     .into_iter()
                     .filter_map(|mut pair| match pair.len() {
@@ -324,9 +322,7 @@ fn start<'js>(
 /// over, such as a lone surrogate) becomes its best-effort form.
 fn js_text(value: &Value<'_>) -> String {
     match value.as_string() {
-        Some(s) => s
-            .to_string()
-            .unwrap_or_else(|_| "\u{FFFD}".to_string()),
+        Some(s) => s.to_string().unwrap_or_else(|_| "\u{FFFD}".to_string()),
         None => String::new(),
     }
 }
@@ -373,7 +369,9 @@ fn threw(ctx: &Ctx<'_>, error: rquickjs::Error) -> ScriptEnd {
                 .unwrap_or_else(|_| "Error".to_string());
             let message = e.message().unwrap_or_default();
             let frames = e.stack().unwrap_or_default();
-            let stack = format!("{name}: {message}\n{frames}").trim_end().to_string();
+            let stack = format!("{name}: {message}\n{frames}")
+                .trim_end()
+                .to_string();
             ScriptEnd::Threw {
                 name,
                 message,
@@ -402,11 +400,14 @@ fn threw(ctx: &Ctx<'_>, error: rquickjs::Error) -> ScriptEnd {
     }
 }
 
+/// Sends one event; `false` once the host is gone.
+type EventSender = Box<dyn FnMut(VmEvent) -> bool>;
+
 /// Where events go; shared by the host functions. Once an end is sent,
 /// nothing more is.
 #[derive(Clone)]
 struct Outbox {
-    send: Rc<RefCell<Box<dyn FnMut(VmEvent) -> bool>>>,
+    send: Rc<RefCell<EventSender>>,
     ended: Rc<Cell<bool>>,
     interrupt: Arc<AtomicBool>,
 }

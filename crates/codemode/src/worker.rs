@@ -140,7 +140,9 @@ impl Pool {
             ))
         })?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(SandboxError::Failed("the script worker has no pipes".into()));
+            return Err(SandboxError::Failed(
+                "the script worker has no pipes".into(),
+            ));
         };
         Ok(Worker {
             child,
@@ -261,7 +263,11 @@ impl Drop for Slot {
     }
 }
 
-async fn run_on(worker: Worker, request: ScriptRequest, slot: Slot) -> Result<ScriptRun, SandboxError> {
+async fn run_on(
+    worker: Worker,
+    request: ScriptRequest,
+    slot: Slot,
+) -> Result<ScriptRun, SandboxError> {
     let Worker {
         mut child,
         mut stdin,
@@ -301,7 +307,8 @@ async fn run_on(worker: Worker, request: ScriptRequest, slot: Slot) -> Result<Sc
     let writer = tokio::spawn(async move {
         while let Some(message) = inbox_rx.recv().await {
             let mut frame = Vec::new();
-            if write_frame(&mut frame, &message).is_err() || stdin.write_all(&frame).await.is_err() {
+            if write_frame(&mut frame, &message).is_err() || stdin.write_all(&frame).await.is_err()
+            {
                 break;
             }
         }
@@ -317,7 +324,8 @@ async fn run_on(worker: Worker, request: ScriptRequest, slot: Slot) -> Result<Sc
                 }
                 // The writer ends now that its channel is closed; a worker
                 // reading EOF after its script exits on its own.
-                let status = match tokio::time::timeout(Duration::from_secs(5), child.wait()).await {
+                let status = match tokio::time::timeout(Duration::from_secs(5), child.wait()).await
+                {
                     Ok(status) => status.ok(),
                     Err(_) => {
                         let _ = child.start_kill();

@@ -3,10 +3,9 @@
 
 use std::time::Duration;
 
-
 use agent_codemode::{
-    InProcessSandbox, OutputKind, ScriptEnd, Stop, ScriptRequest, ScriptSandbox, ScriptTool, VmEvent,
-    VmLimits, WorkerSandbox,
+    InProcessSandbox, OutputKind, ScriptEnd, ScriptRequest, ScriptSandbox, ScriptTool, Stop,
+    VmEvent, VmLimits, WorkerSandbox,
 };
 
 fn worker() -> WorkerSandbox {
@@ -31,12 +30,18 @@ fn request(code: &str) -> ScriptRequest {
 
 /// Runs a script; `echo` calls are answered with their arguments.
 /// Returns the outputs and the end.
-async fn run(sandbox: &dyn ScriptSandbox, req: ScriptRequest) -> (Vec<(OutputKind, String)>, ScriptEnd, Option<String>) {
+async fn run(
+    sandbox: &dyn ScriptSandbox,
+    req: ScriptRequest,
+) -> (Vec<(OutputKind, String)>, ScriptEnd, Option<String>) {
     let mut script = sandbox.start(req).await.expect("started");
     let mut outputs = Vec::new();
     let end = loop {
         // hang guard: a script that never ends fails the test, not CI
-        match tokio::time::timeout(Duration::from_secs(60), script.next_event()).await.expect("event in time") {
+        match tokio::time::timeout(Duration::from_secs(60), script.next_event())
+            .await
+            .expect("event in time")
+        {
             Some(VmEvent::Call { id, name, args }) => {
                 assert_eq!(name, "echo");
                 let v: serde_json::Value = serde_json::from_str(&args).unwrap();
@@ -72,8 +77,20 @@ async fn a_script_calls_tools_in_parallel_and_returns() {
     "#;
     for (outputs, end, abnormal) in both(code).await {
         assert_eq!(abnormal, None);
-        assert_eq!(outputs, vec![(OutputKind::Console, "sum 3".into()), (OutputKind::Text, "hello".into())]);
-        assert_eq!(end, ScriptEnd::Completed { value: Some("{\"a\":1,\"b\":2}".into()), writes: vec![] });
+        assert_eq!(
+            outputs,
+            vec![
+                (OutputKind::Console, "sum 3".into()),
+                (OutputKind::Text, "hello".into())
+            ]
+        );
+        assert_eq!(
+            end,
+            ScriptEnd::Completed {
+                value: Some("{\"a\":1,\"b\":2}".into()),
+                writes: vec![]
+            }
+        );
     }
 }
 
@@ -86,7 +103,10 @@ fn threw(end: &ScriptEnd) -> (String, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_runaway_loop_stops_at_its_deadline() {
-    for sandbox in [&InProcessSandbox::default() as &dyn ScriptSandbox, &worker()] {
+    for sandbox in [
+        &InProcessSandbox::default() as &dyn ScriptSandbox,
+        &worker(),
+    ] {
         let mut req = request("text('before'); while (true) {}");
         req.limits.timeout_ms = Some(300);
         let (outputs, end, _) = run(sandbox, req).await;
@@ -101,24 +121,43 @@ async fn memory_bombs_fail_with_out_of_memory() {
     let code = "const keep = []; for (let i = 0; i < 10240; i++) keep.push('x'.repeat(1 << 20) + i); return keep.length";
     for (_, end, abnormal) in both(code).await {
         assert_eq!(abnormal, None);
-        assert_eq!(threw(&end), ("InternalError".to_string(), "out of memory".to_string()));
+        assert_eq!(
+            threw(&end),
+            ("InternalError".to_string(), "out of memory".to_string())
+        );
     }
     // A built-in that never polls the interrupt (joining a billion holes
     // takes QuickJS about 20 s): only killing the worker stops it, which
     // the host does at the deadline.
     let sandbox = worker();
-    let mut script = sandbox.start(request("return (new Array(1e9) + '').length")).await.unwrap();
+    let mut script = sandbox
+        .start(request("return (new Array(1e9) + '').length"))
+        .await
+        .unwrap();
     let deadline = tokio::time::timeout(Duration::from_millis(500), script.next_event()).await;
     assert!(deadline.is_err(), "the join ended early: {deadline:?}");
-    assert_eq!(script.stop(Stop::Kill).await, None, "our own SIGKILL is not reported as a crash");
-    assert!(sandbox.live_workers() <= 1, "the slot is freed (a warm worker may take it)");
+    assert_eq!(
+        script.stop(Stop::Kill).await,
+        None,
+        "our own SIGKILL is not reported as a crash"
+    );
+    assert!(
+        sandbox.live_workers() <= 1,
+        "the slot is freed (a warm worker may take it)"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deep_recursion_is_a_catchable_range_error() {
     let code = "function f(n) { return f(n + 1) + 1 } try { f(0) } catch (e) { return e.name }";
     for (_, end, _) in both(code).await {
-        assert_eq!(end, ScriptEnd::Completed { value: Some("\"RangeError\"".into()), writes: vec![] });
+        assert_eq!(
+            end,
+            ScriptEnd::Completed {
+                value: Some("\"RangeError\"".into()),
+                writes: vec![]
+            }
+        );
     }
 }
 
@@ -141,7 +180,13 @@ async fn patched_built_ins_change_nothing_the_host_reads() {
         return { list: [1, 2], name: e.name };
     "#;
     for (_, end, _) in both(code).await {
-        assert_eq!(end, ScriptEnd::Completed { value: Some("{\"list\":[1,2],\"name\":\"Mine\"}".into()), writes: vec![] });
+        assert_eq!(
+            end,
+            ScriptEnd::Completed {
+                value: Some("{\"list\":[1,2],\"name\":\"Mine\"}".into()),
+                writes: vec![]
+            }
+        );
     }
 }
 
@@ -155,7 +200,13 @@ async fn image_refuses_bad_base64_and_unknown_formats() {
         return out;
     "#;
     for (outputs, end, _) in both(code).await {
-        assert_eq!(end, ScriptEnd::Completed { value: Some("[\"TypeError\",\"TypeError\",\"TypeError\",\"TypeError\"]".into()), writes: vec![] });
+        assert_eq!(
+            end,
+            ScriptEnd::Completed {
+                value: Some("[\"TypeError\",\"TypeError\",\"TypeError\",\"TypeError\"]".into()),
+                writes: vec![]
+            }
+        );
         assert_eq!(outputs.len(), 1);
         assert_eq!(outputs[0].0, OutputKind::Image);
     }
@@ -173,7 +224,12 @@ async fn unknown_tools_name_the_close_ones_and_failures_reject() {
         return [missing, refused, nested];
     "#;
     for (_, end, _) in both(code).await {
-        let ScriptEnd::Completed { value: Some(value), .. } = end else { panic!("{end:?}") };
+        let ScriptEnd::Completed {
+            value: Some(value), ..
+        } = end
+        else {
+            panic!("{end:?}")
+        };
         let v: Vec<String> = serde_json::from_str(&value).unwrap();
         assert!(v[0].contains("Did you mean tools.echo"), "{}", v[0]);
         assert_eq!(v[1], "echo refused");
@@ -191,21 +247,36 @@ async fn output_and_call_limits_end_the_script() {
     }
     let many = "const all = []; for (let i = 0; i < 1005; i++) all.push(tools.echo({i})); const r = await Promise.allSettled(all); return r.filter(x => x.status === 'rejected').map(x => x.reason.name + ': ' + x.reason.message)[0] + ' x' + r.filter(x => x.status === 'rejected').length";
     for (_, end, _) in both(many).await {
-        let ScriptEnd::Completed { value: Some(value), .. } = end else { panic!("{end:?}") };
-        assert!(value.contains("RangeError: a script may make at most 1000 tool calls x5"), "{value}");
+        let ScriptEnd::Completed {
+            value: Some(value), ..
+        } = end
+        else {
+            panic!("{end:?}")
+        };
+        assert!(
+            value.contains("RangeError: a script may make at most 1000 tool calls x5"),
+            "{value}"
+        );
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn store_writes_come_back_only_from_a_script_that_completes() {
-    let mut req = request("const n = load('n') ?? 0; store('n', n + 1); store('gone', undefined); return n");
+    let mut req =
+        request("const n = load('n') ?? 0; store('n', n + 1); store('gone', undefined); return n");
     req.store = vec![("n".into(), "41".into()), ("gone".into(), "true".into())];
-    for sandbox in [&InProcessSandbox::default() as &dyn ScriptSandbox, &worker()] {
+    for sandbox in [
+        &InProcessSandbox::default() as &dyn ScriptSandbox,
+        &worker(),
+    ] {
         let (_, end, _) = run(sandbox, req.clone()).await;
-        assert_eq!(end, ScriptEnd::Completed {
-            value: Some("41".into()),
-            writes: vec![("n".into(), Some("42".into())), ("gone".into(), None)],
-        });
+        assert_eq!(
+            end,
+            ScriptEnd::Completed {
+                value: Some("41".into()),
+                writes: vec![("n".into(), Some("42".into())), ("gone".into(), None)],
+            }
+        );
     }
     let big = request("store('k', 'z'.repeat(300000))");
     for (_, end, _) in both(&big.code).await {
@@ -218,7 +289,9 @@ async fn a_syntax_error_names_its_line() {
     for (_, end, _) in both("const a = 1;\nconst = 2;").await {
         let (name, _) = threw(&end);
         assert_eq!(name, "SyntaxError");
-        let ScriptEnd::Threw { stack, .. } = end else { unreachable!() };
+        let ScriptEnd::Threw { stack, .. } = end else {
+            unreachable!()
+        };
         assert!(stack.contains("codemode.js:2"), "{stack}");
     }
 }
@@ -227,23 +300,43 @@ async fn a_syntax_error_names_its_line() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_worker_runs_under_seccomp_and_its_limits() {
     let sandbox = worker();
-    let mut script = sandbox.start(request("await tools.echo({}); return 1")).await.unwrap();
+    let mut script = sandbox
+        .start(request("await tools.echo({}); return 1"))
+        .await
+        .unwrap();
     // hang guard
-    let Some(VmEvent::Call { id, args, .. }) = tokio::time::timeout(Duration::from_secs(60), script.next_event()).await.unwrap() else {
+    let Some(VmEvent::Call { id, args, .. }) =
+        tokio::time::timeout(Duration::from_secs(60), script.next_event())
+            .await
+            .unwrap()
+    else {
         panic!("expected a call");
     };
     // The worker is now waiting for us: find it among our children.
     let me = std::process::id();
     let mut found = 0;
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else { continue };
-        let field = |key: &str| status.lines().find_map(|l| l.strip_prefix(key)).map(|v| v.trim().to_string());
-        if field("Name:").as_deref() != Some("codemode-worker") || field("PPid:") != Some(me.to_string()) {
+        let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
+            continue;
+        };
+        let field = |key: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .map(|v| v.trim().to_string())
+        };
+        if field("Name:").as_deref() != Some("codemode-worker")
+            || field("PPid:") != Some(me.to_string())
+        {
             continue;
         }
         found += 1;
         let limits = std::fs::read_to_string(entry.path().join("limits")).unwrap();
-        let address = limits.lines().find(|l| l.starts_with("Max address space")).unwrap().to_string();
+        let address = limits
+            .lines()
+            .find(|l| l.starts_with("Max address space"))
+            .unwrap()
+            .to_string();
         if field("Seccomp:").as_deref() == Some("2") {
             assert!(address.contains("1073741824"), "{address}");
             assert_eq!(field("NoNewPrivs:").as_deref(), Some("1"));
@@ -252,8 +345,16 @@ async fn the_worker_runs_under_seccomp_and_its_limits() {
     assert!(found >= 1, "no worker found");
     script.settle(id, true, args);
     // hang guard
-    let end = tokio::time::timeout(Duration::from_secs(60), script.next_event()).await.unwrap();
-    assert_eq!(end, Some(VmEvent::End(ScriptEnd::Completed { value: Some("1".into()), writes: vec![] })));
+    let end = tokio::time::timeout(Duration::from_secs(60), script.next_event())
+        .await
+        .unwrap();
+    assert_eq!(
+        end,
+        Some(VmEvent::End(ScriptEnd::Completed {
+            value: Some("1".into()),
+            writes: vec![]
+        }))
+    );
     assert_eq!(script.stop(Stop::Wait).await, None);
 }
 
@@ -270,15 +371,19 @@ async fn a_crashed_worker_is_reported_by_its_signal() {
     match sandbox.start(request("return 1")).await {
         Ok(mut script) => {
             // hang guard
-            let event = tokio::time::timeout(Duration::from_secs(60), script.next_event()).await.unwrap();
+            let event = tokio::time::timeout(Duration::from_secs(60), script.next_event())
+                .await
+                .unwrap();
             assert_eq!(event, None);
             let why = script.stop(Stop::Wait).await;
-            assert_eq!(why.as_deref(), Some("the script worker was killed by SIGSEGV"));
+            assert_eq!(
+                why.as_deref(),
+                Some("the script worker was killed by SIGSEGV")
+            );
         }
         Err(e) => assert!(e.to_string().contains("did not take the script"), "{e}"),
     }
 }
-
 
 mod in_the_loop {
     //! The tool inside a real agent loop (scripted model).
@@ -294,9 +399,12 @@ mod in_the_loop {
         events
             .iter()
             .find_map(|e| match e {
-                AgentEvent::ToolExecutionEnd { tool_call_id, result, is_error, .. } if tool_call_id == id => {
-                    Some((result.text_content(), *is_error))
-                }
+                AgentEvent::ToolExecutionEnd {
+                    tool_call_id,
+                    result,
+                    is_error,
+                    ..
+                } if tool_call_id == id => Some((result.text_content(), *is_error)),
                 _ => None,
             })
             .unwrap_or_else(|| panic!("no end for {id}"))
@@ -319,7 +427,9 @@ mod in_the_loop {
                     // Hold the slot until the cap is reached, so a cap that
                     // lets more through is seen (hang guard: 2 s at most).
                     let waiting = std::time::Instant::now();
-                    while in_flight.load(Ordering::SeqCst) < 4 && waiting.elapsed() < std::time::Duration::from_secs(2) {
+                    while in_flight.load(Ordering::SeqCst) < 4
+                        && waiting.elapsed() < std::time::Duration::from_secs(2)
+                    {
                         tokio::time::sleep(std::time::Duration::from_millis(1)).await;
                     }
                     in_flight.fetch_sub(1, Ordering::SeqCst);
@@ -331,7 +441,10 @@ mod in_the_loop {
         let code = "const all = Array.from({length: 10000}, () => tools.probe({}));\nconst r = await Promise.allSettled(all);\nconst bad = r.filter(x => x.status === 'rejected');\nreturn [r.length - bad.length, bad.length, bad[0].reason.name];";
         let tool: Arc<dyn AgentTool> = Arc::new(CodemodeTool::new(InProcessSandbox::default()));
         let (rec, _) = run(
-            scripted(vec![calls(&[("cm", "codemode", json!({"code": code}))]), text("done")]),
+            scripted(vec![
+                calls(&[("cm", "codemode", json!({"code": code}))]),
+                text("done"),
+            ]),
             vec![tool, probe],
             |config| config.max_parallel_tools = 4,
         )
@@ -352,7 +465,11 @@ mod in_the_loop {
         let config = agent_core::AgentLoopConfig::new(
             test_support::agent_loop::model(),
             scripted(vec![
-                calls(&[("cm", "codemode", json!({"code": "text('started'); await tools.sleep({ms: 600000}); text('never')"}))]),
+                calls(&[(
+                    "cm",
+                    "codemode",
+                    json!({"code": "text('started'); await tools.sleep({ms: 600000}); text('never')"}),
+                )]),
                 text("never"),
             ]),
         );
@@ -379,23 +496,40 @@ mod in_the_loop {
         // hang guard
         tokio::time::timeout(
             std::time::Duration::from_secs(60),
-            agent_core::run_agent_loop(vec![agent_ai_message()], &mut context, &config, cancel, &sink),
+            agent_core::run_agent_loop(
+                vec![agent_ai_message()],
+                &mut context,
+                &config,
+                cancel,
+                &sink,
+            ),
         )
         .await
         .expect("the run ended");
         let (shown, is_error) = result_text(&rec.events(), "cm");
         assert!(is_error);
-        assert!(shown.contains("started\nScript error:\nScript aborted: Execution aborted"), "{shown}");
+        assert!(
+            shown.contains("started\nScript error:\nScript aborted: Execution aborted"),
+            "{shown}"
+        );
         assert!(shown.contains("sleep (cancelled)"), "{shown}");
         let events = rec.events();
         let (sleep_text, sleep_error) = events
             .iter()
             .find_map(|e| match e {
-                AgentEvent::ToolExecutionEnd { tool_name, result, is_error, .. } if tool_name == "sleep" => Some((result.text_content(), *is_error)),
+                AgentEvent::ToolExecutionEnd {
+                    tool_name,
+                    result,
+                    is_error,
+                    ..
+                } if tool_name == "sleep" => Some((result.text_content(), *is_error)),
                 _ => None,
             })
             .expect("the inner call ended");
-        assert!(sleep_error && sleep_text.contains("aborted"), "{sleep_text}");
+        assert!(
+            sleep_error && sleep_text.contains("aborted"),
+            "{sleep_text}"
+        );
         assert!(log.lock().unwrap().len() <= 1);
     }
 
@@ -407,10 +541,18 @@ mod in_the_loop {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn stored_values_reach_the_next_script() {
         let store = Arc::new(MemoryStore::default());
-        let tool: Arc<dyn AgentTool> = Arc::new(CodemodeTool::new(InProcessSandbox::default()).store(store.clone()).limits(VmLimits::default()));
+        let tool: Arc<dyn AgentTool> = Arc::new(
+            CodemodeTool::new(InProcessSandbox::default())
+                .store(store.clone())
+                .limits(VmLimits::default()),
+        );
         let (rec, _) = run(
             scripted(vec![
-                calls(&[("a", "codemode", json!({"code": "store('seen', ['x']); return 1"}))]),
+                calls(&[(
+                    "a",
+                    "codemode",
+                    json!({"code": "store('seen', ['x']); return 1"}),
+                )]),
                 calls(&[("b", "codemode", json!({"code": "return load('seen')"}))]),
                 text("done"),
             ]),

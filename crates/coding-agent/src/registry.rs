@@ -42,7 +42,11 @@ impl ToolSelection {
     /// ```
     pub fn changes(&self) -> Option<(Vec<&str>, Vec<&str>)> {
         let list = self.tools.as_ref()?;
-        if list.is_empty() || !list.iter().all(|n| n.starts_with('+') || n.starts_with('-')) {
+        if list.is_empty()
+            || !list
+                .iter()
+                .all(|n| n.starts_with('+') || n.starts_with('-'))
+        {
             return None;
         }
         let pick = |sign: char| {

@@ -464,8 +464,11 @@ impl Settings {
             .iter()
             .map(|v| v.as_str().map(str::to_string))
             .collect::<Option<_>>()?;
-        (!list.is_empty() && list.iter().all(|n| n.starts_with('+') || n.starts_with('-')))
-            .then_some(list)
+        (!list.is_empty()
+            && list
+                .iter()
+                .all(|n| n.starts_with('+') || n.starts_with('-')))
+        .then_some(list)
     }
 }
 

@@ -86,13 +86,13 @@ pub use truncate::{
 };
 pub use typed::{Typed, TypedTool, object_params_schema, params_schema, typed_tool};
 
+/// Re-exported so a tool builds its result's text and image blocks without
+/// a direct dependency on `agent-ai`.
+pub use agent_ai::{ContentBlock, ImageContent, TextContent};
 pub use agent_core::{
     ABORTED_MESSAGE, AgentTool, AgentToolResult, CancellationToken, ConstrainedSampling,
     ExecutionMode, Extensions, StrictMode, ToolCallContext, ToolError, ToolMeta, ToolUpdateSink,
 };
-/// Re-exported so a tool builds its result's text and image blocks without
-/// a direct dependency on `agent-ai`.
-pub use agent_ai::{ContentBlock, ImageContent, TextContent};
 /// Re-exported so renderers can build styles without a direct dependency.
 pub use anstyle;
 /// Re-exported for `#[derive(JsonSchema)]` on tool parameters.
