@@ -119,7 +119,10 @@ pub async fn handle(commands: &Commands, session: &AgentSession, line: &str) -> 
 }
 
 /// The commands for the terminal UI: the output becomes a transcript cell.
-pub struct TuiCommands(pub Commands);
+/// The second field is what the model selector lists besides
+/// [`Commands::models`] (a scripted run's choices, see
+/// [`crate::provider::scripted_choices`]).
+pub struct TuiCommands(pub Commands, pub Vec<coding_agent::agent_ai::Model>);
 
 impl agent_tui::SlashCommands for TuiCommands {
     fn run(
@@ -129,6 +132,27 @@ impl agent_tui::SlashCommands for TuiCommands {
     ) -> coding_agent::prelude::BoxFuture<'static, Option<Result<String, String>>> {
         let (commands, session, line) = (self.0.clone(), session.clone(), line.to_string());
         Box::pin(async move { commands.run(&session, &line).await })
+    }
+
+    fn models(&self) -> Vec<coding_agent::agent_ai::Model> {
+        if self.0.models.is_empty() {
+            self.1.clone()
+        } else {
+            self.0.models.clone()
+        }
+    }
+
+    fn sessions(
+        &self,
+        session: &AgentSession,
+    ) -> coding_agent::prelude::BoxFuture<'static, Vec<coding_agent::sessions::SessionInfo>> {
+        let (commands, session) = (self.0.clone(), session.clone());
+        // Every session file's head is read: off the UI task.
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || commands.sessions(&session))
+                .await
+                .unwrap_or_default()
+        })
     }
 
     fn commands(&self) -> Vec<agent_tui::completion::CommandHint> {

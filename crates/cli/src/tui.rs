@@ -56,17 +56,20 @@ pub async fn run(
         None => None,
     };
     let themes_dir = coding_agent::agent_dir().map(|d| d.join("themes"));
-    let (theme, warnings) = UiTheme::choose(&ThemeChoice::detect(setting, themes_dir));
+    let scripted = crate::provider::scripted_choices(&session.agent().model());
+    let choice = ThemeChoice::detect(setting, themes_dir);
+    let (theme, warnings) = UiTheme::choose(&choice);
     for w in warnings {
         // Before the UI owns the terminal: above it, where it stays.
         eprintln!("coding-agent: warning: {w}");
     }
     let options = TuiOptions {
         theme,
-        commands: Some(Arc::new(crate::slash::TuiCommands(commands))),
+        commands: Some(Arc::new(crate::slash::TuiCommands(commands, scripted))),
         questions: Some(questions),
         mode,
         keybindings,
+        theme_choice: Some(choice),
         ..TuiOptions::default()
     };
     match agent_tui::run(session, options).await {

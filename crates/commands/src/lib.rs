@@ -222,6 +222,14 @@ impl Commands {
         Some(result)
     }
 
+    /// This directory's sessions, newest first: what `/resume` lists and
+    /// `/resume ID` finds (the session directory as `/new` uses it). Reads
+    /// every session file's head, so a front end that must not wait calls
+    /// it off its own task.
+    pub fn sessions(&self, session: &AgentSession) -> Vec<coding_agent::sessions::SessionInfo> {
+        session::list(self, session)
+    }
+
     /// The built-in commands and the program's own, for listings and
     /// completion.
     pub fn specs(&self) -> Vec<CommandSpec> {

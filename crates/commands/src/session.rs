@@ -125,15 +125,19 @@ pub fn describe(index: usize, info: &SessionInfo) -> String {
     )
 }
 
+/// This directory's sessions, newest first.
+pub(crate) fn list(commands: &Commands, session: &AgentSession) -> Vec<SessionInfo> {
+    SessionManager::list(session.cwd(), session_dir(commands, session))
+}
+
 /// `/resume [ID]`.
 pub(crate) fn resume(
     commands: &Commands,
     session: &AgentSession,
     prefix: &str,
 ) -> Result<String, String> {
-    let dir = session_dir(commands, session);
     if prefix.is_empty() {
-        let list = SessionManager::list(session.cwd(), dir);
+        let list = list(commands, session);
         if list.is_empty() {
             return Ok("no sessions to resume in this directory".into());
         }
@@ -146,6 +150,7 @@ pub(crate) fn resume(
             .join("\n")
             + "\n(/resume ID to continue one)");
     }
+    let dir = session_dir(commands, session);
     let path = SessionManager::find(session.cwd(), dir, prefix).map_err(|e| e.to_string())?;
     let manager = SessionManager::open(&path).map_err(|e| e.to_string())?;
     session.switch_session(manager).map_err(|e| e.to_string())?;

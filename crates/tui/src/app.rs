@@ -16,6 +16,7 @@ use crate::footer::{self, Status};
 use crate::inline::{Frame, InlineRenderer};
 use crate::keybindings::Keybindings;
 use crate::permission::PermissionQueue;
+use crate::pickers::{Picker, PickerKind};
 use crate::text;
 use crate::transcript::Transcript;
 
@@ -45,6 +46,19 @@ pub enum Action {
     Interrupt,
     /// Drop the queued messages: they are back in the editor.
     TakeBackQueued,
+    /// Open a picker; its list is the runner's to gather (models,
+    /// sessions, the tree, settings, themes).
+    OpenPicker(PickerKind),
+    /// Switch to the next (or, not `forward`, the previous) model of the
+    /// current provider.
+    CycleModel {
+        /// Which way.
+        forward: bool,
+    },
+    /// The model's next thinking level.
+    CycleThinking,
+    /// Apply this theme and save it as the `theme` setting.
+    Theme(String),
     /// Stop the process for Ctrl+Z.
     Suspend,
     /// Leave the UI.
@@ -84,6 +98,9 @@ pub struct App {
     pub keys: Keybindings,
     /// The completion menu, when open.
     pub completion: Option<Menu>,
+    /// The open selector (models, sessions, tree, settings, themes): it
+    /// replaces the editor and has the keys.
+    pub picker: Option<Picker>,
     /// The `/commands` completion offers.
     pub commands: Vec<CommandHint>,
     /// The working directory's files for `@`, walked at the first `@`.
@@ -109,6 +126,7 @@ impl App {
             tick: 0,
             keys: Keybindings::default(),
             completion: None,
+            picker: None,
             commands: Vec::new(),
             files: None,
             awaiting_files: false,
@@ -163,6 +181,8 @@ impl App {
     pub fn paste(&mut self, text: &str) {
         if self.permissions.is_open() {
             self.permissions.paste(text);
+        } else if let Some(picker) = &mut self.picker {
+            picker.paste(text);
         } else {
             self.editor.paste(text);
         }
@@ -281,6 +301,9 @@ impl App {
                 .permissions
                 .view(registry, &ctx, &theme, height.saturating_sub(1));
             (view.rows, view.caret)
+        } else if let Some(picker) = &mut self.picker {
+            // Like the dialog: the screen but the footer's first row.
+            picker.view(width, height.saturating_sub(1), &theme)
         } else {
             let (rows, caret) = self.editor.render(width, anstyle::Style::new(), theme.dim);
             let mut input: Vec<StyledLine> = Vec::new();
@@ -341,6 +364,14 @@ impl App {
             live: &live,
             cursor,
         })
+    }
+
+    /// Draws with `theme` from now on: the live region and cells not yet
+    /// in the scrollback (and, in fullscreen, every cell); the terminal's
+    /// scrollback keeps the colours it was written in.
+    pub fn set_theme(&mut self, theme: crate::theme::UiTheme) {
+        self.cx.theme = theme;
+        self.transcript.set_theme(theme);
     }
 
     /// Advances the spinner; whether anything animates.

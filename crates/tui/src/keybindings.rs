@@ -106,6 +106,24 @@ pub enum KeyAction {
     FollowUp,
     /// `app.message.dequeue`: queued messages back into the editor.
     Dequeue,
+    /// `app.model.select`: open the model selector.
+    ModelSelect,
+    /// `app.model.cycleForward`: the next model of the current provider.
+    ModelCycleForward,
+    /// `app.model.cycleBackward`: the previous model of the current provider.
+    ModelCycleBackward,
+    /// `app.thinking.cycle`: the model's next thinking level.
+    ThinkingCycle,
+    /// `app.session.resume`: open the resume picker.
+    SessionResume,
+    /// `app.session.tree`: open the session tree.
+    SessionTree,
+    /// `app.tree.filter.default`: in the session tree, the default view.
+    TreeFilterDefault,
+    /// `app.tree.filter.noTools`: in the session tree, hide tool results (again: default).
+    TreeFilterNoTools,
+    /// `app.tree.filter.userOnly`: in the session tree, user messages only (again: default).
+    TreeFilterUserOnly,
 }
 
 /// Every action: its id, its default keys and what it does.
@@ -315,6 +333,55 @@ const DEFINITIONS: &[(KeyAction, &str, &[&str], &str)] = {
             &["alt+up"],
             "Restore queued messages",
         ),
+        (
+            ModelSelect,
+            "app.model.select",
+            &["ctrl+l"],
+            "Open the model selector",
+        ),
+        (
+            ModelCycleForward,
+            "app.model.cycleForward",
+            &["ctrl+p"],
+            "Next model of the provider",
+        ),
+        (
+            ModelCycleBackward,
+            "app.model.cycleBackward",
+            &["shift+ctrl+p"],
+            "Previous model of the provider",
+        ),
+        (
+            ThinkingCycle,
+            "app.thinking.cycle",
+            &["shift+tab"],
+            "Cycle the thinking level",
+        ),
+        (
+            SessionResume,
+            "app.session.resume",
+            &[],
+            "Open the resume picker",
+        ),
+        (SessionTree, "app.session.tree", &[], "Open the session tree"),
+        (
+            TreeFilterDefault,
+            "app.tree.filter.default",
+            &["ctrl+d"],
+            "Session tree: default view",
+        ),
+        (
+            TreeFilterNoTools,
+            "app.tree.filter.noTools",
+            &["ctrl+t"],
+            "Session tree: hide tool results",
+        ),
+        (
+            TreeFilterUserOnly,
+            "app.tree.filter.userOnly",
+            &["ctrl+u"],
+            "Session tree: user messages only",
+        ),
     ]
 };
 
@@ -355,6 +422,12 @@ const LEGACY_NAMES: &[(&str, &str)] = &[
     ("expandTools", "app.tools.expand"),
     ("followUp", "app.message.followUp"),
     ("dequeue", "app.message.dequeue"),
+    ("selectModel", "app.model.select"),
+    ("cycleModelForward", "app.model.cycleForward"),
+    ("cycleModelBackward", "app.model.cycleBackward"),
+    ("cycleThinkingLevel", "app.thinking.cycle"),
+    ("resume", "app.session.resume"),
+    ("tree", "app.session.tree"),
 ];
 
 impl KeyAction {

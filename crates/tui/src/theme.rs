@@ -324,6 +324,38 @@ pub struct ThemeChoice {
 }
 
 impl ThemeChoice {
+    /// From the environment only (`NO_COLOR`, `COLORTERM` / `TERM`,
+    /// `COLORFGBG`), asking the terminal nothing: what a UI started without
+    /// a detected choice switches themes with.
+    pub fn from_env(setting: Option<String>, themes_dir: Option<PathBuf>) -> Self {
+        let env = |k: &str| std::env::var(k).ok();
+        ThemeChoice {
+            setting,
+            themes_dir,
+            background: palette::detect_background(&env, None),
+            depth: palette::detect_depth(&env),
+            no_color: palette::no_color(&env),
+        }
+    }
+
+    /// Whether `name` is a theme [`UiTheme::choose`] can find: a built-in
+    /// (`system`, `dark`, `light`), a `LIGHT/DARK` pair of such names, or
+    /// the `name` of a file in the themes directory (read again).
+    pub fn knows(&self, name: &str) -> bool {
+        let files: Vec<String> = match &self.themes_dir {
+            Some(dir) => pi_theme::load_dir(dir).0.into_iter().map(|t| t.name).collect(),
+            None => Vec::new(),
+        };
+        let one = |n: &str| {
+            let n = n.trim();
+            matches!(n, "" | "system" | "dark" | "light") || files.iter().any(|f| f == n)
+        };
+        match name.split_once('/') {
+            Some((light, dark)) => one(light) && one(dark),
+            None => !name.trim().is_empty() && one(name),
+        }
+    }
+
     /// From the process's environment and terminal: `NO_COLOR`, the depth
     /// from `COLORTERM` / `TERM`, the background from the terminal's answer
     /// to OSC 11 (at most [`palette::BACKGROUND_QUERY_TIMEOUT`]) or

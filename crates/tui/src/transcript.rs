@@ -88,6 +88,29 @@ impl Transcript {
         self.cells.push(Cell::new(kind, settled));
     }
 
+    /// Draws every cell with `theme` from now on. Markdown is parsed
+    /// again, since its styles are set while parsing; other cells drop
+    /// their caches.
+    pub fn set_theme(&mut self, theme: UiTheme) {
+        self.theme = theme;
+        for cell in &mut self.cells {
+            let source = match cell.kind() {
+                CellKind::Assistant(md) => Some(md.source().to_string()),
+                _ => None,
+            };
+            match source {
+                Some(source) => {
+                    if let CellKind::Assistant(md) = cell.kind_mut() {
+                        let mut fresh = crate::markdown::MarkdownStream::new();
+                        fresh.set(&source, &theme);
+                        *md = fresh;
+                    }
+                }
+                None => cell.invalidate(),
+            }
+        }
+    }
+
     /// A notice cell (command output, errors).
     pub fn notice(&mut self, text: impl Into<String>, error: bool) {
         self.push(

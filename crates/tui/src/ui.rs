@@ -28,6 +28,7 @@ use crate::inline::InlineRenderer;
 use crate::keybindings::Keybindings;
 use crate::mode::{TuiMode, tui_command};
 
+mod pick;
 mod screen;
 use crate::notify::{Attention, Notifier, NotifyMethod};
 use crate::permission::PermissionQuestions;
@@ -58,6 +59,35 @@ pub trait SlashCommands: Send + Sync {
     fn commands(&self) -> Vec<CommandHint> {
         Vec::new()
     }
+
+    /// The models the model selector lists and Ctrl+P cycles through, each
+    /// one `/model PROVIDER/ID` can switch to (the current model is added
+    /// when missing). None by default: the selector shows the current one.
+    fn models(&self) -> Vec<agent_ai::Model> {
+        Vec::new()
+    }
+
+    /// This directory's sessions, newest first, for the resume picker;
+    /// each one's id is what `/resume ID` takes. By default the session
+    /// file's directory (or the default one) is listed on a blocking
+    /// thread, so the UI never waits on the disk.
+    fn sessions(
+        &self,
+        session: &AgentSession,
+    ) -> BoxFuture<'static, Vec<coding_agent::sessions::SessionInfo>> {
+        let cwd = session.cwd().to_path_buf();
+        let dir = session.session_manager().and_then(|store| {
+            let manager = store.lock().unwrap_or_else(|p| p.into_inner());
+            manager.session_dir().map(std::path::Path::to_path_buf)
+        });
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || {
+                coding_agent::sessions::SessionManager::list(&cwd, dir)
+            })
+            .await
+            .unwrap_or_default()
+        })
+    }
 }
 
 /// How the UI is set up.
@@ -80,6 +110,11 @@ pub struct TuiOptions {
     /// What each key does (Pi's defaults, or [`Keybindings::load`] for a
     /// `keybindings.json`; its warnings are shown as notices).
     pub keybindings: Keybindings,
+    /// How `theme` was chosen (its setting, the themes directory, the
+    /// terminal's background and depth): `/theme` lists its themes and
+    /// switches live with it. `None`: the environment's, without theme
+    /// files.
+    pub theme_choice: Option<crate::theme::ThemeChoice>,
 }
 
 impl Default for TuiOptions {
@@ -92,6 +127,7 @@ impl Default for TuiOptions {
             notify: NotifyMethod::Auto,
             title: Some("coding-agent".to_string()),
             keybindings: Keybindings::default(),
+            theme_choice: None,
         }
     }
 }
@@ -202,6 +238,15 @@ struct Ui {
     bash_cancel: Option<agent_core::CancellationToken>,
     /// Progress of the `@` file walk, once one started.
     file_updates: Option<tokio::sync::watch::Receiver<u64>>,
+    /// The open picker's list, while it is read off the UI task.
+    picker_load: Option<BoxFuture<'static, crate::pickers::PickerData>>,
+    /// How the theme is chosen; its setting is the theme in use.
+    theme_choice: crate::theme::ThemeChoice,
+    /// Settings written from this UI (`/settings KEY VALUE`): the session
+    /// keeps those it started with, the settings picker shows these.
+    settings_written: serde_json::Map<String, serde_json::Value>,
+    /// The running command's output is shown only if it fails (Ctrl+P).
+    quiet_command: bool,
 }
 
 impl Ui {
@@ -220,6 +265,9 @@ impl Ui {
             app.transcript.notice(warning.clone(), true);
         }
         app.keys = options.keybindings;
+        let theme_choice = options
+            .theme_choice
+            .unwrap_or_else(|| crate::theme::ThemeChoice::from_env(None, None));
         app.commands = command_hints(&session, options.commands.as_deref());
         fill_history(&mut app, &messages);
         Ui {
@@ -244,6 +292,10 @@ impl Ui {
             file_updates: None,
             bash: None,
             bash_cancel: None,
+            picker_load: None,
+            theme_choice,
+            settings_written: serde_json::Map::new(),
+            quiet_command: false,
             session,
         }
     }
@@ -315,6 +367,11 @@ impl Ui {
                     self.command_done(result);
                     self.urgent = true;
                 }
+                data = poll_opt(&mut self.picker_load) => {
+                    self.picker_load = None;
+                    self.picker_loaded(data);
+                    self.urgent = true;
+                }
                 Some(()) = files_changed(&mut self.file_updates) => {
                     self.app.files_updated();
                     self.dirty = true;
@@ -353,6 +410,7 @@ impl Ui {
                 if let Some(screen) = &mut self.screen
                     && !self.app.permissions.is_open()
                     && self.app.completion.is_none()
+                    && self.app.picker.is_none()
                     && screen.key(key, &mut self.app)
                 {
                     return Ok(None);
@@ -399,6 +457,22 @@ impl Ui {
                     self.session.agent().follow_up(Message::user(text));
                 }
             }
+            Action::Command(line) if crate::pickers::picker_command(&line).is_some() => {
+                if let Some(kind) = crate::pickers::picker_command(&line) {
+                    self.open_picker(kind);
+                }
+            }
+            Action::Command(line) if line.trim().starts_with("/theme ") => {
+                let name = line.trim().trim_start_matches("/theme").trim().to_string();
+                self.choose_theme(&name);
+            }
+            Action::OpenPicker(kind) => self.open_picker(kind),
+            Action::CycleModel { forward } => self.cycle_model(forward),
+            Action::CycleThinking => {
+                self.session.cycle_thinking_level();
+                self.refresh_status();
+            }
+            Action::Theme(name) => self.choose_theme(&name),
             Action::Command(line) if tui_command(&line, self.mode()).is_some() => {
                 match tui_command(&line, self.mode()) {
                     Some(Ok(mode)) => self.set_mode(mode)?,
@@ -406,17 +480,7 @@ impl Ui {
                     None => {}
                 }
             }
-            Action::Command(line) => match &self.commands {
-                Some(commands) => {
-                    self.command = Some(commands.run(&self.session, &line));
-                    self.command_line = Some(line);
-                    self.app.command_running = true;
-                }
-                None => self
-                    .app
-                    .transcript
-                    .notice(format!("{line}: no commands here"), true),
-            },
+            Action::Command(line) => self.run_command(line),
             Action::Bash { command, exclude } => {
                 let session = self.session.clone();
                 let cancel = agent_core::CancellationToken::new();
@@ -467,8 +531,27 @@ impl Ui {
         self.next_tick = Some(Instant::now() + SPINNER_INTERVAL);
     }
 
+    /// Runs `line` through the commands; its output becomes a notice.
+    fn run_command(&mut self, line: String) {
+        match &self.commands {
+            Some(commands) => {
+                self.command = Some(commands.run(&self.session, &line));
+                self.command_line = Some(line);
+                self.app.command_running = true;
+            }
+            None => self
+                .app
+                .transcript
+                .notice(format!("{line}: no commands here"), true),
+        }
+    }
+
     fn command_done(&mut self, result: Option<Result<String, String>>) {
         let line = self.command_line.take();
+        let quiet = std::mem::take(&mut self.quiet_command);
+        if let (Some(Ok(_)), Some(line)) = (&result, &line) {
+            self.setting_written(line);
+        }
         if let (None, Some(line)) = (&result, line) {
             // Not one of the commands: a skill or a template, if it is one.
             match self.session.expand_input(&line) {
@@ -483,6 +566,7 @@ impl Ui {
             }
         }
         match result {
+            Some(Ok(_)) if quiet => {}
             Some(Ok(text)) if !text.trim().is_empty() => self.app.transcript.notice(text, false),
             Some(Ok(_)) => {}
             Some(Err(e)) => self
@@ -626,6 +710,7 @@ fn command_hints(session: &AgentSession, commands: Option<&dyn SlashCommands>) -
         ("exit", "Leave"),
         ("quit", "Leave"),
         ("tui", "[inline|fullscreen] - Switch how the UI draws"),
+        ("theme", "[NAME] - Choose the colour theme (applied now, saved in your settings)"),
     ]
     .map(|(n, d)| (n.to_string(), d.to_string()));
     for (name, description) in ours.into_iter().chain(session.prompt_commands()) {

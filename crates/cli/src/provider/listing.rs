@@ -45,6 +45,34 @@ pub fn switchable(
     (models, Some(resolve))
 }
 
+/// What the terminal UI's model selector offers in a scripted run (where
+/// [`switchable`] lists nothing, since any id of the scripted provider
+/// goes): the registry's model ids under the scripted provider, each once,
+/// the current one first. Empty for any other provider.
+pub fn scripted_choices(current: &Model) -> Vec<Model> {
+    if current.provider != "scripted" {
+        return Vec::new();
+    }
+    let Ok(registry) = registry() else {
+        return vec![current.clone()];
+    };
+    let mut seen = std::collections::HashSet::new();
+    seen.insert(current.id.clone());
+    let mut models = vec![current.clone()];
+    for known in registry.models() {
+        if seen.insert(known.id.clone()) {
+            models.push(Model {
+                provider: "scripted".into(),
+                api: "scripted".into(),
+                base_url: String::new(),
+                headers: Default::default(),
+                ..known.clone()
+            });
+        }
+    }
+    models
+}
+
 /// Prints the models matching `search` as a table, with the built-in
 /// table's date.
 pub fn list_models(registry: &ModelRegistry, search: &str) -> String {

@@ -12,7 +12,7 @@ mod listing;
 mod tests;
 
 use flags::legacy;
-pub use listing::{list_models, switchable};
+pub use listing::{list_models, scripted_choices, switchable};
 
 use std::sync::Arc;
 

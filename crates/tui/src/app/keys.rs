@@ -1,7 +1,7 @@
 //! What a key does: every key is resolved through the [`Keybindings`]
 //! into an action, in Pi's order of precedence (an open question first,
-//! then a history search, a pending jump, the completion menu, the
-//! application's actions, the editor's).
+//! then an open picker, a history search, a pending jump, the completion
+//! menu, the application's actions, the editor's).
 //!
 //! [`Keybindings`]: crate::keybindings::Keybindings
 
@@ -9,6 +9,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::{Action, App, Queued};
 use crate::keybindings::KeyAction;
+use crate::pickers::{PickerKind, PickerOutcome};
 
 /// The editor's actions, in the order they are tried.
 const EDITOR_ACTIONS: &[KeyAction] = {
@@ -53,6 +54,12 @@ const APP_ACTIONS: &[KeyAction] = {
         ToolsExpand,
         FollowUp,
         Dequeue,
+        ModelSelect,
+        ModelCycleBackward,
+        ModelCycleForward,
+        ThinkingCycle,
+        SessionResume,
+        SessionTree,
     ]
 };
 
@@ -84,6 +91,9 @@ impl App {
                 crate::dialog::DialogKey::Interrupt => Some(Action::Interrupt),
                 crate::dialog::DialogKey::Handled => None,
             };
+        }
+        if self.picker.is_some() {
+            return self.picker_key(&key);
         }
         if self.editor.search().is_some() && self.search_key(&key) {
             return None;
@@ -137,6 +147,26 @@ impl App {
         true
     }
 
+    /// A key while a picker is open: it has them all.
+    fn picker_key(&mut self, key: &KeyEvent) -> Option<Action> {
+        let picker = self.picker.as_mut()?;
+        match picker.key(key, &self.keys) {
+            PickerOutcome::Stay => None,
+            PickerOutcome::Close => {
+                self.picker = None;
+                None
+            }
+            PickerOutcome::Command(line) => {
+                self.picker = None;
+                Some(Action::Command(line))
+            }
+            PickerOutcome::Theme(name) => {
+                self.picker = None;
+                Some(Action::Theme(name))
+            }
+        }
+    }
+
     /// An application action; `None` when it leaves the key to the editor.
     fn app_action(&mut self, action: KeyAction, was_armed: bool) -> Option<Option<Action>> {
         let running = self.is_running();
@@ -181,6 +211,12 @@ impl App {
                 Some(Action::TakeBackQueued)
             }
             KeyAction::Dequeue => None,
+            KeyAction::ModelSelect => Some(Action::OpenPicker(PickerKind::Model)),
+            KeyAction::SessionResume => Some(Action::OpenPicker(PickerKind::Resume)),
+            KeyAction::SessionTree => Some(Action::OpenPicker(PickerKind::Tree)),
+            KeyAction::ModelCycleForward => Some(Action::CycleModel { forward: true }),
+            KeyAction::ModelCycleBackward => Some(Action::CycleModel { forward: false }),
+            KeyAction::ThinkingCycle => Some(Action::CycleThinking),
             _ => return None,
         })
     }

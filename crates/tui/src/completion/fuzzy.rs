@@ -84,3 +84,39 @@ fn ascii_subsequence(query: &[u8], text: &[u8]) -> bool {
     }
     q == query.len()
 }
+
+/// Which characters of `text` (indices in `text.chars()`) the query
+/// matched, found the way [`score`] finds them (each query character at
+/// its first place after the previous one, case ignored): what a list
+/// highlights. `None` when the query does not match; empty for an empty
+/// query.
+///
+/// ```
+/// use agent_tui::completion::fuzzy::positions;
+/// assert_eq!(positions("gpt", "openai/gpt-5"), Some(vec![7, 8, 9]));
+/// assert_eq!(positions("os", "Opus"), Some(vec![0, 3]));
+/// assert_eq!(positions("zz", "Opus"), None);
+/// ```
+pub fn positions(query: &str, text: &str) -> Option<Vec<usize>> {
+    let wanted: Vec<char> = query.chars().flat_map(char::to_lowercase).collect();
+    let mut found = Vec::with_capacity(wanted.len());
+    let mut next = 0;
+    for (i, c) in text.chars().enumerate() {
+        if next == wanted.len() {
+            break;
+        }
+        // A character whose lower case is several (`İ`) may match several
+        // query characters in a row; it is marked once.
+        let mut hit = false;
+        for lower in c.to_lowercase() {
+            if next < wanted.len() && wanted[next] == lower {
+                next += 1;
+                hit = true;
+            }
+        }
+        if hit {
+            found.push(i);
+        }
+    }
+    (next == wanted.len()).then_some(found)
+}
