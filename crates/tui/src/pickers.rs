@@ -363,9 +363,7 @@ impl Picker {
             filter: TreeFilter::Default,
         };
         let mut picker = Self::with(PickerKind::Tree, "Session tree", Vec::new(), Vec::new());
-        picker
-            .selector
-            .set_empty_text("the session has no entries yet");
+        picker.selector.set_confirm_text("fork here");
         picker.tree = Some(view);
         picker.refresh_tree(leaf.map(str::to_string));
         picker
@@ -392,7 +390,7 @@ impl Picker {
             })
             .unzip();
         let mut picker = Self::with(PickerKind::Settings, "Settings", values, items);
-        picker.selector.set_help("enter: edit");
+        picker.selector.set_confirm_text("edit");
         picker.effective = effective.clone();
         picker
     }
@@ -450,6 +448,12 @@ impl Picker {
                 .find(|n| view.shows(n))
                 .map(|n| n.id.clone())
         });
+        let empty = if view.nodes.is_empty() {
+            "the session has no entries yet"
+        } else {
+            "no entries with this filter (ctrl+d: default)"
+        };
+        self.selector.set_empty_text(empty);
         self.values = values;
         self.selector.set_items(items);
         self.selector.set_help(help);

@@ -125,6 +125,8 @@ pub struct Selector {
     loading: bool,
     empty_text: String,
     help: String,
+    /// What Enter does, in the keys row (`choose`, `edit`).
+    confirm: String,
 }
 
 impl Selector {
@@ -142,6 +144,7 @@ impl Selector {
             loading: false,
             empty_text: "nothing to choose from".into(),
             help: String::new(),
+            confirm: "choose".into(),
         };
         s.refilter();
         s
@@ -167,6 +170,11 @@ impl Selector {
     /// A line of the owner's own keys, shown under the list.
     pub fn set_help(&mut self, help: impl AsRef<str>) {
         self.help = text::clean(help.as_ref());
+    }
+
+    /// What Enter does, as the keys row says it (`choose` by default).
+    pub fn set_confirm_text(&mut self, text: impl AsRef<str>) {
+        self.confirm = text::clean(text.as_ref());
     }
 
     /// The title.
@@ -335,7 +343,7 @@ impl Selector {
     ) -> (Vec<StyledLine>, Option<(usize, usize)>) {
         let width = width.max(1);
         let max_rows = max_rows.max(1);
-        let mut help = String::from("up/down: move  enter: choose  esc: cancel");
+        let mut help = format!("up/down: move  enter: {}  esc: cancel", self.confirm);
         if !self.help.is_empty() {
             help = format!("{}  {help}", self.help);
         }

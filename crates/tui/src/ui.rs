@@ -469,7 +469,16 @@ impl Ui {
             Action::OpenPicker(kind) => self.open_picker(kind),
             Action::CycleModel { forward } => self.cycle_model(forward),
             Action::CycleThinking => {
-                self.session.cycle_thinking_level();
+                let before = self.session.thinking_level();
+                let level = self.session.cycle_thinking_level();
+                if level == before {
+                    // The footer cannot show a change: say why.
+                    let model = self.session.agent().model();
+                    self.app.transcript.notice(
+                        format!("thinking: {level} ({}/{} has no other level)", model.provider, model.id),
+                        false,
+                    );
+                }
                 self.refresh_status();
             }
             Action::Theme(name) => self.choose_theme(&name),

@@ -29,6 +29,8 @@ mod dialog;
 mod editor_keys;
 #[path = "tui/fullscreen.rs"]
 mod fullscreen;
+#[path = "tui/selector.rs"]
+mod selector;
 
 const CJK: &str = "漢字かな交じり文と한국어";
 const FAMILY: &str = "👨\u{200d}👩\u{200d}👧\u{200d}👦";
