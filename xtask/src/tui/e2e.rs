@@ -55,7 +55,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     }
     let bin = super::target_dir(root).join("debug/coding-agent");
     let work = super::target_dir(root).join("tui-e2e");
-    let cases: [(&str, Case); 9] = [
+    let cases: [(&str, Case); 10] = [
         (
             "the sanity check catches a broken terminal",
             harness_catches_breakage,
@@ -65,6 +65,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         ("paste becomes one marker", paste_is_one_marker),
         ("resize mid-stream", resize_mid_stream),
         ("built-in commands", builtin_commands),
+        ("ctrl+l model selector", model_selector),
         ("sane after /exit", sane_after_exit),
         ("sane after SIGTERM", |b, w| {
             sane_after_signal(b, w, libc::SIGTERM)
@@ -353,6 +354,59 @@ fn builtin_commands(bin: &Path, dir: &Path) -> Result<()> {
     }
     submit(&tmux, "/exit")?;
     sanity::check(&tmux, "/exit after commands", "0")
+}
+
+/// Ctrl+L opens the model selector in place of the editor, typing
+/// narrows it, Enter switches as `/model` does: the footer shows the new
+/// model, the session records the change, and no selector row is left in
+/// the scrollback. The model comes from the world's `models.json` (a
+/// scripted run lists the registry's ids under the scripted provider).
+fn model_selector(bin: &Path, dir: &Path) -> Result<()> {
+    let world = World::new(dir.parent().context("no parent")?, &leaf(dir), &[])?;
+    std::fs::write(
+        world.dir.join("agent/models.json"),
+        serde_json::json!({"providers": {"e2e": {
+            "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "unused",
+            "models": [{"id": "e2e-picked-model", "name": "Picked In The Selector"},
+                       {"id": "e2e-other-model", "name": "Not This One"}]
+        }}})
+        .to_string(),
+    )?;
+    let command = world.command(bin, &world.scripted_args(), &[]);
+    let tmux = Tmux::start("tui-e2e", WIDTH, HEIGHT, &command, &world.raw())?;
+    tmux.wait_for_text("scripted/")?;
+    tmux.key("C-l")?;
+    let on_screen = |what: &'static str, want: fn(&str) -> bool| {
+        tmux.wait_for(what, |_| tmux.screen().ok().filter(|s| want(s)))
+    };
+    on_screen("the model selector", |s| {
+        s.contains("Select a model") && s.contains(">* scripted/script")
+    })?;
+    tmux.type_text("e2e-picked")?;
+    let screen = on_screen("the list narrowed to one model", |s| {
+        s.contains("search: e2e-picked") && s.contains("(1/")
+    })?;
+    if !screen.contains("scripted/e2e-picked-model") || screen.contains("e2e-other-model") {
+        bail!("typing did not narrow the list to the picked model:\n{screen}");
+    }
+    tmux.key("Enter")?;
+    let screen = on_screen("the footer to show the new model", |s| {
+        let footer: Vec<&str> = s.trim_end().lines().rev().take(2).collect();
+        footer.iter().any(|l| l.contains("scripted/e2e-picked-model"))
+            && !s.contains("Select a model")
+    })?;
+    if !screen.contains("model: scripted/e2e-picked-model") {
+        bail!("no notice of the switch:\n{screen}");
+    }
+    if tmux.history()?.contains("Select a model") {
+        bail!("the selector's rows went into the scrollback");
+    }
+    let saved = sessions_text(&world.dir.join("sessions"))?;
+    if !saved.contains("\"modelId\":\"e2e-picked-model\"") {
+        bail!("the session does not record the switch");
+    }
+    submit(&tmux, "/exit")?;
+    sanity::check(&tmux, "/exit after the model selector", "0")
 }
 
 /// `/exit` leaves a sane terminal and status 0.
