@@ -272,3 +272,42 @@ async fn a_program_adds_its_own_commands_and_builtins_win() {
     assert_eq!(names.iter().filter(|n| **n == "session").count(), 1);
     assert!(names.contains(&"echo"));
 }
+
+/// What a front end's resume picker lists is what `/resume` lists, newest
+/// first, and each id resumes with `/resume ID`.
+#[tokio::test]
+async fn sessions_are_what_resume_lists_and_their_ids_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = session(dir.path(), &["one", "two"]);
+    let commands = commands(dir.path());
+    session.prompt("the first session").await.unwrap();
+    let (first_id, first_file) = {
+        let store = session.session_manager().unwrap();
+        let manager = store.lock().unwrap();
+        (
+            manager.session_id().to_string(),
+            manager.session_file().unwrap().to_path_buf(),
+        )
+    };
+    ok(&commands, &session, "/new").await;
+    session.prompt("the second session").await.unwrap();
+    // Older by an hour, so the order does not hang on the clock's grain.
+    let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&first_file)
+        .and_then(|f| f.set_modified(an_hour_ago))
+        .unwrap();
+    let listed = commands.sessions(&session);
+    let firsts: Vec<&str> = listed.iter().map(|s| s.first_message.as_str()).collect();
+    assert_eq!(firsts, ["the second session", "the first session"]);
+    let text = ok(&commands, &session, "/resume").await;
+    assert!(
+        text.find("the second session") < text.find("the first session"),
+        "{text}"
+    );
+    assert!(ok(&commands, &session, &format!("/resume {first_id}"))
+        .await
+        .starts_with("resumed "));
+    assert_eq!(session.agent().messages().len(), 2);
+}
