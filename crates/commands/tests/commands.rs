@@ -306,8 +306,10 @@ async fn sessions_are_what_resume_lists_and_their_ids_resume() {
         text.find("the second session") < text.find("the first session"),
         "{text}"
     );
-    assert!(ok(&commands, &session, &format!("/resume {first_id}"))
-        .await
-        .starts_with("resumed "));
+    assert!(
+        ok(&commands, &session, &format!("/resume {first_id}"))
+            .await
+            .starts_with("resumed ")
+    );
     assert_eq!(session.agent().messages().len(), 2);
 }

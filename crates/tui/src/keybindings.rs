@@ -363,7 +363,12 @@ const DEFINITIONS: &[(KeyAction, &str, &[&str], &str)] = {
             &[],
             "Open the resume picker",
         ),
-        (SessionTree, "app.session.tree", &[], "Open the session tree"),
+        (
+            SessionTree,
+            "app.session.tree",
+            &[],
+            "Open the session tree",
+        ),
         (
             TreeFilterDefault,
             "app.tree.filter.default",

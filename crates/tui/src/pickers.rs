@@ -301,7 +301,10 @@ impl Picker {
             PickerData::Themes(files, warnings) => {
                 let current = current.as_deref().unwrap_or("system");
                 let builtin = [
-                    ("system", "built-in: dark or light by the terminal's background"),
+                    (
+                        "system",
+                        "built-in: dark or light by the terminal's background",
+                    ),
                     ("dark", "built-in"),
                     ("light", "built-in"),
                 ]
@@ -425,7 +428,9 @@ impl Picker {
 
     /// The settings key being edited, and the value typed.
     pub fn editing(&self) -> Option<(&str, &str)> {
-        self.edit.as_ref().map(|e| (e.key.as_str(), e.text.as_str()))
+        self.edit
+            .as_ref()
+            .map(|e| (e.key.as_str(), e.text.as_str()))
     }
 
     /// The tree's items again (a filter changed), the highlight kept on
@@ -691,7 +696,11 @@ pub fn next_model(models: &[Model], current: &Model, forward: bool) -> Option<Mo
     }
     let n = ring.len();
     let at = ring.iter().position(|m| same(m)).unwrap_or(0);
-    let next = if forward { (at + 1) % n } else { (at + n - 1) % n };
+    let next = if forward {
+        (at + 1) % n
+    } else {
+        (at + n - 1) % n
+    };
     Some(ring[next].clone())
 }
 
@@ -729,17 +738,13 @@ fn tree_nodes(entries: &[SessionEntry], leaf: Option<&str>) -> Vec<TreeNode> {
     let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&i| (i, 0)).collect();
     // Entries in a loop of parents have no root: each starts a walk.
     let mut rest = (0..entries.len()).rev().collect::<Vec<_>>();
-    loop {
-        let Some((i, depth)) = stack.pop().or_else(|| {
-            while let Some(i) = rest.pop() {
-                if !seen.contains(&i) {
-                    return Some((i, 0));
-                }
-            }
-            None
-        }) else {
-            break;
-        };
+    let next_root = |rest: &mut Vec<usize>, seen: &HashSet<usize>| {
+        std::iter::from_fn(|| rest.pop()).find(|i| !seen.contains(i))
+    };
+    while let Some((i, depth)) = stack
+        .pop()
+        .or_else(|| next_root(&mut rest, &seen).map(|i| (i, 0)))
+    {
         if !seen.insert(i) {
             continue;
         }
@@ -753,7 +758,10 @@ fn tree_nodes(entries: &[SessionEntry], leaf: Option<&str>) -> Vec<TreeNode> {
             on_path: on_path.contains(e.id.as_str()),
             leaf: leaf == Some(e.id.as_str()),
         });
-        let kids = children.get(&Some(e.id.as_str())).cloned().unwrap_or_default();
+        let kids = children
+            .get(&Some(e.id.as_str()))
+            .cloned()
+            .unwrap_or_default();
         let child_depth = if kids.len() > 1 { depth + 1 } else { depth };
         for &k in kids.iter().rev() {
             stack.push((k, child_depth));

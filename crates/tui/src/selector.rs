@@ -313,7 +313,7 @@ impl Selector {
             let keep = self
                 .query
                 .grapheme_indices(true)
-                .last()
+                .next_back()
                 .map_or(0, |(i, _)| i);
             self.query.truncate(keep);
             self.refilter();
@@ -347,10 +347,11 @@ impl Selector {
         if !self.help.is_empty() {
             help = format!("{}  {help}", self.help);
         }
-        let mut help_rows: Vec<StyledLine> = text::wrap(&StyledLine::styled(help, theme.dim), width)
-            .iter()
-            .map(|r| text::clip(r, width))
-            .collect();
+        let mut help_rows: Vec<StyledLine> =
+            text::wrap(&StyledLine::styled(help, theme.dim), width)
+                .iter()
+                .map(|r| text::clip(r, width))
+                .collect();
         let mut show_title = true;
         // The query row and one item row are the least a selector is.
         while 2 + usize::from(show_title) + help_rows.len() > max_rows {
@@ -411,13 +412,7 @@ impl Selector {
     /// The rows of `shown[from..to]`: labels in one column (as wide as
     /// the widest in view, at most three fifths of the row when details
     /// follow), details after them, hints at the right edge.
-    fn item_rows(
-        &self,
-        from: usize,
-        to: usize,
-        width: usize,
-        theme: &UiTheme,
-    ) -> Vec<StyledLine> {
+    fn item_rows(&self, from: usize, to: usize, width: usize, theme: &UiTheme) -> Vec<StyledLine> {
         const LEAD: usize = 3;
         let in_view = &self.shown[from..to];
         let indent_of = |item: &SelectorItem| 2 * item.indent.min(MAX_INDENT);

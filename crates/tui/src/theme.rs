@@ -343,7 +343,11 @@ impl ThemeChoice {
     /// the `name` of a file in the themes directory (read again).
     pub fn knows(&self, name: &str) -> bool {
         let files: Vec<String> = match &self.themes_dir {
-            Some(dir) => pi_theme::load_dir(dir).0.into_iter().map(|t| t.name).collect(),
+            Some(dir) => pi_theme::load_dir(dir)
+                .0
+                .into_iter()
+                .map(|t| t.name)
+                .collect(),
             None => Vec::new(),
         };
         let one = |n: &str| {

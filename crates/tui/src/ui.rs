@@ -475,7 +475,10 @@ impl Ui {
                     // The footer cannot show a change: say why.
                     let model = self.session.agent().model();
                     self.app.transcript.notice(
-                        format!("thinking: {level} ({}/{} has no other level)", model.provider, model.id),
+                        format!(
+                            "thinking: {level} ({}/{} has no other level)",
+                            model.provider, model.id
+                        ),
                         false,
                     );
                 }
@@ -719,7 +722,10 @@ fn command_hints(session: &AgentSession, commands: Option<&dyn SlashCommands>) -
         ("exit", "Leave"),
         ("quit", "Leave"),
         ("tui", "[inline|fullscreen] - Switch how the UI draws"),
-        ("theme", "[NAME] - Choose the colour theme (applied now, saved in your settings)"),
+        (
+            "theme",
+            "[NAME] - Choose the colour theme (applied now, saved in your settings)",
+        ),
     ]
     .map(|(n, d)| (n.to_string(), d.to_string()));
     for (name, description) in ours.into_iter().chain(session.prompt_commands()) {

@@ -392,7 +392,9 @@ fn model_selector(bin: &Path, dir: &Path) -> Result<()> {
     tmux.key("Enter")?;
     let screen = on_screen("the footer to show the new model", |s| {
         let footer: Vec<&str> = s.trim_end().lines().rev().take(2).collect();
-        footer.iter().any(|l| l.contains("scripted/e2e-picked-model"))
+        footer
+            .iter()
+            .any(|l| l.contains("scripted/e2e-picked-model"))
             && !s.contains("Select a model")
     })?;
     if !screen.contains("model: scripted/e2e-picked-model") {

@@ -48,7 +48,10 @@ fn models() -> Selector {
 }
 
 fn labels(s: &Selector) -> Vec<String> {
-    s.shown().iter().map(|&i| s.items()[i].label.clone()).collect()
+    s.shown()
+        .iter()
+        .map(|&i| s.items()[i].label.clone())
+        .collect()
 }
 
 #[test]
@@ -104,7 +107,10 @@ fn matched_characters_are_highlighted() {
     // Without a query nothing is lit.
     s.set_query("");
     let (rows, _) = s.view(80, 20, &theme);
-    assert!(rows.iter().all(|r| r.spans.iter().all(|sp| sp.style != hit)));
+    assert!(
+        rows.iter()
+            .all(|r| r.spans.iter().all(|sp| sp.style != hit))
+    );
 }
 
 #[test]
@@ -344,16 +350,28 @@ fn the_model_selector_replaces_the_editor_and_enter_switches() {
     let shown = plain(&live);
     assert!(shown.contains("Select a model  (3/3)"), "{shown}");
     assert!(shown.contains(">* p/alpha"), "the current one: {shown}");
-    assert!(!shown.contains("draft kept"), "the editor is replaced: {shown}");
-    assert!(shown.contains("scripted/model"), "the footer stays: {shown}");
+    assert!(
+        !shown.contains("draft kept"),
+        "the editor is replaced: {shown}"
+    );
+    assert!(
+        shown.contains("scripted/model"),
+        "the footer stays: {shown}"
+    );
     assert!(caret.is_some());
     // Typing goes to the query, never to the editor.
     typed(&mut a, "blg");
     let (live, _) = a.compose(60, 24, Instant::now(), None);
     let shown = plain(&live);
-    assert!(shown.contains("(1/3)") && shown.contains("p/beta-large"), "{shown}");
+    assert!(
+        shown.contains("(1/3)") && shown.contains("p/beta-large"),
+        "{shown}"
+    );
     a.paste("x\n");
-    assert_eq!(a.picker.as_ref().map(|p| p.selector().query()), Some("blgx "));
+    assert_eq!(
+        a.picker.as_ref().map(|p| p.selector().query()),
+        Some("blgx ")
+    );
     press(&mut a, k(KeyCode::Backspace));
     press(&mut a, k(KeyCode::Backspace));
     assert_eq!(
@@ -405,8 +423,20 @@ fn the_resume_picker_loads_then_resumes_by_id() {
     let (live, _) = a.compose(80, 24, Instant::now(), None);
     assert!(plain(&live).contains("loading..."));
     let list = vec![
-        info("bbbb2222", None, "fix the parser\nsecond line", 12, 1_700_000_100_000),
-        info("aaaa1111", Some("refactor 漢字"), "ignored", 1, 1_700_000_000_000),
+        info(
+            "bbbb2222",
+            None,
+            "fix the parser\nsecond line",
+            12,
+            1_700_000_100_000,
+        ),
+        info(
+            "aaaa1111",
+            Some("refactor 漢字"),
+            "ignored",
+            1,
+            1_700_000_000_000,
+        ),
     ];
     let warnings = a
         .picker
@@ -484,7 +514,10 @@ fn the_session_tree_indents_branches_filters_and_forks() {
     // A straight run stays at one level; each branch is indented once;
     // the active path is marked and the leaf highlighted.
     assert!(shown.contains(" * user: read a.rs"), "{shown}");
-    assert!(shown.contains(" * toolResult: read: fn main() {}"), "{shown}");
+    assert!(
+        shown.contains(" * toolResult: read: fn main() {}"),
+        "{shown}"
+    );
     assert!(shown.contains(" * assistant: it is empty"), "{shown}");
     assert!(shown.contains("     user: first branch"), "{shown}");
     assert!(shown.contains(" *   user: second branch"), "{shown}");
@@ -533,20 +566,22 @@ fn the_session_tree_indents_branches_filters_and_forks() {
     );
     // An empty session.
     let mut empty = Picker::tree(&[], None);
-    assert!(
-        plain(&empty.view(60, 10, &UiTheme::plain()).0).contains("no entries yet")
-    );
+    assert!(plain(&empty.view(60, 10, &UiTheme::plain()).0).contains("no entries yet"));
 }
 
 #[test]
 fn settings_are_listed_and_a_value_is_written_through_the_command() {
     let mut a = app();
-    let effective = serde_json::json!({"defaultThinkingLevel": "high", "compaction": {"enabled": true}});
+    let effective =
+        serde_json::json!({"defaultThinkingLevel": "high", "compaction": {"enabled": true}});
     let effective = effective.as_object().cloned().unwrap_or_default();
     a.picker = Some(Picker::settings(&effective));
     let shown = plain(&a.compose(80, 24, Instant::now(), None).0);
     assert!(shown.contains("defaultThinkingLevel  \"high\""), "{shown}");
-    assert!(shown.contains("compaction            {\"enabled\":true}"), "{shown}");
+    assert!(
+        shown.contains("compaction            {\"enabled\":true}"),
+        "{shown}"
+    );
     assert!(shown.contains("theme                 (not set)"), "{shown}");
     assert!(shown.contains("enter: edit"), "{shown}");
     typed(&mut a, "thinking");
@@ -566,7 +601,9 @@ fn settings_are_listed_and_a_value_is_written_through_the_command() {
     a.paste("w\"");
     assert_eq!(
         press(&mut a, k(KeyCode::Enter)),
-        Some(Action::Command("/settings defaultThinkingLevel \"low\"".into()))
+        Some(Action::Command(
+            "/settings defaultThinkingLevel \"low\"".into()
+        ))
     );
     assert!(a.picker.is_none());
     // Esc in the editor goes back to the list; Esc there closes it.
@@ -598,7 +635,10 @@ fn the_theme_selector_lists_builtins_and_files_and_applies_one() {
         assert_eq!(warnings, ["bad.json: broken"], "for the UI to show");
     }
     let shown = plain(&a.compose(80, 24, Instant::now(), None).0);
-    assert!(shown.contains("(4/4)"), "a file named like a built-in once: {shown}");
+    assert!(
+        shown.contains("(4/4)"),
+        "a file named like a built-in once: {shown}"
+    );
     assert!(shown.contains(">* light"), "{shown}");
     assert!(shown.contains("sunset  theme file, light"), "{shown}");
     typed(&mut a, "suns");
@@ -623,6 +663,9 @@ fn a_new_theme_redraws_what_is_not_in_the_scrollback() {
     assert!(!styled(&before));
     a.set_theme(UiTheme::default());
     let (after, _) = a.compose(40, 10, Instant::now(), None);
-    assert!(styled(&after), "the notice is drawn in the new theme's colours");
+    assert!(
+        styled(&after),
+        "the notice is drawn in the new theme's colours"
+    );
     assert_eq!(a.cx.theme, UiTheme::default());
 }
