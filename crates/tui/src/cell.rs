@@ -177,8 +177,19 @@ impl Cell {
         self.version += 1;
     }
 
+    /// An answer drawn with another theme than `cx`'s is drawn again (its
+    /// Markdown styles are set while parsing), the caches dropped.
+    fn sync_theme(&mut self, cx: &CellContext) {
+        if let CellKind::Assistant(md) = &mut self.kind
+            && md.restyle(&cx.theme)
+        {
+            self.version += 1;
+        }
+    }
+
     /// The logical lines at `width` (cached).
     pub fn lines(&mut self, cx: &CellContext, width: usize) -> &[StyledLine] {
+        self.sync_theme(cx);
         let fresh =
             matches!(&self.lines_cache, Some((v, w, _)) if *v == self.version && *w == width);
         if !fresh {
@@ -193,6 +204,7 @@ impl Cell {
 
     /// The lines wrapped into rows of at most `width` columns (cached).
     pub fn rows(&mut self, cx: &CellContext, width: usize) -> &[StyledLine] {
+        self.sync_theme(cx);
         let fresh =
             matches!(&self.rows_cache, Some((v, w, _)) if *v == self.version && *w == width);
         if !fresh {
@@ -218,6 +230,7 @@ impl Cell {
         width: usize,
         start: usize,
     ) -> (usize, Vec<StyledLine>) {
+        self.sync_theme(cx);
         if self.settled {
             let lines = self.lines(cx, width);
             return (lines.len(), lines.get(start..).unwrap_or_default().to_vec());
@@ -238,6 +251,7 @@ impl Cell {
     /// scrollback). A streaming answer gives them without drawing or
     /// copying what came before.
     pub fn lines_from(&mut self, cx: &CellContext, width: usize, start: usize) -> Vec<StyledLine> {
+        self.sync_theme(cx);
         match &self.kind {
             CellKind::Assistant(md) if !self.settled => md.lines_from(start),
             _ => self

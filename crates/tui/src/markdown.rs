@@ -435,6 +435,8 @@ pub struct MarkdownStream {
     open: Vec<StyledLine>,
     /// Blocks drawn since the stream began (counts work, for tests).
     parsed_blocks: usize,
+    /// The theme the lines were drawn with (styles are set while parsing).
+    theme: Option<UiTheme>,
 }
 
 impl MarkdownStream {
@@ -471,7 +473,23 @@ impl MarkdownStream {
         self.reparse(theme);
     }
 
+    /// Draws the text again with `theme` when it was drawn with another;
+    /// whether it did. (A theme chosen live reaches each answer when it is
+    /// next drawn, so answers no one draws again cost nothing.)
+    pub fn restyle(&mut self, theme: &UiTheme) -> bool {
+        if self.theme.is_none_or(|t| t == *theme) {
+            return false;
+        }
+        let src = std::mem::take(&mut self.src);
+        let parsed = self.parsed_blocks;
+        *self = MarkdownStream::new();
+        self.parsed_blocks = parsed;
+        self.set(&src, theme);
+        true
+    }
+
     fn reparse(&mut self, theme: &UiTheme) {
+        self.theme = Some(*theme);
         let tail = &self.src[self.settled_end..];
         let blocks = top_level_blocks(tail);
         let base = self.settled_end;

@@ -500,6 +500,11 @@ impl Picker {
                     PickerKind::Resume => PickerOutcome::Command(format!("/resume {value}")),
                     PickerKind::Tree => PickerOutcome::Command(format!("/fork {value}")),
                     PickerKind::Theme => PickerOutcome::Theme(value),
+                    // `/settings KEY VALUE` cannot name a key with a
+                    // blank in it: such a key is only shown.
+                    PickerKind::Settings if value.contains(char::is_whitespace) => {
+                        PickerOutcome::Stay
+                    }
                     PickerKind::Settings => {
                         // The value as JSON, so Enter writes back what was there.
                         let text = self

@@ -88,26 +88,14 @@ impl Transcript {
         self.cells.push(Cell::new(kind, settled));
     }
 
-    /// Draws every cell with `theme` from now on. Markdown is parsed
-    /// again, since its styles are set while parsing; other cells drop
-    /// their caches.
+    /// Draws with `theme` from now on (give the cells' context the same):
+    /// every cell drops its caches, and an answer's Markdown is parsed
+    /// again when it is next drawn, so answers already in the scrollback
+    /// cost nothing.
     pub fn set_theme(&mut self, theme: UiTheme) {
         self.theme = theme;
         for cell in &mut self.cells {
-            let source = match cell.kind() {
-                CellKind::Assistant(md) => Some(md.source().to_string()),
-                _ => None,
-            };
-            match source {
-                Some(source) => {
-                    if let CellKind::Assistant(md) = cell.kind_mut() {
-                        let mut fresh = crate::markdown::MarkdownStream::new();
-                        fresh.set(&source, &theme);
-                        *md = fresh;
-                    }
-                }
-                None => cell.invalidate(),
-            }
+            cell.invalidate();
         }
     }
 

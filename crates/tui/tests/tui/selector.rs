@@ -653,6 +653,10 @@ fn the_theme_selector_lists_builtins_and_files_and_applies_one() {
 #[test]
 fn a_new_theme_redraws_what_is_not_in_the_scrollback() {
     let mut a = app();
+    let mut md = agent_tui::markdown::MarkdownStream::new();
+    md.set("# A heading", &UiTheme::plain());
+    a.transcript
+        .push(agent_tui::cell::CellKind::Assistant(md), true);
     a.transcript.notice("an error notice", true);
     let (before, _) = a.compose(40, 10, Instant::now(), None);
     let styled = |rows: &[StyledLine]| {
@@ -667,5 +671,12 @@ fn a_new_theme_redraws_what_is_not_in_the_scrollback() {
         styled(&after),
         "the notice is drawn in the new theme's colours"
     );
+    // The answer's Markdown is parsed again, with the new heading style.
+    let heading = after
+        .iter()
+        .flat_map(|r| r.spans.iter())
+        .find(|s| s.text.contains("A heading"))
+        .map(|s| s.style);
+    assert_eq!(heading, Some(UiTheme::default().heading));
     assert_eq!(a.cx.theme, UiTheme::default());
 }
