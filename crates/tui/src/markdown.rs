@@ -435,8 +435,9 @@ pub struct MarkdownStream {
     open: Vec<StyledLine>,
     /// Blocks drawn since the stream began (counts work, for tests).
     parsed_blocks: usize,
-    /// The theme the lines were drawn with (styles are set while parsing).
-    theme: Option<UiTheme>,
+    /// The theme the lines were drawn with (styles are set while parsing);
+    /// boxed, since a theme is large and every answer holds one.
+    theme: Option<Box<UiTheme>>,
 }
 
 impl MarkdownStream {
@@ -477,7 +478,7 @@ impl MarkdownStream {
     /// whether it did. (A theme chosen live reaches each answer when it is
     /// next drawn, so answers no one draws again cost nothing.)
     pub fn restyle(&mut self, theme: &UiTheme) -> bool {
-        if self.theme.is_none_or(|t| t == *theme) {
+        if self.theme.as_deref().is_none_or(|t| t == theme) {
             return false;
         }
         let src = std::mem::take(&mut self.src);
@@ -489,7 +490,9 @@ impl MarkdownStream {
     }
 
     fn reparse(&mut self, theme: &UiTheme) {
-        self.theme = Some(*theme);
+        if self.theme.as_deref() != Some(theme) {
+            self.theme = Some(Box::new(*theme));
+        }
         let tail = &self.src[self.settled_end..];
         let blocks = top_level_blocks(tail);
         let base = self.settled_end;
