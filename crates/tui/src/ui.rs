@@ -25,16 +25,16 @@ use crate::error::TuiError;
 use crate::footer::Status;
 use crate::fullscreen::FullscreenView;
 use crate::inline::InlineRenderer;
-use crate::keybindings::Keybindings;
 use crate::mode::{TuiMode, tui_command};
 
+mod hooks;
 mod pick;
 mod screen;
-use crate::notify::{Attention, Notifier, NotifyMethod};
+use crate::notify::{Attention, Notifier};
 use crate::permission::PermissionQuestions;
 use crate::terminal::TerminalGuard;
-use crate::theme::UiTheme;
 use crate::transcript::Transcript;
+pub use hooks::{SlashCommands, TuiOptions};
 
 /// The shortest time between two frames (60 a second).
 pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
@@ -43,94 +43,6 @@ pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
 pub const RESIZE_DEBOUNCE: Duration = Duration::from_millis(80);
 /// How long an interrupted run may take to wind down on exit.
 const WIND_DOWN: Duration = Duration::from_secs(5);
-
-/// Runs `/commands` for the UI. The output becomes a transcript cell.
-pub trait SlashCommands: Send + Sync {
-    /// Runs `line` on `session`: `None` when it is not a command (it is
-    /// then sent as a prompt), else its output or its error.
-    fn run(
-        &self,
-        session: &AgentSession,
-        line: &str,
-    ) -> BoxFuture<'static, Option<Result<String, String>>>;
-
-    /// The commands it knows, for the completion menu (the session's
-    /// templates and skills, `/exit` and `/quit` are added by the UI).
-    fn commands(&self) -> Vec<CommandHint> {
-        Vec::new()
-    }
-
-    /// The models the model selector lists and Ctrl+P cycles through, each
-    /// one `/model PROVIDER/ID` can switch to (the current model is added
-    /// when missing). None by default: the selector shows the current one.
-    fn models(&self) -> Vec<agent_ai::Model> {
-        Vec::new()
-    }
-
-    /// This directory's sessions, newest first, for the resume picker;
-    /// each one's id is what `/resume ID` takes. By default the session
-    /// file's directory (or the default one) is listed on a blocking
-    /// thread, so the UI never waits on the disk.
-    fn sessions(
-        &self,
-        session: &AgentSession,
-    ) -> BoxFuture<'static, Vec<coding_agent::sessions::SessionInfo>> {
-        let cwd = session.cwd().to_path_buf();
-        let dir = session.session_manager().and_then(|store| {
-            let manager = store.lock().unwrap_or_else(|p| p.into_inner());
-            manager.session_dir().map(std::path::Path::to_path_buf)
-        });
-        Box::pin(async move {
-            tokio::task::spawn_blocking(move || {
-                coding_agent::sessions::SessionManager::list(&cwd, dir)
-            })
-            .await
-            .unwrap_or_default()
-        })
-    }
-}
-
-/// How the UI is set up.
-pub struct TuiOptions {
-    /// The styles.
-    pub theme: UiTheme,
-    /// The `/commands` (`/exit` and `/quit` are the UI's own).
-    pub commands: Option<Arc<dyn SlashCommands>>,
-    /// Permission questions from the session's gate (see
-    /// [`crate::permission_channel`]).
-    pub questions: Option<PermissionQuestions>,
-    /// How the UI starts drawing (`/tui` switches while it runs).
-    pub mode: TuiMode,
-    /// How a waiting question or a finished run calls the user while the
-    /// terminal is unfocused ([`NotifyMethod::Off`]: never).
-    pub notify: NotifyMethod,
-    /// The app's name in the terminal's title; `None` leaves the title
-    /// alone.
-    pub title: Option<String>,
-    /// What each key does (Pi's defaults, or [`Keybindings::load`] for a
-    /// `keybindings.json`; its warnings are shown as notices).
-    pub keybindings: Keybindings,
-    /// How `theme` was chosen (its setting, the themes directory, the
-    /// terminal's background and depth): `/theme` lists its themes and
-    /// switches live with it. `None`: the environment's, without theme
-    /// files.
-    pub theme_choice: Option<crate::theme::ThemeChoice>,
-}
-
-impl Default for TuiOptions {
-    fn default() -> Self {
-        TuiOptions {
-            theme: UiTheme::from_env(),
-            commands: None,
-            questions: None,
-            mode: TuiMode::Inline,
-            notify: NotifyMethod::Auto,
-            title: Some("coding-agent".to_string()),
-            keybindings: Keybindings::default(),
-            theme_choice: None,
-        }
-    }
-}
 
 /// How the UI ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -441,6 +353,12 @@ impl Ui {
     }
 
     fn act(&mut self, action: Action) -> Result<Option<TuiExit>, TuiError> {
+        // `/model`, `/resume`, `/tree`, `/settings`, `/theme` alone; `/theme NAME`.
+        if let Action::Command(line) = &action
+            && self.picker_line(line)
+        {
+            return Ok(None);
+        }
         match action {
             Action::Prompt(text) => {
                 if let Some(text) = self.expand(&text) {
@@ -457,33 +375,9 @@ impl Ui {
                     self.session.agent().follow_up(Message::user(text));
                 }
             }
-            Action::Command(line) if crate::pickers::picker_command(&line).is_some() => {
-                if let Some(kind) = crate::pickers::picker_command(&line) {
-                    self.open_picker(kind);
-                }
-            }
-            Action::Command(line) if line.trim().starts_with("/theme ") => {
-                let name = line.trim().trim_start_matches("/theme").trim().to_string();
-                self.choose_theme(&name);
-            }
             Action::OpenPicker(kind) => self.open_picker(kind),
             Action::CycleModel { forward } => self.cycle_model(forward),
-            Action::CycleThinking => {
-                let before = self.session.thinking_level();
-                let level = self.session.cycle_thinking_level();
-                if level == before {
-                    // The footer cannot show a change: say why.
-                    let model = self.session.agent().model();
-                    self.app.transcript.notice(
-                        format!(
-                            "thinking: {level} ({}/{} has no other level)",
-                            model.provider, model.id
-                        ),
-                        false,
-                    );
-                }
-                self.refresh_status();
-            }
+            Action::CycleThinking => self.cycle_thinking(),
             Action::Theme(name) => self.choose_theme(&name),
             Action::Command(line) if tui_command(&line, self.mode()).is_some() => {
                 match tui_command(&line, self.mode()) {

@@ -21,6 +21,41 @@ impl Ui {
         busy
     }
 
+    /// A command line the pickers own: `/model`, `/resume`, `/tree`,
+    /// `/settings` or `/theme` alone opens one, `/theme NAME` applies a
+    /// theme. Whether it was one.
+    pub(super) fn picker_line(&mut self, line: &str) -> bool {
+        if let Some(kind) = crate::pickers::picker_command(line) {
+            self.open_picker(kind);
+            return true;
+        }
+        match line.trim().strip_prefix("/theme ") {
+            Some(name) => {
+                self.choose_theme(name);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Shift+Tab: the model's next thinking level, shown in the footer.
+    pub(super) fn cycle_thinking(&mut self) {
+        let before = self.session.thinking_level();
+        let level = self.session.cycle_thinking_level();
+        if level == before {
+            // The footer cannot show a change: say why.
+            let model = self.session.agent().model();
+            self.app.transcript.notice(
+                format!(
+                    "thinking: {level} ({}/{} has no other level)",
+                    model.provider, model.id
+                ),
+                false,
+            );
+        }
+        self.refresh_status();
+    }
+
     /// Opens the picker of `kind` over its list; a list read from disk
     /// arrives later (the picker says "loading" meanwhile).
     pub(super) fn open_picker(&mut self, kind: PickerKind) {
