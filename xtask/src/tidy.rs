@@ -10,7 +10,13 @@
 //!    with the reason; agent-tui and agent-export name none at all.
 //! 4. Every file access of a tool goes through the operations: the tool
 //!    modules of tools-builtin touch no file system or process API directly
-//!    (except [`OPS_EXCEPTIONS`]).
+//!    (except [`OPS_EXCEPTIONS`]), named outright or brought in by a `use`
+//!    (`use std::fs; fs::read(..)`, `use std::{fs as f}`).
+//! 5. Dev-dependencies have arrows of their own ([`DEV_ALLOWED`]).
+//! 6. Every repository path the documentation names (ARCHITECTURE.md,
+//!    README.md, docs/) exists, from the root or from a crate's directory.
+//! 7. No Rust file is longer than 700 lines, tests included, but for the
+//!    listed ones (`tidy/lengths.rs`), each held at its length with its reason.
 //!
 //! Test modules (from `#[cfg(test)]` on) and comments are not checked.
 
@@ -19,6 +25,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
+
+mod docs;
+mod lengths;
+#[cfg(test)]
+mod tests;
+
+use docs::documented_paths_exist;
+use lengths::{LONG_FILES, MAX_LINES, file_lengths};
 use serde_json::Value;
 
 /// Each library crate and the workspace crates it may depend on (normal
@@ -118,6 +132,42 @@ const PRODUCT_EXCEPTIONS: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// Each crate and the workspace crates its tests, examples and benchmarks
+/// may use beyond its normal dependencies (crates not listed use none).
+/// Tests reach up to assemble what they test; nothing here becomes an
+/// arrow of the library itself.
+const DEV_ALLOWED: &[(&str, &[&str])] = &[
+    // The remote backend's tests run the seven tools over it.
+    ("agent-remote", &["tools-builtin"]),
+    // The tools' tests run them in a loop and a session's settings.
+    (
+        "tools-builtin",
+        &["agent-core", "coding-agent", "test-support"],
+    ),
+    // Messages of the model API in its tests.
+    ("coding-agent", &["agent-ai"]),
+    // The MCP server's tests serve the seven tools.
+    ("agent-mcp", &["tools-builtin"]),
+    ("agent-tui", &["agent-ai"]),
+    // Scripts in a loop (scripted model), and reads for the benchmark.
+    (
+        "agent-codemode",
+        &["agent-ai", "test-support", "tools-builtin"],
+    ),
+    ("coding-agent-cli", &["test-support"]),
+    (
+        "integration-tests",
+        &[
+            "agent-ai",
+            "agent-core",
+            "agent-tool",
+            "coding-agent",
+            "test-support",
+            "tools-builtin",
+        ],
+    ),
+];
+
 /// Files of tools-builtin that may touch the local machine directly, and why.
 const OPS_EXCEPTIONS: &[(&str, &str)] = &[];
 
@@ -148,11 +198,13 @@ pub fn tidy(root: &Path) -> Result<()> {
         &mut problems,
     )?;
     operations_only(&root.join("crates/tools-builtin/src"), &mut problems)?;
+    documented_paths_exist(root, &mut problems)?;
+    file_lengths(root, LONG_FILES, &mut problems)?;
     if !problems.is_empty() {
         bail!("tidy:\n  {}", problems.join("\n  "));
     }
     println!(
-        "tidy: crate graph, no tool names in agent-core, coding-agent, agent-tui or agent-export, tools use the operations"
+        "tidy: crate graph (normal and dev arrows), no tool names in agent-core, coding-agent, agent-tui or agent-export, tools use the operations, documented paths exist, files within {MAX_LINES} lines"
     );
     Ok(())
 }
@@ -229,7 +281,34 @@ fn crate_graph(root: &Path, problems: &mut Vec<String>) -> Result<()> {
             }
         }
     }
+    dev_arrows(&packages, DEV_ALLOWED, problems);
     Ok(())
+}
+
+/// Dev-dependencies on workspace crates outside [`DEV_ALLOWED`] (a
+/// crate's normal dependencies may be repeated there).
+fn dev_arrows(packages: &[Package], table: &[(&str, &[&str])], problems: &mut Vec<String>) {
+    let members: Vec<&str> = packages.iter().map(|(n, _, _)| n.as_str()).collect();
+    let allowed: BTreeMap<&str, &[&str]> = table.iter().copied().collect();
+    for (name, _, deps) in packages {
+        let normal: Vec<&str> = deps
+            .iter()
+            .filter(|(_, k)| k == "normal")
+            .map(|(d, _)| d.as_str())
+            .collect();
+        let may = allowed.get(name.as_str()).copied().unwrap_or(&[]);
+        for (dep, kind) in deps {
+            if kind == "dev"
+                && members.contains(&dep.as_str())
+                && !normal.contains(&dep.as_str())
+                && !may.contains(&dep.as_str())
+            {
+                problems.push(format!(
+                    "{name} has a dev-dependency on {dep}: not an allowed test arrow (DEV_ALLOWED in xtask/src/tidy.rs)"
+                ));
+            }
+        }
+    }
 }
 
 /// The names in tools-builtin's `BUILTIN_TOOL_NAMES`.
@@ -325,7 +404,8 @@ fn operations_only(dir: &Path, problems: &mut Vec<String>) -> Result<()> {
         "tokio::process",
         "std::os::unix::fs",
     ];
-    for (file, number, line) in code_lines(dir)? {
+    let lines = code_lines(dir)?;
+    for (file, number, line) in &lines {
         if OPS_EXCEPTIONS.iter().any(|(f, _)| file == *f) {
             continue;
         }
@@ -336,5 +416,87 @@ fn operations_only(dir: &Path, problems: &mut Vec<String>) -> Result<()> {
             ));
         }
     }
+    // A `use` can bring the same modules in under other spellings
+    // (`use std::fs;`, `use std::{fs, io}`, `use tokio::{process as p}`).
+    for (file, number, statement) in use_statements(&lines) {
+        if OPS_EXCEPTIONS.iter().any(|(f, _)| file == *f) {
+            continue;
+        }
+        if let Some(module) = direct_module(&statement) {
+            problems.push(format!(
+                "{}/{file}:{number} brings in {module} with `use`: tools reach files and processes through FileOps and ProcessOps",
+                dir.display()
+            ));
+        }
+    }
     Ok(())
+}
+
+/// Each `use` statement (joined when it spans lines) with its file and
+/// first line.
+fn use_statements(lines: &[(String, usize, String)]) -> Vec<(String, usize, String)> {
+    let mut out = Vec::new();
+    let mut open: Option<(String, usize, String)> = None;
+    for (file, number, line) in lines {
+        let trimmed = line.trim();
+        if let Some((f, n, mut text)) = open.take()
+            && f == *file
+        {
+            text.push(' ');
+            text.push_str(trimmed);
+            if trimmed.contains(';') {
+                out.push((f, n, text));
+            } else {
+                open = Some((f, n, text));
+            }
+            continue;
+        }
+        let statement = trimmed
+            .strip_prefix("pub ")
+            .or_else(|| trimmed.strip_prefix("pub(crate) "))
+            .unwrap_or(trimmed);
+        if statement.starts_with("use ") {
+            if statement.contains(';') {
+                out.push((file.clone(), *number, statement.to_string()));
+            } else {
+                open = Some((file.clone(), *number, statement.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// The file-system or process module a `use` statement brings in, if any.
+fn direct_module(statement: &str) -> Option<&'static str> {
+    let compact: String = statement.chars().filter(|c| !c.is_whitespace()).collect();
+    let body = compact.strip_prefix("use")?;
+    for root in ["std", "tokio", "::std", "::tokio"] {
+        let Some(rest) = body.strip_prefix(&format!("{root}::")) else {
+            continue;
+        };
+        let names: Vec<&str> = match rest.strip_prefix('{') {
+            Some(group) => group
+                .trim_end_matches(';')
+                .trim_end_matches('}')
+                .split(',')
+                .collect(),
+            None => vec![rest.trim_end_matches(';')],
+        };
+        for name in names {
+            let head = name
+                .split("::")
+                .next()
+                .unwrap_or("")
+                .split("as")
+                .next()
+                .unwrap_or("");
+            match head {
+                "fs" => return Some("fs"),
+                "process" => return Some("process"),
+                "os" if name.contains("fs") => return Some("os::unix::fs"),
+                _ => {}
+            }
+        }
+    }
+    None
 }

@@ -116,6 +116,37 @@ pub async fn connect(
     Ok((connected.tools, Some(connected.updates)))
 }
 
+/// Connects the one server `name` again (its tools, and its later
+/// tool-list changes), as [`connect`] does at start.
+pub async fn connect_one(
+    name: &str,
+    files: &[std::path::PathBuf],
+    settings: &Settings,
+    project: &Path,
+    policy: &SandboxPolicy,
+) -> Result<(Vec<ToolDefinition>, agent_mcp::McpToolUpdates), String> {
+    let mut configs = configured(files, settings, project)?;
+    configs.retain(|c| c.name == name);
+    if configs.is_empty() {
+        return Err(format!("no MCP server named {name}"));
+    }
+    if policy.is_on() && project_server_names(settings).iter().any(|n| n == name) {
+        let programs = SandboxedPrograms::new(policy.clone())
+            .map_err(|e| format!("the project's MCP server {name} is not started: {e}"))?;
+        let programs = Arc::new(programs);
+        configs[0].launcher = Some(agent_mcp::McpLauncher::new(move |program, cwd| {
+            programs.command(cwd, program)
+        }));
+    }
+    let connected = agent_mcp::connect_mcp_servers(&configs).await;
+    if connected.tools.is_empty()
+        && let Some(warning) = connected.warnings.first()
+    {
+        return Err(warning.clone());
+    }
+    Ok((connected.tools, connected.updates))
+}
+
 /// The names of the servers the project's own settings define.
 fn project_server_names(settings: &Settings) -> Vec<String> {
     settings

@@ -352,4 +352,47 @@ mod tests {
             "\nscript\n  ↳ probe {\"n\":1}\n  ↳ probe {\"n\":2}\n    x probe: denied by rule\n  2 calls\n"
         );
     }
+
+    /// A tool that draws itself (`RenderShell::SelfDrawn`) gets no frame:
+    /// its view starts at the margin, where a default tool's is indented.
+    #[test]
+    fn a_self_drawn_tool_gets_no_indented_frame() {
+        let drawn = |name: &str| {
+            coding_agent::tool(name)
+                .description("test")
+                .execute(|_: serde_json::Value, _| async { Ok(AgentToolResult::text("x")) })
+                .with_render_result(|result, _, _, _| {
+                    Some(agent_tool::StyledText::plain(&format!(
+                        "drawn {}",
+                        result.text_content()
+                    )))
+                })
+        };
+        let registry = ToolRegistry::new(vec![
+            drawn("framed"),
+            drawn("bare").with_render_shell(coding_agent::RenderShell::SelfDrawn),
+        ]);
+        let captured = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let mut r = TextRenderer::new(registry, "/work".into());
+        r.captured = Some(captured.clone());
+        r.tty = false;
+        for name in ["framed", "bare"] {
+            r.handle(&AgentEvent::ToolExecutionStart {
+                tool_call_id: name.into(),
+                tool_name: name.into(),
+                args: json!({}),
+                parent_tool_call_id: None,
+            });
+            r.handle(&AgentEvent::ToolExecutionEnd {
+                tool_call_id: name.into(),
+                tool_name: name.into(),
+                result: AgentToolResult::text(name),
+                is_error: false,
+                parent_tool_call_id: None,
+            });
+        }
+        let out = plain(&captured.lock().unwrap());
+        assert!(out.contains("\n  drawn framed\n"), "{out:?}");
+        assert!(out.contains("\ndrawn bare\n"), "{out:?}");
+    }
 }

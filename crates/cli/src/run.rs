@@ -462,7 +462,7 @@ pub async fn run(args: RunArgs) -> i32 {
         extensions,
         codemode,
     };
-    let commands = crate::slash::commands(&args, &settings, &model, &cwd, trusted);
+    let commands = crate::slash::commands(&args, &settings, &model, &cwd, trusted, &policy);
     let session = build_session(&args, &cwd, settings, client, model, tools);
     if let Some(updates) = mcp_updates {
         updates.keep_session_updated(&session);

@@ -20,6 +20,7 @@ pub fn commands(
     current: &Model,
     cwd: &Path,
     trusted: bool,
+    policy: &agent_sandbox::SandboxPolicy,
 ) -> Commands {
     let (models, resolve_model) = crate::provider::switchable(args, settings, current);
     let (args_for_reload, reload_cwd) = (args.clone(), cwd.to_path_buf());
@@ -45,61 +46,215 @@ pub fn commands(
         models,
         resolve_model,
         reload: Some(reload),
-        custom: vec![mcp_command(args, settings, cwd)],
+        custom: vec![mcp_command(args, settings, cwd, policy)],
         ..Commands::default()
     }
 }
 
-/// `/mcp`: the MCP servers of the settings and `--mcp-config`, each with
-/// the tools it gave this session (a server that failed at start has
-/// none; its warning was printed then).
-fn mcp_command(args: &RunArgs, settings: &Settings, cwd: &Path) -> (CommandSpec, CommandHandler) {
-    let servers: Result<Vec<String>, String> =
-        crate::mcp_servers::configured(&args.mcp_config, settings, cwd)
-            .map(|configs| configs.into_iter().map(|c| c.name).collect());
+/// `/mcp`: the MCP servers of the settings and `--mcp-config` with their
+/// state and tools; `/mcp disable NAME` takes a server's tools away for
+/// this session, `/mcp enable NAME` or `/mcp reconnect NAME` connects it
+/// again, `/mcp login NAME` signs in to an HTTP server (as `coding-agent mcp
+/// login`) and connects it again.
+fn mcp_command(
+    args: &RunArgs,
+    settings: &Settings,
+    cwd: &Path,
+    policy: &agent_sandbox::SandboxPolicy,
+) -> (CommandSpec, CommandHandler) {
     let spec = CommandSpec {
         name: "mcp",
-        arguments: "",
-        description: "List the MCP servers and the tools each gave this session",
+        arguments: "[enable|disable|reconnect|login NAME]",
+        description: "The MCP servers: their state and tools; turn one off or on, connect it again, sign in",
     };
-    let handler: CommandHandler = Arc::new(move |session: &AgentSession, _rest: &str| {
-        let servers = servers.clone()?;
+    let place = Arc::new(McpPlace {
+        files: args.mcp_config.clone(),
+        settings: settings.clone(),
+        cwd: cwd.to_path_buf(),
+        policy: policy.clone(),
+        disabled: Default::default(),
+    });
+    let handler: CommandHandler = Arc::new(move |session: &AgentSession, rest: &str| {
+        let (place, session) = (place.clone(), session.clone());
+        let words: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
+        Box::pin(async move {
+            match words.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+                [] => place.list(&session),
+                ["disable", name] => place.disable(&session, name),
+                ["enable", name] | ["reconnect", name] => place.reconnect(&session, name).await,
+                ["login", name] => place.login(&session, name).await,
+                _ => Err("usage: /mcp, or /mcp enable|disable|reconnect|login NAME".into()),
+            }
+        })
+    });
+    (spec, handler)
+}
+
+/// What `/mcp` works with: where servers are configured and how they start.
+struct McpPlace {
+    files: Vec<std::path::PathBuf>,
+    settings: Settings,
+    cwd: std::path::PathBuf,
+    policy: agent_sandbox::SandboxPolicy,
+    /// Servers turned off for this session.
+    disabled: std::sync::Mutex<std::collections::BTreeSet<String>>,
+}
+
+impl McpPlace {
+    fn names(&self) -> Result<Vec<String>, String> {
+        crate::mcp_servers::configured(&self.files, &self.settings, &self.cwd)
+            .map(|configs| configs.into_iter().map(|c| c.name).collect())
+    }
+
+    fn known(&self, name: &str) -> Result<(), String> {
+        let names = self.names()?;
+        if names.iter().any(|n| n == name) {
+            Ok(())
+        } else if names.is_empty() {
+            Err(
+                "no MCP servers are configured (settings `mcpServers`, or --mcp-config FILE)"
+                    .into(),
+            )
+        } else {
+            Err(format!(
+                "no MCP server named {} (configured: {})",
+                coding_agent::sanitize_terminal_text(name),
+                coding_agent::sanitize_terminal_text(&names.join(", "))
+            ))
+        }
+    }
+
+    /// The session's tools of server `name`.
+    fn tools_of(session: &AgentSession, name: &str) -> Vec<String> {
+        let prefix = format!("mcp__{name}__");
+        session
+            .registry()
+            .names()
+            .into_iter()
+            .filter(|n| n.starts_with(&prefix))
+            .collect()
+    }
+
+    fn list(&self, session: &AgentSession) -> Result<String, String> {
+        let servers = self.names()?;
         if servers.is_empty() {
             return Ok(
                 "no MCP servers are configured (settings `mcpServers`, or --mcp-config FILE)"
                     .into(),
             );
         }
-        let registry = session.registry();
-        let names = registry.names();
-        let active = registry.active_names();
+        let active = session.registry().active_names();
+        let disabled = self.disabled.lock().map(|d| d.clone()).unwrap_or_default();
         let lines: Vec<String> = servers
             .iter()
             .map(|server| {
+                let tools = Self::tools_of(session, server);
+                let on = tools.iter().filter(|n| active.contains(n)).count();
                 let prefix = format!("mcp__{server}__");
-                let tools: Vec<&str> = names
-                    .iter()
-                    .filter_map(|n| n.strip_prefix(&prefix))
-                    .collect();
-                let on = names
-                    .iter()
-                    .filter(|n| n.starts_with(&prefix) && active.contains(n))
-                    .count();
-                let server = coding_agent::sanitize_terminal_text(server);
-                if tools.is_empty() {
-                    format!("{server}: no tools (not connected; its warning was shown at start)")
+                let short: Vec<&str> = tools.iter().filter_map(|n| n.strip_prefix(&prefix)).collect();
+                let shown = coding_agent::sanitize_terminal_text(server);
+                if disabled.contains(server) {
+                    format!("{shown}: disabled for this session (/mcp enable {shown})")
+                } else if tools.is_empty() {
+                    format!("{shown}: not connected (/mcp reconnect {shown}; an HTTP server that needs sign-in: /mcp login {shown})")
                 } else {
                     format!(
-                        "{server}: connected, {} tools ({on} active): {}",
+                        "{shown}: connected, {} tools ({on} active): {}",
                         tools.len(),
-                        coding_agent::sanitize_terminal_text(&tools.join(", "))
+                        coding_agent::sanitize_terminal_text(&short.join(", "))
                     )
                 }
             })
             .collect();
         Ok(lines.join("\n"))
-    });
-    (spec, handler)
+    }
+
+    fn disable(&self, session: &AgentSession, name: &str) -> Result<String, String> {
+        self.known(name)?;
+        let tools = Self::tools_of(session, name);
+        session.replace_tools(&tools, Vec::new());
+        if let Ok(mut disabled) = self.disabled.lock() {
+            disabled.insert(name.to_string());
+        }
+        Ok(format!(
+            "{}: disabled for this session, {} tools taken away (/mcp enable {} brings them back)",
+            coding_agent::sanitize_terminal_text(name),
+            tools.len(),
+            coding_agent::sanitize_terminal_text(name)
+        ))
+    }
+
+    async fn reconnect(&self, session: &AgentSession, name: &str) -> Result<String, String> {
+        self.known(name)?;
+        let (tools, updates) = crate::mcp_servers::connect_one(
+            name,
+            &self.files,
+            &self.settings,
+            &self.cwd,
+            &self.policy,
+        )
+        .await?;
+        let count = tools.len();
+        let old = Self::tools_of(session, name);
+        session.replace_tools(&old, tools);
+        updates.keep_session_updated(session);
+        if let Ok(mut disabled) = self.disabled.lock() {
+            disabled.remove(name);
+        }
+        Ok(format!(
+            "{}: connected, {count} tools",
+            coding_agent::sanitize_terminal_text(name)
+        ))
+    }
+
+    async fn login(&self, session: &AgentSession, name: &str) -> Result<String, String> {
+        self.known(name)?;
+        let configs = crate::mcp_servers::configured(&self.files, &self.settings, &self.cwd)?;
+        let Some(config) = configs.into_iter().find(|c| c.name == name) else {
+            return Err(format!("no MCP server named {name}"));
+        };
+        if !matches!(config.transport, agent_mcp::McpTransport::Http { .. }) {
+            return Err(format!(
+                "MCP server {} is started as a command (stdio); only HTTP servers sign in",
+                coding_agent::sanitize_terminal_text(name)
+            ));
+        }
+        agent_mcp::oauth::login(&config, &NoticePrompt, None)
+            .await
+            .map_err(|e| {
+                format!(
+                    "sign-in to {} failed: {e}",
+                    coding_agent::sanitize_terminal_text(name)
+                )
+            })?;
+        let connected = self.reconnect(session, name).await?;
+        Ok(format!("signed in; {connected}"))
+    }
+}
+
+/// Shows the sign-in address as a notice (the terminal UI owns the
+/// screen, so nothing is printed past it) and opens the browser.
+struct NoticePrompt;
+
+impl agent_mcp::oauth::AuthorizationPrompt for NoticePrompt {
+    fn open<'a>(
+        &'a self,
+        server: &'a str,
+        url: &'a str,
+    ) -> agent_core::BoxFuture<'a, Result<(), agent_mcp::oauth::PromptError>> {
+        Box::pin(async move {
+            let opened = agent_mcp::oauth::open_in_browser(url).unwrap_or(false);
+            tracing::warn!(
+                "to sign in to MCP server {server}, {} {url} (waiting for the browser to come back)",
+                if opened {
+                    "a browser opened"
+                } else {
+                    "open this address in a browser:"
+                }
+            );
+            Ok(())
+        })
+    }
 }
 
 /// Runs `line` if it is a command, printing its output on stderr; `false`

@@ -239,10 +239,14 @@ fn list_tools_and_print_system_prompt() {
         .collect();
     assert_eq!(
         names,
-        ["read", "bash", "edit", "write", "grep", "find", "ls"]
+        [
+            "read", "bash", "edit", "write", "grep", "find", "ls", "codemode"
+        ]
     );
     assert_eq!(tools[0]["active"], true);
     assert_eq!(tools[4]["active"], false);
+    // Codemode is there to choose (`--tools +codemode`), off by default.
+    assert_eq!(tools[7]["active"], false);
     assert_eq!(tools[0]["parameters"]["required"], json!(["path"]));
 
     let out = bin()

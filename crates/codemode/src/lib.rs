@@ -33,6 +33,7 @@
 //! ```
 
 pub mod confine;
+mod host;
 mod output;
 mod protocol;
 mod sandbox;
@@ -43,6 +44,7 @@ mod vm;
 mod worker;
 mod worker_main;
 
+pub use host::{MAX_RESULT_CHARS, RESULT_BUDGET};
 pub use output::{CallRecord, DEFAULT_MAX_OUTPUT_TOKENS, Ending, OutputItem, Rendered, render};
 pub use protocol::{
     HostMessage, MAX_FRAME_BYTES, OutputKind, ScriptEnd, ScriptRequest, ScriptTool, VmEvent,
@@ -53,7 +55,7 @@ pub use source::{
     MAX_TIMEOUT_MS, OPTIONS_PREFIX, ScriptSource, SourceError, js_identifier, parse_source,
 };
 pub use store::{MemoryStore, STORE_ENTRY_TYPE, ScriptStore, replay_store};
-pub use tool::{CODEMODE_TOOL_NAME, CodemodeTool, DEFAULT_TIMEOUT, MAX_RESULT_CHARS};
+pub use tool::{CODEMODE_TOOL_NAME, CodemodeTool, DEFAULT_TIMEOUT};
 pub use vm::{Vm, VmInterrupt, VmStartError};
 pub use worker::{DEFAULT_MAX_WORKERS, DEFAULT_WAIT_LIMIT, WorkerSandbox};
 pub use worker_main::worker_main;

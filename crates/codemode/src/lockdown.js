@@ -6,6 +6,21 @@
 // host. The global object itself stays extensible: the prelude adds the
 // script's globals to it.
 "use strict";
+// QuickJS-ng gives `Error` V8's `prepareStackTrace` and `stackTraceLimit` as
+// accessors, which freezing leaves settable; a `prepareStackTrace` hook gets
+// call sites whose `getFunction()` hands out the prelude's own functions on
+// the stack. Both become fixed data properties first.
+for (const key of ["prepareStackTrace", "stackTraceLimit"]) {
+  const d = Object.getOwnPropertyDescriptor(Error, key);
+  if (d && d.configurable) {
+    Object.defineProperty(Error, key, {
+      value: key === "stackTraceLimit" ? 10 : undefined,
+      writable: false,
+      enumerable: false,
+      configurable: false,
+    });
+  }
+}
 (function freezeIntrinsics() {
   // Properties ordinary code assigns on instances. Freezing the prototype
   // would make `this.name = "X"` in an Error subclass throw (the

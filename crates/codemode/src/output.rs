@@ -306,54 +306,130 @@ fn apply_budget(items: Vec<Item>, max_tokens: u64) -> (Vec<Item>, Option<PathBuf
     (out, path)
 }
 
-/// Each image gets a line naming the file it was saved to, before it.
+/// Each image is checked (a bad one in a result would make every later
+/// request to the provider fail) and gets a line naming the file it was
+/// saved to, before it; one that fails its check becomes a line saying why.
 fn save_images(items: Vec<Item>) -> Vec<Item> {
-    let mut saved: Vec<(String, String)> = Vec::new();
+    let mut saved: Vec<(String, Option<String>)> = Vec::new();
     let mut out = Vec::with_capacity(items.len());
     for item in items {
         let Item::Image { data, mime } = item else {
             out.push(item);
             continue;
         };
-        let label = match saved.iter().find(|(d, _)| *d == data) {
-            Some((_, label)) => label.clone(),
-            None => {
-                let label = save_image(&data, &mime);
-                saved.push((data.clone(), label.clone()));
-                label
-            }
+        let (label, keep) = match saved.iter().find(|(d, _)| *d == data) {
+            Some((_, Some(label))) => (label.clone(), true),
+            Some((_, None)) => (
+                "[Image dropped: shown again, and not a valid image]".to_string(),
+                false,
+            ),
+            None => match checked_image(&data, &mime) {
+                Ok(bytes) => {
+                    let label = save_image(&bytes, &mime);
+                    saved.push((data.clone(), Some(label.clone())));
+                    (label, true)
+                }
+                Err(why) => {
+                    saved.push((data.clone(), None));
+                    (format!("[Image dropped: {why}]"), false)
+                }
+            },
         };
         out.push(Item::Text(label));
-        out.push(Item::Image { data, mime });
+        if keep {
+            out.push(Item::Image { data, mime });
+        }
     }
     out
 }
 
-fn save_image(data: &str, mime: &str) -> String {
+/// The largest image kept in a result (what providers take inline).
+pub const MAX_IMAGE_BYTES: usize = 4_500_000;
+/// The largest width or height kept.
+const MAX_IMAGE_SIDE: u32 = 8_000;
+
+/// The image's bytes, when they are what `mime` says and decode whole.
+fn checked_image(data: &str, mime: &str) -> Result<Vec<u8>, String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map_err(|e| format!("its data is not base64 ({e})"))?;
+    if bytes.len() > MAX_IMAGE_BYTES {
+        return Err(format!(
+            "{} is more than the {} a model takes; write it to a file with a tool instead",
+            agent_tool::format_size(bytes.len() as u64),
+            agent_tool::format_size(MAX_IMAGE_BYTES as u64)
+        ));
+    }
+    let format = match mime {
+        "image/png" => image::ImageFormat::Png,
+        "image/jpeg" => image::ImageFormat::Jpeg,
+        "image/gif" => image::ImageFormat::Gif,
+        "image/webp" => image::ImageFormat::WebP,
+        other => return Err(format!("{other} is not an image type a model takes")),
+    };
+    if image::guess_format(&bytes).ok() != Some(format) {
+        return Err(format!("its data is not {mime}"));
+    }
+    let mut reader = image::ImageReader::with_format(std::io::Cursor::new(&bytes), format);
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(MAX_IMAGE_SIDE);
+    limits.max_image_height = Some(MAX_IMAGE_SIDE);
+    limits.max_alloc = Some(512 * 1024 * 1024);
+    reader.limits(limits);
+    reader
+        .decode()
+        .map_err(|e| format!("it does not decode as {mime} ({e})"))?;
+    Ok(bytes)
+}
+
+fn save_image(bytes: &[u8], mime: &str) -> String {
     let extension = match mime {
         "image/png" => ".png",
         "image/jpeg" => ".jpg",
         "image/gif" => ".gif",
-        "image/webp" => ".webp",
-        _ => ".bin",
-    };
-    let bytes = match base64::engine::general_purpose::STANDARD.decode(data) {
-        Ok(bytes) => bytes,
-        Err(e) => return format!("[Image ({mime}) could not be saved: {e}]"),
+        _ => ".webp",
     };
     let kind = format!("{mime}, {}", agent_tool::format_size(bytes.len() as u64));
-    match write_private_file(extension, &bytes) {
+    match write_private_file(extension, bytes) {
         Ok(path) => format!("[Image saved to {} ({kind})]", path.display()),
         Err(e) => format!("[Image ({kind}) could not be saved: {e}]"),
     }
 }
 
-/// A new file in the temp directory, readable by its owner only.
-fn write_private_file(extension: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
-    let mut file = tempfile::Builder::new()
+/// The most bytes scripts' spill files and images may take in this
+/// process's output directory.
+pub const MAX_SAVED_BYTES: u64 = 256 * 1024 * 1024;
+
+/// This process's directory for scripts' files (0700), made on first use.
+fn output_dir() -> std::io::Result<&'static std::path::Path> {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    if let Some(dir) = DIR.get() {
+        return Ok(dir);
+    }
+    let dir = tempfile::Builder::new()
         .prefix("codemode-")
+        .tempdir()?
+        .keep();
+    Ok(DIR.get_or_init(|| dir))
+}
+
+/// A new file in this process's output directory, readable by its owner
+/// only; refused once the directory holds [`MAX_SAVED_BYTES`].
+fn write_private_file(extension: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+    static SAVED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let len = bytes.len() as u64;
+    let before = SAVED.fetch_add(len, std::sync::atomic::Ordering::SeqCst);
+    if before.saturating_add(len) > MAX_SAVED_BYTES {
+        SAVED.fetch_sub(len, std::sync::atomic::Ordering::SeqCst);
+        return Err(std::io::Error::other(format!(
+            "scripts' saved files take {} already",
+            agent_tool::format_size(MAX_SAVED_BYTES)
+        )));
+    }
+    let mut file = tempfile::Builder::new()
+        .prefix("output-")
         .suffix(extension)
-        .tempfile()?;
+        .tempfile_in(output_dir()?)?;
     file.write_all(bytes)?;
     let (_, path) = file.keep().map_err(|e| e.error)?;
     Ok(path)

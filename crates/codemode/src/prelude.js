@@ -125,8 +125,13 @@
   const STORE_HINT = "store() is for small state such as ids, cursors or summaries; keep large data in variables or write it to a file with a tool.";
   function store(key, value) {
     if (typeof key !== "string") throw new TypeErrorType("store() key must be a string");
+    if (key.length > limits.maxStoreValueChars) {
+      throw new RangeErrorType("store() key is longer than " + limits.maxStoreValueChars + " characters");
+    }
     const before = stored.has(key) ? key.length + stored.get(key).length : 0;
     if (value === undefined) {
+      // Deleting a key that is not there records nothing.
+      if (!stored.has(key)) return;
       stored.delete(key);
       storedChars -= before;
       written.set(key, undefined);
@@ -162,6 +167,9 @@
   let outputItems = 0;
   function emit(kind, data, mimeType) {
     if (ended) return;
+    if (typeof data !== "string" || (mimeType !== undefined && typeof mimeType !== "string")) {
+      throw new TypeErrorType("output must be text");
+    }
     outputChars += data.length;
     outputItems++;
     if (outputChars > limits.maxOutputChars || outputItems > limits.maxOutputItems) {

@@ -155,6 +155,11 @@ pub enum VmEvent {
         /// The image's type (empty for text).
         mime: String,
     },
+    /// The VM took the result of call `id` (so the host may send more).
+    Took {
+        /// The call's id.
+        id: u64,
+    },
     /// The script ended; nothing follows.
     End(ScriptEnd),
 }
@@ -163,10 +168,13 @@ pub enum VmEvent {
 pub fn write_frame<T: Serialize>(out: &mut impl Write, message: &T) -> io::Result<()> {
     let json = serde_json::to_vec(message).map_err(io::Error::other)?;
     if json.len() > MAX_FRAME_BYTES {
-        return Err(io::Error::other(format!(
-            "a frame of {} bytes passes the limit of {MAX_FRAME_BYTES}",
-            json.len()
-        )));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "a message of {} bytes of JSON passes the limit of {MAX_FRAME_BYTES}",
+                json.len()
+            ),
+        ));
     }
     let len = u32::try_from(json.len()).map_err(io::Error::other)?;
     out.write_all(&len.to_be_bytes())?;

@@ -20,7 +20,8 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use serde_json::{Value, json};
 
-use crate::output::{CallRecord, DEFAULT_MAX_OUTPUT_TOKENS, Ending, OutputItem, cut, render};
+use crate::host::ScriptHost;
+use crate::output::{DEFAULT_MAX_OUTPUT_TOKENS, Ending, render};
 use crate::protocol::{ScriptEnd, ScriptRequest, ScriptTool, VmEvent, VmLimits};
 use crate::sandbox::{SandboxError, ScriptSandbox, Stop};
 use crate::source::{js_identifier, parse_source};
@@ -30,12 +31,6 @@ use crate::store::ScriptStore;
 pub const CODEMODE_TOOL_NAME: &str = "codemode";
 /// The deadline of a script that sets none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
-/// The most characters of one result handed into the VM; longer text keeps
-/// its first and last halves.
-pub const MAX_RESULT_CHARS: usize = 1024 * 1024;
-
-const ARGS_PREVIEW_CHARS: usize = 200;
-const ERROR_PREVIEW_CHARS: usize = 500;
 
 const DESCRIPTION: &str = "Run JavaScript that calls other tools. The input is raw JavaScript (not JSON, no code fence), run as the body of an async function in a QuickJS sandbox, so top-level `await` and `return` work. There is no Node, file system, network or timers: the script reaches the outside only through tools.
 - `await tools.<name>({ ...args })` resolves to the tool's text output (an image block for an image `read`), and rejects with an Error carrying the tool's error text when the call fails or is refused. Use `Promise.allSettled()` to keep the results that succeed. Calls still running when the script ends are cancelled.
@@ -141,7 +136,69 @@ impl CodemodeTool {
             )
             .with_active_by_default(false)
             .with_hints(agent_tool::ToolHints::read_only())
+            .with_render_call(render_call)
+            .with_render_result(render_result)
     }
+}
+
+/// Lines of a script shown in its call before the rest is counted.
+const CALL_PREVIEW_LINES: usize = 12;
+
+/// The call: the script itself (its nested calls are drawn under it by the
+/// front end).
+fn render_call(
+    args: &Value,
+    theme: &agent_tool::Theme,
+    _ctx: &agent_tool::RenderContext,
+) -> Option<agent_tool::StyledText> {
+    let code = args.get("code")?.as_str()?;
+    let mut text = agent_tool::StyledText::new();
+    text.push(agent_tool::StyledLine::styled("codemode", theme.accent));
+    let lines: Vec<&str> = code.lines().collect();
+    for line in lines.iter().take(CALL_PREVIEW_LINES) {
+        text.push(agent_tool::StyledLine::styled("  ", theme.muted).push(*line, theme.muted));
+    }
+    if lines.len() > CALL_PREVIEW_LINES {
+        text.push(agent_tool::StyledLine::styled(
+            format!("  … {} more lines", lines.len() - CALL_PREVIEW_LINES),
+            theme.muted,
+        ));
+    }
+    Some(text)
+}
+
+/// The result: its text, 20 lines unless expanded (5 while running).
+fn render_result(
+    result: &AgentToolResult,
+    options: &agent_tool::RenderResultOptions,
+    theme: &agent_tool::Theme,
+    _ctx: &agent_tool::RenderContext,
+) -> Option<agent_tool::StyledText> {
+    let style = if options.is_error {
+        theme.error
+    } else {
+        agent_tool::anstyle::Style::new()
+    };
+    let limit = if options.expanded {
+        usize::MAX
+    } else if options.is_partial {
+        5
+    } else {
+        20
+    };
+    let content = result.text_content();
+    let lines: Vec<&str> = content.lines().collect();
+    let mut text = agent_tool::StyledText::new();
+    for line in lines.iter().take(limit) {
+        text.push(agent_tool::StyledLine::styled(*line, style));
+    }
+    if lines.len() > limit {
+        text.push(agent_tool::StyledLine::styled(
+            format!("… {} more lines", lines.len() - limit),
+            theme.muted,
+        ));
+    }
+    Some(text)
 }
 
 impl AgentTool for CodemodeTool {
@@ -158,20 +215,12 @@ impl AgentTool for CodemodeTool {
     }
 }
 
-/// What one script's run gathered.
-struct Run {
-    calls: Vec<CallRecord>,
-    outputs: Vec<OutputItem>,
-    output_chars: usize,
-}
-
-impl Run {
-    fn details(&self) -> Value {
-        json!({ "calls": self.calls })
-    }
-}
-
 type CallFuture = BoxFuture<'static, (u64, usize, Instant, NestedOutcome)>;
+
+/// Why the host stopped listening to a VM: a frame no honest VM sends.
+fn violation(why: String) -> Ending {
+    Ending::SandboxFailed(format!("the script's VM broke the protocol: {why}"))
+}
 
 impl CodemodeTool {
     async fn run(&self, params: Value, cx: ToolCallContext) -> Result<AgentToolResult, ToolError> {
@@ -202,10 +251,11 @@ impl CodemodeTool {
             .unwrap_or_default();
         let store: BTreeMap<String, Value> =
             self.store.as_ref().map(|s| s.load()).unwrap_or_default();
-        let timeout = source
-            .timeout_ms
-            .map(Duration::from_millis)
-            .or(self.timeout);
+        // A script may shorten the deadline, never lengthen the one set here.
+        let timeout = match (source.timeout_ms.map(Duration::from_millis), self.timeout) {
+            (Some(asked), Some(most)) => Some(asked.min(most)),
+            (asked, most) => asked.or(most),
+        };
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
         let max_tokens = source
             .max_output_tokens
@@ -214,6 +264,11 @@ impl CodemodeTool {
             timeout_ms: timeout.map(|t| t.as_millis().min(u64::MAX as u128) as u64),
             ..self.limits
         };
+        let mut host = ScriptHost::new(
+            limits,
+            tools.iter().map(|t| t.name.clone()),
+            nested.as_ref().map_or(1, NestedToolCalls::max_parallel),
+        );
         let request = ScriptRequest {
             code: source.code,
             tools,
@@ -223,13 +278,10 @@ impl CodemodeTool {
                 .collect(),
             limits,
         };
-        let mut run = Run {
-            calls: Vec::new(),
-            outputs: Vec::new(),
-            output_chars: 0,
-        };
-        cx.updates
-            .send(AgentToolResult::default().with_details(run.details()));
+        if host.update_due(true) {
+            cx.updates
+                .send(AgentToolResult::default().with_details(host.details()));
+        }
 
         let sleep_until_deadline = async {
             match deadline {
@@ -254,7 +306,7 @@ impl CodemodeTool {
         };
         let mut script = match started_run {
             Ok(script) => script,
-            Err(ending) => return finish(&run, None, ending, max_tokens, started),
+            Err(ending) => return finish(&host, None, ending, max_tokens, started),
         };
 
         let calls_cancel = cx.cancel.child_token();
@@ -262,82 +314,55 @@ impl CodemodeTool {
         let mut returned: Option<String> = None;
         let mut writes = Vec::new();
         let ending = loop {
+            // Start what may start, send what may be sent.
+            for call in host.startable() {
+                let Some(nested) = nested.clone() else { break };
+                let cancel = calls_cancel.clone();
+                let began = Instant::now();
+                in_flight.push(Box::pin(async move {
+                    let outcome = nested.call(&call.name, call.args, &cancel).await;
+                    (call.id, call.index, began, outcome)
+                }));
+            }
+            for settlement in host.sendable() {
+                script.settle(settlement.id, settlement.ok, settlement.payload);
+            }
+            if host.update_due(false) {
+                cx.updates
+                    .send(AgentToolResult::default().with_details(host.details()));
+            }
             tokio::select! {
                 biased;
                 _ = cx.cancel.cancelled() => break Ending::Aborted,
                 _ = &mut sleep_until_deadline => break Ending::TimedOut(timeout.unwrap_or_default()),
                 Some((id, index, began, outcome)) = in_flight.next(), if !in_flight.is_empty() => {
-                    let (ok, payload) = script_value(&outcome);
-                    if let Some(record) = run.calls.get_mut(index) {
-                        record.id = outcome.call_id.clone();
-                        record.duration_ms = Some(began.elapsed().as_millis() as u64);
-                        if outcome.is_error {
-                            record.status = if calls_cancel.is_cancelled() { "cancelled" } else { "error" };
-                            record.error = Some(cut(&outcome.result.text_content(), ERROR_PREVIEW_CHARS));
-                        } else {
-                            record.status = "ok";
-                        }
-                    }
-                    cx.updates.send(AgentToolResult::default().with_details(run.details()));
-                    script.settle(id, ok, payload);
+                    host.finished(id, index, began, &outcome, calls_cancel.is_cancelled());
                 }
                 event = script.events.recv() => match event {
                     Some(VmEvent::Call { id, name, args }) => {
-                        let preview = cut(&args, ARGS_PREVIEW_CHARS);
-                        run.calls.push(CallRecord {
-                            id: format!("{}/?", cx.call_id),
-                            name: name.clone(),
-                            args: preview,
-                            status: "running",
-                            duration_ms: None,
-                            error: None,
-                        });
-                        cx.updates.send(AgentToolResult::default().with_details(run.details()));
-                        let index = run.calls.len() - 1;
-                        // The VM checks these limits; a worker is not trusted to.
-                        let refusal = if run.calls.len() > self.limits.max_calls as usize {
-                            Some(format!("a script may make at most {} tool calls", self.limits.max_calls))
-                        } else if args.len() > self.limits.max_arg_chars.saturating_mul(4) {
-                            Some("the arguments are too large".to_string())
-                        } else {
-                            None
-                        };
-                        let parsed = match refusal {
-                            Some(why) => Err(why),
-                            None => serde_json::from_str::<Value>(&args).map_err(|e| format!("the arguments are not JSON: {e}")),
-                        };
-                        match (parsed, &nested) {
-                            (Ok(args), Some(nested)) => {
-                                let nested = nested.clone();
-                                let cancel = calls_cancel.clone();
-                                let began = Instant::now();
-                                in_flight.push(Box::pin(async move {
-                                    let outcome = nested.call(&name, args, &cancel).await;
-                                    (id, index, began, outcome)
-                                }));
+                        if nested.is_none() {
+                            // Outside a loop no tool is given, so no honest VM calls one.
+                            break violation("a call with no tools given".into());
+                        }
+                        match host.call(id, name, &args, &cx.call_id) {
+                            Ok(Ok(())) => {}
+                            Ok(Err(refused)) => {
+                                script.settle(refused.id, refused.ok, refused.payload);
                             }
-                            (Err(why), _) => {
-                                run.calls[index].status = "error";
-                                run.calls[index].error = Some(why.clone());
-                                script.settle(id, false, why);
-                            }
-                            (Ok(_), None) => {
-                                let why = format!("tools.{name}() needs the agent loop: this call runs outside one");
-                                run.calls[index].status = "error";
-                                run.calls[index].error = Some(why.clone());
-                                script.settle(id, false, why);
-                            }
+                            Err(why) => break violation(why),
                         }
                     }
+                    Some(VmEvent::Took { id }) => host.took(id),
                     Some(VmEvent::Output { kind, data, mime }) => {
-                        run.output_chars = run.output_chars.saturating_add(data.len());
-                        if run.output_chars > self.limits.max_output_chars.saturating_mul(4) {
-                            break Ending::SandboxFailed("the script's output passed its limit".into());
+                        if let Err(why) = host.output(kind, data, mime) {
+                            break violation(why);
                         }
-                        run.outputs.push(OutputItem { kind, data, mime });
                     }
                     Some(VmEvent::End(end)) => match end {
                         ScriptEnd::Completed { value, writes: w } => {
+                            if let Err(why) = host.check_writes(&w, store.len() + w.len()) {
+                                break violation(why);
+                            }
                             returned = value;
                             writes = w;
                             break Ending::Completed;
@@ -359,18 +384,10 @@ impl CodemodeTool {
             _ => Stop::Kill,
         };
         let abnormal = script.stop(how).await;
-        while let Some((_, index, began, outcome)) = in_flight.next().await {
-            if let Some(record) = run.calls.get_mut(index) {
-                record.id = outcome.call_id.clone();
-                record.duration_ms = Some(began.elapsed().as_millis() as u64);
-                record.status = "cancelled";
-            }
+        while let Some((id, index, began, outcome)) = in_flight.next().await {
+            host.finished(id, index, began, &outcome, true);
         }
-        for record in &mut run.calls {
-            if record.status == "running" {
-                record.status = "cancelled";
-            }
-        }
+        host.cancel_running();
         let ending = match ending {
             Ending::SandboxFailed(why) if why.is_empty() => Ending::SandboxFailed(
                 abnormal.unwrap_or_else(|| "the script's VM ended without a result".to_string()),
@@ -393,12 +410,12 @@ impl CodemodeTool {
             }
             store.save(set, delete);
         }
-        finish(&run, returned.as_deref(), ending, max_tokens, started)
+        finish(&host, returned.as_deref(), ending, max_tokens, started)
     }
 }
 
 fn finish(
-    run: &Run,
+    run: &ScriptHost,
     returned: Option<&str>,
     ending: Ending,
     max_tokens: u64,
@@ -430,50 +447,4 @@ fn finish(
         details,
         ..Default::default()
     })
-}
-
-/// What the script receives for a call: JSON of its value, or the error
-/// text it rejects with.
-fn script_value(outcome: &NestedOutcome) -> (bool, String) {
-    let result = &outcome.result;
-    if outcome.is_error {
-        let text = result.text_content();
-        let text = if text.is_empty() {
-            "the tool failed".to_string()
-        } else {
-            text
-        };
-        return (false, cut_middle(&text, MAX_RESULT_CHARS));
-    }
-    let image = result.content.iter().find_map(|block| match block {
-        ContentBlock::Image(image) => Some(image),
-        _ => None,
-    });
-    let text = cut_middle(&result.text_content(), MAX_RESULT_CHARS);
-    let value = match image {
-        Some(image) if image.data.len() <= MAX_RESULT_CHARS * 8 => json!({
-            "type": "image",
-            "data": image.data,
-            "mimeType": image.mime_type,
-            "note": text,
-        }),
-        _ => Value::String(text),
-    };
-    (true, value.to_string())
-}
-
-/// `text` with at most `max` characters: its first and last halves around
-/// a line saying how much was left out.
-fn cut_middle(text: &str, max: usize) -> String {
-    let count = text.chars().count();
-    if count <= max {
-        return text.to_string();
-    }
-    let half = max / 2;
-    let head: String = text.chars().take(half).collect();
-    let tail: String = text.chars().skip(count - half).collect();
-    format!(
-        "{head}\n…[{} characters left out: a result handed to a script holds at most {max}]…\n{tail}",
-        count - 2 * half
-    )
 }

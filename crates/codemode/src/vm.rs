@@ -200,6 +200,7 @@ impl Vm {
                             }
                             return outbox.end(threw(&ctx, e));
                         }
+                        outbox.send(VmEvent::Took { id });
                     }
                     Some(HostMessage::Start(_)) => {}
                     None => return outbox.end(ScriptEnd::Interrupted),

@@ -1,7 +1,7 @@
 //! The worker side: what a worker process runs.
 
 use crate::confine;
-use crate::protocol::{HostMessage, read_frame, write_frame};
+use crate::protocol::{HostMessage, ScriptEnd, VmEvent, read_frame, write_frame};
 use crate::vm::Vm;
 
 /// Serves one script on stdin/stdout as a confined worker, then exits the
@@ -37,7 +37,23 @@ fn serve() -> Result<(), String> {
     };
     vm.run(
         request,
-        move |event| write_frame(&mut output, &event).is_ok(),
+        move |event| match write_frame(&mut output, &event) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+                // One item too large for a frame (escaping can make JSON six
+                // times the text): the script fails, saying so, and stops.
+                let _ = write_frame(
+                    &mut output,
+                    &VmEvent::End(ScriptEnd::Threw {
+                        name: "RangeError".into(),
+                        message: e.to_string(),
+                        stack: format!("RangeError: {e}"),
+                    }),
+                );
+                false
+            }
+            Err(_) => false,
+        },
         move || read_frame::<HostMessage>(&mut input).ok().flatten(),
     );
     Ok(())

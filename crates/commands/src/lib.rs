@@ -122,9 +122,25 @@ const fn spec(
     }
 }
 
+/// What a [`CommandHandler`] returns: its output or error, when it is done
+/// (a command may connect, sign in or wait).
+pub type CommandFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<String, String>> + Send>>;
+
 /// A command the assembling program adds (see [`Commands::custom`]): runs
 /// on the session with the text after the command's name.
-pub type CommandHandler = Arc<dyn Fn(&AgentSession, &str) -> Result<String, String> + Send + Sync>;
+///
+/// ```
+/// use std::sync::Arc;
+/// use agent_commands::{CommandHandler, CommandSpec};
+/// let spec = CommandSpec { name: "hello", arguments: "[NAME]", description: "Greet" };
+/// let handler: CommandHandler = Arc::new(|_session, rest| {
+///     let rest = rest.to_string();
+///     Box::pin(async move { Ok(format!("hello {rest}")) })
+/// });
+/// # let _ = (spec, handler);
+/// ```
+pub type CommandHandler = Arc<dyn Fn(&AgentSession, &str) -> CommandFuture + Send + Sync>;
 
 /// Reloads what the assembling program read at start (see
 /// [`Commands::reload`]).
@@ -216,7 +232,7 @@ impl Commands {
             "help" => Ok(help(&self.custom)),
             other => {
                 let (_, handler) = self.custom.iter().find(|(spec, _)| spec.name == other)?;
-                handler(session, rest)
+                handler(session, rest).await
             }
         };
         Some(result)

@@ -255,7 +255,10 @@ async fn a_program_adds_its_own_commands_and_builtins_win() {
         arguments: "[X]",
         description: "a program's own",
     };
-    let echo: agent_commands::CommandHandler = Arc::new(|_, rest: &str| Ok(format!("echo {rest}")));
+    let echo: agent_commands::CommandHandler = Arc::new(|_, rest: &str| {
+        let text = format!("echo {rest}");
+        Box::pin(async move { Ok(text) })
+    });
     commands.custom = vec![(spec("echo"), echo.clone()), (spec("session"), echo)];
     assert_eq!(
         ok(&commands, &session, "/echo hi there").await,

@@ -206,8 +206,16 @@ impl Connection {
                 // otherwise outlive a failed start or the agent.
                 let mut wrapped = process_wrap::tokio::CommandWrap::from(child);
                 wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
-                let transport = TokioChildProcess::new(wrapped)
+                // Its stderr is read here and logged, line by line: a server
+                // writing to the agent's terminal would draw over the
+                // terminal UI.
+                let (transport, stderr) = TokioChildProcess::builder(wrapped)
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
                     .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+                if let Some(stderr) = stderr {
+                    forward_stderr(config.name.clone(), stderr);
+                }
                 tokio::time::timeout(
                     config.startup_timeout,
                     handler.serve_with_lifecycle(transport, lifecycle),
@@ -735,6 +743,25 @@ fn watch_list_changes(
             }
             // Applied or failed: a waiting call may go on.
             connection.refresh.applied.send_replace(wanted);
+        }
+    });
+}
+
+/// Logs what a stdio server writes on stderr (at `info`: `-v` shows it), one event per line (at
+/// most 4 KiB a line, control characters dropped), until it closes it.
+fn forward_stderr(server: String, stderr: tokio::process::ChildStderr) {
+    use tokio::io::AsyncBufReadExt;
+    tokio::spawn(async move {
+        let mut lines = tokio::io::BufReader::new(stderr).split(b'\n');
+        while let Ok(Some(line)) = lines.next_segment().await {
+            let text = String::from_utf8_lossy(&line[..line.len().min(4096)]);
+            let text: String = text
+                .chars()
+                .filter(|c| !c.is_control() || *c == '\t')
+                .collect();
+            if !text.trim().is_empty() {
+                tracing::info!(server = %server, "{text}");
+            }
         }
     });
 }

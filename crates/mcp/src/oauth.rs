@@ -49,7 +49,7 @@ pub use flow::login;
 pub(crate) use flow::{authorized_client, needs_sign_in};
 #[cfg(feature = "http")]
 pub use prompt::HeadlessPrompt;
-pub use prompt::{AuthPrompt, AuthorizationPrompt, BrowserPrompt, PromptError};
+pub use prompt::{AuthPrompt, AuthorizationPrompt, BrowserPrompt, PromptError, open_in_browser};
 pub use store::{TokenStore, TokenStoreError};
 
 /// How a server's client is identified to its authorization server, and

@@ -668,3 +668,53 @@ fn ctrl_z_and_sigterm_in_fullscreen_leave_the_alternate_screen() {
         vt100::MouseProtocolMode::None
     );
 }
+
+/// `/mcp` turns a server off and on for the session and connects it
+/// again, in the line prompt and the terminal UI alike.
+#[test]
+fn mcp_servers_are_disabled_enabled_and_reconnected_from_the_prompt() {
+    if !test_support::python_package("mcp.server.mcpserver", "mcp") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.jsonl");
+    std::fs::write(&script, "").unwrap();
+    let server = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/python_mcp_server.py");
+    let config = dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"py": {"command": "python3", "args": [server.display().to_string()]}}}).to_string(),
+    )
+    .unwrap();
+    for args in [&["--no-tui"][..], &[][..]] {
+        let mut all = vec!["--mcp-config", config.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let mut tui = Tui::start_with(dir.path(), &script, "xterm-256color", &all);
+        tui.wait_raw("a prompt", |raw| {
+            raw.contains("> ") || raw.contains("scripted/")
+        });
+        tui.send("/mcp\r");
+        tui.wait_for("the server connected", |t| t.contains("py: connected"));
+        tui.send("/mcp disable py\r");
+        tui.wait_for("the server disabled", |t| {
+            t.contains("py: disabled for this session")
+        });
+        tui.send("/mcp\r");
+        tui.wait_for("the listing says so", |t| t.contains("(/mcp enable py)"));
+        tui.send("/mcp enable py\r");
+        tui.wait_for("the server back", |t| {
+            t.matches("py: connected").count() >= 2
+        });
+        tui.send("/mcp login nope\r");
+        tui.wait_for("an unknown server named", |t| {
+            t.contains("no MCP server named nope (configured: py)")
+        });
+        tui.send("/mcp login py\r");
+        tui.wait_for("stdio servers do not sign in", |t| {
+            t.contains("only HTTP servers")
+        });
+        tui.send("/exit\r");
+        assert!(tui.wait_exit().success(), "{args:?}");
+    }
+}

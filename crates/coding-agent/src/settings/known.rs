@@ -205,9 +205,12 @@ fn present_or_default<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> R
     T::deserialize(d)
 }
 
-/// Pi's keys this agent does not use: not reported as unknown, since the
-/// global file may be Pi's own.
-const PI_KEYS: [&str; 18] = [
+/// Pi's keys this agent does not type here: not reported as unknown, since
+/// the global file may be Pi's own (`defaultTools` and `codemode.*` are read
+/// where they are used: the session builder and the codemode tool).
+const PI_KEYS: [&str; 20] = [
+    "defaultTools",
+    "codemode",
     "hideThinkingBlock",
     "theme",
     "quietStartup",

@@ -63,36 +63,42 @@ impl AuthorizationPrompt for BrowserPrompt {
             if self.no_browser {
                 return Ok(());
             }
-            let has_display = std::env::var_os("DISPLAY").is_some()
-                || std::env::var_os("WAYLAND_DISPLAY").is_some()
-                || cfg!(target_os = "macos");
-            let browser = std::env::var("BROWSER")
-                .ok()
-                .filter(|b| !b.trim().is_empty());
-            let program = match browser {
-                Some(b) => b,
-                None if !has_display => return Ok(()),
-                None if cfg!(target_os = "macos") => "open".to_string(),
-                None => "xdg-open".to_string(),
-            };
-            // The URL is one argument, never a shell word.
-            let started = std::process::Command::new(&program)
-                .arg(url)
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .spawn();
-            match started {
-                Ok(mut child) => {
-                    // Reaped off the async thread; its outcome changes nothing.
-                    std::thread::spawn(move || child.wait());
-                }
-                Err(e) => eprintln!("(could not start {program}: {e}; open the address by hand)"),
+            if let Err(e) = open_in_browser(url) {
+                eprintln!("({e}; open the address by hand)");
             }
             Ok(())
         }
         .boxed()
     }
+}
+
+/// Opens `url` in the browser: `$BROWSER`, else `xdg-open` (or `open` on
+/// macOS) where there is a display. `Ok(false)` when there is neither, so
+/// the caller shows the address instead; the URL is one argument, never a
+/// shell word.
+pub fn open_in_browser(url: &str) -> Result<bool, String> {
+    let has_display = std::env::var_os("DISPLAY").is_some()
+        || std::env::var_os("WAYLAND_DISPLAY").is_some()
+        || cfg!(target_os = "macos");
+    let browser = std::env::var("BROWSER")
+        .ok()
+        .filter(|b| !b.trim().is_empty());
+    let program = match browser {
+        Some(b) => b,
+        None if !has_display => return Ok(false),
+        None if cfg!(target_os = "macos") => "open".to_string(),
+        None => "xdg-open".to_string(),
+    };
+    let mut child = std::process::Command::new(&program)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("could not start {program}: {e}"))?;
+    // Reaped off the async thread; its outcome changes nothing.
+    std::thread::spawn(move || child.wait());
+    Ok(true)
 }
 
 /// Follows the authorization URL itself, as a browser would that is

@@ -1,0 +1,172 @@
+//! Check 7: no Rust file over [`MAX_LINES`] lines but the listed ones,
+//! each held at its length.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+/// The longest a Rust source file may be.
+pub(super) const MAX_LINES: usize = 700;
+
+/// Files longer than [`MAX_LINES`]: each may not grow past the length
+/// given, and says why it is long.
+pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
+    (
+        "crates/coding-agent/src/permissions/shell.rs",
+        2318,
+        "the bash lexer, its tables and the judge in one file: split with agent-permissions (issue 35)",
+    ),
+    (
+        "crates/cli/tests/sandbox.rs",
+        2211,
+        "the sandbox's end-to-end cases: to become modules of one test binary (issue 35)",
+    ),
+    (
+        "tests/tests/agent_loop.rs",
+        1499,
+        "the loop's contract cases: to become modules (issue 35)",
+    ),
+    (
+        "crates/cli/tests/sessions_cli.rs",
+        1372,
+        "session files through the binary: to become modules (issue 35)",
+    ),
+    (
+        "crates/sandbox/src/policy.rs",
+        1323,
+        "the policy with its path rules: to split (issue 35)",
+    ),
+    (
+        "crates/cli/tests/remote.rs",
+        1288,
+        "the remote's end-to-end cases: to become modules (issue 35)",
+    ),
+    (
+        "crates/tool/src/ops/replace.rs",
+        1150,
+        "atomic replacement with its ownership and mode rules: to split (issue 35)",
+    ),
+    (
+        "crates/ai/src/providers/openai_responses.rs",
+        1010,
+        "request, stream and their tests: to split (issue 35)",
+    ),
+    (
+        "crates/coding-agent/src/agent_session.rs",
+        973,
+        "the session assembly: to shrink as agent-sessions leaves (issue 35)",
+    ),
+    (
+        "crates/ai/src/providers/google.rs",
+        958,
+        "request, stream and their tests: to split (issue 35)",
+    ),
+    (
+        "tests/tests/providers.rs",
+        930,
+        "provider wire cases: to become modules (issue 35)",
+    ),
+    (
+        "tests/tests/product_layer.rs",
+        928,
+        "product-layer cases: to become modules (issue 35)",
+    ),
+    (
+        "crates/remote/src/connection.rs",
+        883,
+        "the channel with its start-up script: to split (issue 35)",
+    ),
+    (
+        "crates/ai/src/providers/lowering.rs",
+        877,
+        "schema lowering per API with its tests: to split (issue 35)",
+    ),
+    (
+        "crates/mcp/src/http_server.rs",
+        867,
+        "the HTTP server with its limits: to split (issue 35)",
+    ),
+    (
+        "crates/cli/tests/cli.rs",
+        870,
+        "the binary's cases: to become modules (issue 35)",
+    ),
+    (
+        "crates/ai/src/registry.rs",
+        852,
+        "the model registry with its tests: to split (issue 35)",
+    ),
+    (
+        "crates/coding-agent/src/settings.rs",
+        824,
+        "settings with their tests: to become typed (issue 35)",
+    ),
+    (
+        "crates/agent-core/src/agent.rs",
+        795,
+        "Agent with its queues: to split (issue 35)",
+    ),
+    (
+        "crates/mcp/src/client.rs",
+        790,
+        "the MCP client's start-up and calls: to split (issue 35)",
+    ),
+    (
+        "crates/tools-builtin/src/edit_core.rs",
+        726,
+        "edit matching and its notices: to split (issue 35)",
+    ),
+    (
+        "crates/cli/tests/cli/tui_pty.rs",
+        760,
+        "pseudo-terminal cases: to become modules (issue 35)",
+    ),
+    (
+        "crates/tui/tests/tui.rs",
+        717,
+        "the UI's cases: to become modules (issue 35)",
+    ),
+];
+
+/// Rust files over [`MAX_LINES`] lines that are not in `exceptions`, and
+/// exceptions that grew.
+pub(super) fn file_lengths(
+    root: &Path,
+    exceptions: &[(&str, usize, &str)],
+    problems: &mut Vec<String>,
+) -> Result<()> {
+    let mut stack = vec![root.join("crates"), root.join("tests"), root.join("xtask")];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry?.path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|n| n != "target") {
+                    stack.push(path);
+                }
+                continue;
+            }
+            if path.extension().is_none_or(|x| x != "rs") {
+                continue;
+            }
+            let lines = std::fs::read_to_string(&path)?.lines().count();
+            let relative = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .into_owned();
+            let cap = exceptions
+                .iter()
+                .find(|(f, _, _)| *f == relative)
+                .map_or(MAX_LINES, |(_, cap, _)| *cap);
+            if lines > cap {
+                problems.push(format!(
+                    "{relative} has {lines} lines, over {cap}: split it (one concern per module)"
+                ));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,128 @@
+//! Each check fails on a planted violation.
+
+use std::path::PathBuf;
+
+use super::docs::{documented_paths_exist, named_paths};
+use super::lengths::{MAX_LINES, file_lengths};
+use super::*;
+
+#[test]
+fn a_use_alias_of_fs_or_process_is_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tool.rs"),
+        "use std::fs;\nuse std::{\n    io,\n    process as p,\n};\nuse tokio::fs as f;\nuse std::io::Read;\nfn x() { fs::read(\"a\"); }\n",
+    )
+    .unwrap();
+    let mut problems = Vec::new();
+    operations_only(dir.path(), &mut problems).unwrap();
+    let flagged = |line: &str| {
+        problems
+            .iter()
+            .any(|p| p.contains(&format!("tool.rs:{line} ")))
+    };
+    assert!(
+        flagged("1") && flagged("2") && flagged("6"),
+        "{problems:#?}"
+    );
+    assert!(
+        !flagged("7"),
+        "std::io is not the file system: {problems:#?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("tool.rs:2 brings in process")),
+        "the alias inside a group is seen: {problems:#?}"
+    );
+}
+
+#[test]
+fn a_dev_dependency_outside_the_table_is_caught() {
+    let packages: Vec<Package> = vec![
+        (
+            "agent-core".into(),
+            PathBuf::new(),
+            vec![("coding-agent".into(), "dev".into())],
+        ),
+        (
+            "agent-tool".into(),
+            PathBuf::new(),
+            vec![
+                ("agent-core".into(), "normal".into()),
+                ("agent-core".into(), "dev".into()),
+            ],
+        ),
+        ("coding-agent".into(), PathBuf::new(), vec![]),
+    ];
+    let mut problems = Vec::new();
+    dev_arrows(&packages, &[], &mut problems);
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert!(problems[0].contains("agent-core has a dev-dependency on coding-agent"));
+    let mut problems = Vec::new();
+    dev_arrows(
+        &packages,
+        &[("agent-core", &["coding-agent"])],
+        &mut problems,
+    );
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[test]
+fn a_named_path_that_does_not_exist_is_caught() {
+    let paths = named_paths(
+        "see `crates/tool/src/lib.rs:12`, [x](docs/a.md#b), `crates/*/src` and `src/x.rs`",
+    );
+    assert_eq!(paths, ["crates/tool/src/lib.rs", "docs/a.md"]);
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("docs")).unwrap();
+    std::fs::create_dir_all(root.path().join("crates/tool/src")).unwrap();
+    std::fs::write(root.path().join("crates/tool/src/lib.rs"), "").unwrap();
+    std::fs::write(
+        root.path().join("ARCHITECTURE.md"),
+        "`crates/tool/src/lib.rs` `crates/gone.rs`",
+    )
+    .unwrap();
+    std::fs::write(root.path().join("README.md"), "[d](docs/missing.md)").unwrap();
+    let mut problems = Vec::new();
+    documented_paths_exist(root.path(), &mut problems).unwrap();
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(problems.iter().any(|p| p.contains("crates/gone.rs")));
+    assert!(problems.iter().any(|p| p.contains("docs/missing.md")));
+}
+
+#[test]
+fn a_long_file_is_caught_and_an_exception_may_not_grow() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("crates/a/src")).unwrap();
+    std::fs::write(
+        root.path().join("crates/a/src/big.rs"),
+        "x\n".repeat(MAX_LINES + 1),
+    )
+    .unwrap();
+    std::fs::write(
+        root.path().join("crates/a/src/ok.rs"),
+        "x\n".repeat(MAX_LINES),
+    )
+    .unwrap();
+    let mut problems = Vec::new();
+    file_lengths(root.path(), &[], &mut problems).unwrap();
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert!(problems[0].contains("crates/a/src/big.rs has 701 lines"));
+    let mut problems = Vec::new();
+    file_lengths(
+        root.path(),
+        &[("crates/a/src/big.rs", 701, "why")],
+        &mut problems,
+    )
+    .unwrap();
+    assert!(problems.is_empty());
+    let mut problems = Vec::new();
+    file_lengths(
+        root.path(),
+        &[("crates/a/src/big.rs", 700, "why")],
+        &mut problems,
+    )
+    .unwrap();
+    assert_eq!(problems.len(), 1);
+}
