@@ -304,7 +304,7 @@ impl Picker {
             })
             .unzip();
         let mut picker = Self::with(PickerKind::Settings, "Settings", values, items);
-        picker.selector.set_confirm_text("edit");
+        picker.selector.set_confirm_text("change it");
         picker.effective = effective.clone();
         picker
     }

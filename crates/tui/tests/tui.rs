@@ -17,6 +17,7 @@ use agent_tui::inline::InlineRenderer;
 use agent_tui::markdown::{MarkdownStream, render};
 use agent_tui::text::{line_width, plain};
 use agent_tui::transcript::Transcript;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use proptest::prelude::*;
 
 #[path = "tui/cells.rs"]
@@ -481,20 +482,17 @@ fn a_panicking_renderer_falls_back_to_the_default_view() {
     assert_eq!(plain(&lines), "* probe {\"a\":1}\n  the result");
 }
 
-fn key(
-    code: crossterm::event::KeyCode,
-    mods: crossterm::event::KeyModifiers,
-) -> crossterm::event::KeyEvent {
-    crossterm::event::KeyEvent::new(code, mods)
+fn key(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
+    KeyEvent::new(code, mods)
 }
 
-fn press(app: &mut App, code: crossterm::event::KeyCode) -> Option<agent_tui::app::Action> {
-    app.key(key(code, crossterm::event::KeyModifiers::NONE))
+fn press(app: &mut App, code: KeyCode) -> Option<agent_tui::app::Action> {
+    app.key(key(code, KeyModifiers::NONE))
 }
 
 fn typed(app: &mut App, text: &str) {
     for c in text.chars() {
-        press(app, crossterm::event::KeyCode::Char(c));
+        press(app, KeyCode::Char(c));
     }
 }
 

@@ -583,7 +583,7 @@ fn settings_are_listed_and_a_value_is_written_through_the_command() {
         "{shown}"
     );
     assert!(shown.contains("theme                 (not set)"), "{shown}");
-    assert!(shown.contains("enter: edit"), "{shown}");
+    assert!(shown.contains("enter: change it"), "{shown}");
     typed(&mut a, "thinking");
     assert_eq!(press(&mut a, k(KeyCode::Enter)), None);
     assert_eq!(
