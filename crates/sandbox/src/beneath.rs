@@ -29,12 +29,18 @@ use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
 
-/// Device and inode of a file.
-pub(crate) type Identity = (u64, u64);
+/// Device, inode and type of a file. The type is part of it because an
+/// inode number is reused once freed: a link made where a replaced file
+/// stood may get the number the file had, but never its type.
+pub(crate) type Identity = (u64, u64, u32);
 
 /// The identity of what `stat` describes.
 pub(crate) fn identity_of(stat: &rustix::fs::Stat) -> Identity {
-    (stat.st_dev, stat.st_ino)
+    (
+        stat.st_dev,
+        stat.st_ino,
+        rustix::fs::FileType::from_raw_mode(stat.st_mode).as_raw_mode(),
+    )
 }
 
 /// A handle on the directory at `path` itself: a symbolic link there is not

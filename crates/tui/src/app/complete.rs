@@ -77,6 +77,12 @@ impl App {
         }
     }
 
+    /// Whether the `@` menu shown is an earlier query's, the answer for the
+    /// text as typed now being on its way.
+    pub fn awaiting_files(&self) -> bool {
+        self.awaiting_files
+    }
+
     /// Where the `@` walk reports progress, once one started.
     pub fn file_updates(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
         self.files.as_ref().map(FileIndex::updates)

@@ -113,15 +113,16 @@ fn up_down_and_tab_choose_in_the_menu() {
 }
 
 /// Waits (for the background walk and matcher) until an `@` menu holds
-/// `path`.
+/// `path`, matched for the query as typed now (while an answer is on its
+/// way the menu of an earlier query stays shown).
 fn wait_for_file(a: &mut App, path: &str) {
     let start = Instant::now();
     loop {
         a.files_updated();
-        let found = a
-            .completion
-            .as_ref()
-            .is_some_and(|m| m.kind == Kind::File && m.items.iter().any(|i| i.description == path));
+        let found = !a.awaiting_files()
+            && a.completion.as_ref().is_some_and(|m| {
+                m.kind == Kind::File && m.items.iter().any(|i| i.description == path)
+            });
         if found {
             return;
         }
