@@ -67,6 +67,7 @@ pub struct ScriptHost {
     /// Everything printed, in order.
     pub outputs: Vec<OutputItem>,
     output_bytes: usize,
+    images: usize,
     running: usize,
     held: VecDeque<CallToStart>,
     waiting: VecDeque<Settlement>,
@@ -91,6 +92,7 @@ impl ScriptHost {
             calls: Vec::new(),
             outputs: Vec::new(),
             output_bytes: 0,
+            images: 0,
             running: 0,
             held: VecDeque::new(),
             waiting: VecDeque::new(),
@@ -245,6 +247,12 @@ impl ScriptHost {
         if !mime_ok {
             return Err("the VM sent an output item of an unknown type".into());
         }
+        if kind == OutputKind::Image {
+            self.images += 1;
+            if self.images > self.limits.max_images {
+                return Err("the VM showed more images than its limit".into());
+            }
+        }
         self.output_bytes = self.output_bytes.saturating_add(data.len());
         if self.outputs.len() >= self.limits.max_output_items
             || self.output_bytes > self.limits.max_output_chars.saturating_mul(3)
@@ -270,10 +278,18 @@ impl ScriptHost {
             if value.as_ref().is_some_and(|v| v.len() > max_value) || key.len() > max_value {
                 return Err("the VM stored a value over its limit".into());
             }
+            // A value the agent cannot read back would be lost in silence.
+            if value
+                .as_ref()
+                .is_some_and(|v| serde_json::from_str::<Value>(v).is_err())
+            {
+                return Err("the VM stored a value that is not JSON".into());
+            }
             total = total.saturating_add(len);
         }
-        let deletes = writes.iter().filter(|(_, v)| v.is_none()).count();
-        if total > max_total || deletes > stored_keys {
+        let sets = writes.iter().filter(|(_, v)| v.is_some()).count();
+        let deletes = writes.len() - sets;
+        if total > max_total || deletes > stored_keys + sets {
             return Err("the VM's store writes passed their limit".into());
         }
         Ok(())

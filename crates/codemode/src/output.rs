@@ -310,27 +310,27 @@ fn apply_budget(items: Vec<Item>, max_tokens: u64) -> (Vec<Item>, Option<PathBuf
 /// request to the provider fail) and gets a line naming the file it was
 /// saved to, before it; one that fails its check becomes a line saying why.
 fn save_images(items: Vec<Item>) -> Vec<Item> {
-    let mut saved: Vec<(String, Option<String>)> = Vec::new();
+    let mut saved: std::collections::HashMap<String, Option<String>> = Default::default();
     let mut out = Vec::with_capacity(items.len());
     for item in items {
         let Item::Image { data, mime } = item else {
             out.push(item);
             continue;
         };
-        let (label, keep) = match saved.iter().find(|(d, _)| *d == data) {
-            Some((_, Some(label))) => (label.clone(), true),
-            Some((_, None)) => (
+        let (label, keep) = match saved.get(&data) {
+            Some(Some(label)) => (label.clone(), true),
+            Some(None) => (
                 "[Image dropped: shown again, and not a valid image]".to_string(),
                 false,
             ),
             None => match checked_image(&data, &mime) {
                 Ok(bytes) => {
                     let label = save_image(&bytes, &mime);
-                    saved.push((data.clone(), Some(label.clone())));
+                    saved.insert(data.clone(), Some(label.clone()));
                     (label, true)
                 }
                 Err(why) => {
-                    saved.push((data.clone(), None));
+                    saved.insert(data.clone(), None);
                     (format!("[Image dropped: {why}]"), false)
                 }
             },
@@ -347,6 +347,8 @@ fn save_images(items: Vec<Item>) -> Vec<Item> {
 pub const MAX_IMAGE_BYTES: usize = 4_500_000;
 /// The largest width or height kept.
 const MAX_IMAGE_SIDE: u32 = 8_000;
+/// The most pixels decoded to check an image (about 64 MiB as RGBA).
+const MAX_IMAGE_PIXELS: u64 = 16_000_000;
 
 /// The image's bytes, when they are what `mime` says and decode whole.
 fn checked_image(data: &str, mime: &str) -> Result<Vec<u8>, String> {
@@ -370,11 +372,23 @@ fn checked_image(data: &str, mime: &str) -> Result<Vec<u8>, String> {
     if image::guess_format(&bytes).ok() != Some(format) {
         return Err(format!("its data is not {mime}"));
     }
+    // The header first: a small file can claim a huge canvas.
+    let (width, height) = image::ImageReader::with_format(std::io::Cursor::new(&bytes), format)
+        .into_dimensions()
+        .map_err(|e| format!("it does not decode as {mime} ({e})"))?;
+    if width > MAX_IMAGE_SIDE
+        || height > MAX_IMAGE_SIDE
+        || u64::from(width) * u64::from(height) > MAX_IMAGE_PIXELS
+    {
+        return Err(format!(
+            "{width}x{height} pixels is more than a model takes; write it to a file with a tool instead"
+        ));
+    }
     let mut reader = image::ImageReader::with_format(std::io::Cursor::new(&bytes), format);
     let mut limits = image::Limits::default();
     limits.max_image_width = Some(MAX_IMAGE_SIDE);
     limits.max_image_height = Some(MAX_IMAGE_SIDE);
-    limits.max_alloc = Some(512 * 1024 * 1024);
+    limits.max_alloc = Some(128 * 1024 * 1024);
     reader.limits(limits);
     reader
         .decode()

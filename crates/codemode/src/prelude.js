@@ -123,8 +123,27 @@
   let storedChars = 0;
   for (const [key, json] of stored) storedChars += key.length + json.length;
   const STORE_HINT = "store() is for small state such as ids, cursors or summaries; keep large data in variables or write it to a file with a tool.";
+  // Text the agent can keep: no lone surrogate (JSON elsewhere refuses it).
+  const wellFormed = (text) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?:^|[^\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
+  // Nesting of a JSON text, outside its strings.
+  function depthOf(json) {
+    let depth = 0;
+    let most = 0;
+    let inString = false;
+    for (let i = 0; i < json.length; i++) {
+      const c = json[i];
+      if (inString) {
+        if (c === "\\") i++;
+        else if (c === '"') inString = false;
+      } else if (c === '"') inString = true;
+      else if (c === "[" || c === "{") most = Math.max(most, ++depth);
+      else if (c === "]" || c === "}") depth--;
+    }
+    return most;
+  }
   function store(key, value) {
     if (typeof key !== "string") throw new TypeErrorType("store() key must be a string");
+    if (!wellFormed(key)) throw new TypeErrorType("store() key holds a lone surrogate");
     if (key.length > limits.maxStoreValueChars) {
       throw new RangeErrorType("store() key is longer than " + limits.maxStoreValueChars + " characters");
     }
@@ -140,6 +159,12 @@
     let json;
     try { json = stringify(value); } catch (e) { throw new TypeErrorType("store(" + stringify(key) + ") value is not JSON: " + show(e)); }
     if (json === undefined) throw new TypeErrorType("store(" + stringify(key) + ") value is not JSON");
+    if (!wellFormed(json) || /\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}/i.test(json)) {
+      throw new TypeErrorType("store(" + stringify(key) + ") value holds a lone surrogate");
+    }
+    if (depthOf(json) > 100) {
+      throw new RangeErrorType("store(" + stringify(key) + ") value is nested more than 100 deep");
+    }
     if (json.length > limits.maxStoreValueChars) {
       throw new RangeErrorType("store(" + stringify(key) + ") value is " + json.length + " characters of JSON, more than the limit of " + limits.maxStoreValueChars + ". " + STORE_HINT);
     }
@@ -211,7 +236,11 @@
     ["image/gif", /^R0lGOD[dl]h/],
     ["image/webp", /^UklG.{8}RUJQ/],
   ];
+  let images = 0;
   function image(value) {
+    if (images >= limits.maxImages) {
+      throw new RangeErrorType("a script may show at most " + limits.maxImages + " images; write more to files with a tool");
+    }
     const url = imageUrl(value);
     const colon = url.indexOf(":");
     const scheme = colon === -1 ? "" : url.slice(0, colon).toLowerCase();
@@ -228,6 +257,7 @@
     }
     const found = SIGNATURES.find(([, pattern]) => pattern.test(data.slice(0, 16)));
     if (!found) throw new TypeErrorType("image() data is not a PNG, JPEG, GIF or WebP image");
+    images++;
     emit("image", data, found[0]);
   }
   function exit() {

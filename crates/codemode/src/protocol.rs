@@ -39,6 +39,8 @@ pub struct VmLimits {
     pub max_output_chars: usize,
     /// `text()`, `image()` and `console` calls the script may make.
     pub max_output_items: usize,
+    /// Images the script may show (providers take a few per request).
+    pub max_images: usize,
     /// Characters of JSON one stored value may have.
     pub max_store_value_chars: usize,
     /// Characters of JSON (keys included) all stored values may have.
@@ -57,6 +59,7 @@ impl Default for VmLimits {
             max_arg_chars: 8 * 1024 * 1024,
             max_output_chars: 16 * 1024 * 1024,
             max_output_items: 100_000,
+            max_images: 20,
             max_store_value_chars: 256 * 1024,
             max_store_total_chars: 1024 * 1024,
             timeout_ms: None,

@@ -360,7 +360,7 @@ impl CodemodeTool {
                     }
                     Some(VmEvent::End(end)) => match end {
                         ScriptEnd::Completed { value, writes: w } => {
-                            if let Err(why) = host.check_writes(&w, store.len() + w.len()) {
+                            if let Err(why) = host.check_writes(&w, store.len()) {
                                 break violation(why);
                             }
                             returned = value;

@@ -305,6 +305,7 @@ fn start<'js>(
         "maxArgChars": l.max_arg_chars,
         "maxOutputChars": l.max_output_chars,
         "maxOutputItems": l.max_output_items,
+        "maxImages": l.max_images,
         "maxStoreValueChars": l.max_store_value_chars,
         "maxStoreTotalChars": l.max_store_total_chars,
     })
@@ -442,6 +443,9 @@ impl Outbox {
         }
         self.send(VmEvent::End(end));
         self.ended.set(true);
+        // A script that caught `exit()` and computes on is stopped at the
+        // next check: its result is out, its worker is wanted back.
+        self.interrupt.store(true, Ordering::SeqCst);
     }
 
     fn ended(&self) -> bool {

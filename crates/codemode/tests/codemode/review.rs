@@ -251,3 +251,124 @@ fn a_confined_process_cannot_signal_others() {
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(status.signal(), Some(libc::SIGSYS), "{status:?}");
 }
+
+/// Second review: a script showing 100,000 distinct images froze the agent
+/// for minutes after its deadline; now a script shows at most 20.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_shows_at_most_twenty_images() {
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    let code = format!(
+        "let shown = 0, refused = ''; for (let i = 0; i < 25; i++) {{ try {{ image('data:image/png;base64,{png}'); shown++ }} catch (e) {{ refused = e.name }} }} return [shown, refused]"
+    );
+    let tool = CodemodeTool::new(worker());
+    let result = execute(&tool, &code).await.expect("completed");
+    let shown = result.text_content();
+    assert!(shown.ends_with("[20,\"RangeError\"]"), "{shown}");
+    let images = result
+        .content
+        .iter()
+        .filter(|b| matches!(b, agent_tool::ContentBlock::Image(_)))
+        .count();
+    assert_eq!(images, 20);
+}
+
+/// A PNG whose header claims a huge canvas is refused from its header,
+/// without decoding gigabytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_canvas_is_refused_from_its_header() {
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = 0xffff_ffffu32;
+        for b in bytes {
+            crc ^= u32::from(*b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xedb8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut ihdr = b"IHDR".to_vec();
+    ihdr.extend_from_slice(&7_900u32.to_be_bytes());
+    ihdr.extend_from_slice(&7_900u32.to_be_bytes());
+    ihdr.extend_from_slice(&[16, 6, 0, 0, 0]);
+    png.extend_from_slice(&13u32.to_be_bytes());
+    png.extend_from_slice(&ihdr);
+    png.extend_from_slice(&crc32(&ihdr).to_be_bytes());
+    // A start of pixel data (a zlib header): the header is read up to it.
+    let idat = b"IDAT\x78\x9c";
+    png.extend_from_slice(&2u32.to_be_bytes());
+    png.extend_from_slice(idat);
+    png.extend_from_slice(&crc32(idat).to_be_bytes());
+    png.extend_from_slice(&0u32.to_be_bytes());
+    png.extend_from_slice(b"IEND");
+    png.extend_from_slice(&crc32(b"IEND").to_be_bytes());
+    use base64::Engine;
+    let data = base64::engine::general_purpose::STANDARD.encode(&png);
+    let tool = CodemodeTool::new(InProcessSandbox::default());
+    let result = execute(&tool, &format!("image('data:image/png;base64,{data}')"))
+        .await
+        .expect("completed");
+    let shown = result.text_content();
+    assert!(
+        shown.contains("[Image dropped: 7900x7900 pixels is more than a model takes"),
+        "{shown}"
+    );
+    assert!(
+        !result
+            .content
+            .iter()
+            .any(|b| matches!(b, agent_tool::ContentBlock::Image(_)))
+    );
+}
+
+/// Values the agent could not keep (lone surrogates, nesting past what JSON
+/// readers take) are refused by `store()`, not lost in silence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn store_refuses_what_it_could_not_keep() {
+    let code = r#"
+        const out = [];
+        for (const [k, v] of [["\ud800", 1], ["a", "\ud800"], ["b", JSON.parse("[".repeat(200) + "]".repeat(200))], ["ok", "\ud83d\ude00"]]) {
+            try { store(k, v); out.push("kept") } catch (e) { out.push(e.name) }
+        }
+        return out;
+    "#;
+    let store = Arc::new(agent_codemode::MemoryStore::default());
+    let tool = CodemodeTool::new(worker()).store(store.clone());
+    let result = execute(&tool, code).await.expect("completed");
+    assert!(
+        result
+            .text_content()
+            .ends_with("[\"TypeError\",\"TypeError\",\"RangeError\",\"kept\"]"),
+        "{}",
+        result.text_content()
+    );
+    let kept = agent_codemode::ScriptStore::load(store.as_ref());
+    assert_eq!(kept.get("ok").and_then(|v| v.as_str()), Some("\u{1f600}"));
+}
+
+/// A script that catches `exit()` and computes on is stopped once its
+/// result is out (its VM, and a worker's slot, come back).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vm_stops_once_its_result_is_out() {
+    // `run` waits for the VM's thread to end.
+    let (_, end, _) = tokio::time::timeout(
+        Duration::from_secs(60), // hang guard
+        super::run(
+            &InProcessSandbox::default(),
+            request("try { exit() } catch (e) {} for (;;) {}"),
+        ),
+    )
+    .await
+    .expect("the VM stopped after its result was out");
+    assert_eq!(
+        end,
+        ScriptEnd::Completed {
+            value: None,
+            writes: vec![]
+        }
+    );
+}
