@@ -39,9 +39,12 @@ async fn ten_thousand_calls_never_pass_max_parallel_tools() {
                 // Hold the slot until the cap is reached, so a cap that
                 // lets more through is seen (hang guard: 2 s at most).
                 let waiting = std::time::Instant::now();
-                while in_flight.load(Ordering::SeqCst) < 4
-                    && waiting.elapsed() < std::time::Duration::from_secs(2)
-                {
+                let limit = std::time::Duration::from_secs(2);
+                while in_flight.load(Ordering::SeqCst) < 4 {
+                    let waited_too_long = waiting.elapsed() >= limit; // hang guard
+                    if waited_too_long {
+                        break;
+                    }
                     tokio::time::sleep(std::time::Duration::from_millis(1)).await;
                 }
                 in_flight.fetch_sub(1, Ordering::SeqCst);

@@ -29,3 +29,4 @@ pub use entry::{
 };
 pub use listing::{SessionInfo, default_session_dir, session_dir_name};
 pub use manager::{SessionError, SessionManager};
+pub use tree_text::describe_entry;

@@ -41,7 +41,7 @@ impl SessionManager {
                 "{mark} {}{} {}{leaf}\n",
                 "  ".repeat(depth),
                 entry.id,
-                describe(entry)
+                describe_entry(entry, 60)
             ));
             for child in self.children(Some(&entry.id)).into_iter().rev() {
                 stack.push((child, depth + 1));
@@ -51,11 +51,12 @@ impl SessionManager {
     }
 }
 
-/// One line about an entry, for `/tree`.
-fn describe(entry: &SessionEntry) -> String {
+/// One line about an entry, as `/tree` and the terminal UI's tree
+/// picker show it: its text on one line, cut after `width` characters.
+pub fn describe_entry(entry: &SessionEntry, width: usize) -> String {
     let clip = |s: &str| {
         let one_line = s.replace('\n', " ");
-        match one_line.char_indices().nth(60) {
+        match one_line.char_indices().nth(width) {
             Some((at, _)) => format!("{}...", &one_line[..at]),
             None => one_line,
         }

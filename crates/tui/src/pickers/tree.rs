@@ -7,7 +7,6 @@ use std::collections::{HashMap, HashSet};
 use coding_agent::sessions::{EntryKind, SessionEntry};
 use serde_json::Value;
 
-use super::first_line;
 use crate::selector::SelectorItem;
 
 /// Which of the session's entries the tree shows (Pi's filters).
@@ -207,43 +206,9 @@ fn classify(e: &SessionEntry) -> NodeClass {
     }
 }
 
-/// One line about an entry (as `/tree` writes it).
+/// One line about an entry (as `/tree` writes it, wider).
 fn describe(e: &SessionEntry) -> String {
-    let clip = |s: &str| first_line(&s.replace('\n', " "), 120);
-    match &e.kind {
-        EntryKind::Message { message } => {
-            let role = message.get("role").and_then(Value::as_str).unwrap_or("?");
-            let text = coding_agent::sessions::message_from_json(message)
-                .map(|m| match m {
-                    agent_ai::Message::User(u) => u.text(),
-                    agent_ai::Message::Assistant(a) => {
-                        let calls: Vec<String> = a.tool_calls().map(|c| c.name.clone()).collect();
-                        if calls.is_empty() {
-                            a.text()
-                        } else {
-                            format!("[{}] {}", calls.join(", "), a.text())
-                        }
-                    }
-                    agent_ai::Message::ToolResult(r) => format!("{}: {}", r.tool_name, r.text()),
-                })
-                .unwrap_or_default();
-            format!("{role}: {}", clip(&text))
-        }
-        EntryKind::ModelChange { provider, model_id } => format!("model {provider}/{model_id}"),
-        EntryKind::ThinkingLevelChange { thinking_level } => format!("thinking {thinking_level}"),
-        EntryKind::Compaction { tokens_before, .. } => {
-            format!("compaction ({tokens_before} tokens before)")
-        }
-        EntryKind::BranchSummary { summary, .. } => format!("branch summary: {}", clip(summary)),
-        EntryKind::Custom { custom_type, .. } => format!("custom {custom_type}"),
-        EntryKind::CustomMessage { custom_type, .. } => format!("custom message {custom_type}"),
-        EntryKind::Label { target_id, label } => format!(
-            "label {target_id}: {}",
-            label.as_deref().unwrap_or("(cleared)")
-        ),
-        EntryKind::SessionInfo { name } => format!("name: {}", name.as_deref().unwrap_or("")),
-        _ => "entry".to_string(),
-    }
+    coding_agent::sessions::describe_entry(e, 120)
 }
 
 #[cfg(test)]
