@@ -57,6 +57,21 @@ pub async fn run(
     };
     let themes_dir = coding_agent::agent_dir().map(|d| d.join("themes"));
     let scripted = crate::provider::scripted_choices(&session.agent().model());
+    // A slow link may need longer than the usual 100 ms for the terminal's
+    // answers; asked now, they are what the theme and keyboard use.
+    if let Some(ms) = env_number("CODING_AGENT_QUERY_TIMEOUT_MS") {
+        agent_tui::palette::query_terminal(std::time::Duration::from_millis(ms));
+    }
+    let keyboard = match std::env::var("CODING_AGENT_KEYBOARD") {
+        Ok(name) => match name.parse::<agent_tui::keyboard::KeyboardProtocol>() {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("coding-agent: CODING_AGENT_KEYBOARD: {e}");
+                return 2;
+            }
+        },
+        Err(_) => None,
+    };
     let choice = ThemeChoice::detect(setting, themes_dir);
     let (theme, warnings) = UiTheme::choose(&choice);
     for w in warnings {
@@ -70,6 +85,8 @@ pub async fn run(
         mode,
         keybindings,
         theme_choice: Some(choice),
+        keyboard,
+        stats_file: std::env::var_os("CODING_AGENT_TUI_STATS").map(Into::into),
         ..TuiOptions::default()
     };
     match agent_tui::run(session, options).await {
@@ -78,6 +95,20 @@ pub async fn run(
         Err(e) => {
             eprintln!("coding-agent: {e}");
             1
+        }
+    }
+}
+
+/// A whole number from the environment; a bad one is a warning.
+fn env_number(name: &str) -> Option<u64> {
+    let text = std::env::var(name).ok()?;
+    match text.trim().parse() {
+        Ok(n) => Some(n),
+        Err(_) => {
+            eprintln!(
+                "coding-agent: warning: {name} must be a whole number of milliseconds, not `{text}`"
+            );
+            None
         }
     }
 }

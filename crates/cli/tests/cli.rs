@@ -8,8 +8,14 @@ use serde_json::{Value, json};
 use test_support::agent_loop::tool_call;
 use test_support::http_server;
 
+#[path = "cli/tui_harness.rs"]
+mod tui_harness;
+
 #[path = "cli/tui_pty.rs"]
 mod tui_pty;
+
+#[path = "cli/tui_keyboard.rs"]
+mod tui_keyboard;
 
 #[path = "cli/codemode.rs"]
 mod codemode;

@@ -102,31 +102,61 @@ pub fn parse_osc11(reply: &[u8]) -> Option<Background> {
 }
 
 /// Asks the terminal on stdin/stdout for its background (OSC 11), waiting
-/// at most `timeout`. A device-attributes query goes after it: every
-/// terminal answers that one, so one that ignores OSC 11 costs no wait.
-/// `None` when there is no answer (or no terminal). Raw mode is on only
-/// for the query.
+/// at most `timeout` (see [`query_terminal`], which this is part of).
+/// `None` when there is no answer (or no terminal).
 pub fn query_background(timeout: Duration) -> Option<Background> {
-    use std::io::IsTerminal;
-    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
-        return None;
-    }
-    let was_raw = crossterm::terminal::is_raw_mode_enabled().unwrap_or(false);
-    if !was_raw && crossterm::terminal::enable_raw_mode().is_err() {
-        return None;
-    }
-    let answer = ask(timeout);
-    if !was_raw && let Err(e) = crossterm::terminal::disable_raw_mode() {
-        tracing::warn!(error = %e, "cannot leave raw mode after the background query");
-    }
-    answer
+    query_terminal(timeout).background
 }
 
-fn ask(timeout: Duration) -> Option<Background> {
+/// What the terminal said about itself when asked at start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TerminalAnswers {
+    /// Its background (OSC 11), when it answered.
+    pub background: Option<Background>,
+    /// The Kitty keyboard protocol flags in force, when it answered
+    /// `CSI ? u` (it speaks the protocol).
+    pub kitty_keyboard: Option<u16>,
+}
+
+static ANSWERS: std::sync::OnceLock<TerminalAnswers> = std::sync::OnceLock::new();
+
+/// Asks the terminal on stdin/stdout, once per process, for its background
+/// (OSC 11) and its Kitty keyboard flags (`CSI ? u`), waiting at most
+/// `timeout`; later calls return the first answers without asking again
+/// (asking twice would cost two round trips for the same facts).
+///
+/// A device-attributes query (`CSI c`) goes last: every terminal answers
+/// that one, and answers in order, so a terminal that ignores the others
+/// costs no wait. Raw mode is on only for the query.
+pub fn query_terminal(timeout: Duration) -> TerminalAnswers {
+    *ANSWERS.get_or_init(|| {
+        use std::io::IsTerminal;
+        if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+            return TerminalAnswers::default();
+        }
+        let was_raw = crossterm::terminal::is_raw_mode_enabled().unwrap_or(false);
+        if !was_raw && crossterm::terminal::enable_raw_mode().is_err() {
+            return TerminalAnswers::default();
+        }
+        let answers = ask(timeout);
+        if !was_raw && let Err(e) = crossterm::terminal::disable_raw_mode() {
+            tracing::warn!(error = %e, "cannot leave raw mode after the terminal query");
+        }
+        tracing::debug!(?answers, "the terminal answered");
+        answers
+    })
+}
+
+fn ask(timeout: Duration) -> TerminalAnswers {
     use rustix::event::{PollFd, PollFlags, poll};
     let mut out = std::io::stdout();
-    out.write_all(b"\x1b]11;?\x1b\\\x1b[c").ok()?;
-    out.flush().ok()?;
+    if out
+        .write_all(b"\x1b]11;?\x1b\\\x1b[?u\x1b[c")
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        return TerminalAnswers::default();
+    }
     let stdin = std::io::stdin();
     let deadline = Instant::now() + timeout;
     let mut reply = Vec::new();
@@ -137,7 +167,7 @@ fn ask(timeout: Duration) -> Option<Background> {
         }
         let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
         let spec = rustix::event::Timespec {
-            tv_sec: 0,
+            tv_sec: i64::try_from(left.as_secs()).unwrap_or(i64::MAX),
             tv_nsec: i64::from(left.subsec_nanos()),
         };
         match poll(&mut fds, Some(&spec)) {
@@ -149,17 +179,33 @@ fn ask(timeout: Duration) -> Option<Background> {
             Ok(n) if n > 0 => reply.extend_from_slice(&buf[..n]),
             _ => break,
         }
-        if let Some(bg) = parse_osc11(&reply) {
-            return Some(bg);
-        }
-        // The attributes answer (`ESC [ ? ... c`) came: no OSC 11 answer.
-        if let Some(at) = find(&reply, b"\x1b[?")
-            && reply[at..].contains(&b'c')
-        {
+        // The attributes answer came: everything that will be said was.
+        if device_attributes_end(&reply) {
             break;
         }
     }
-    None
+    TerminalAnswers {
+        background: parse_osc11(&reply),
+        kitty_keyboard: crate::keyboard::parse_kitty_flags(&reply),
+    }
+}
+
+/// Whether `reply` holds the end of a primary device attributes answer
+/// (`ESC [ ? digits and semicolons c`).
+fn device_attributes_end(reply: &[u8]) -> bool {
+    let mut rest = reply;
+    while let Some(at) = find(rest, b"\x1b[?") {
+        let body = &rest[at + 3..];
+        let end = body
+            .iter()
+            .position(|b| !(b.is_ascii_digit() || *b == b';'))
+            .map(|i| body[i]);
+        if end == Some(b'c') {
+            return true;
+        }
+        rest = body;
+    }
+    false
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -299,6 +345,14 @@ mod tests {
             Some(Background::Light)
         );
         assert_eq!(parse_osc11(b"\x1b]11;rgb:zz/00/00\x07"), None);
+    }
+
+    #[test]
+    fn the_attributes_answer_ends_the_query_and_a_kitty_answer_does_not() {
+        assert!(!device_attributes_end(b"\x1b]11;rgb:0/0/0\x07\x1b[?1u"));
+        assert!(!device_attributes_end(b"\x1b[?1u\x1b[?62;2"));
+        assert!(device_attributes_end(b"\x1b[?1u\x1b[?62;22c"));
+        assert!(device_attributes_end(b"\x1b[?6c"));
     }
 
     #[test]

@@ -1,7 +1,8 @@
-//! The terminal's modes: raw input, bracketed paste and focus reports on
-//! entry, the alternate screen and mouse reports in fullscreen; all of
-//! them restored on exit, on drop, on a panic (a hook) and
-//! before the process stops for Ctrl+Z or ends for a signal.
+//! The terminal's modes: raw input, bracketed paste, focus reports and a
+//! keyboard protocol ([`KeyboardProtocol`]) on entry, the alternate screen
+//! and mouse reports in fullscreen; all of them restored on exit, on drop,
+//! on a panic (a hook) and before the process stops for Ctrl+Z or ends for
+//! a signal.
 //!
 //! Restoring is idempotent and global, so every one of those paths can
 //! call [`restore`] without knowing whether another did.
@@ -10,14 +11,34 @@ use std::cell::Cell;
 use std::io::Write;
 use std::panic::AssertUnwindSafe;
 use std::sync::Once;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use crate::error::TuiError;
+use crate::keyboard::KeyboardProtocol;
 
 /// Whether our modes are on.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Whether the alternate screen and mouse reports are on (fullscreen).
 static FULLSCREEN: AtomicBool = AtomicBool::new(false);
+/// The keyboard protocol asked for (see [`protocol_code`]).
+static KEYBOARD: AtomicU8 = AtomicU8::new(0);
+
+fn protocol_code(p: KeyboardProtocol) -> u8 {
+    match p {
+        KeyboardProtocol::Legacy => 0,
+        KeyboardProtocol::Kitty => 1,
+        KeyboardProtocol::ModifyOtherKeys => 2,
+    }
+}
+
+/// The keyboard protocol in force (legacy when the UI is not drawing).
+pub fn keyboard_protocol() -> KeyboardProtocol {
+    match KEYBOARD.load(Ordering::SeqCst) {
+        1 => KeyboardProtocol::Kitty,
+        2 => KeyboardProtocol::ModifyOtherKeys,
+        _ => KeyboardProtocol::Legacy,
+    }
+}
 
 /// Enters the alternate screen and turns on mouse reports: buttons and
 /// motion while a button is held (1002, less traffic than every motion),
@@ -44,9 +65,18 @@ thread_local! {
 pub struct TerminalGuard(());
 
 impl TerminalGuard {
-    /// Raw mode, bracketed paste and focus reports; installs the panic hook.
+    /// Raw mode, bracketed paste, focus reports and the keyboard protocol
+    /// this terminal has ([`KeyboardProtocol::detect`]); installs the
+    /// panic hook.
     pub fn enter() -> Result<Self, TuiError> {
+        TerminalGuard::enter_with(KeyboardProtocol::detect())
+    }
+
+    /// As [`TerminalGuard::enter`], with the keyboard protocol chosen by
+    /// the caller.
+    pub fn enter_with(keyboard: KeyboardProtocol) -> Result<Self, TuiError> {
         install_panic_hook();
+        KEYBOARD.store(protocol_code(keyboard), Ordering::SeqCst);
         enter_modes()?;
         Ok(TerminalGuard(()))
     }
@@ -62,7 +92,8 @@ fn enter_modes() -> Result<(), TuiError> {
     crossterm::terminal::enable_raw_mode().map_err(TuiError::Terminal)?;
     ACTIVE.store(true, Ordering::SeqCst);
     let mut out = std::io::stdout();
-    out.write_all(ENTER_MODES.as_bytes())
+    let bytes = format!("{ENTER_MODES}{}", keyboard_protocol().enable());
+    out.write_all(bytes.as_bytes())
         .and_then(|()| out.flush())
         .map_err(TuiError::Terminal)
 }
@@ -74,9 +105,14 @@ pub fn restore() {
         return;
     }
     let mut out = std::io::stdout();
+    let keyboard = keyboard_protocol();
     if FULLSCREEN.swap(false, Ordering::SeqCst) {
+        if keyboard.per_screen() {
+            let _ = out.write_all(keyboard.disable().as_bytes());
+        }
         let _ = out.write_all(LEAVE_FULLSCREEN.as_bytes());
     }
+    let _ = out.write_all(keyboard.disable().as_bytes());
     let _ = out.write_all(RESTORE_MODES.as_bytes());
     let _ = out.flush();
     if let Err(e) = crossterm::terminal::disable_raw_mode() {
@@ -89,7 +125,9 @@ pub fn restore() {
 pub fn enter_fullscreen() -> Result<(), TuiError> {
     FULLSCREEN.store(true, Ordering::SeqCst);
     let mut out = std::io::stdout();
-    out.write_all(ENTER_FULLSCREEN.as_bytes())
+    // The alternate screen has a keyboard state of its own.
+    let bytes = format!("{ENTER_FULLSCREEN}{}", keyboard_protocol().enable());
+    out.write_all(bytes.as_bytes())
         .and_then(|()| out.flush())
         .map_err(TuiError::Terminal)
 }
@@ -99,8 +137,14 @@ pub fn leave_fullscreen() -> Result<(), TuiError> {
     if !FULLSCREEN.swap(false, Ordering::SeqCst) {
         return Ok(());
     }
+    let keyboard = keyboard_protocol();
+    let pop = if keyboard.per_screen() {
+        keyboard.disable()
+    } else {
+        ""
+    };
     let mut out = std::io::stdout();
-    out.write_all(LEAVE_FULLSCREEN.as_bytes())
+    out.write_all(format!("{pop}{LEAVE_FULLSCREEN}").as_bytes())
         .and_then(|()| out.flush())
         .map_err(TuiError::Terminal)
 }

@@ -20,20 +20,22 @@ use tokio::time::sleep_until;
 
 use crate::app::{Action, App, SPINNER_INTERVAL};
 use crate::cell::CellContext;
-use crate::completion::CommandHint;
 use crate::error::TuiError;
 use crate::footer::Status;
 use crate::fullscreen::FullscreenView;
 use crate::inline::InlineRenderer;
+use crate::keyboard::KeyboardProtocol;
 use crate::mode::{TuiMode, tui_command};
 
 mod hooks;
 mod pick;
 mod screen;
+mod stats;
 use crate::notify::{Attention, Notifier};
 use crate::permission::PermissionQuestions;
 use crate::terminal::TerminalGuard;
 use crate::transcript::Transcript;
+use hooks::command_hints;
 pub use hooks::{SlashCommands, TuiOptions};
 
 /// The shortest time between two frames (60 a second).
@@ -101,7 +103,8 @@ pub async fn run(session: AgentSession, options: TuiOptions) -> Result<TuiExit, 
         return Err(TuiError::NotATerminal);
     }
     let (width, height) = crossterm::terminal::size().map_err(TuiError::Terminal)?;
-    let guard = TerminalGuard::enter()?;
+    let keyboard = options.keyboard.unwrap_or_else(KeyboardProtocol::detect);
+    let guard = TerminalGuard::enter_with(keyboard)?;
     let mode = options.mode;
     let mut ui = Ui::new(session, options, width, height);
     if mode == TuiMode::Fullscreen {
@@ -159,6 +162,8 @@ struct Ui {
     settings_written: serde_json::Map<String, serde_json::Value>,
     /// The running command's output is shown only if it fails (Ctrl+P).
     quiet_command: bool,
+    /// The UI's own timing, and where it goes at the end.
+    stats: Option<(crate::frame_stats::FrameStats, std::path::PathBuf)>,
 }
 
 impl Ui {
@@ -207,6 +212,7 @@ impl Ui {
             picker_load: None,
             theme_choice,
             settings_written: serde_json::Map::new(),
+            stats: options.stats_file.map(|f| (Default::default(), f)),
             quiet_command: false,
             session,
         }
@@ -317,6 +323,7 @@ impl Ui {
     fn terminal_event(&mut self, event: Event) -> Result<Option<TuiExit>, TuiError> {
         match event {
             Event::Key(key) => {
+                self.key_read();
                 self.urgent = true;
                 // A dialog or the completion menu has its keys first.
                 if let Some(screen) = &mut self.screen
@@ -534,13 +541,16 @@ impl Ui {
                 self.app.transcript = Transcript::from_messages(&messages, self.app.cx.theme);
             }
         }
+        let started = Instant::now();
         let mut bytes = self.notifier.title(
             &self.app.status,
             self.app.is_running(),
             self.app.permissions.is_open(),
         );
         bytes.push_str(&self.app.frame(&mut self.renderer, rebuild, now));
+        let built = started.elapsed();
         self.write(&bytes)?;
+        self.frame_written(built);
         self.dirty = false;
         self.urgent = false;
         self.last_frame = now;
@@ -577,6 +587,7 @@ impl Ui {
             }
             self.app.run_ended();
         }
+        self.write_stats();
         if matches!(exit, Some(TuiExit::TerminalGone) | None) {
             return;
         }
@@ -606,28 +617,6 @@ fn fill_history(app: &mut App, messages: &[Message]) {
         })
         .collect();
     app.editor.set_history(prompts.iter().map(String::as_str));
-}
-
-/// What `/` completes: the UI's commands, `/exit`, `/quit` and `/tui`,
-/// then the session's templates and skills.
-fn command_hints(session: &AgentSession, commands: Option<&dyn SlashCommands>) -> Vec<CommandHint> {
-    let mut hints = commands.map(SlashCommands::commands).unwrap_or_default();
-    let ours = [
-        ("exit", "Leave"),
-        ("quit", "Leave"),
-        ("tui", "[inline|fullscreen] - Switch how the UI draws"),
-        (
-            "theme",
-            "[NAME] - Choose the colour theme (applied now, saved in your settings)",
-        ),
-    ]
-    .map(|(n, d)| (n.to_string(), d.to_string()));
-    for (name, description) in ours.into_iter().chain(session.prompt_commands()) {
-        if !hints.iter().any(|h| h.name == name) {
-            hints.push(CommandHint { name, description });
-        }
-    }
-    hints
 }
 
 async fn files_changed(rx: &mut Option<tokio::sync::watch::Receiver<u64>>) -> Option<()> {

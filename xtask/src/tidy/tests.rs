@@ -125,4 +125,19 @@ fn a_long_file_is_caught_and_an_exception_may_not_grow() {
     )
     .unwrap();
     assert_eq!(problems.len(), 1);
+    // An exception for a file that shrank, or one that is gone, is stale.
+    let mut problems = Vec::new();
+    file_lengths(
+        root.path(),
+        &[
+            ("crates/a/src/big.rs", 701, "why"),
+            ("crates/a/src/ok.rs", 760, "why"),
+            ("crates/a/src/gone.rs", 760, "why"),
+        ],
+        &mut problems,
+    )
+    .unwrap();
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(problems[0].contains("ok.rs has 700 lines: take it off"));
+    assert!(problems[1].contains("gone.rs is on the list"));
 }

@@ -55,7 +55,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     }
     let bin = super::target_dir(root).join("debug/coding-agent");
     let work = super::target_dir(root).join("tui-e2e");
-    let cases: [(&str, Case); 10] = [
+    let cases: [(&str, Case); 11] = [
         (
             "the sanity check catches a broken terminal",
             harness_catches_breakage,
@@ -66,6 +66,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         ("resize mid-stream", resize_mid_stream),
         ("built-in commands", builtin_commands),
         ("ctrl+l model selector", model_selector),
+        ("shift+enter through tmux extended keys", extended_keys),
         ("sane after /exit", sane_after_exit),
         ("sane after SIGTERM", |b, w| {
             sane_after_signal(b, w, libc::SIGTERM)
@@ -409,6 +410,58 @@ fn model_selector(bin: &Path, dir: &Path) -> Result<()> {
     }
     submit(&tmux, "/exit")?;
     sanity::check(&tmux, "/exit after the model selector", "0")
+}
+
+/// In a tmux with `extended-keys on`, the UI asks for `modifyOtherKeys`:
+/// Shift+Enter then arrives apart from Enter and makes a new line, while
+/// Ctrl keys still work; the mode is turned off again at exit.
+fn extended_keys(bin: &Path, dir: &Path) -> Result<()> {
+    let world = World::new(
+        dir.parent().context("no parent")?,
+        &leaf(dir),
+        &[turn("KEYS-ANSWER", 0, 24)],
+    )?;
+    let command = world.command(bin, &world.scripted_args(), &[]);
+    let tmux = Tmux::start("tui-e2e", WIDTH, HEIGHT, &command, &world.raw())?;
+    tmux.set_server_option("extended-keys", "on")?;
+    tmux.wait_for_text("scripted/")?;
+    if !contains(&tmux.raw()?, b"\x1b[>4;2m") {
+        bail!("the UI did not ask tmux for modifyOtherKeys");
+    }
+    tmux.type_text("junk")?;
+    tmux.wait_for_text("junk")?;
+    tmux.key("C-u")?;
+    tmux.wait_for("Ctrl+U to clear the editor", |_| {
+        tmux.screen().ok().filter(|s| !s.contains("junk"))
+    })?;
+    tmux.type_text("first")?;
+    tmux.wait_for_text("first")?;
+    tmux.key("S-Enter")?;
+    tmux.type_text("second")?;
+    let screen = tmux.wait_for_text("second")?;
+    let rows: Vec<&str> = screen.lines().collect();
+    let first = rows.iter().position(|r| r.ends_with("first"));
+    let second = rows.iter().position(|r| r.ends_with("second"));
+    if first.is_none() || second != first.map(|i| i + 1) {
+        bail!("Shift+Enter did not make a new line in the editor:\n{screen}");
+    }
+    tmux.key("Enter")?;
+    wait_idle_with(&tmux, "KEYS-ANSWER")?;
+    let requests = world.requests()?;
+    let sent = requests.first().map(|r| r.to_string()).unwrap_or_default();
+    if requests.len() != 1 || !sent.contains("first\\nsecond") {
+        bail!("the model did not get one prompt of two lines: {requests:?}");
+    }
+    submit(&tmux, "/exit")?;
+    sanity::check(&tmux, "/exit with extended keys", "0")?;
+    if !contains(&tmux.raw()?, b"\x1b[>4;0m") {
+        bail!("modifyOtherKeys was not turned off at exit");
+    }
+    Ok(())
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
 }
 
 /// `/exit` leaves a sane terminal and status 0.

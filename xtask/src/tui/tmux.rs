@@ -100,6 +100,11 @@ impl Tmux {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
+    /// Sets a server option (`set-option -s`), e.g. `extended-keys on`.
+    pub fn set_server_option(&self, name: &str, value: &str) -> Result<()> {
+        self.run(&["set-option", "-s", name, value]).map(drop)
+    }
+
     /// Types `text` literally (no key names), as one `send-keys` call.
     pub fn type_text(&self, text: &str) -> Result<()> {
         self.run(&["send-keys", "-t", "=0:", "-l", text]).map(drop)

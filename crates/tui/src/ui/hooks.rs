@@ -84,6 +84,12 @@ pub struct TuiOptions {
     /// switches live with it. `None`: the environment's, without theme
     /// files.
     pub theme_choice: Option<crate::theme::ThemeChoice>,
+    /// The keyboard protocol to ask the terminal for; `None` detects it
+    /// ([`crate::keyboard::KeyboardProtocol::detect`]).
+    pub keyboard: Option<crate::keyboard::KeyboardProtocol>,
+    /// Where to write the UI's own timing when it ends
+    /// ([`crate::frame_stats`], as JSON); `None` keeps no timing.
+    pub stats_file: Option<std::path::PathBuf>,
 }
 
 impl Default for TuiOptions {
@@ -97,6 +103,33 @@ impl Default for TuiOptions {
             title: Some("coding-agent".to_string()),
             keybindings: Keybindings::default(),
             theme_choice: None,
+            keyboard: None,
+            stats_file: None,
         }
     }
+}
+
+/// What `/` completes: the UI's commands, `/exit`, `/quit` and `/tui`,
+/// then the session's templates and skills.
+pub(super) fn command_hints(
+    session: &AgentSession,
+    commands: Option<&dyn SlashCommands>,
+) -> Vec<CommandHint> {
+    let mut hints = commands.map(SlashCommands::commands).unwrap_or_default();
+    let ours = [
+        ("exit", "Leave"),
+        ("quit", "Leave"),
+        ("tui", "[inline|fullscreen] - Switch how the UI draws"),
+        (
+            "theme",
+            "[NAME] - Choose the colour theme (applied now, saved in your settings)",
+        ),
+    ]
+    .map(|(n, d)| (n.to_string(), d.to_string()));
+    for (name, description) in ours.into_iter().chain(session.prompt_commands()) {
+        if !hints.iter().any(|h| h.name == name) {
+            hints.push(CommandHint { name, description });
+        }
+    }
+    hints
 }

@@ -61,8 +61,11 @@ impl Ui {
         }
         let due = self.urgent || (self.dirty && now >= self.last_frame + FRAME_INTERVAL);
         if due {
+            let started = Instant::now();
             let bytes = screen.frame(&mut self.app, now);
+            let built = started.elapsed();
             self.write(&bytes)?;
+            self.frame_written(built);
             self.dirty = false;
             self.urgent = false;
             self.last_frame = now;
