@@ -171,7 +171,9 @@ pub(super) fn file_lengths(
     }
     for (file, _, _) in exceptions {
         if !root.join(file).is_file() {
-            problems.push(format!("{file} is on the list of long files but does not exist"));
+            problems.push(format!(
+                "{file} is on the list of long files but does not exist"
+            ));
         }
     }
     Ok(())

@@ -98,7 +98,11 @@ impl Run {
     fn launch(agent: &Agent, dir: &Path, base: &str, session: Option<&Path>) -> Result<Self> {
         let env = match &agent.pi {
             Some(_) => Pi::env(&dir.join("agent")),
-            None => Vec::new(),
+            // Ours times itself (frame builds, key to frame) when asked.
+            None => vec![(
+                "CODING_AGENT_TUI_STATS",
+                stats_path(dir).display().to_string(),
+            )],
         };
         Self::launch_program(dir, &agent.program, &env, |world| {
             agent.args(world, base, session)
@@ -260,6 +264,32 @@ impl Drop for Run {
         // SAFETY: kill has no memory effects; `pid` is the pane's program.
         unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGKILL) };
     }
+}
+
+/// Where our program in the run at `dir` writes its own timing.
+fn stats_path(dir: &Path) -> PathBuf {
+    dir.with_extension("tui-stats.json")
+}
+
+/// Ends our program (`/exit`) and reads the timing it wrote.
+fn own_timing(run: &Run, dir: &Path) -> Result<serde_json::Value> {
+    let path = stats_path(dir);
+    let _ = std::fs::remove_file(&path);
+    // The editor may hold the keystrokes typed for the latency figure.
+    run.tmux.key("C-u")?;
+    run.tmux.type_text("/exit")?;
+    run.tmux.wait_for_text("/exit")?;
+    run.tmux.key("Enter")?;
+    let text = run.tmux.wait_for("the program's own timing", |_| {
+        std::fs::read_to_string(&path).ok()
+    })?;
+    serde_json::from_str(&text).context("the timing is not JSON")
+}
+
+/// `p50 / p99 / max` of one timing, in ms.
+fn timing_ms(stats: &serde_json::Value, key: &str) -> String {
+    let f = |p: &str| stats[key][p].as_f64().unwrap_or(f64::NAN) / 1000.0;
+    format!("{:.2} / {:.2} / {:.2}", f("p50"), f("p99"), f("max"))
 }
 
 fn leaf(dir: &Path) -> String {
@@ -523,6 +553,14 @@ fn measure(
         "peak RSS after the answer, MiB".into(),
         format!("{:.1}", run.peak_mib()?),
     ));
+    let row = "frame build while answering, in-process: p50 / p99 / max ms (frames)";
+    if agent.pi.is_none() {
+        let stats = own_timing(&run, &dir.join("stream"))?;
+        let value = format!("{} ({})", timing_ms(&stats, "build_us"), stats["frames"]);
+        figures.push((row.into(), value));
+    } else {
+        figures.push((row.into(), "not exposed".into()));
+    }
     drop(run);
 
     // Resume a long session: paint, keystrokes, memory.
@@ -554,6 +592,15 @@ fn measure(
         format!("peak RSS at {messages} messages, MiB"),
         format!("{:.1}", run.peak_mib()?),
     ));
+    let row = format!(
+        "keystroke to frame written, in-process, at {messages} messages: p50 / p99 / max ms"
+    );
+    if agent.pi.is_none() {
+        let stats = own_timing(&run, &resume_dir)?;
+        figures.push((row, timing_ms(&stats, "key_to_frame_us")));
+    } else {
+        figures.push((row, "not exposed".into()));
+    }
     Ok(figures)
 }
 
