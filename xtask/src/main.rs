@@ -99,7 +99,7 @@ const SYSTEM_PARTS: [SystemPart; 2] = [
     SystemPart {
         program: "/usr/bin/bwrap",
         install: "apt-get install -y bubblewrap",
-        groups: "the sandbox tests (crates/cli/tests/sandbox.rs)",
+        groups: "the sandbox tests (crates/cli/tests/sandbox.rs, crates/sandbox/tests/sandbox.rs)",
         filter: "not binary(sandbox)",
     },
     SystemPart {

@@ -179,15 +179,25 @@ pub fn commands_can_be_confined(policy: &SandboxPolicy) -> Result<(), CannotConf
 
 /// [`ProcessOps`] that run every command in a sandbox (see the module
 /// docs). Refuses to run when the sandbox cannot be built.
+///
+/// The standing sandbox (and the placeholders it holds in the workspace)
+/// is taken down when the last `SandboxedProcessOps` of the process is
+/// dropped, e.g. with the session whose tools held it: a program that
+/// lets its session go need not call [`shut_down`] (one that ends with
+/// `std::process::exit` while a session lives still must).
 #[derive(Debug, Clone)]
 pub struct SandboxedProcessOps {
     policy: SandboxPolicy,
+    _lease: Arc<resident::Lease>,
 }
 
 impl SandboxedProcessOps {
     /// Commands confined by `policy`.
     pub fn new(policy: SandboxPolicy) -> Self {
-        SandboxedProcessOps { policy }
+        SandboxedProcessOps {
+            policy,
+            _lease: Arc::new(resident::Lease::take()),
+        }
     }
 }
 

@@ -17,8 +17,9 @@
 //!
 //! The sandbox holds the placeholders of its protected paths (see
 //! [`placeholders`](super::placeholders)) for as long as it stands, and
-//! goes after [`IDLE`] without a command, when the process ends normally,
-//! or on [`shut_down`]. Its private temp dir (read-only mode, or
+//! goes after [`IDLE`] without a command, when the last
+//! `SandboxedProcessOps` of the process is dropped (its [`Lease`]), or on
+//! [`shut_down`]. Its private temp dir (read-only mode, or
 //! `sandbox.excludeTmp`) lasts as long.
 
 use std::ffi::OsString;
@@ -57,6 +58,39 @@ static CURRENT: Mutex<Option<(Arc<Resident>, u64)>> = Mutex::new(None);
 
 fn current() -> std::sync::MutexGuard<'static, Option<(Arc<Resident>, u64)>> {
     CURRENT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// How many [`Lease`]s are alive.
+static LEASES: Mutex<usize> = Mutex::new(0);
+
+/// A holder of the standing sandbox: while one is alive the sandbox may
+/// stand; when the last goes, it is taken down ([`shut_down`]).
+#[derive(Debug)]
+pub(crate) struct Lease(());
+
+impl Lease {
+    pub(crate) fn take() -> Lease {
+        *leases() += 1;
+        Lease(())
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let mut count = leases();
+        *count = count.saturating_sub(1);
+        if *count == 0 {
+            // Under the count's lock, so a lease taken meanwhile waits
+            // and its commands start a sandbox of their own.
+            shut_down();
+        }
+    }
+}
+
+fn leases() -> std::sync::MutexGuard<'static, usize> {
+    LEASES
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
