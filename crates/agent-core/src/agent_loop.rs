@@ -95,6 +95,7 @@ async fn run_turns(
 ) {
     let poll = |source: &Option<MessageSource>| source.as_ref().map(|f| f()).unwrap_or_default();
     let mut pending = poll(&config.steering_messages);
+    let mut snapshots = crate::hook_snapshot::HookSnapshot::default();
     loop {
         let mut more_tool_calls = true;
         while more_tool_calls || !pending.is_empty() {
@@ -172,8 +173,16 @@ async fn run_turns(
             // Shared with the batch (its hooks and nested-call handles).
             let assistant = Arc::new(assistant);
             if more_tool_calls {
-                let batch =
-                    execute_tool_calls(&assistant, calls, context, config, &cancel, emit).await;
+                let batch = execute_tool_calls(
+                    &assistant,
+                    calls,
+                    context,
+                    config,
+                    &cancel,
+                    emit,
+                    &mut snapshots,
+                )
+                .await;
                 more_tool_calls = !batch.terminate;
                 for result in &batch.results {
                     context.messages.push(Message::ToolResult(result.clone()));

@@ -13,8 +13,9 @@ use crate::tool::AgentToolResult;
 /// What a `before_tool_call` hook sees.
 #[derive(Debug, Clone)]
 pub struct BeforeToolCallContext {
-    /// The assistant message that asked for the call.
-    pub assistant_message: AssistantMessage,
+    /// The assistant message that asked for the call, shared by every
+    /// call of the batch (a copy per call made a batch quadratic).
+    pub assistant_message: Arc<AssistantMessage>,
     /// The call as the model sent it.
     pub tool_call: ToolCall,
     /// Arguments after preparation, coercion and validation.
@@ -64,8 +65,9 @@ impl BeforeToolCallResult {
 /// What an `after_tool_call` hook sees.
 #[derive(Debug, Clone)]
 pub struct AfterToolCallContext {
-    /// The assistant message that asked for the call.
-    pub assistant_message: AssistantMessage,
+    /// The assistant message that asked for the call, shared by every
+    /// call of the batch (a copy per call made a batch quadratic).
+    pub assistant_message: Arc<AssistantMessage>,
     /// The call as the model sent it.
     pub tool_call: ToolCall,
     /// The arguments the tool ran with.

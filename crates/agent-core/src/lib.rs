@@ -36,6 +36,7 @@ mod config;
 mod event;
 mod extensions;
 mod fn_tool;
+mod hook_snapshot;
 mod hooks;
 mod nested;
 mod tool;

@@ -16,6 +16,7 @@ use crate::config::{
 };
 use crate::event::{AgentEvent, EventSink};
 use crate::extensions::Extensions;
+use crate::hook_snapshot::HookSnapshot;
 use crate::hooks::{
     AfterToolCallContext, AfterToolCallHook, BeforeToolCallContext, BeforeToolCallHook,
 };
@@ -93,19 +94,16 @@ impl Batch {
         context: &AgentContext,
         config: &AgentLoopConfig,
         emit: &EventSink,
+        snapshots: &mut HookSnapshot,
     ) -> Self {
+        let hooked = config.before_tool_call.is_some() || config.after_tool_call.is_some();
         Batch {
             assistant: assistant.clone(),
             tools: context.tools.clone(),
             before: config.before_tool_call.clone(),
             after: config.after_tool_call.clone(),
             unknown: config.unknown_tool_message.clone(),
-            snapshot: snapshot_for_hooks(
-                context,
-                assistant,
-                config.before_tool_call.is_some(),
-                config.after_tool_call.is_some(),
-            ),
+            snapshot: hooked.then(|| snapshots.take(context, assistant)),
             extensions: config.tool_extensions.clone(),
             emit: emit.clone(),
             max_parallel: config.max_parallel_tools.max(1),
@@ -121,6 +119,7 @@ pub(crate) async fn execute_tool_calls(
     config: &AgentLoopConfig,
     cancel: &CancellationToken,
     emit: &EventSink,
+    snapshots: &mut HookSnapshot,
 ) -> BatchOutcome {
     // (result message, terminate flag), in source order.
     let mut finished: Vec<(ToolResultMessage, bool)> = Vec::with_capacity(calls.len());
@@ -135,7 +134,7 @@ pub(crate) async fn execute_tool_calls(
         return outcome(finished, true);
     }
 
-    let batch = Arc::new(Batch::of(assistant, context, config, emit));
+    let batch = Arc::new(Batch::of(assistant, context, config, emit, snapshots));
     let sequential = batch.sequential
         || calls.iter().any(|call| {
             find_tool(&batch.tools, &call.name)
@@ -245,29 +244,6 @@ fn find_tool(tools: &[Arc<dyn AgentTool>], name: &str) -> Option<Arc<dyn AgentTo
     tools.iter().find(|t| t.name() == name).cloned()
 }
 
-/// The run as the batch began, shared by the hooks of its calls; `None`
-/// when no hook would look at it.
-fn snapshot_for_hooks(
-    context: &AgentContext,
-    assistant: &AssistantMessage,
-    before: bool,
-    after: bool,
-) -> Option<Arc<AgentContext>> {
-    (before || after).then(|| {
-        let mut snapshot = context.clone();
-        let last_is_assistant = matches!(
-            snapshot.messages.last(),
-            Some(Message::Assistant(a)) if a.timestamp == assistant.timestamp
-        );
-        if !last_is_assistant {
-            snapshot
-                .messages
-                .push(Message::Assistant(assistant.clone()));
-        }
-        Arc::new(snapshot)
-    })
-}
-
 /// Lookup among `tools`, `prepare_arguments`, validation with coercion and
 /// `before_tool_call`: the same for the model's calls and for nested ones
 /// (`parent` is the calling tool call's id for a nested call; its events
@@ -304,7 +280,7 @@ pub(crate) async fn prepare(
     };
     if let Some(hook) = &batch.before {
         let ctx = BeforeToolCallContext {
-            assistant_message: (*batch.assistant).clone(),
+            assistant_message: batch.assistant.clone(),
             tool_call: call.clone(),
             args: args.clone(),
             context: batch.snapshot.clone().unwrap_or_default(),
@@ -434,7 +410,7 @@ pub(crate) async fn run_prepared(
     };
     if let Some(hook) = &batch.after {
         let ctx = AfterToolCallContext {
-            assistant_message: (*batch.assistant).clone(),
+            assistant_message: batch.assistant.clone(),
             tool_call: done.call.clone(),
             args,
             result: done.result.clone(),
