@@ -39,27 +39,6 @@ pub fn normalize_path(path: &Path) -> PathBuf {
     out
 }
 
-/// Decodes `%XX` escapes of a `file://` URL path.
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    let hex = |b: u8| (b as char).to_digit(16);
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
-        {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// Expands a path argument: odd spaces to spaces, one leading `@` removed, `~`
 /// and `~/...` to the home directory, `file://` URLs (`file:///abs` or
 /// `file://localhost/abs`, `%XX` escapes decoded) to paths.
@@ -76,7 +55,9 @@ pub fn expand_path(raw: &str) -> String {
             Some(after) if after.is_empty() || after.starts_with('/') => after,
             _ => rest,
         };
-        s = percent_decode(rest);
+        s = percent_encoding::percent_decode_str(rest)
+            .decode_utf8_lossy()
+            .into_owned();
     }
     if s == "~" {
         if let Some(home) = std::env::home_dir() {

@@ -91,15 +91,12 @@ pub fn exit_text(session_file: Option<&std::path::Path>, transcript: &[StyledLin
     out
 }
 
-/// `s` as one shell word.
+/// `s` as one shell word (a NUL, which no path holds, is dropped).
 fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c))
-    {
-        return s.to_string();
-    }
-    format!("'{}'", s.replace('\'', "'\\''"))
+    let clean = s.replace('\0', "");
+    shlex::try_quote(&clean)
+        .map(|q| q.into_owned())
+        .unwrap_or(clean)
 }
 
 #[cfg(test)]

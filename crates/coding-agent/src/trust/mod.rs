@@ -445,13 +445,10 @@ pub fn resolve_project_trust(
     }
 }
 
+/// `text` as one shell word (a NUL, which no path holds, is dropped).
 fn shell_quote(text: &str) -> String {
-    if text
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@".contains(c))
-    {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
+    let clean = text.replace('\0', "");
+    shlex::try_quote(&clean)
+        .map(|q| q.into_owned())
+        .unwrap_or(clean)
 }

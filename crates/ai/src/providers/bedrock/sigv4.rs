@@ -42,17 +42,24 @@ fn hmac(key: &[u8], data: &[u8]) -> Vec<u8> {
 /// (`A-Z a-z 0-9 - _ . ~`), and `/` too when `keep_slash`: AWS's
 /// `UriEncode`.
 pub(crate) fn uri_encode(text: &str, keep_slash: bool) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else if b == b'/' && keep_slash {
-            out.push('/');
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    let set = if keep_slash { &PATH } else { &UNRESERVED_ONLY };
+    percent_encoding::utf8_percent_encode(text, set).to_string()
+}
+
+/// Everything but SigV4's unreserved characters (`A-Za-z0-9-_.~`) is
+/// escaped, in upper-case hex.
+const UNRESERVED_ONLY: percent_encoding::AsciiSet = percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+/// As [`UNRESERVED_ONLY`], with `/` kept (a path's separators).
+const PATH: percent_encoding::AsciiSet = UNRESERVED_ONLY.remove(b'/');
+
+fn percent_decode(text: &str) -> String {
+    percent_encoding::percent_decode_str(text)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// `YYYYMMDDTHHMMSSZ` of a time (UTC), as `X-Amz-Date` takes it.
@@ -124,31 +131,6 @@ fn canonical_query(query: &str) -> String {
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join("&")
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex_at = |j: usize| {
-            bytes
-                .get(j)
-                .and_then(|b| char::from(*b).to_digit(16))
-                .and_then(|d| u8::try_from(d).ok())
-        };
-        match (bytes[i], hex_at(i + 1), hex_at(i + 2)) {
-            (b'%', Some(h), Some(l)) => {
-                out.push(h * 16 + l);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Signs a request at `time`: returns the headers to add (`x-amz-date`,
