@@ -17,6 +17,9 @@
 //!    README.md, docs/) exists, from the root or from a crate's directory.
 //! 7. No Rust file is longer than 700 lines, tests included, but for the
 //!    listed ones (`tidy/lengths.rs`), each held at its length with its reason.
+//! 8. Every crate the workspace depends on directly has a row in the
+//!    README's dependency notes (licence, purpose), and every row a crate
+//!    (`tidy/dependencies.rs`).
 //!
 //! Test modules (from `#[cfg(test)]` on) and comments are not checked.
 
@@ -26,6 +29,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
+mod dependencies;
 mod docs;
 mod lengths;
 #[cfg(test)]
@@ -204,7 +208,7 @@ pub fn tidy(root: &Path) -> Result<()> {
         bail!("tidy:\n  {}", problems.join("\n  "));
     }
     println!(
-        "tidy: crate graph (normal and dev arrows), no tool names in agent-core, coding-agent, agent-tui or agent-export, tools use the operations, documented paths exist, files within {MAX_LINES} lines"
+        "tidy: crate graph (normal and dev arrows), every dependency noted in the README, no tool names in agent-core, coding-agent, agent-tui or agent-export, tools use the operations, documented paths exist, files within {MAX_LINES} lines"
     );
     Ok(())
 }
@@ -261,6 +265,8 @@ pub fn workspace_packages(root: &Path) -> Result<Vec<Package>> {
 
 fn crate_graph(root: &Path, problems: &mut Vec<String>) -> Result<()> {
     let packages = workspace_packages(root)?;
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap_or_default();
+    dependencies::dependency_notes(&packages, &readme, problems);
     let members: Vec<&str> = packages.iter().map(|(n, _, _)| n.as_str()).collect();
     let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
     for (name, _, deps) in &packages {

@@ -141,3 +141,21 @@ fn a_long_file_is_caught_and_an_exception_may_not_grow() {
     assert!(problems[0].contains("ok.rs has 700 lines: take it off"));
     assert!(problems[1].contains("gone.rs is on the list"));
 }
+
+#[test]
+fn a_dependency_without_a_note_and_a_stale_note_are_caught() {
+    let packages: Vec<Package> = vec![
+        (
+            "a".into(),
+            PathBuf::new(),
+            vec![("b".into(), "normal".into()), ("serde".into(), "normal".into())],
+        ),
+        ("b".into(), PathBuf::new(), vec![("ryu".into(), "dev".into())]),
+    ];
+    let readme = "# x\n\n## Dependencies\n\n| crate | licence |\n|---|---|\n| `serde` | MIT |\n| `gone` | MIT |\n\n## Next\n| `ryu` | in another section |\n";
+    let mut problems = Vec::new();
+    super::dependencies::dependency_notes(&packages, readme, &mut problems);
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(problems[0].starts_with("ryu is a dependency"));
+    assert!(problems[1].contains("row for gone"));
+}
