@@ -20,6 +20,8 @@
 //! 8. Every crate the workspace depends on directly has a row in the
 //!    README's dependency notes (licence, purpose), and every row a crate
 //!    (`tidy/dependencies.rs`).
+//! 9. ARCHITECTURE.md's source lines per crate are within 10% of the
+//!    truth (`tidy/source_lines.rs`).
 //!
 //! Test modules (from `#[cfg(test)]` on) and comments are not checked.
 
@@ -32,6 +34,7 @@ use anyhow::{Context, Result, bail};
 mod dependencies;
 mod docs;
 mod lengths;
+mod source_lines;
 #[cfg(test)]
 mod tests;
 
@@ -208,7 +211,7 @@ pub fn tidy(root: &Path) -> Result<()> {
         bail!("tidy:\n  {}", problems.join("\n  "));
     }
     println!(
-        "tidy: crate graph (normal and dev arrows), every dependency noted in the README, no tool names in agent-core, coding-agent, agent-tui or agent-export, tools use the operations, documented paths exist, files within {MAX_LINES} lines"
+        "tidy: crate graph (normal and dev arrows), every dependency noted in the README, source lines per crate in ARCHITECTURE.md, no tool names in agent-core, coding-agent, agent-tui or agent-export, tools use the operations, documented paths exist, files within {MAX_LINES} lines"
     );
     Ok(())
 }
@@ -267,6 +270,8 @@ fn crate_graph(root: &Path, problems: &mut Vec<String>) -> Result<()> {
     let packages = workspace_packages(root)?;
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap_or_default();
     dependencies::dependency_notes(&packages, &readme, problems);
+    let architecture = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap_or_default();
+    source_lines::check(&packages, &architecture, problems)?;
     let members: Vec<&str> = packages.iter().map(|(n, _, _)| n.as_str()).collect();
     let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
     for (name, _, deps) in &packages {

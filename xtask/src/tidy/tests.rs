@@ -148,9 +148,16 @@ fn a_dependency_without_a_note_and_a_stale_note_are_caught() {
         (
             "a".into(),
             PathBuf::new(),
-            vec![("b".into(), "normal".into()), ("serde".into(), "normal".into())],
+            vec![
+                ("b".into(), "normal".into()),
+                ("serde".into(), "normal".into()),
+            ],
         ),
-        ("b".into(), PathBuf::new(), vec![("ryu".into(), "dev".into())]),
+        (
+            "b".into(),
+            PathBuf::new(),
+            vec![("ryu".into(), "dev".into())],
+        ),
     ];
     let readme = "# x\n\n## Dependencies\n\n| crate | licence |\n|---|---|\n| `serde` | MIT |\n| `gone` | MIT |\n\n## Next\n| `ryu` | in another section |\n";
     let mut problems = Vec::new();
@@ -158,4 +165,24 @@ fn a_dependency_without_a_note_and_a_stale_note_are_caught() {
     assert_eq!(problems.len(), 2, "{problems:#?}");
     assert!(problems[0].starts_with("ryu is a dependency"));
     assert!(problems[1].contains("row for gone"));
+}
+
+#[test]
+fn a_crate_without_a_line_count_or_with_a_stale_one_is_caught() {
+    let root = tempfile::tempdir().unwrap();
+    for (name, lines) in [("a", 100), ("b", 50)] {
+        let src = root.path().join(name).join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("lib.rs"), "x\n".repeat(lines)).unwrap();
+    }
+    let packages: Vec<Package> = ["a", "b", "c"]
+        .iter()
+        .map(|n| (n.to_string(), root.path().join(n), Vec::new()))
+        .collect();
+    let doc = "# A\n\n## Source lines per crate\n\n| crate | lines |\n|---|---|\n| `a` | 105 |\n| `b` | 1,000 |\n";
+    let mut problems = Vec::new();
+    super::source_lines::check(&packages, doc, &mut problems).unwrap();
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(problems[0].contains("says b has 1000 lines; it has 50"));
+    assert!(problems[1].contains("no row for c (0 lines)"));
 }

@@ -1,0 +1,79 @@
+//! ARCHITECTURE.md's table of source lines per crate stays true: every
+//! workspace package has a row, and each row is within [`SLACK_PERCENT`]
+//! of the lines its `src/` holds today (so the table is updated when a
+//! crate grows or shrinks by more than that, not on every commit).
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::Package;
+
+/// The heading of the section holding the table.
+pub(super) const SECTION: &str = "## Source lines per crate";
+
+/// How far a row may drift from the count before tidy asks for an update.
+pub(super) const SLACK_PERCENT: usize = 10;
+
+/// Lines of the `.rs` files under `dir/src`, tests included.
+pub(super) fn source_lines(dir: &Path) -> Result<usize> {
+    let mut total = 0;
+    let mut stack = vec![dir.join("src")];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                total += std::fs::read_to_string(&path)?.lines().count();
+            }
+        }
+    }
+    Ok(total)
+}
+
+/// `(crate, lines)` of the table's rows (`` | `name` | 1234 | ... ``).
+pub(super) fn rows(architecture: &str) -> Vec<(String, usize)> {
+    let Some(start) = architecture.find(&format!("\n{SECTION}\n")) else {
+        return Vec::new();
+    };
+    let body = &architecture[start + SECTION.len() + 2..];
+    let end = body.find("\n## ").unwrap_or(body.len());
+    body[..end]
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| {
+            let (name, rest) = l.split_once('`')?;
+            let count = rest.trim_start_matches([' ', '|']).split('|').next()?;
+            let count = count.trim().replace(',', "").parse().ok()?;
+            Some((name.to_string(), count))
+        })
+        .collect()
+}
+
+/// Problems: a package without a row, a row off by more than the slack.
+pub(super) fn check(
+    packages: &[Package],
+    architecture: &str,
+    problems: &mut Vec<String>,
+) -> Result<()> {
+    let rows = rows(architecture);
+    for (name, dir, _) in packages {
+        let actual = source_lines(dir)?;
+        match rows.iter().find(|(n, _)| n == name) {
+            None => problems.push(format!(
+                "ARCHITECTURE.md's `{SECTION}` has no row for {name} ({actual} lines)"
+            )),
+            Some((_, listed)) if listed.abs_diff(actual) * 100 > listed * SLACK_PERCENT => {
+                problems.push(format!(
+                    "ARCHITECTURE.md's `{SECTION}` says {name} has {listed} lines; it has {actual}: update the row"
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
