@@ -134,6 +134,9 @@ pub struct Cell {
     version: u64,
     lines_cache: Option<(u64, usize, Vec<StyledLine>)>,
     rows_cache: Option<(u64, usize, Vec<StyledLine>)>,
+    /// Times it was drawn or wrapped (a cache miss): counts work, for
+    /// tests, as [`MarkdownStream::parsed_blocks`] does.
+    renders: usize,
 }
 
 impl Cell {
@@ -145,6 +148,74 @@ impl Cell {
             version: 0,
             lines_cache: None,
             rows_cache: None,
+            renders: 0,
+        }
+    }
+
+    /// Bumped at every change of what it shows: a layout that measured
+    /// the cell at one version knows its height holds while it is the same.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// How many times it was drawn into lines or wrapped into rows (its
+    /// caches missed): what tests count to prove that only what is shown
+    /// is drawn.
+    pub fn renders(&self) -> usize {
+        self.renders
+    }
+
+    /// Its rows at `width`, without drawing it: exact when its rows at
+    /// that width are cached; else a guess from a cache at another width
+    /// (scaled) or from the length of its text. What a layout uses for a
+    /// cell nobody has looked at yet (fullscreen's scroll position and
+    /// "rows below" rest on it until the cell is measured).
+    pub fn estimated_rows(&self, width: usize) -> usize {
+        let width = width.max(1);
+        if let Some((v, w, rows)) = &self.rows_cache {
+            if *v == self.version && *w == width {
+                return rows.len();
+            }
+            if *v == self.version {
+                // The same text reflowed: about as many cells in all.
+                return (rows.len() * *w).div_ceil(width).max(1);
+            }
+        }
+        // A guess in O(1): the text's bytes over the width, one row more
+        // for the line the text ends on.
+        let rows_of = |bytes: usize| 1 + bytes / width;
+        match &self.kind {
+            CellKind::User(text) | CellKind::Thinking(text) => rows_of(text.len()),
+            CellKind::Notice { text, .. } => rows_of(text.len()),
+            // Blocks are apart by blank lines: a few rows more.
+            CellKind::Assistant(md) => rows_of(md.source().len()) + 2,
+            CellKind::Tool(call) => {
+                let result = call.result.as_ref().or(call.partial.as_ref());
+                let texts = || {
+                    result
+                        .into_iter()
+                        .flat_map(|r| &r.content)
+                        .filter_map(|b| match b {
+                            agent_ai::ContentBlock::Text(t) => Some(t.text.as_str()),
+                            _ => None,
+                        })
+                };
+                let body = match result {
+                    None => 0,
+                    Some(_) if call.expanded => rows_of(texts().map(str::len).sum()),
+                    // A collapsed preview: at most ten lines and a count
+                    // (newlines counted no further than that).
+                    Some(_) => {
+                        let lines = texts()
+                            .flat_map(|t| t.bytes().filter(|&b| b == b'\n'))
+                            .take(11)
+                            .count()
+                            .max(1);
+                        lines.min(10) + usize::from(lines > 10)
+                    }
+                };
+                1 + call.nested.len().min(NESTED_COLLAPSED + 1) + body
+            }
         }
     }
 
@@ -193,6 +264,7 @@ impl Cell {
         let fresh =
             matches!(&self.lines_cache, Some((v, w, _)) if *v == self.version && *w == width);
         if !fresh {
+            self.renders += 1;
             let lines = draw(&self.kind, self.settled, cx, width);
             self.lines_cache = Some((self.version, width, lines));
         }
@@ -208,6 +280,7 @@ impl Cell {
         let fresh =
             matches!(&self.rows_cache, Some((v, w, _)) if *v == self.version && *w == width);
         if !fresh {
+            self.renders += 1;
             let rows: Vec<StyledLine> = text::wrap_all(self.lines(cx, width), width)
                 .iter()
                 .map(|r| text::clip(r, width))

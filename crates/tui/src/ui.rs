@@ -110,6 +110,8 @@ pub async fn run(session: AgentSession, options: TuiOptions) -> Result<TuiExit, 
     let exit = ui.event_loop().await;
     ui.leave(exit.as_ref().ok().copied()).await;
     drop(guard);
+    // Text selected just before leaving still reaches the clipboard.
+    crate::clipboard::wait_for_copies();
     exit
 }
 
@@ -159,6 +161,8 @@ struct Ui {
     settings_written: serde_json::Map<String, serde_json::Value>,
     /// The running command's output is shown only if it fails (Ctrl+P).
     quiet_command: bool,
+    /// Where fullscreen copies a selection besides OSC 52.
+    clipboard: crate::clipboard::SystemClipboard,
 }
 
 impl Ui {
@@ -208,6 +212,7 @@ impl Ui {
             theme_choice,
             settings_written: serde_json::Map::new(),
             quiet_command: false,
+            clipboard: options.clipboard,
             session,
         }
     }

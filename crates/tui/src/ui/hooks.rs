@@ -6,6 +6,7 @@ use std::sync::Arc;
 use coding_agent::AgentSession;
 use coding_agent::prelude::BoxFuture;
 
+use crate::clipboard::SystemClipboard;
 use crate::completion::CommandHint;
 use crate::keybindings::Keybindings;
 use crate::mode::TuiMode;
@@ -84,6 +85,11 @@ pub struct TuiOptions {
     /// switches live with it. `None`: the environment's, without theme
     /// files.
     pub theme_choice: Option<crate::theme::ThemeChoice>,
+    /// Where fullscreen copies a mouse selection besides OSC 52 (by
+    /// default what the environment calls for:
+    /// [`SystemClipboard::from_env`]; [`SystemClipboard::Off`] spawns
+    /// nothing).
+    pub clipboard: SystemClipboard,
 }
 
 impl Default for TuiOptions {
@@ -97,6 +103,7 @@ impl Default for TuiOptions {
             title: Some("coding-agent".to_string()),
             keybindings: Keybindings::default(),
             theme_choice: None,
+            clipboard: SystemClipboard::from_env(),
         }
     }
 }

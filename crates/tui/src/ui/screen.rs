@@ -36,7 +36,8 @@ impl Ui {
                 terminal::enter_fullscreen()?;
                 let (w, h) = (self.renderer.width(), self.renderer.height());
                 let size = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
-                self.screen = Some(FullscreenView::new(size(w), size(h)));
+                let view = FullscreenView::new(size(w), size(h));
+                self.screen = Some(view.with_clipboard(self.clipboard.clone()));
             }
             TuiMode::Inline => {
                 terminal::leave_fullscreen()?;
