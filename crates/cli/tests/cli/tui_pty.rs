@@ -14,6 +14,9 @@ const ROWS: u16 = 24;
 const COLS: u16 = 80;
 const PATIENCE: Duration = Duration::from_secs(60);
 
+#[path = "tui_pty/clipboard.rs"]
+mod clipboard;
+
 /// The terminal the child draws on, and every byte it wrote.
 struct Screen {
     parser: vt100::Parser,
@@ -59,6 +62,17 @@ impl Tui {
         term: &str,
         args: &[&str],
     ) -> Tui {
+        Tui::start_env(dir, script, term, args, &[])
+    }
+
+    /// As [`Tui::start_with`], with `env` set last.
+    fn start_env(
+        dir: &std::path::Path,
+        script: &std::path::Path,
+        term: &str,
+        args: &[&str],
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> Tui {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: ROWS,
@@ -79,9 +93,20 @@ impl Tui {
         cmd.env_remove("OPENAI_API_KEY");
         cmd.env_remove("ANTHROPIC_API_KEY");
         cmd.env_remove("NO_COLOR");
-        // `/copy` must reach the terminal (OSC 52), not a desktop clipboard.
-        cmd.env_remove("DISPLAY");
-        cmd.env_remove("WAYLAND_DISPLAY");
+        // No desktop and no SSH unless a test says so: `/copy` and a
+        // selection reach the terminal (OSC 52), not a desktop clipboard.
+        for var in [
+            "DISPLAY",
+            "WAYLAND_DISPLAY",
+            "SSH_CONNECTION",
+            "SSH_CLIENT",
+            "SSH_TTY",
+        ] {
+            cmd.env_remove(var);
+        }
+        for (name, value) in env {
+            cmd.env(name, value);
+        }
         let child = pair.slave.spawn_command(cmd).expect("the binary starts");
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().expect("a reader");
