@@ -77,8 +77,13 @@ impl Ui {
         self.screen = None;
         if terminal::leave_fullscreen().is_ok() {
             let width = self.renderer.width();
-            let history = self.app.transcript.take_history(&self.app.cx, width);
             let file = self.session_file.clone();
+            // A recorded session gets a resume hint: its cells are not
+            // drawn for nothing (a long one would cost every cell).
+            let history = match file {
+                Some(_) => Vec::new(),
+                None => self.app.transcript.take_history(&self.app.cx, width),
+            };
             let _ = self.write(&crate::mode::exit_text(file.as_deref(), &history));
         }
     }
