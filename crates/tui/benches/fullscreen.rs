@@ -1,6 +1,7 @@
 //! Fullscreen on long sessions (issue 32): what entering the view, a
 //! quiet frame, a page up, Ctrl+Home and a resize cost at 5,000 and
-//! 50,000 messages, and how many cells were drawn for it. Figures only,
+//! 50,000 messages, and how many cells were drawn for it; then a frame of
+//! a 10,000-line answer streaming in view. Figures only,
 //! no assertions (the tests count renders instead):
 //! `cargo bench -p agent-tui --bench fullscreen`.
 
@@ -107,4 +108,41 @@ fn main() {
             view.layout().measured_count()
         );
     }
+    stream();
+}
+
+/// A 10,000-line answer streaming at the bottom of the view: a frame per
+/// delta, the median of 50.
+fn stream() {
+    let theme = UiTheme::plain();
+    let mut t = Transcript::new(theme);
+    let mut md = MarkdownStream::new();
+    let text: String = (0..10_000)
+        .map(|i| format!("answer line {i}\n\n"))
+        .collect();
+    md.set(&text, &theme);
+    t.push(CellKind::Assistant(md), false);
+    let cx = CellContext {
+        theme,
+        registry: None,
+        cwd: PathBuf::from("/"),
+    };
+    let mut app = App::new(t, cx, agent_tui::footer::Status::default());
+    let mut view = FullscreenView::new(120, 40);
+    view.compose(&mut app, Instant::now());
+    let mut runs: Vec<Duration> = (0..50)
+        .map(|i| {
+            let start = Instant::now();
+            if let CellKind::Assistant(md) = app.transcript.cells_mut()[0].kind_mut() {
+                md.push(&format!("more {i} "), &theme);
+            }
+            view.compose(&mut app, Instant::now());
+            start.elapsed()
+        })
+        .collect();
+    runs.sort();
+    println!(
+        "a 10,000-line answer streaming in fullscreen: {:.3} ms a frame (median)",
+        runs[runs.len() / 2].as_secs_f64() * 1000.0
+    );
 }

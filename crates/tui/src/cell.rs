@@ -137,6 +137,22 @@ pub struct Cell {
     /// Times it was drawn or wrapped (a cache miss): counts work, for
     /// tests, as [`MarkdownStream::parsed_blocks`] does.
     renders: usize,
+    /// Logical lines wrapped into rows in all (counts work, for tests).
+    wrapped_lines: usize,
+    /// For a streaming answer: how much of `rows_cache` comes from its
+    /// settled Markdown blocks (kept across deltas; see [`Cell::rows`]).
+    stream_rows: Option<StreamRows>,
+}
+
+/// The part of a streaming answer's rows that its next change keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StreamRows {
+    width: usize,
+    /// The stream's [`MarkdownStream::restarts`] when they were made.
+    restarts: u64,
+    /// Settled lines wrapped, and the rows they gave (a prefix of the rows).
+    lines: usize,
+    rows: usize,
 }
 
 impl Cell {
@@ -149,6 +165,8 @@ impl Cell {
             lines_cache: None,
             rows_cache: None,
             renders: 0,
+            wrapped_lines: 0,
+            stream_rows: None,
         }
     }
 
@@ -163,6 +181,13 @@ impl Cell {
     /// is drawn.
     pub fn renders(&self) -> usize {
         self.renders
+    }
+
+    /// How many logical lines were wrapped into rows in all: what tests
+    /// count to prove that a streaming answer's settled blocks are not
+    /// wrapped again at each delta.
+    pub fn wrapped_lines(&self) -> usize {
+        self.wrapped_lines
     }
 
     /// Its rows at `width`, without drawing it: exact when its rows at
@@ -275,12 +300,21 @@ impl Cell {
     }
 
     /// The lines wrapped into rows of at most `width` columns (cached).
+    /// A streaming answer keeps the rows of its settled blocks across its
+    /// changes and wraps only the open block again, so following a long
+    /// answer in fullscreen costs the delta, not the answer.
     pub fn rows(&mut self, cx: &CellContext, width: usize) -> &[StyledLine] {
         self.sync_theme(cx);
         let fresh =
             matches!(&self.rows_cache, Some((v, w, _)) if *v == self.version && *w == width);
-        if !fresh {
+        if !fresh && !self.settled && matches!(self.kind, CellKind::Assistant(_)) {
             self.renders += 1;
+            self.stream_rows_at(width);
+        } else if !fresh {
+            self.renders += 1;
+            self.stream_rows = None;
+            let lines = self.lines(cx, width).len();
+            self.wrapped_lines += lines;
             let rows: Vec<StyledLine> = text::wrap_all(self.lines(cx, width), width)
                 .iter()
                 .map(|r| text::clip(r, width))
@@ -291,6 +325,46 @@ impl Cell {
             Some((_, _, rows)) => rows,
             None => &[],
         }
+    }
+
+    /// A streaming answer's rows at `width` into `rows_cache`: the rows
+    /// of settled blocks wrapped before are kept (same width, no restart),
+    /// the newly settled lines and the open block wrapped.
+    fn stream_rows_at(&mut self, width: usize) {
+        let CellKind::Assistant(md) = &self.kind else {
+            return;
+        };
+        let mut rows = match self.rows_cache.take() {
+            Some((_, w, rows)) if w == width => rows,
+            _ => Vec::new(),
+        };
+        let kept = self
+            .stream_rows
+            .filter(|s| s.width == width && s.restarts == md.restarts())
+            .filter(|s| s.lines <= md.settled_lines().len() && s.rows <= rows.len());
+        let (from_line, keep) = kept.map_or((0, 0), |s| (s.lines, s.rows));
+        rows.truncate(keep);
+        let settled = md.settled_lines();
+        let wrap_into = |rows: &mut Vec<StyledLine>, line: &StyledLine| {
+            rows.extend(text::wrap(line, width).iter().map(|r| text::clip(r, width)));
+        };
+        for line in &settled[from_line..] {
+            wrap_into(&mut rows, line);
+        }
+        let settled_rows = rows.len();
+        // The open block (after the blank line that parts it from them).
+        let open = md.lines_from(settled.len());
+        for line in &open {
+            wrap_into(&mut rows, line);
+        }
+        self.wrapped_lines += settled.len() - from_line + open.len();
+        self.stream_rows = Some(StreamRows {
+            width,
+            restarts: md.restarts(),
+            lines: settled.len(),
+            rows: settled_rows,
+        });
+        self.rows_cache = Some((self.version, width, rows));
     }
 
     /// The lines from `start` on that can no longer change, and how many

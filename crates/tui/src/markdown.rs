@@ -435,6 +435,9 @@ pub struct MarkdownStream {
     open: Vec<StyledLine>,
     /// Blocks drawn since the stream began (counts work, for tests).
     parsed_blocks: usize,
+    /// Times it started over (a text that does not extend the old one, a
+    /// new theme): lines kept from before such a time are stale.
+    restarts: u64,
     /// The theme the lines were drawn with (styles are set while parsing);
     /// boxed, since a theme is large and every answer holds one.
     theme: Option<Box<UiTheme>>,
@@ -458,7 +461,9 @@ impl MarkdownStream {
             return;
         }
         if !text.starts_with(&self.src) {
+            let restarts = self.restarts + 1;
             *self = MarkdownStream::new();
+            self.restarts = restarts;
         }
         self.src.clear();
         self.src.push_str(text);
@@ -482,9 +487,10 @@ impl MarkdownStream {
             return false;
         }
         let src = std::mem::take(&mut self.src);
-        let parsed = self.parsed_blocks;
+        let (parsed, restarts) = (self.parsed_blocks, self.restarts + 1);
         *self = MarkdownStream::new();
         self.parsed_blocks = parsed;
+        self.restarts = restarts;
         self.set(&src, theme);
         true
     }
@@ -551,6 +557,14 @@ impl MarkdownStream {
     /// How many block parses the stream did (a measure of its work).
     pub fn parsed_blocks(&self) -> usize {
         self.parsed_blocks
+    }
+
+    /// How many times it started over (its text replaced by one that does
+    /// not extend it, or drawn again for a new theme): while this stays
+    /// the same, [`MarkdownStream::settled_lines`] only grows, so what was
+    /// made from them holds.
+    pub fn restarts(&self) -> u64 {
+        self.restarts
     }
 }
 

@@ -1,7 +1,8 @@
 //! Fullscreen on huge sessions: only what is shown is drawn (counted by
 //! the cells' render counters, never timed), the lazy layout shows the
-//! same rows as the whole document drawn at once, Ctrl+O keeps the top
-//! cell in place, and a selection reaches a system clipboard program.
+//! same rows as the whole document drawn at once, a streaming answer
+//! wraps only its open block, Ctrl+O keeps the top cell in place, and a
+//! selection reaches a system clipboard program.
 
 use std::time::Instant;
 
@@ -9,9 +10,12 @@ use agent_core::AgentToolResult;
 use agent_tool::StyledLine;
 use agent_tui::UiTheme;
 use agent_tui::app::App;
+use agent_tui::cell::Cell;
 use agent_tui::cell::{CellKind, ToolCell, ToolStatus};
 use agent_tui::clipboard::{ClipboardProgram, SystemClipboard};
 use agent_tui::fullscreen::FullscreenView;
+use agent_tui::markdown::MarkdownStream;
+use agent_tui::text;
 use agent_tui::transcript::Transcript;
 use crossterm::event::{KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 
@@ -325,4 +329,86 @@ fn a_selection_goes_to_the_system_clipboard_as_well_as_osc_52() {
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "this line");
     let args = std::fs::read_to_string(format!("{}.args", out.display())).unwrap();
     assert_eq!(args.trim(), "-selection clipboard");
+}
+
+/// The rows a cell must have: its lines wrapped, whole.
+fn expected_rows(cell: &mut Cell, width: usize) -> Vec<String> {
+    let lines = cell.lines(&cx(), width).to_vec();
+    text::wrap_all(&lines, width)
+        .iter()
+        .map(|r| text::clip(r, width).to_plain())
+        .collect()
+}
+
+#[test]
+fn a_streaming_answer_keeps_its_settled_rows_and_wraps_the_open_block() {
+    let theme = UiTheme::plain();
+    let mut cell = Cell::new(CellKind::Assistant(MarkdownStream::new()), false);
+    let push = |cell: &mut Cell, delta: &str| {
+        if let CellKind::Assistant(md) = cell.kind_mut() {
+            md.push(delta, &theme);
+        }
+    };
+    let body: String = (0..2_000)
+        .map(|i| format!("Paragraph {i} with **some** words {CJK}.\n\n"))
+        .collect();
+    push(&mut cell, &body);
+    let width = 33;
+    cell.rows(&cx(), width);
+    // Fifty deltas: each wraps the open block (and what it settled), not
+    // the two thousand paragraphs before it.
+    let before = cell.wrapped_lines();
+    let tail = "- a list item that grows\n- and another one\n\nThen `code` and a last paragraph. ";
+    for (i, piece) in tail.as_bytes().chunks(2).enumerate() {
+        push(&mut cell, std::str::from_utf8(piece).unwrap());
+        let shown: Vec<String> = cell
+            .rows(&cx(), width)
+            .iter()
+            .map(StyledLine::to_plain)
+            .collect();
+        if i % 7 == 0 {
+            let mut fresh = cell.clone();
+            assert_eq!(shown, expected_rows(&mut fresh, width), "after delta {i}");
+        }
+    }
+    let deltas = tail.len().div_ceil(2);
+    let spent = cell.wrapped_lines() - before;
+    assert!(
+        spent <= deltas * 8,
+        "{spent} lines wrapped for {deltas} deltas"
+    );
+
+    // Another width, a text that does not extend the old one, a theme:
+    // the rows start over and are right.
+    for step in 0..3 {
+        match step {
+            0 => {}
+            1 => {
+                if let CellKind::Assistant(md) = cell.kind_mut() {
+                    md.set("# Another answer\n\nShort.", &theme);
+                }
+            }
+            _ => {
+                if let CellKind::Assistant(md) = cell.kind_mut() {
+                    md.push("\n\nMore.", &theme);
+                }
+            }
+        }
+        let w = 17 + step * 10;
+        let shown: Vec<String> = cell
+            .rows(&cx(), w)
+            .iter()
+            .map(StyledLine::to_plain)
+            .collect();
+        let mut fresh = cell.clone();
+        assert_eq!(shown, expected_rows(&mut fresh, w), "step {step}");
+    }
+    // Settled, it is drawn whole once more and stays.
+    cell.settle();
+    let shown: Vec<String> = cell
+        .rows(&cx(), 40)
+        .iter()
+        .map(StyledLine::to_plain)
+        .collect();
+    assert_eq!(shown, expected_rows(&mut cell.clone(), 40));
 }
