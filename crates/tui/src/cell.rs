@@ -274,7 +274,8 @@ impl Cell {
     }
 
     /// An answer drawn with another theme than `cx`'s is drawn again (its
-    /// Markdown styles are set while parsing), the caches dropped.
+    /// Markdown styles are set while parsing), the caches dropped; a
+    /// resumed answer is parsed now, the first time it is drawn.
     fn sync_theme(&mut self, cx: &CellContext) {
         if let CellKind::Assistant(md) = &mut self.kind
             && md.restyle(&cx.theme)

@@ -441,12 +441,27 @@ pub struct MarkdownStream {
     /// The theme the lines were drawn with (styles are set while parsing);
     /// boxed, since a theme is large and every answer holds one.
     theme: Option<Box<UiTheme>>,
+    /// The text is held but not parsed yet ([`MarkdownStream::deferred`]).
+    deferred: bool,
 }
 
 impl MarkdownStream {
     /// An empty stream.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A stream holding `text`, parsed only at its first
+    /// [`MarkdownStream::restyle`] (or change): what a resumed session's
+    /// answers are, so one that is never shown (fullscreen draws only what
+    /// is on the screen) is never parsed. Until then it has no lines;
+    /// cells call `restyle` before drawing.
+    pub fn deferred(text: &str) -> Self {
+        MarkdownStream {
+            src: text.to_string(),
+            deferred: true,
+            ..Self::default()
+        }
     }
 
     /// The text so far.
@@ -483,6 +498,11 @@ impl MarkdownStream {
     /// whether it did. (A theme chosen live reaches each answer when it is
     /// next drawn, so answers no one draws again cost nothing.)
     pub fn restyle(&mut self, theme: &UiTheme) -> bool {
+        if self.deferred {
+            // Nothing was parsed: the whole text is the open part.
+            self.reparse(theme);
+            return true;
+        }
         if self.theme.as_deref().is_none_or(|t| t == theme) {
             return false;
         }
@@ -496,6 +516,7 @@ impl MarkdownStream {
     }
 
     fn reparse(&mut self, theme: &UiTheme) {
+        self.deferred = false;
         if self.theme.as_deref() != Some(theme) {
             self.theme = Some(Box::new(*theme));
         }

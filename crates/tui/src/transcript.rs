@@ -72,7 +72,9 @@ impl Transcript {
                 Message::User(u) => t.push(CellKind::User(u.text()), true),
                 Message::Assistant(a) => {
                     t.blocks.clear();
-                    t.assistant_blocks(a, true);
+                    // Parsed when first drawn: a long session's answers
+                    // cost nothing until shown.
+                    t.assistant_blocks(a, true, true);
                     t.assistant_end(a);
                 }
                 Message::ToolResult(r) => {
@@ -151,11 +153,13 @@ impl Transcript {
                 Message::Assistant(_) => self.blocks.clear(),
                 Message::ToolResult(_) => {}
             },
-            AgentEvent::MessageUpdate { message, .. } => self.assistant_blocks(message, false),
+            AgentEvent::MessageUpdate { message, .. } => {
+                self.assistant_blocks(message, false, false);
+            }
             AgentEvent::MessageEnd {
                 message: Message::Assistant(a),
             } => {
-                self.assistant_blocks(a, true);
+                self.assistant_blocks(a, true, false);
                 self.assistant_end(a);
             }
             // A call a running tool made is a line inside its parent's cell,
@@ -245,14 +249,18 @@ impl Transcript {
         }
     }
 
-    /// Cells for the blocks of an assistant message (streaming or final).
-    fn assistant_blocks(&mut self, message: &AssistantMessage, done: bool) {
+    /// Cells for the blocks of an assistant message (streaming or final);
+    /// `defer` leaves new answers' Markdown to be parsed when drawn.
+    fn assistant_blocks(&mut self, message: &AssistantMessage, done: bool, defer: bool) {
         let theme = self.theme;
         for (i, block) in message.content.iter().enumerate() {
             let index = match self.blocks.get(&i) {
                 Some(&index) => index,
                 None => {
                     let kind = match block {
+                        ContentBlock::Text(t) if defer => {
+                            CellKind::Assistant(MarkdownStream::deferred(&t.text))
+                        }
                         ContentBlock::Text(_) => CellKind::Assistant(MarkdownStream::new()),
                         ContentBlock::Thinking(_) => CellKind::Thinking(String::new()),
                         ContentBlock::ToolCall(call) => CellKind::Tool(Box::new(ToolCell::new(

@@ -412,3 +412,56 @@ fn a_streaming_answer_keeps_its_settled_rows_and_wraps_the_open_block() {
         .collect();
     assert_eq!(shown, expected_rows(&mut cell.clone(), 40));
 }
+
+#[test]
+fn a_resumed_session_parses_only_the_answers_shown() {
+    use agent_ai::{AssistantMessage, ContentBlock, Message};
+    let messages: Vec<Message> = (0..5_000)
+        .map(|i| match i % 2 {
+            0 => Message::user(format!("question {i}")),
+            _ => Message::Assistant(AssistantMessage {
+                content: vec![ContentBlock::text(format!("**answer** {i}\n\n- a\n- b"))],
+                ..AssistantMessage::empty("p", "m")
+            }),
+        })
+        .collect();
+    let parsed = |app: &App| -> usize {
+        app.transcript
+            .cells()
+            .iter()
+            .map(|c| match c.kind() {
+                CellKind::Assistant(md) => md.parsed_blocks(),
+                _ => 0,
+            })
+            .sum()
+    };
+    let transcript = Transcript::from_messages(&messages, UiTheme::plain());
+    let mut app = App::new(transcript.clone(), cx(), status());
+    assert_eq!(parsed(&app), 0, "nothing parsed before it is drawn");
+    let mut view = FullscreenView::new(80, 24);
+    let (rows, _) = view.compose(&mut app, Instant::now());
+    assert!(
+        rows_text(&rows).iter().any(|r| r == "answer 4999"),
+        "{rows:#?}"
+    );
+    assert!(parsed(&app) <= 3 * 24, "{} blocks parsed", parsed(&app));
+    // Inline mode's history, drawn from the same deferred cells, is the
+    // one an eagerly parsed transcript gives.
+    let mut eager = Transcript::new(UiTheme::plain());
+    for m in &messages {
+        match m {
+            Message::User(u) => eager.push(CellKind::User(u.text()), true),
+            Message::Assistant(a) => {
+                let mut md = MarkdownStream::new();
+                md.set(&a.text(), &UiTheme::plain());
+                eager.push(CellKind::Assistant(md), true);
+            }
+            Message::ToolResult(_) => {}
+        }
+    }
+    let mut lazy = transcript;
+    assert_eq!(
+        text::plain(&lazy.all_history(&cx(), 50)),
+        text::plain(&eager.all_history(&cx(), 50))
+    );
+}
