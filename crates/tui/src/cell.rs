@@ -134,6 +134,25 @@ pub struct Cell {
     version: u64,
     lines_cache: Option<(u64, usize, Vec<StyledLine>)>,
     rows_cache: Option<(u64, usize, Vec<StyledLine>)>,
+    /// Times it was drawn or wrapped (a cache miss): counts work, for
+    /// tests, as [`MarkdownStream::parsed_blocks`] does.
+    renders: usize,
+    /// Logical lines wrapped into rows in all (counts work, for tests).
+    wrapped_lines: usize,
+    /// For a streaming answer: how much of `rows_cache` comes from its
+    /// settled Markdown blocks (kept across deltas; see [`Cell::rows`]).
+    stream_rows: Option<StreamRows>,
+}
+
+/// The part of a streaming answer's rows that its next change keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StreamRows {
+    width: usize,
+    /// The stream's [`MarkdownStream::restarts`] when they were made.
+    restarts: u64,
+    /// Settled lines wrapped, and the rows they gave (a prefix of the rows).
+    lines: usize,
+    rows: usize,
 }
 
 impl Cell {
@@ -145,6 +164,83 @@ impl Cell {
             version: 0,
             lines_cache: None,
             rows_cache: None,
+            renders: 0,
+            wrapped_lines: 0,
+            stream_rows: None,
+        }
+    }
+
+    /// Bumped at every change of what it shows: a layout that measured
+    /// the cell at one version knows its height holds while it is the same.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// How many times it was drawn into lines or wrapped into rows (its
+    /// caches missed): what tests count to prove that only what is shown
+    /// is drawn.
+    pub fn renders(&self) -> usize {
+        self.renders
+    }
+
+    /// How many logical lines were wrapped into rows in all: what tests
+    /// count to prove that a streaming answer's settled blocks are not
+    /// wrapped again at each delta.
+    pub fn wrapped_lines(&self) -> usize {
+        self.wrapped_lines
+    }
+
+    /// Its rows at `width`, without drawing it: exact when its rows at
+    /// that width are cached; else a guess from a cache at another width
+    /// (scaled) or from the length of its text. What a layout uses for a
+    /// cell nobody has looked at yet (fullscreen's scroll position and
+    /// "rows below" rest on it until the cell is measured).
+    pub fn estimated_rows(&self, width: usize) -> usize {
+        let width = width.max(1);
+        if let Some((v, w, rows)) = &self.rows_cache {
+            if *v == self.version && *w == width {
+                return rows.len();
+            }
+            if *v == self.version {
+                // The same text reflowed: about as many cells in all.
+                return (rows.len() * *w).div_ceil(width).max(1);
+            }
+        }
+        // A guess in O(1): the text's bytes over the width, one row more
+        // for the line the text ends on.
+        let rows_of = |bytes: usize| 1 + bytes / width;
+        match &self.kind {
+            CellKind::User(text) | CellKind::Thinking(text) => rows_of(text.len()),
+            CellKind::Notice { text, .. } => rows_of(text.len()),
+            // Blocks are apart by blank lines: a few rows more.
+            CellKind::Assistant(md) => rows_of(md.source().len()) + 2,
+            CellKind::Tool(call) => {
+                let result = call.result.as_ref().or(call.partial.as_ref());
+                let texts = || {
+                    result
+                        .into_iter()
+                        .flat_map(|r| &r.content)
+                        .filter_map(|b| match b {
+                            agent_ai::ContentBlock::Text(t) => Some(t.text.as_str()),
+                            _ => None,
+                        })
+                };
+                let body = match result {
+                    None => 0,
+                    Some(_) if call.expanded => rows_of(texts().map(str::len).sum()),
+                    // A collapsed preview: at most ten lines and a count
+                    // (newlines counted no further than that).
+                    Some(_) => {
+                        let lines = texts()
+                            .flat_map(|t| t.bytes().filter(|&b| b == b'\n'))
+                            .take(11)
+                            .count()
+                            .max(1);
+                        lines.min(10) + usize::from(lines > 10)
+                    }
+                };
+                1 + call.nested.len().min(NESTED_COLLAPSED + 1) + body
+            }
         }
     }
 
@@ -178,7 +274,8 @@ impl Cell {
     }
 
     /// An answer drawn with another theme than `cx`'s is drawn again (its
-    /// Markdown styles are set while parsing), the caches dropped.
+    /// Markdown styles are set while parsing), the caches dropped; a
+    /// resumed answer is parsed now, the first time it is drawn.
     fn sync_theme(&mut self, cx: &CellContext) {
         if let CellKind::Assistant(md) = &mut self.kind
             && md.restyle(&cx.theme)
@@ -193,6 +290,7 @@ impl Cell {
         let fresh =
             matches!(&self.lines_cache, Some((v, w, _)) if *v == self.version && *w == width);
         if !fresh {
+            self.renders += 1;
             let lines = draw(&self.kind, self.settled, cx, width);
             self.lines_cache = Some((self.version, width, lines));
         }
@@ -203,11 +301,21 @@ impl Cell {
     }
 
     /// The lines wrapped into rows of at most `width` columns (cached).
+    /// A streaming answer keeps the rows of its settled blocks across its
+    /// changes and wraps only the open block again, so following a long
+    /// answer in fullscreen costs the delta, not the answer.
     pub fn rows(&mut self, cx: &CellContext, width: usize) -> &[StyledLine] {
         self.sync_theme(cx);
         let fresh =
             matches!(&self.rows_cache, Some((v, w, _)) if *v == self.version && *w == width);
-        if !fresh {
+        if !fresh && !self.settled && matches!(self.kind, CellKind::Assistant(_)) {
+            self.renders += 1;
+            self.stream_rows_at(width);
+        } else if !fresh {
+            self.renders += 1;
+            self.stream_rows = None;
+            let lines = self.lines(cx, width).len();
+            self.wrapped_lines += lines;
             let rows: Vec<StyledLine> = text::wrap_all(self.lines(cx, width), width)
                 .iter()
                 .map(|r| text::clip(r, width))
@@ -218,6 +326,46 @@ impl Cell {
             Some((_, _, rows)) => rows,
             None => &[],
         }
+    }
+
+    /// A streaming answer's rows at `width` into `rows_cache`: the rows
+    /// of settled blocks wrapped before are kept (same width, no restart),
+    /// the newly settled lines and the open block wrapped.
+    fn stream_rows_at(&mut self, width: usize) {
+        let CellKind::Assistant(md) = &self.kind else {
+            return;
+        };
+        let mut rows = match self.rows_cache.take() {
+            Some((_, w, rows)) if w == width => rows,
+            _ => Vec::new(),
+        };
+        let kept = self
+            .stream_rows
+            .filter(|s| s.width == width && s.restarts == md.restarts())
+            .filter(|s| s.lines <= md.settled_lines().len() && s.rows <= rows.len());
+        let (from_line, keep) = kept.map_or((0, 0), |s| (s.lines, s.rows));
+        rows.truncate(keep);
+        let settled = md.settled_lines();
+        let wrap_into = |rows: &mut Vec<StyledLine>, line: &StyledLine| {
+            rows.extend(text::wrap(line, width).iter().map(|r| text::clip(r, width)));
+        };
+        for line in &settled[from_line..] {
+            wrap_into(&mut rows, line);
+        }
+        let settled_rows = rows.len();
+        // The open block (after the blank line that parts it from them).
+        let open = md.lines_from(settled.len());
+        for line in &open {
+            wrap_into(&mut rows, line);
+        }
+        self.wrapped_lines += settled.len() - from_line + open.len();
+        self.stream_rows = Some(StreamRows {
+            width,
+            restarts: md.restarts(),
+            lines: settled.len(),
+            rows: settled_rows,
+        });
+        self.rows_cache = Some((self.version, width, rows));
     }
 
     /// The lines from `start` on that can no longer change, and how many

@@ -24,6 +24,7 @@
 
 pub mod app;
 pub mod cell;
+pub mod clipboard;
 pub mod completion;
 pub mod diagnostics;
 pub mod dialog;

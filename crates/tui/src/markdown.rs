@@ -435,15 +435,33 @@ pub struct MarkdownStream {
     open: Vec<StyledLine>,
     /// Blocks drawn since the stream began (counts work, for tests).
     parsed_blocks: usize,
+    /// Times it started over (a text that does not extend the old one, a
+    /// new theme): lines kept from before such a time are stale.
+    restarts: u64,
     /// The theme the lines were drawn with (styles are set while parsing);
     /// boxed, since a theme is large and every answer holds one.
     theme: Option<Box<UiTheme>>,
+    /// The text is held but not parsed yet ([`MarkdownStream::deferred`]).
+    deferred: bool,
 }
 
 impl MarkdownStream {
     /// An empty stream.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A stream holding `text`, parsed only at its first
+    /// [`MarkdownStream::restyle`] (or change): what a resumed session's
+    /// answers are, so one that is never shown (fullscreen draws only what
+    /// is on the screen) is never parsed. Until then it has no lines;
+    /// cells call `restyle` before drawing.
+    pub fn deferred(text: &str) -> Self {
+        MarkdownStream {
+            src: text.to_string(),
+            deferred: true,
+            ..Self::default()
+        }
     }
 
     /// The text so far.
@@ -458,7 +476,9 @@ impl MarkdownStream {
             return;
         }
         if !text.starts_with(&self.src) {
+            let restarts = self.restarts + 1;
             *self = MarkdownStream::new();
+            self.restarts = restarts;
         }
         self.src.clear();
         self.src.push_str(text);
@@ -478,18 +498,25 @@ impl MarkdownStream {
     /// whether it did. (A theme chosen live reaches each answer when it is
     /// next drawn, so answers no one draws again cost nothing.)
     pub fn restyle(&mut self, theme: &UiTheme) -> bool {
+        if self.deferred {
+            // Nothing was parsed: the whole text is the open part.
+            self.reparse(theme);
+            return true;
+        }
         if self.theme.as_deref().is_none_or(|t| t == theme) {
             return false;
         }
         let src = std::mem::take(&mut self.src);
-        let parsed = self.parsed_blocks;
+        let (parsed, restarts) = (self.parsed_blocks, self.restarts + 1);
         *self = MarkdownStream::new();
         self.parsed_blocks = parsed;
+        self.restarts = restarts;
         self.set(&src, theme);
         true
     }
 
     fn reparse(&mut self, theme: &UiTheme) {
+        self.deferred = false;
         if self.theme.as_deref() != Some(theme) {
             self.theme = Some(Box::new(*theme));
         }
@@ -551,6 +578,14 @@ impl MarkdownStream {
     /// How many block parses the stream did (a measure of its work).
     pub fn parsed_blocks(&self) -> usize {
         self.parsed_blocks
+    }
+
+    /// How many times it started over (its text replaced by one that does
+    /// not extend it, or drawn again for a new theme): while this stays
+    /// the same, [`MarkdownStream::settled_lines`] only grows, so what was
+    /// made from them holds.
+    pub fn restarts(&self) -> u64 {
+        self.restarts
     }
 }
 

@@ -1,7 +1,10 @@
 //! Search in the fullscreen transcript: a query row (Ctrl+S opens it),
 //! Enter to run it (the newest match first), then `n` (or Enter) to step
 //! to older matches and `N` to newer ones, wrapping around; every match in
-//! view highlighted. Case-insensitive, on the rows as drawn.
+//! view highlighted. Case-insensitive, on the rows as drawn: a step draws
+//! every cell not drawn yet at the view's width (through the layout, so
+//! its heights are exact afterwards), the one fullscreen action whose work
+//! is the whole transcript.
 
 use agent_tool::StyledLine;
 use anstyle::Style;
@@ -32,9 +35,9 @@ pub struct Search {
     query: String,
     /// The query was run (keys step instead of typing).
     ran: bool,
-    /// The current match (document row, column) and where it is among
-    /// all of them (1-based) and how many there are.
-    current: Option<(usize, usize)>,
+    /// The current match (cell, row of the cell, column) and where it is
+    /// among all of them (1-based) and how many there are.
+    current: Option<(usize, usize, usize)>,
     position: usize,
     count: usize,
 }
@@ -87,16 +90,15 @@ impl Search {
 
     /// Moves to the match before the current one (`older`, up the
     /// transcript) or after it, wrapping around; the first time to the
-    /// last one, the newest text. Its document row.
+    /// last one, the newest text. Its cell and row in the cell.
     pub fn step(
         &mut self,
         app: &mut App,
-        layout: &Layout,
-        width: usize,
+        layout: &mut Layout,
         older: bool,
-    ) -> Option<usize> {
+    ) -> Option<(usize, usize)> {
         let needle = self.needle()?;
-        let matches = find_all(app, layout, width, &needle);
+        let matches = find_all(app, layout, &needle);
         self.count = matches.len();
         if matches.is_empty() {
             self.current = None;
@@ -111,9 +113,10 @@ impl Search {
                 .unwrap_or(matches.len() - 1),
             Some(cur) => matches.iter().position(|&m| m > cur).unwrap_or(0),
         };
-        self.current = Some(matches[index]);
+        let (cell, row, col) = matches[index];
+        self.current = Some((cell, row, col));
         self.position = index + 1;
-        Some(matches[index].0)
+        Some((cell, row))
     }
 
     /// The query row.
@@ -134,17 +137,14 @@ impl Search {
     }
 }
 
-/// Every match of `needle` (lowercase) in the document: (row, column).
-fn find_all(app: &mut App, layout: &Layout, width: usize, needle: &str) -> Vec<(usize, usize)> {
-    let cx = &app.cx;
+/// Every match of `needle` (lowercase) in the document, in order: (cell,
+/// row of the cell, column).
+fn find_all(app: &mut App, layout: &mut Layout, needle: &str) -> Vec<(usize, usize, usize)> {
     let mut out = Vec::new();
-    for (i, cell) in app.transcript.cells_mut().iter_mut().enumerate() {
-        let Some(&start) = layout.starts.get(i) else {
-            break;
-        };
-        for (r, row) in cell.rows(cx, width).iter().enumerate() {
+    for cell in 0..layout.len() {
+        for (r, row) in layout.rows(app, cell).iter().enumerate() {
             for col in match_columns(row, needle) {
-                out.push((start + r, col.0));
+                out.push((cell, r, col.0));
             }
         }
     }

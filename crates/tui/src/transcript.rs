@@ -33,6 +33,17 @@ pub struct Transcript {
     tools: HashMap<String, usize>,
     /// What Markdown is drawn with.
     theme: UiTheme,
+    /// Changes when cells anywhere may have changed at once (a new
+    /// transcript, a theme, expansion toggled): a layout that keeps
+    /// heights measured from it starts over then.
+    generation: u64,
+}
+
+/// A new [`Transcript::generation`], never given before in this process.
+fn next_generation() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 impl Transcript {
@@ -40,8 +51,17 @@ impl Transcript {
     pub fn new(theme: UiTheme) -> Self {
         Transcript {
             theme,
+            generation: next_generation(),
             ..Self::default()
         }
+    }
+
+    /// Which state of the whole the cells are in: it changes when cells
+    /// anywhere may have changed together (a new transcript, a theme,
+    /// expansion toggled), not when one is added or one streams (a
+    /// layout watches the cells that are not settled for those).
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// The transcript of a session's messages, every cell settled.
@@ -52,7 +72,9 @@ impl Transcript {
                 Message::User(u) => t.push(CellKind::User(u.text()), true),
                 Message::Assistant(a) => {
                     t.blocks.clear();
-                    t.assistant_blocks(a, true);
+                    // Parsed when first drawn: a long session's answers
+                    // cost nothing until shown.
+                    t.assistant_blocks(a, true, true);
                     t.assistant_end(a);
                 }
                 Message::ToolResult(r) => {
@@ -94,6 +116,7 @@ impl Transcript {
     /// cost nothing.
     pub fn set_theme(&mut self, theme: UiTheme) {
         self.theme = theme;
+        self.generation = next_generation();
         for cell in &mut self.cells {
             cell.invalidate();
         }
@@ -130,11 +153,13 @@ impl Transcript {
                 Message::Assistant(_) => self.blocks.clear(),
                 Message::ToolResult(_) => {}
             },
-            AgentEvent::MessageUpdate { message, .. } => self.assistant_blocks(message, false),
+            AgentEvent::MessageUpdate { message, .. } => {
+                self.assistant_blocks(message, false, false);
+            }
             AgentEvent::MessageEnd {
                 message: Message::Assistant(a),
             } => {
-                self.assistant_blocks(a, true);
+                self.assistant_blocks(a, true, false);
                 self.assistant_end(a);
             }
             // A call a running tool made is a line inside its parent's cell,
@@ -224,14 +249,18 @@ impl Transcript {
         }
     }
 
-    /// Cells for the blocks of an assistant message (streaming or final).
-    fn assistant_blocks(&mut self, message: &AssistantMessage, done: bool) {
+    /// Cells for the blocks of an assistant message (streaming or final);
+    /// `defer` leaves new answers' Markdown to be parsed when drawn.
+    fn assistant_blocks(&mut self, message: &AssistantMessage, done: bool, defer: bool) {
         let theme = self.theme;
         for (i, block) in message.content.iter().enumerate() {
             let index = match self.blocks.get(&i) {
                 Some(&index) => index,
                 None => {
                     let kind = match block {
+                        ContentBlock::Text(t) if defer => {
+                            CellKind::Assistant(MarkdownStream::deferred(&t.text))
+                        }
                         ContentBlock::Text(_) => CellKind::Assistant(MarkdownStream::new()),
                         ContentBlock::Thinking(_) => CellKind::Thinking(String::new()),
                         ContentBlock::ToolCall(call) => CellKind::Tool(Box::new(ToolCell::new(
@@ -382,12 +411,48 @@ impl Transcript {
     /// Toggles the expansion of every tool result (settled cells in the
     /// scrollback keep their drawing; the live region's redraw).
     pub fn toggle_expanded(&mut self) {
+        self.generation = next_generation();
         for cell in &mut self.cells[self.committed..] {
             if let CellKind::Tool(_) = cell.kind()
                 && let CellKind::Tool(call) = cell.kind_mut()
             {
                 call.expanded = !call.expanded;
             }
+        }
+    }
+
+    /// Expands (or collapses) every tool result, wherever it is (what
+    /// fullscreen's Ctrl+O does: it draws every cell itself). Only the
+    /// cells that change drop their caches; they are drawn again when
+    /// next shown. How many changed.
+    pub fn set_expanded_all(&mut self, expanded: bool) -> usize {
+        let mut changed = 0;
+        for cell in &mut self.cells {
+            if matches!(cell.kind(), CellKind::Tool(call) if call.expanded != expanded)
+                && let CellKind::Tool(call) = cell.kind_mut()
+            {
+                call.expanded = expanded;
+                changed += 1;
+            }
+        }
+        if changed > 0 {
+            self.generation = next_generation();
+        }
+        changed
+    }
+
+    /// Toggles the expansion of the tool call in cell `index`; whether
+    /// there was one. The transcript's generation stays: the cell's own
+    /// version tells a layout it changed.
+    pub fn toggle_expanded_at(&mut self, index: usize) -> bool {
+        match self.cells.get_mut(index) {
+            Some(cell) if matches!(cell.kind(), CellKind::Tool(_)) => {
+                if let CellKind::Tool(call) = cell.kind_mut() {
+                    call.expanded = !call.expanded;
+                }
+                true
+            }
+            _ => false,
         }
     }
 

@@ -113,6 +113,8 @@ pub async fn run(session: AgentSession, options: TuiOptions) -> Result<TuiExit, 
     let exit = ui.event_loop().await;
     ui.leave(exit.as_ref().ok().copied()).await;
     drop(guard);
+    // Text selected just before leaving still reaches the clipboard.
+    crate::clipboard::wait_for_copies();
     exit
 }
 
@@ -164,6 +166,8 @@ struct Ui {
     quiet_command: bool,
     /// The UI's own timing, and where it goes at the end.
     stats: Option<(crate::frame_stats::FrameStats, std::path::PathBuf)>,
+    /// Where fullscreen copies a selection besides OSC 52.
+    clipboard: crate::clipboard::SystemClipboard,
 }
 
 impl Ui {
@@ -214,6 +218,7 @@ impl Ui {
             settings_written: serde_json::Map::new(),
             stats: options.stats_file.map(|f| (Default::default(), f)),
             quiet_command: false,
+            clipboard: options.clipboard,
             session,
         }
     }

@@ -68,7 +68,7 @@ impl Tui {
         script: &std::path::Path,
         term: &str,
         args: &[&str],
-        env: &[(&str, &str)],
+        env: &[(&str, &std::ffi::OsStr)],
     ) -> Tui {
         let pair = native_pty_system()
             .openpty(PtySize {
@@ -90,9 +90,17 @@ impl Tui {
         cmd.env_remove("OPENAI_API_KEY");
         cmd.env_remove("ANTHROPIC_API_KEY");
         cmd.env_remove("NO_COLOR");
-        // `/copy` must reach the terminal (OSC 52), not a desktop clipboard.
-        cmd.env_remove("DISPLAY");
-        cmd.env_remove("WAYLAND_DISPLAY");
+        // No desktop and no SSH unless a test says so: `/copy` and a
+        // selection reach the terminal (OSC 52), not a desktop clipboard.
+        for var in [
+            "DISPLAY",
+            "WAYLAND_DISPLAY",
+            "SSH_CONNECTION",
+            "SSH_CLIENT",
+            "SSH_TTY",
+        ] {
+            cmd.env_remove(var);
+        }
         // The keyboard protocol is chosen from the terminal, not the tmux
         // a developer runs the tests in.
         cmd.env_remove("TMUX");

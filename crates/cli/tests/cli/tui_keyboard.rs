@@ -29,7 +29,10 @@ fn a_kitty_terminal_gets_the_protocol_pushed_per_screen_and_popped_at_exit() {
         &script,
         "xterm-kitty",
         &["--script-log", &log_arg],
-        &[("CODING_AGENT_QUERY_TIMEOUT_MS", "60000")],
+        &[(
+            "CODING_AGENT_QUERY_TIMEOUT_MS",
+            std::ffi::OsStr::new("60000"),
+        )],
     );
     tui.wait_raw("the start-up query", |raw| raw.contains("\x1b[?u\x1b[c"));
     tui.send(KITTY_TERMINAL_ANSWERS);
@@ -96,7 +99,10 @@ fn a_terminal_that_does_not_answer_the_kitty_query_gets_no_protocol() {
         &script,
         "xterm-256color",
         &[],
-        &[("CODING_AGENT_QUERY_TIMEOUT_MS", "60000")],
+        &[(
+            "CODING_AGENT_QUERY_TIMEOUT_MS",
+            std::ffi::OsStr::new("60000"),
+        )],
     );
     tui.wait_raw("the start-up query", |raw| raw.contains("\x1b[?u\x1b[c"));
     // Only the attributes: the query ends without a Kitty answer.

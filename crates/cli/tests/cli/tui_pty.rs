@@ -7,6 +7,9 @@ use serde_json::json;
 
 use crate::tui_harness::{COLS, PATIENCE, Tui};
 
+#[path = "tui_pty/clipboard.rs"]
+mod clipboard;
+
 #[test]
 fn the_terminal_ui_answers_interrupts_pastes_and_restores_the_terminal() {
     let dir = tempfile::tempdir().unwrap();

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use coding_agent::AgentSession;
 use coding_agent::prelude::BoxFuture;
 
+use crate::clipboard::SystemClipboard;
 use crate::completion::CommandHint;
 use crate::keybindings::Keybindings;
 use crate::mode::TuiMode;
@@ -90,6 +91,11 @@ pub struct TuiOptions {
     /// Where to write the UI's own timing when it ends
     /// ([`crate::frame_stats`], as JSON); `None` keeps no timing.
     pub stats_file: Option<std::path::PathBuf>,
+    /// Where fullscreen copies a mouse selection besides OSC 52 (by
+    /// default what the environment calls for:
+    /// [`SystemClipboard::from_env`]; [`SystemClipboard::Off`] spawns
+    /// nothing).
+    pub clipboard: SystemClipboard,
 }
 
 impl Default for TuiOptions {
@@ -105,6 +111,7 @@ impl Default for TuiOptions {
             theme_choice: None,
             keyboard: None,
             stats_file: None,
+            clipboard: SystemClipboard::from_env(),
         }
     }
 }

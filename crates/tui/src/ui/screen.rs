@@ -36,7 +36,8 @@ impl Ui {
                 terminal::enter_fullscreen()?;
                 let (w, h) = (self.renderer.width(), self.renderer.height());
                 let size = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
-                self.screen = Some(FullscreenView::new(size(w), size(h)));
+                let view = FullscreenView::new(size(w), size(h));
+                self.screen = Some(view.with_clipboard(self.clipboard.clone()));
             }
             TuiMode::Inline => {
                 terminal::leave_fullscreen()?;
@@ -79,8 +80,13 @@ impl Ui {
         self.screen = None;
         if terminal::leave_fullscreen().is_ok() {
             let width = self.renderer.width();
-            let history = self.app.transcript.take_history(&self.app.cx, width);
             let file = self.session_file.clone();
+            // A recorded session gets a resume hint: its cells are not
+            // drawn for nothing (a long one would cost every cell).
+            let history = match file {
+                Some(_) => Vec::new(),
+                None => self.app.transcript.take_history(&self.app.cx, width),
+            };
             let _ = self.write(&crate::mode::exit_text(file.as_deref(), &history));
         }
     }

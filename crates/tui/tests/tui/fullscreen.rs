@@ -18,6 +18,9 @@ use crossterm::event::{KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEven
 
 use super::{CJK, FAMILY, Term, cx, framed, key, sample_app, snapshot, status};
 
+#[path = "fullscreen_lazy.rs"]
+mod lazy;
+
 const PARAGRAPH: &str =
     "The quick brown fox jumps over the lazy dog while the needle hides in a haystack of words.";
 
