@@ -395,6 +395,35 @@ impl Cell {
         }
     }
 
+    /// A settled cell's lines from `start` on, for the scrollback it goes
+    /// into for good: moved out of the cache rather than copied, and an
+    /// answer's parsed Markdown dropped (its text is kept). Inline mode
+    /// never draws such a cell again, so a long session keeps its text
+    /// once, not three times; fullscreen draws it anew if it shows it.
+    pub fn into_history(
+        &mut self,
+        cx: &CellContext,
+        width: usize,
+        start: usize,
+    ) -> (usize, Vec<StyledLine>) {
+        if !self.settled {
+            return self.stable_lines_from(cx, width, start);
+        }
+        self.lines(cx, width);
+        let mut lines = self
+            .lines_cache
+            .take()
+            .map(|(_, _, lines)| lines)
+            .unwrap_or_default();
+        self.rows_cache = None;
+        if let CellKind::Assistant(md) = &mut self.kind {
+            md.forget_lines();
+        }
+        let total = lines.len();
+        lines.drain(..start.min(total));
+        (total, lines)
+    }
+
     /// Every line from `start` on (the part of a cell not yet in the
     /// scrollback). A streaming answer gives them without drawing or
     /// copying what came before.

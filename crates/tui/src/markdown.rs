@@ -551,6 +551,21 @@ impl MarkdownStream {
         }
     }
 
+    /// Drops the drawn lines and keeps the text, as if made by
+    /// [`MarkdownStream::deferred`]: drawn again (the same lines) when next
+    /// restyled.
+    pub fn forget_lines(&mut self) {
+        let (src, parsed, restarts) = (
+            std::mem::take(&mut self.src),
+            self.parsed_blocks,
+            self.restarts,
+        );
+        *self = MarkdownStream::deferred("");
+        self.src = src;
+        self.parsed_blocks = parsed;
+        self.restarts = restarts;
+    }
+
     /// Lines of the settled blocks: they never change while the text grows.
     pub fn settled_lines(&self) -> &[StyledLine] {
         &self.settled

@@ -462,7 +462,7 @@ impl Transcript {
         while self.committed < self.cells.len() {
             let cell = &mut self.cells[self.committed];
             let settled = cell.is_settled();
-            let (total, new) = cell.stable_lines_from(cx, width, self.head_lines);
+            let (total, new) = cell.into_history(cx, width, self.head_lines);
             if total > self.head_lines {
                 if self.head_lines == 0 && self.started {
                     out.push(StyledLine::new());
