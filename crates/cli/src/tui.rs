@@ -70,6 +70,7 @@ pub async fn run(
         mode,
         keybindings,
         theme_choice: Some(choice),
+        models: args.models.clone(),
         ..TuiOptions::default()
     };
     match agent_tui::run(session, options).await {

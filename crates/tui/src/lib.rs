@@ -37,6 +37,7 @@ pub mod inline;
 pub mod keybindings;
 pub mod markdown;
 pub mod mode;
+pub mod model_scope;
 pub mod notify;
 pub mod palette;
 pub mod paste;

@@ -159,6 +159,8 @@ struct Ui {
     settings_written: serde_json::Map<String, serde_json::Value>,
     /// The running command's output is shown only if it fails (Ctrl+P).
     quiet_command: bool,
+    /// Ctrl+P's model scope and the level a scoped switch sets after it.
+    cycle: pick::ModelCycle,
 }
 
 impl Ui {
@@ -208,6 +210,7 @@ impl Ui {
             theme_choice,
             settings_written: serde_json::Map::new(),
             quiet_command: false,
+            cycle: pick::ModelCycle::new(options.models),
             session,
         }
     }
@@ -379,6 +382,7 @@ impl Ui {
             Action::CycleModel { forward } => self.cycle_model(forward),
             Action::CycleThinking => self.cycle_thinking(),
             Action::Theme(name) => self.choose_theme(&name),
+            Action::SessionEdit(edit) => self.session_edit(edit),
             Action::Command(line) if tui_command(&line, self.mode()).is_some() => {
                 match tui_command(&line, self.mode()) {
                     Some(Ok(mode)) => self.set_mode(mode)?,

@@ -76,6 +76,11 @@ pub struct KnownSettings {
     /// `defaultModel`: the model when `--model` is not given.
     #[serde(deserialize_with = "present")]
     pub default_model: Option<String>,
+    /// `enabledModels`: the model patterns Ctrl+P cycles through (Pi's
+    /// scope: `provider/id`, an id, a fuzzy text or a glob, each with an
+    /// optional `:level`); read by the terminal UI.
+    #[serde(deserialize_with = "present")]
+    pub enabled_models: Option<Vec<String>>,
     /// `provider`: an older name of `defaultProvider`, read after it.
     #[serde(deserialize_with = "present")]
     pub provider: Option<String>,
@@ -208,7 +213,7 @@ fn present_or_default<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> R
 /// Pi's keys this agent does not type here: not reported as unknown, since
 /// the global file may be Pi's own (`defaultTools` and `codemode.*` are read
 /// where they are used: the session builder and the codemode tool).
-const PI_KEYS: [&str; 20] = [
+const PI_KEYS: [&str; 19] = [
     "defaultTools",
     "codemode",
     "hideThinkingBlock",
@@ -223,7 +228,6 @@ const PI_KEYS: [&str; 20] = [
     "retry",
     "transport",
     "terminal",
-    "enabledModels",
     "markdown",
     "skills",
     "prompts",

@@ -413,6 +413,7 @@ fn info(id: &str, name: Option<&str>, first: &str, count: usize, modified: i64) 
         name: name.map(str::to_string),
         first_message: first.into(),
         message_count: count,
+        parent_session: None,
     }
 }
 
