@@ -8,6 +8,8 @@ use serde_json::{Value, json};
 use test_support::agent_loop::tool_call;
 use test_support::http_server;
 
+#[path = "cli/tui_models.rs"]
+mod tui_models;
 #[path = "cli/tui_pty.rs"]
 mod tui_pty;
 

@@ -38,7 +38,7 @@ impl Screen {
     }
 }
 
-struct Tui {
+pub(super) struct Tui {
     screen: Arc<Mutex<Screen>>,
     /// The reader saw the end of the output (the child and its terminal
     /// are gone).
@@ -49,11 +49,11 @@ struct Tui {
 }
 
 impl Tui {
-    fn start(dir: &std::path::Path, script: &std::path::Path) -> Tui {
+    pub(super) fn start(dir: &std::path::Path, script: &std::path::Path) -> Tui {
         Tui::start_with(dir, script, "xterm-256color", &[])
     }
 
-    fn start_with(
+    pub(super) fn start_with(
         dir: &std::path::Path,
         script: &std::path::Path,
         term: &str,
@@ -128,7 +128,7 @@ impl Tui {
         (tui, log)
     }
 
-    fn send(&mut self, bytes: &str) {
+    pub(super) fn send(&mut self, bytes: &str) {
         self.writer
             .write_all(bytes.as_bytes())
             .expect("the pty takes input");
@@ -136,7 +136,7 @@ impl Tui {
     }
 
     /// Waits until the whole text (scrollback and screen) satisfies `ok`.
-    fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+    pub(super) fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
         loop {
             let text = self.screen.lock().unwrap_or_else(|p| p.into_inner()).text();
@@ -179,7 +179,7 @@ impl Tui {
     }
 
     /// Waits for the child to exit and for every byte it wrote to be read.
-    fn wait_exit(&mut self) -> portable_pty::ExitStatus {
+    pub(super) fn wait_exit(&mut self) -> portable_pty::ExitStatus {
         let start = Instant::now();
         let mut exited = None;
         loop {
@@ -266,7 +266,7 @@ fn the_terminal_ui_answers_interrupts_pastes_and_restores_the_terminal() {
 }
 
 /// A script whose one answer is "hi".
-fn hi_script(dir: &std::path::Path) -> std::path::PathBuf {
+pub(super) fn hi_script(dir: &std::path::Path) -> std::path::PathBuf {
     let script = dir.join("script.jsonl");
     std::fs::write(
         &script,

@@ -307,3 +307,22 @@ pub(super) fn lenient(values: &Map<String, Value>) -> KnownSettings {
     // Every key left fits on its own, and the fields are independent.
     KnownSettings::deserialize(Value::Object(kept)).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enabled_models_is_a_list_of_patterns() {
+        let good = serde_json::json!({"enabledModels": ["anthropic/*", "gpt-5:high"]});
+        let good = good.as_object().cloned().unwrap_or_default();
+        assert_eq!(check(&good), Ok(Vec::new()), "known, not reported");
+        assert_eq!(
+            lenient(&good).enabled_models,
+            Some(vec!["anthropic/*".to_string(), "gpt-5:high".to_string()])
+        );
+        let bad = serde_json::json!({"enabledModels": "gpt-5"});
+        let bad = bad.as_object().cloned().unwrap_or_default();
+        assert!(check(&bad).is_err_and(|e| e.contains("`enabledModels`")));
+    }
+}
