@@ -32,8 +32,6 @@ mod editor_keys;
 mod fullscreen;
 #[path = "tui/selector.rs"]
 mod selector;
-#[path = "tui/selector_edits.rs"]
-mod selector_edits;
 
 const CJK: &str = "漢字かな交じり文と한국어";
 const FAMILY: &str = "👨\u{200d}👩\u{200d}👧\u{200d}👦";

@@ -110,8 +110,8 @@ pub fn delete_session(dir: &Path, path: &Path, current: Option<&Path>) -> Result
     let (dir_fd, name, stat) = entry_in_dir(dir, path)?;
     if let Some(current) = current
         && let Ok(meta) = std::fs::metadata(current)
-        && meta.dev() == stat.st_dev as u64
-        && meta.ino() == stat.st_ino as u64
+        && meta.dev() == stat.st_dev
+        && meta.ino() == stat.st_ino
     {
         return Err("the session open now cannot be deleted".into());
     }

@@ -20,6 +20,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{CJK, COMBINING, FAMILY, cx, framed, snapshot, status};
 
+#[path = "selector_edits.rs"]
+mod edits;
+
 fn k(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }

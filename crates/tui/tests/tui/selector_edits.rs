@@ -19,7 +19,7 @@ use agent_tui::transcript::Transcript;
 use coding_agent::sessions::{EntryKind, SessionEntry, SessionInfo, SessionManager};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{cx, status};
+use crate::{cx, status};
 
 fn k(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
