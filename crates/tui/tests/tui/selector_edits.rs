@@ -410,7 +410,14 @@ fn the_resume_picker_renames_a_session_in_its_file() {
     assert!(refused.is_err_and(|e| e.contains("not renamed")), "junk");
     std::fs::create_dir(dir.join("a-directory.jsonl")).expect("made");
     let refused = rename_session(&dir, &dir.join("a-directory.jsonl"), "x");
-    assert!(refused.is_err_and(|e| e.contains("not a regular file")));
+    assert!(refused.is_err_and(|e| e.contains("not a regular file; left alone")));
+    // A link in the directory is not followed to the file it names.
+    let link = dir.join("link.jsonl");
+    std::os::unix::fs::symlink(&outside, &link).expect("linked");
+    let outside_before = std::fs::read(&outside).unwrap_or_default();
+    let refused = rename_session(&dir, &link, "x");
+    assert!(refused.is_err_and(|e| e.contains("is a link or not a regular file")));
+    assert_eq!(std::fs::read(&outside).unwrap_or_default(), outside_before);
     // A failed write shows in the picker, in the error colour.
     if let Some(p) = a.picker.as_mut() {
         p.load(PickerData::SessionsEdited(
@@ -494,7 +501,7 @@ fn a_session_is_deleted_after_a_yes_and_only_inside_the_directory() {
     let link = dir.join("link.jsonl");
     std::os::unix::fs::symlink(&outside, &link).expect("linked");
     let refused = delete_session(&dir, &link, None);
-    assert!(refused.is_err_and(|e| e.contains("link")));
+    assert!(refused.is_err_and(|e| e.contains("is a link or not a regular file; left alone")));
     assert!(outside.exists() && link.exists());
     // A link to the directory elsewhere does not take the file out of it.
     let alias = tmp.path().join("alias");
