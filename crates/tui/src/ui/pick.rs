@@ -169,16 +169,21 @@ impl Ui {
 
     /// A picker's list arrived: into the picker, if it is still open.
     pub(super) fn picker_loaded(&mut self, data: PickerData) {
-        let Some(picker) = &mut self.app.picker else {
-            return;
-        };
         let wanted = match &data {
             PickerData::Sessions(_) | PickerData::SessionsEdited(..) => PickerKind::Resume,
             PickerData::Themes(..) => PickerKind::Theme,
         };
-        if picker.kind() != wanted {
+        let Some(picker) = self.app.picker.as_mut().filter(|p| p.kind() == wanted) else {
+            // Closed meanwhile: how a rename or delete went is still said.
+            if let PickerData::SessionsEdited(result, _) = data {
+                let (text, error) = match result {
+                    Ok(done) => (done, false),
+                    Err(why) => (why, true),
+                };
+                self.app.transcript.notice(text, error);
+            }
             return;
-        }
+        };
         for warning in picker.load(data) {
             self.app.transcript.notice(warning, true);
         }
@@ -329,10 +334,9 @@ impl Ui {
             SessionEdit::Rename { path, name } => (path, Some(name)),
             SessionEdit::Delete { path } => (path, None),
         };
-        let Some(commands) = self.commands.clone() else {
-            return;
-        };
-        let Some(dir) = commands.session_dir(&self.session) else {
+        let commands = self.commands.clone();
+        let dir = commands.as_ref().and_then(|c| c.session_dir(&self.session));
+        let (Some(commands), Some(dir)) = (commands, dir) else {
             if let Some(picker) = &mut self.app.picker {
                 picker.set_status("no sessions directory: nothing changed", true);
                 picker.selector_mut().set_loading(false);

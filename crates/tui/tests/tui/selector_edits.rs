@@ -627,3 +627,39 @@ fn enabled_models_are_read_typed_and_resolve_to_the_cycle() {
     }
     assert_eq!(seen, ["gamma", "delta", "alpha", "gamma"]);
 }
+
+#[test]
+fn the_edited_pickers_draw_within_any_size() {
+    let mut entries = branched();
+    entries.push(SessionEntry {
+        id: "l1".into(),
+        parent_id: Some("a3".into()),
+        timestamp: "2025-01-02T03:07:00.000Z".into(),
+        kind: EntryKind::Label {
+            target_id: "u2".into(),
+            label: Some("漢字 milestone 👨\u{200d}👩\u{200d}👧".into()),
+        },
+    });
+    let mut tree = Picker::tree(&entries, Some("l1"));
+    let keys = agent_tui::keybindings::Keybindings::default();
+    tree.key(&shifted('T'), &keys);
+    tree.key(&k(KeyCode::Up), &keys);
+    tree.key(&ctrl_code(KeyCode::Left), &keys);
+    tree.set_status(&"a long status line ".repeat(20), true);
+    let mut label = Picker::tree(&entries, Some("l1"));
+    label.key(&shifted('L'), &keys);
+    let mut resume = Picker::sessions(Vec::new(), None);
+    resume.set_status("nothing here", false);
+    for picker in [&mut tree, &mut label, &mut resume] {
+        for width in [1, 2, 5, 20, 40, 80, 120] {
+            for height in [1, 2, 3, 6, 12] {
+                let (rows, caret) = picker.view(width, height, &UiTheme::default());
+                assert!(rows.len() <= height, "{width}x{height}");
+                assert!(rows.iter().all(|r| agent_tui::text::line_width(r) <= width));
+                assert!(caret.is_some_and(|(r, c)| r < rows.len() && c < width));
+            }
+        }
+    }
+    let rows = plain(&tree.view(80, 20, &UiTheme::plain()).0);
+    assert!(rows.contains("[漢字 milestone"), "{rows}");
+}
