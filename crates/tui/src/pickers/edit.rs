@@ -47,13 +47,14 @@ pub(super) enum EditKey {
 }
 
 impl LineEdit {
+    /// The editor holding `text` as it is: a setting's JSON is written
+    /// back whole, and what a file held that cannot be written (a control
+    /// character in a name) is refused with a message on Enter.
     pub(super) fn new(target: EditFor, text: impl Into<String>) -> Self {
-        let mut edit = LineEdit {
+        LineEdit {
             target,
-            text: String::new(),
-        };
-        push_value(&mut edit.text, &text.into());
-        edit
+            text: text.into(),
+        }
     }
 
     /// What is edited: the settings key, the entry id or the session id.
