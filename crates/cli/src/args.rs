@@ -351,6 +351,12 @@ pub struct RunArgs {
     /// the settings' defaultThinkingLevel); clamped to what the model can do.
     #[arg(long, value_name = "LEVEL")]
     pub thinking: Option<agent_ai::ThinkingLevel>,
+    /// The models Ctrl+P cycles through in the terminal UI
+    /// (comma-separated: provider/id, an id, a text of ids and names, or a
+    /// glob, each with an optional :LEVEL); overrides the enabledModels
+    /// setting.
+    #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]
+    pub models: Option<Vec<String>>,
     /// Print the known models (those matching SEARCH) and exit.
     #[arg(long, value_name = "SEARCH", num_args = 0..=1, default_missing_value = "")]
     pub list_models: Option<String>,

@@ -310,6 +310,10 @@ impl agent_tui::SlashCommands for TuiCommands {
         })
     }
 
+    fn session_dir(&self, session: &AgentSession) -> Option<std::path::PathBuf> {
+        self.0.sessions_dir(session)
+    }
+
     fn commands(&self) -> Vec<agent_tui::completion::CommandHint> {
         self.0
             .specs()

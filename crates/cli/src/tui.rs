@@ -87,6 +87,7 @@ pub async fn run(
         theme_choice: Some(choice),
         keyboard,
         stats_file: std::env::var_os("CODING_AGENT_TUI_STATS").map(Into::into),
+        models: args.models.clone(),
         ..TuiOptions::default()
     };
     match agent_tui::run(session, options).await {

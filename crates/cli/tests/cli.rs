@@ -11,6 +11,9 @@ use test_support::http_server;
 #[path = "cli/tui_harness.rs"]
 mod tui_harness;
 
+#[path = "cli/tui_models.rs"]
+mod tui_models;
+
 #[path = "cli/tui_pty.rs"]
 mod tui_pty;
 

@@ -246,6 +246,12 @@ impl Commands {
         session::list(self, session)
     }
 
+    /// The directory [`Commands::sessions`] lists: the configured one, the
+    /// current session's, or the working directory's default.
+    pub fn sessions_dir(&self, session: &AgentSession) -> Option<PathBuf> {
+        session::session_dir(self, session)
+    }
+
     /// The built-in commands and the program's own, for listings and
     /// completion.
     pub fn specs(&self) -> Vec<CommandSpec> {

@@ -24,7 +24,7 @@ pub(crate) fn with_manager<T>(
 
 /// Where new session files go: the configured directory, the current
 /// session's, or the default one for the working directory.
-fn session_dir(commands: &Commands, session: &AgentSession) -> Option<PathBuf> {
+pub(crate) fn session_dir(commands: &Commands, session: &AgentSession) -> Option<PathBuf> {
     commands
         .session_dir
         .clone()

@@ -49,8 +49,9 @@ pub enum Action {
     /// Open a picker; its list is the runner's to gather (models,
     /// sessions, the tree, settings, themes).
     OpenPicker(PickerKind),
-    /// Switch to the next (or, not `forward`, the previous) model of the
-    /// current provider.
+    /// Switch to the next (or, not `forward`, the previous) model: of the
+    /// model scope (`enabledModels`, `--models`) when one is set, else of
+    /// the current provider.
     CycleModel {
         /// Which way.
         forward: bool,
@@ -59,6 +60,9 @@ pub enum Action {
     CycleThinking,
     /// Apply this theme and save it as the `theme` setting.
     Theme(String),
+    /// A change an open picker asks for (a label, a session's name, a
+    /// deleted session); the picker stays open and shows how it went.
+    SessionEdit(crate::pickers::SessionEdit),
     /// Stop the process for Ctrl+Z.
     Suspend,
     /// Leave the UI.

@@ -40,6 +40,7 @@ pub mod keybindings;
 pub mod keyboard;
 pub mod markdown;
 pub mod mode;
+pub mod model_scope;
 pub mod notify;
 pub mod palette;
 pub mod paste;

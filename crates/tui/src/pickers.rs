@@ -5,22 +5,33 @@
 //! A choice becomes the command line a user would type (`/model p/id`,
 //! `/resume ID`, `/fork ENTRY`, `/settings KEY VALUE`), run by the UI's
 //! commands like any other, so the terminal UI, the line prompt and RPC
-//! do one thing one way. A theme is applied by the UI itself.
+//! do one thing one way. A theme is applied by the UI itself. What the
+//! pickers change in place (a label in the tree, a session's name, a
+//! deleted session) is a [`SessionEdit`] the UI carries out with
+//! [`write_label`], [`rename_session`] and [`delete_session`], the picker
+//! staying open.
 
 use std::collections::HashSet;
+use std::path::PathBuf;
 
 use agent_ai::Model;
 use agent_tool::StyledLine;
-use coding_agent::sessions::{SessionEntry, SessionInfo, iso_timestamp};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use coding_agent::sessions::{SessionEntry, SessionInfo};
+use crossterm::event::KeyEvent;
 use serde_json::{Map, Value};
 
-use crate::keybindings::{KeyAction, Keybindings};
+use crate::keybindings::Keybindings;
 use crate::selector::{Selector, SelectorItem, SelectorKey};
-use crate::text;
 use crate::theme::UiTheme;
 
+mod edit;
+mod files;
+mod resume;
 mod tree;
+use edit::{EditFor, EditKey, LineEdit};
+pub use files::{MAX_NAME_CHARS, clean_name, delete_session, rename_session, write_label};
+use resume::ResumeView;
+pub use resume::SessionSort;
 pub use tree::TreeFilter;
 use tree::{TreeView, tree_nodes};
 
@@ -86,6 +97,32 @@ pub enum PickerOutcome {
     Command(String),
     /// Close it and apply (and save) this theme.
     Theme(String),
+    /// Keep it open and make this change (the UI then updates the picker).
+    Edit(SessionEdit),
+}
+
+/// A change a picker asks for and stays open for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionEdit {
+    /// Set (`Some`) or clear the label of an entry of the open session.
+    Label {
+        /// The entry's id.
+        entry: String,
+        /// The label, trimmed and not empty; `None` clears it.
+        label: Option<String>,
+    },
+    /// Name the session in this file.
+    Rename {
+        /// The session file (as listed).
+        path: PathBuf,
+        /// The name typed, trimmed and not empty.
+        name: String,
+    },
+    /// Delete this session file (the user said yes).
+    Delete {
+        /// The session file (as listed).
+        path: PathBuf,
+    },
 }
 
 /// A list that arrives after the picker opened (it is read from disk off
@@ -94,16 +131,12 @@ pub enum PickerOutcome {
 pub enum PickerData {
     /// This directory's sessions, newest first.
     Sessions(Vec<SessionInfo>),
+    /// The sessions again after a rename or delete, and how it went (the
+    /// line the picker shows).
+    SessionsEdited(Result<String, String>, Vec<SessionInfo>),
     /// Theme files: each one's name and appearance (`light`, `dark`, or
     /// empty), and warnings about files that could not be read.
     Themes(Vec<(String, String)>, Vec<String>),
-}
-
-/// The settings editor's row: the key and the value typed.
-#[derive(Debug, Clone)]
-struct ValueEdit {
-    key: String,
-    text: String,
 }
 
 /// An open picker: its list, what each item stands for, and the state of
@@ -119,8 +152,10 @@ pub struct Picker {
     current: Option<String>,
     /// The settings shown, for the editor's first value.
     effective: Map<String, Value>,
-    edit: Option<ValueEdit>,
+    /// The one-line editor, when open (a value, a label, a name).
+    edit: Option<LineEdit>,
     tree: Option<TreeView>,
+    resume: Option<ResumeView>,
 }
 
 impl Picker {
@@ -133,6 +168,7 @@ impl Picker {
             effective: Map::new(),
             edit: None,
             tree: None,
+            resume: None,
         }
     }
 
@@ -185,6 +221,10 @@ impl Picker {
         };
         let mut picker = Self::with(kind, title, Vec::new(), Vec::new());
         picker.current = current;
+        if kind == PickerKind::Resume {
+            picker.resume = Some(ResumeView::default());
+            picker.selector.set_flat_when_filtering(true);
+        }
         picker.selector.set_loading(true);
         if kind == PickerKind::Theme {
             // The built-in themes need no reading.
@@ -201,13 +241,16 @@ impl Picker {
         let current = self.current.clone();
         let (values, items, warnings): (Vec<String>, Vec<SelectorItem>, Vec<String>) = match data {
             PickerData::Sessions(list) => {
-                let (v, i) = list
-                    .iter()
-                    .map(|s| (s.id.clone(), session_item(s, current.as_deref())))
-                    .unzip();
-                self.selector
-                    .set_empty_text("no sessions to resume in this directory");
-                (v, i, Vec::new())
+                self.load_sessions(list);
+                return Vec::new();
+            }
+            PickerData::SessionsEdited(result, list) => {
+                self.load_sessions(list);
+                match &result {
+                    Ok(done) => self.set_status(done, false),
+                    Err(why) => self.set_status(why, true),
+                }
+                return Vec::new();
             }
             PickerData::Themes(files, warnings) => {
                 let current = current.as_deref().unwrap_or("system");
@@ -274,7 +317,7 @@ impl Picker {
     pub fn tree(entries: &[SessionEntry], leaf: Option<&str>) -> Self {
         let view = TreeView {
             nodes: tree_nodes(entries, leaf),
-            filter: TreeFilter::Default,
+            ..TreeView::default()
         };
         let mut picker = Self::with(PickerKind::Tree, "Session tree", Vec::new(), Vec::new());
         picker.selector.set_confirm_text("fork here");
@@ -337,45 +380,27 @@ impl Picker {
         self.tree.as_ref().map(|t| t.filter)
     }
 
-    /// The settings key being edited, and the value typed.
+    /// What the one-line editor edits (a settings key, a tree entry's id,
+    /// a session's id) and the text typed.
     pub fn editing(&self) -> Option<(&str, &str)> {
-        self.edit
-            .as_ref()
-            .map(|e| (e.key.as_str(), e.text.as_str()))
+        self.edit.as_ref().map(|e| (e.subject(), e.text.as_str()))
     }
 
-    /// The tree's items again (a filter changed), the highlight kept on
-    /// `keep` when it is still shown, else on the nearest entry before it.
-    fn refresh_tree(&mut self, keep: Option<String>) {
-        let Some(view) = &self.tree else {
-            return;
-        };
-        let (values, items) = view.items();
-        let help = format!(
-            "[{}] ctrl+t: no tools  ctrl+u: user only  ctrl+d: default",
-            view.filter.name()
-        );
-        let target = keep.and_then(|id| {
-            let at = view.nodes.iter().position(|n| n.id == id)?;
-            // The entry itself or the closest shown one above it.
-            view.nodes[..=at]
-                .iter()
-                .rev()
-                .find(|n| view.shows(n))
-                .map(|n| n.id.clone())
-        });
-        let empty = if view.nodes.is_empty() {
-            "the session has no entries yet"
-        } else {
-            "no entries with this filter (ctrl+d: default)"
-        };
-        self.selector.set_empty_text(empty);
-        self.values = values;
-        self.selector.set_items(items);
-        self.selector.set_help(help);
-        if let Some(i) = target.and_then(|id| self.values.iter().position(|v| *v == id)) {
-            self.selector.select_item(i);
-        }
+    /// The resume picker's order (`None` for other pickers).
+    pub fn session_sort(&self) -> Option<SessionSort> {
+        self.resume.as_ref().map(|r| r.sort)
+    }
+
+    /// The session a delete waits for Enter on (its file).
+    pub fn confirming_delete(&self) -> Option<&std::path::Path> {
+        let r = self.resume.as_ref()?;
+        Some(r.sessions.get(r.confirm_delete?)?.path.as_path())
+    }
+
+    /// Shows `text` above the keys (in the error colour when `error`):
+    /// what the last change did, or why it did nothing.
+    pub fn set_status(&mut self, text: &str, error: bool) {
+        self.selector.set_status(Some((text, error)));
     }
 
     /// A key; what the UI is to do.
@@ -383,24 +408,33 @@ impl Picker {
         if self.edit.is_some() {
             return self.edit_key(key, keys);
         }
-        if let Some(view) = &mut self.tree {
-            let filter = if keys.matches(KeyAction::TreeFilterNoTools, key) {
-                Some(toggle(view.filter, TreeFilter::NoTools))
-            } else if keys.matches(KeyAction::TreeFilterUserOnly, key) {
-                Some(toggle(view.filter, TreeFilter::UserOnly))
-            } else if keys.matches(KeyAction::TreeFilterDefault, key) {
-                Some(TreeFilter::Default)
-            } else {
-                None
-            };
-            if let Some(filter) = filter {
-                view.filter = filter;
-                let keep = self.selected_value().map(str::to_string);
-                self.refresh_tree(keep);
-                return PickerOutcome::Stay;
-            }
+        if self
+            .resume
+            .as_ref()
+            .is_some_and(|r| r.confirm_delete.is_some())
+        {
+            return self.confirm_key(key, keys);
         }
-        match self.selector.key(key, keys) {
+        // The last change's line goes with the next key.
+        if self.selector.status().is_some() {
+            self.selector.set_status(None);
+        }
+        if self.tree.is_some()
+            && let Some(outcome) = self.tree_key(key, keys)
+        {
+            return outcome;
+        }
+        if self.resume.is_some()
+            && let Some(outcome) = self.resume_key(key, keys)
+        {
+            return outcome;
+        }
+        let query = self.selector.query().to_string();
+        let handled = self.selector.key(key, keys);
+        if self.selector.query() != query {
+            self.query_changed();
+        }
+        match handled {
             SelectorKey::Cancel => PickerOutcome::Close,
             SelectorKey::Confirm(i) => {
                 let Some(value) = self.values.get(i).cloned() else {
@@ -423,7 +457,7 @@ impl Picker {
                             .get(&value)
                             .map(Value::to_string)
                             .unwrap_or_default();
-                        self.edit = Some(ValueEdit { key: value, text });
+                        self.edit = Some(LineEdit::new(EditFor::Setting(value), text));
                         PickerOutcome::Stay
                     }
                 }
@@ -432,41 +466,58 @@ impl Picker {
         }
     }
 
-    /// A key in the settings editor: Enter writes (through `/settings KEY
-    /// VALUE`), Esc goes back to the list.
+    /// A key in the one-line editor: Enter writes (a setting through
+    /// `/settings KEY VALUE`; a label or a name as a [`SessionEdit`]), Esc
+    /// goes back to the list.
     fn edit_key(&mut self, key: &KeyEvent, keys: &Keybindings) -> PickerOutcome {
         let Some(edit) = &mut self.edit else {
             return PickerOutcome::Stay;
         };
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let alt = key.modifiers.contains(KeyModifiers::ALT);
-        if keys.matches(KeyAction::SelectCancel, key) {
-            self.edit = None;
-        } else if keys.matches(KeyAction::SelectConfirm, key) {
-            let value = edit.text.trim();
-            if value.is_empty() {
-                // `/settings KEY` alone shows the value: nothing to write.
+        let text = match edit.key(key, keys) {
+            EditKey::Stay => return PickerOutcome::Stay,
+            EditKey::Back => {
+                self.edit = None;
                 return PickerOutcome::Stay;
             }
-            return PickerOutcome::Command(format!("/settings {} {value}", edit.key));
-        } else if keys.matches(KeyAction::DeleteCharBackward, key) {
-            edit.text.pop();
-        } else if keys.matches(KeyAction::DeleteToLineStart, key) {
-            edit.text.clear();
-        } else if let KeyCode::Char(c) = key.code
-            && !ctrl
-            && !alt
-        {
-            push_value(&mut edit.text, &c.to_string());
+            EditKey::Done(text) => text,
+        };
+        let Some(edit) = self.edit.take() else {
+            return PickerOutcome::Stay;
+        };
+        match edit.target {
+            // The setting is written by a command, which closes the picker.
+            EditFor::Setting(key) => PickerOutcome::Command(format!("/settings {key} {text}")),
+            EditFor::Label(entry) => PickerOutcome::Edit(SessionEdit::Label {
+                entry,
+                label: Some(text).filter(|t| !t.is_empty()),
+            }),
+            EditFor::Rename { path, .. } => {
+                self.selector.set_loading(true);
+                PickerOutcome::Edit(SessionEdit::Rename { path, name: text })
+            }
         }
-        PickerOutcome::Stay
     }
 
     /// A bracketed paste: into the value being edited, else the query.
     pub fn paste(&mut self, pasted: &str) {
         match &mut self.edit {
-            Some(edit) => push_value(&mut edit.text, pasted),
-            None => self.selector.push_query(pasted),
+            Some(edit) => edit.paste(pasted),
+            None => {
+                self.selector.push_query(pasted);
+                self.query_changed();
+            }
+        }
+    }
+
+    /// The query changed: folds are undone (as in Pi, a search shows the
+    /// whole tree).
+    fn query_changed(&mut self) {
+        if let Some(view) = &mut self.tree
+            && !view.folded.is_empty()
+        {
+            view.folded.clear();
+            let keep = self.selected_value().map(str::to_string);
+            self.refresh_tree(keep);
         }
     }
 
@@ -477,65 +528,11 @@ impl Picker {
         max_rows: usize,
         theme: &UiTheme,
     ) -> (Vec<StyledLine>, Option<(usize, usize)>) {
-        let Some(edit) = &self.edit else {
-            return self.selector.view(width, max_rows, theme);
-        };
-        let width = width.max(1);
-        let title = StyledLine::styled(
-            format!("Set {} (JSON, else text)", text::clean(&edit.key)),
-            theme.tools.accent.bold(),
-        );
-        let label = "value: ";
-        let row = tail_row(label, &edit.text, width, theme);
-        let caret = text::line_width(&row).min(width - 1);
-        let help = StyledLine::styled(
-            "enter: write it to your settings.json  esc: back",
-            theme.dim,
-        );
-        let mut rows = vec![text::clip(&title, width), row];
-        rows.extend(
-            text::wrap(&help, width)
-                .iter()
-                .map(|r| text::clip(r, width)),
-        );
-        // A small screen keeps the value row.
-        let cut = if max_rows >= 2 { 0 } else { 1 };
-        let rows: Vec<StyledLine> = rows.into_iter().skip(cut).take(max_rows.max(1)).collect();
-        (rows, Some((1 - cut, caret)))
+        match &self.edit {
+            Some(edit) => edit.view(width, max_rows, theme),
+            None => self.selector.view(width, max_rows, theme),
+        }
     }
-}
-
-/// `to`, or back to the default when it is already on.
-fn toggle(now: TreeFilter, to: TreeFilter) -> TreeFilter {
-    if now == to { TreeFilter::Default } else { to }
-}
-
-/// One session's item: its name or first message, the date and id, and
-/// how many messages it has.
-fn session_item(s: &SessionInfo, current: Option<&str>) -> SelectorItem {
-    let title = s
-        .name
-        .clone()
-        .filter(|n| !n.trim().is_empty())
-        .unwrap_or_else(|| s.first_message.clone());
-    let title = first_line(&title, 100);
-    let title = if title.is_empty() {
-        "(no messages)".to_string()
-    } else {
-        title
-    };
-    let date = iso_timestamp(s.modified);
-    // `2025-01-02T03:04:05.678Z` as `2025-01-02 03:04`.
-    let date: String = date.chars().take(16).collect::<String>().replace('T', " ");
-    let short_id: String = s.id.chars().take(8).collect();
-    let count = match s.message_count {
-        1 => "1 message".to_string(),
-        n => format!("{n} messages"),
-    };
-    SelectorItem::new(title)
-        .detail(format!("{date}  {short_id}"))
-        .hint(count)
-        .marked(current == Some(s.id.as_str()))
 }
 
 /// The first line of `s`, at most `max` characters.
@@ -550,39 +547,6 @@ fn first_line(s: &str, max: usize) -> String {
 /// A JSON value on one line, at most `max` characters.
 fn one_line(value: &Value, max: usize) -> String {
     first_line(&value.to_string(), max)
-}
-
-/// Appends to a value being typed: one line, no control characters, at
-/// most [`MAX_VALUE_CHARS`].
-fn push_value(value: &mut String, typed: &str) {
-    let room = MAX_VALUE_CHARS.saturating_sub(value.chars().count());
-    value.extend(
-        typed
-            .chars()
-            .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
-            .filter(|c| !c.is_control())
-            .take(room),
-    );
-}
-
-/// `label` and as much of the end of `typed` as fits `width`.
-fn tail_row(label: &str, typed: &str, width: usize, theme: &UiTheme) -> StyledLine {
-    use unicode_segmentation::UnicodeSegmentation;
-    let room = width.saturating_sub(text::str_width(label) + 1);
-    let mut tail = String::new();
-    let mut used = 0;
-    for g in typed.graphemes(true).rev() {
-        let w = text::grapheme_width(g);
-        if used + w > room {
-            break;
-        }
-        used += w;
-        tail.insert_str(0, g);
-    }
-    text::clip(
-        &StyledLine::styled(label, theme.dim).push(text::clean(&tail), theme.user),
-        width,
-    )
 }
 
 /// The next model of the current provider after (or before) `current` in

@@ -127,6 +127,13 @@ pub struct Selector {
     help: String,
     /// What Enter does, in the keys row (`choose`, `edit`).
     confirm: String,
+    /// A line about the last thing done (an error when `.1`), above the keys.
+    status: Option<(String, bool)>,
+    /// Matches keep the order given instead of best first.
+    keep_order: bool,
+    /// Indentation is drawn only while there is no query (the order of
+    /// matches is not the tree's).
+    flat_when_filtering: bool,
 }
 
 impl Selector {
@@ -145,6 +152,9 @@ impl Selector {
             empty_text: "nothing to choose from".into(),
             help: String::new(),
             confirm: "choose".into(),
+            status: None,
+            keep_order: false,
+            flat_when_filtering: false,
         };
         s.refilter();
         s
@@ -175,6 +185,32 @@ impl Selector {
     /// What Enter does, as the keys row says it (`choose` by default).
     pub fn set_confirm_text(&mut self, text: impl AsRef<str>) {
         self.confirm = text::clean(text.as_ref());
+    }
+
+    /// A line about the last thing done, shown above the keys (in the
+    /// error colour when `error`); `None` removes it.
+    pub fn set_status(&mut self, status: Option<(&str, bool)>) {
+        self.status = status.map(|(text, error)| (text::clean(text), error));
+    }
+
+    /// The status line and whether it is an error.
+    pub fn status(&self) -> Option<(&str, bool)> {
+        self.status.as_ref().map(|(t, e)| (t.as_str(), *e))
+    }
+
+    /// Whether matches keep the order given (a query only filters) instead
+    /// of coming best first.
+    pub fn set_keep_order(&mut self, keep: bool) {
+        if self.keep_order != keep {
+            self.keep_order = keep;
+            self.refilter();
+        }
+    }
+
+    /// Whether indentation is dropped while a query is typed (matches come
+    /// best first, so the indentation of a tree would mean nothing).
+    pub fn set_flat_when_filtering(&mut self, flat: bool) {
+        self.flat_when_filtering = flat;
     }
 
     /// The title.
@@ -248,8 +284,9 @@ impl Selector {
     }
 
     /// The matching items again, best first: by label score, then by
-    /// detail score, ties in the order given. An empty query keeps that
-    /// order. The highlight goes to the best match.
+    /// detail score, ties in the order given (with `keep_order`, all in the
+    /// order given). An empty query keeps that order. The highlight goes to
+    /// the first match.
     fn refilter(&mut self) {
         let query = self.query.trim();
         if query.is_empty() {
@@ -266,7 +303,9 @@ impl Selector {
                     Some((s, i))
                 })
                 .collect();
-            scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            if !self.keep_order {
+                scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            }
             self.shown = scored.into_iter().map(|(_, i)| i).collect();
         }
         self.selected = 0;
@@ -347,11 +386,24 @@ impl Selector {
         if !self.help.is_empty() {
             help = format!("{}  {help}", self.help);
         }
-        let mut help_rows: Vec<StyledLine> =
+        // The status goes first, so a small screen drops the keys before it.
+        let mut help_rows: Vec<StyledLine> = Vec::new();
+        if let Some((status, error)) = &self.status {
+            let style = if *error {
+                theme.error
+            } else {
+                theme.tools.accent
+            };
+            help_rows.push(text::clip(
+                &StyledLine::styled(status.clone(), style),
+                width,
+            ));
+        }
+        help_rows.extend(
             text::wrap(&StyledLine::styled(help, theme.dim), width)
                 .iter()
-                .map(|r| text::clip(r, width))
-                .collect();
+                .map(|r| text::clip(r, width)),
+        );
         let mut show_title = true;
         // The query row and one item row are the least a selector is.
         while 2 + usize::from(show_title) + help_rows.len() > max_rows {
@@ -415,7 +467,14 @@ impl Selector {
     fn item_rows(&self, from: usize, to: usize, width: usize, theme: &UiTheme) -> Vec<StyledLine> {
         const LEAD: usize = 3;
         let in_view = &self.shown[from..to];
-        let indent_of = |item: &SelectorItem| 2 * item.indent.min(MAX_INDENT);
+        let flat = self.flat_when_filtering && !self.query.trim().is_empty();
+        let indent_of = |item: &SelectorItem| {
+            if flat {
+                0
+            } else {
+                2 * item.indent.min(MAX_INDENT)
+            }
+        };
         let widest = in_view
             .iter()
             .map(|&i| indent_of(&self.items[i]) + text::str_width(&self.items[i].label))

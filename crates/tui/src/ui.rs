@@ -168,6 +168,8 @@ struct Ui {
     stats: Option<(crate::frame_stats::FrameStats, std::path::PathBuf)>,
     /// Where fullscreen copies a selection besides OSC 52.
     clipboard: crate::clipboard::SystemClipboard,
+    /// Ctrl+P's model scope and the level a scoped switch sets after it.
+    cycle: pick::ModelCycle,
 }
 
 impl Ui {
@@ -219,6 +221,7 @@ impl Ui {
             stats: options.stats_file.map(|f| (Default::default(), f)),
             quiet_command: false,
             clipboard: options.clipboard,
+            cycle: pick::ModelCycle::new(options.models),
             session,
         }
     }
@@ -391,6 +394,7 @@ impl Ui {
             Action::CycleModel { forward } => self.cycle_model(forward),
             Action::CycleThinking => self.cycle_thinking(),
             Action::Theme(name) => self.choose_theme(&name),
+            Action::SessionEdit(edit) => self.session_edit(edit),
             Action::Command(line) if tui_command(&line, self.mode()).is_some() => {
                 match tui_command(&line, self.mode()) {
                     Some(Ok(mode)) => self.set_mode(mode)?,

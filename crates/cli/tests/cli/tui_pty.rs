@@ -73,7 +73,7 @@ fn the_terminal_ui_answers_interrupts_pastes_and_restores_the_terminal() {
 }
 
 /// A script whose one answer is "hi".
-fn hi_script(dir: &std::path::Path) -> std::path::PathBuf {
+pub(super) fn hi_script(dir: &std::path::Path) -> std::path::PathBuf {
     let script = dir.join("script.jsonl");
     std::fs::write(
         &script,

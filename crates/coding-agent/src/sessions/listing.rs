@@ -30,6 +30,8 @@ pub struct SessionInfo {
     pub first_message: String,
     /// How many message entries it has.
     pub message_count: usize,
+    /// The session it was forked from (that file's path), if any.
+    pub parent_session: Option<String>,
 }
 
 /// Whether a session recorded for `recorded` belongs to `cwd` (the same
@@ -184,6 +186,7 @@ pub(super) fn session_info(path: &Path, bytes: &[u8]) -> Option<SessionInfo> {
         name: None,
         first_message: String::new(),
         message_count: 0,
+        parent_session: header.parent_session.clone(),
     };
     for line in lines {
         let Ok(value) = serde_json::from_str::<Value>(line) else {

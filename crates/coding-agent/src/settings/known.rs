@@ -76,6 +76,11 @@ pub struct KnownSettings {
     /// `defaultModel`: the model when `--model` is not given.
     #[serde(deserialize_with = "present")]
     pub default_model: Option<String>,
+    /// `enabledModels`: the model patterns Ctrl+P cycles through (Pi's
+    /// scope: `provider/id`, an id, a fuzzy text or a glob, each with an
+    /// optional `:level`); read by the terminal UI.
+    #[serde(deserialize_with = "present")]
+    pub enabled_models: Option<Vec<String>>,
     /// `provider`: an older name of `defaultProvider`, read after it.
     #[serde(deserialize_with = "present")]
     pub provider: Option<String>,
@@ -208,7 +213,7 @@ fn present_or_default<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> R
 /// Pi's keys this agent does not type here: not reported as unknown, since
 /// the global file may be Pi's own (`defaultTools` and `codemode.*` are read
 /// where they are used: the session builder and the codemode tool).
-const PI_KEYS: [&str; 20] = [
+const PI_KEYS: [&str; 19] = [
     "defaultTools",
     "codemode",
     "hideThinkingBlock",
@@ -223,7 +228,6 @@ const PI_KEYS: [&str; 20] = [
     "retry",
     "transport",
     "terminal",
-    "enabledModels",
     "markdown",
     "skills",
     "prompts",
@@ -302,4 +306,23 @@ pub(super) fn lenient(values: &Map<String, Value>) -> KnownSettings {
     }
     // Every key left fits on its own, and the fields are independent.
     KnownSettings::deserialize(Value::Object(kept)).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enabled_models_is_a_list_of_patterns() {
+        let good = serde_json::json!({"enabledModels": ["anthropic/*", "gpt-5:high"]});
+        let good = good.as_object().cloned().unwrap_or_default();
+        assert_eq!(check(&good), Ok(Vec::new()), "known, not reported");
+        assert_eq!(
+            lenient(&good).enabled_models,
+            Some(vec!["anthropic/*".to_string(), "gpt-5:high".to_string()])
+        );
+        let bad = serde_json::json!({"enabledModels": "gpt-5"});
+        let bad = bad.as_object().cloned().unwrap_or_default();
+        assert!(check(&bad).is_err_and(|e| e.contains("`enabledModels`")));
+    }
 }

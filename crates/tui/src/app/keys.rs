@@ -164,6 +164,7 @@ impl App {
                 self.picker = None;
                 Some(Action::Theme(name))
             }
+            PickerOutcome::Edit(edit) => Some(Action::SessionEdit(edit)),
         }
     }
 

@@ -58,6 +58,19 @@ pub trait SlashCommands: Send + Sync {
             .unwrap_or_default()
         })
     }
+
+    /// The directory [`SlashCommands::sessions`] lists: the only one the
+    /// resume picker renames or deletes files in. By default the session
+    /// file's directory, else the default one of the working directory.
+    fn session_dir(&self, session: &AgentSession) -> Option<std::path::PathBuf> {
+        session
+            .session_manager()
+            .and_then(|store| {
+                let manager = store.lock().unwrap_or_else(|p| p.into_inner());
+                manager.session_dir().map(std::path::Path::to_path_buf)
+            })
+            .or_else(|| coding_agent::sessions::default_session_dir(session.cwd()))
+    }
 }
 
 /// How the UI is set up.
@@ -96,6 +109,10 @@ pub struct TuiOptions {
     /// [`SystemClipboard::from_env`]; [`SystemClipboard::Off`] spawns
     /// nothing).
     pub clipboard: SystemClipboard,
+    /// The model patterns Ctrl+P cycles through (Pi's `--models`; see
+    /// [`crate::model_scope`]); `None`: the session's `enabledModels`
+    /// setting, and without it the current provider's models.
+    pub models: Option<Vec<String>>,
 }
 
 impl Default for TuiOptions {
@@ -112,6 +129,7 @@ impl Default for TuiOptions {
             keyboard: None,
             stats_file: None,
             clipboard: SystemClipboard::from_env(),
+            models: None,
         }
     }
 }

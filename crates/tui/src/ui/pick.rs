@@ -1,13 +1,45 @@
 //! The pickers' part of the UI task: gathering each one's list (models
 //! from the commands, sessions and theme files off the task, the tree and
-//! settings from the session), cycling models and themes, and what a
-//! written setting changes here.
+//! settings from the session), what a picker changes in place (labels,
+//! session names, deleted sessions), cycling models (within the model
+//! scope when one is set) and themes, and what a written setting changes
+//! here.
 
+use agent_ai::ThinkingLevel;
 use serde_json::Value;
 
 use super::Ui;
-use crate::pickers::{Picker, PickerData, PickerKind, next_model};
+use crate::model_scope::{next_in_scope, resolve_scope};
+use crate::pickers::{Picker, PickerData, PickerKind, SessionEdit, next_model};
 use crate::theme::UiTheme;
+
+/// Whether `a` and `b` name one file (the same path, or the same inode).
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => a == b,
+    }
+}
+
+/// Ctrl+P's state: the `--models` patterns, whether their warnings were
+/// shown, and the thinking level a scoped switch sets once its `/model`
+/// command succeeded.
+pub(super) struct ModelCycle {
+    patterns: Option<Vec<String>>,
+    warned: bool,
+    pending: Option<(String, ThinkingLevel)>,
+}
+
+impl ModelCycle {
+    pub(super) fn new(patterns: Option<Vec<String>>) -> Self {
+        ModelCycle {
+            patterns,
+            warned: false,
+            pending: None,
+        }
+    }
+}
 
 impl Ui {
     /// Whether a run or a command is going; if so, says so for `what`.
@@ -137,34 +169,72 @@ impl Ui {
 
     /// A picker's list arrived: into the picker, if it is still open.
     pub(super) fn picker_loaded(&mut self, data: PickerData) {
-        let Some(picker) = &mut self.app.picker else {
-            return;
-        };
         let wanted = match &data {
-            PickerData::Sessions(_) => PickerKind::Resume,
+            PickerData::Sessions(_) | PickerData::SessionsEdited(..) => PickerKind::Resume,
             PickerData::Themes(..) => PickerKind::Theme,
         };
-        if picker.kind() != wanted {
+        let Some(picker) = self.app.picker.as_mut().filter(|p| p.kind() == wanted) else {
+            // Closed meanwhile: how a rename or delete went is still said.
+            if let PickerData::SessionsEdited(result, _) = data {
+                let (text, error) = match result {
+                    Ok(done) => (done, false),
+                    Err(why) => (why, true),
+                };
+                self.app.transcript.notice(text, error);
+            }
             return;
-        }
+        };
         for warning in picker.load(data) {
             self.app.transcript.notice(warning, true);
         }
     }
 
-    /// Ctrl+P / Shift+Ctrl+P: the next model of the provider, switched to
-    /// as `/model PROVIDER/ID` does; the footer shows it, a failure is a
-    /// notice.
+    /// Ctrl+P / Shift+Ctrl+P: the next model of the model scope (the
+    /// `--models` patterns, else the `enabledModels` setting) or, without
+    /// one, of the provider; switched to as `/model PROVIDER/ID` does, then
+    /// to the thinking level its pattern pinned. The footer shows it, a
+    /// failure is a notice.
     pub(super) fn cycle_model(&mut self, forward: bool) {
         if self.busy("switching models") {
             return;
         }
+        self.cycle.pending = None;
         let current = self.session.agent().model();
         let models = self
             .commands
             .as_ref()
             .map(|c| c.models())
             .unwrap_or_default();
+        let patterns = self
+            .cycle
+            .patterns
+            .clone()
+            .or_else(|| self.session.settings().known().enabled_models.clone())
+            .filter(|p| !p.is_empty());
+        if let Some(patterns) = patterns {
+            let scope = resolve_scope(&patterns, &models);
+            if !std::mem::replace(&mut self.cycle.warned, true) {
+                for warning in &scope.warnings {
+                    self.app.transcript.notice(warning.clone(), true);
+                }
+            }
+            // A scope that finds nothing cycles as if there were none (Pi).
+            if !scope.models.is_empty() {
+                let Some(next) = next_in_scope(&scope.models, &current, forward) else {
+                    return self.app.transcript.notice(
+                        format!(
+                            "{}/{} is the only model in the model scope",
+                            current.provider, current.id
+                        ),
+                        true,
+                    );
+                };
+                let line = format!("/model {}/{}", next.model.provider, next.model.id);
+                self.cycle.pending = next.thinking.map(|level| (line.clone(), level));
+                self.quiet_command = true;
+                return self.run_command(line);
+            }
+        }
         match next_model(&models, &current, forward) {
             Some(next) => {
                 self.quiet_command = true;
@@ -225,6 +295,12 @@ impl Ui {
     /// settings picker shows the value from now on, and a new `theme` is
     /// applied at once.
     pub(super) fn setting_written(&mut self, line: &str) {
+        // A scoped Ctrl+P switch: now the level its pattern pinned.
+        if let Some((switch, level)) = self.cycle.pending.take()
+            && switch == line
+        {
+            self.session.set_thinking_level(level);
+        }
         let Some(rest) = line.trim().strip_prefix("/settings ") else {
             return;
         };
@@ -247,5 +323,82 @@ impl Ui {
             self.apply_theme(&name);
         }
         self.settings_written.insert(key.to_string(), value);
+    }
+
+    /// A change an open picker asked for: a label written to the session
+    /// now, a rename or delete on a blocking thread and the list read
+    /// again; the picker shows how it went.
+    pub(super) fn session_edit(&mut self, edit: SessionEdit) {
+        let (path, name) = match edit {
+            SessionEdit::Label { entry, label } => return self.write_label(&entry, label),
+            SessionEdit::Rename { path, name } => (path, Some(name)),
+            SessionEdit::Delete { path } => (path, None),
+        };
+        let commands = self.commands.clone();
+        let dir = commands.as_ref().and_then(|c| c.session_dir(&self.session));
+        let (Some(commands), Some(dir)) = (commands, dir) else {
+            if let Some(picker) = &mut self.app.picker {
+                picker.set_status("no sessions directory: nothing changed", true);
+                picker.selector_mut().set_loading(false);
+            }
+            return;
+        };
+        let current = super::session_file(&self.session);
+        let mut done = None;
+        if let (Some(name), Some(file)) = (&name, &current)
+            && same_file(file, &path)
+        {
+            // The open session is named through its own manager, so the
+            // footer and the next entries agree with the file.
+            done = Some(self.rename_current(name));
+        }
+        let load = commands.sessions(&self.session);
+        self.picker_load = Some(Box::pin(async move {
+            let result = match done {
+                Some(result) => result,
+                None => tokio::task::spawn_blocking(move || match name {
+                    Some(name) => crate::pickers::rename_session(&dir, &path, &name),
+                    None => crate::pickers::delete_session(&dir, &path, current.as_deref()),
+                })
+                .await
+                .unwrap_or_else(|e| Err(format!("nothing changed: {e}"))),
+            };
+            PickerData::SessionsEdited(result, load.await)
+        }));
+    }
+
+    /// Names the open session (a `session_info` entry in its file).
+    fn rename_current(&mut self, name: &str) -> Result<String, String> {
+        let name = crate::pickers::clean_name("a session name", name)?;
+        let store = self
+            .session
+            .session_manager()
+            .ok_or("this conversation is not recorded")?;
+        let mut manager = store.lock().unwrap_or_else(|p| p.into_inner());
+        manager
+            .set_name(&name)
+            .map_err(|e| format!("not renamed: {e}"))?;
+        drop(manager);
+        self.refresh_status();
+        Ok(format!("this session named {name:?}"))
+    }
+
+    /// Sets or clears an entry's label in the open session, and shows the
+    /// tree again with it.
+    fn write_label(&mut self, entry: &str, label: Option<String>) {
+        let Some(store) = self.session.session_manager() else {
+            return;
+        };
+        let mut manager = store.lock().unwrap_or_else(|p| p.into_inner());
+        let result = crate::pickers::write_label(&mut manager, entry, label.as_deref());
+        if let Some(picker) = &mut self.app.picker {
+            match result {
+                Ok(done) => {
+                    picker.reload_tree(manager.entries(), manager.leaf_id());
+                    picker.set_status(&done, false);
+                }
+                Err(why) => picker.set_status(&why, true),
+            }
+        }
     }
 }

@@ -20,6 +20,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{CJK, COMBINING, FAMILY, cx, framed, snapshot, status};
 
+#[path = "selector_edits.rs"]
+mod edits;
+
 fn k(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
@@ -413,6 +416,7 @@ fn info(id: &str, name: Option<&str>, first: &str, count: usize, modified: i64) 
         name: name.map(str::to_string),
         first_message: first.into(),
         message_count: count,
+        parent_session: None,
     }
 }
 
