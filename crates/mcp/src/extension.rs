@@ -3,8 +3,9 @@
 //! names (no `mcp__` prefix) as extension tools of the registry: a tool with
 //! a built-in's name overrides it (keeping the built-in's renderers, not its
 //! prompt snippet or guidelines), and between extensions the first to
-//! register a name keeps it. A tool's prompt snippet, guidelines and
-//! execution mode come from its `_meta` (see [`prompt_meta`](crate::prompt_meta)).
+//! register a name keeps it. A tool's prompt snippet, guidelines,
+//! execution mode and the arguments permission rules judge (paths, a
+//! command line) come from its `_meta` (see [`tool_meta`](crate::tool_meta())).
 //!
 //! ```no_run
 //! # async fn demo() {

@@ -14,8 +14,9 @@
 //!
 //! - [`load_extensions`]: extensions, executables speaking MCP on stdio, as
 //!   `coding_agent::Extension`s whose tools keep their own names.
-//! - `_meta` keys ([`META_PROMPT_SNIPPET`], ...) carry a tool's prompt
-//!   snippet and guidelines both ways.
+//! - `_meta` keys ([`META_PROMPT_SNIPPET`], [`META_PATH_ARGUMENTS`], ...)
+//!   carry a tool's prompt snippet, guidelines and the arguments permission
+//!   rules judge, both ways ([`tool_meta()`]).
 //!
 //! - [`oauth`]: OAuth sign-in for hosted HTTP servers (discovery,
 //!   registration, PKCE, refresh on rmcp's `auth`), tokens kept `0600` and
@@ -38,8 +39,8 @@ mod extension;
 mod http_server;
 mod logging;
 pub mod oauth;
-mod prompt_meta;
 mod server;
+mod tool_meta;
 
 pub use client::{
     DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, McpConfigError, McpLauncher, McpServerConfig,
@@ -54,9 +55,10 @@ pub use extension::{
 #[cfg(feature = "http")]
 pub use http_server::{MCP_HTTP_PATH, McpHttpError, McpHttpOptions, McpHttpServer};
 pub use logging::{McpLogLayer, McpLogSink};
-pub use prompt_meta::{
-    META_EXECUTION_MODE, META_PROMPT_GUIDELINES, META_PROMPT_SNIPPET, prompt_meta,
-};
 /// The SDK, for transports and service types.
 pub use rmcp;
 pub use server::{McpToolServer, mcp_tool};
+pub use tool_meta::{
+    META_COMMAND_ARGUMENT, META_CONSTRAINED_SAMPLING, META_EXECUTION_MODE, META_PATH_ARGUMENTS,
+    META_PROMPT_GUIDELINES, META_PROMPT_SNIPPET, META_RENDER_SHELL, tool_meta,
+};

@@ -1,9 +1,12 @@
 //! The MCP logging capability: `tracing` events sent to clients as
-//! `notifications/message`, at the level each client chose with
-//! `logging/setLevel`.
+//! `notifications/message`, at the level each client chose: with
+//! `logging/setLevel` for its connection (the 2025 revisions), or in one
+//! request's `_meta` (`io.modelcontextprotocol/logLevel`, SEP-2575) for the
+//! events raised while that request is served, sent on its own response.
+//! A request of the 2026-07-28 revision that names no level gets none.
 //!
-//! The protocol's newest revision deprecates this capability (SEP-2577), but
-//! clients on the 2025 revisions, most of today's, still use it.
+//! The protocol's newest revision deprecates `logging/setLevel` (SEP-2577),
+//! but clients on the 2025 revisions, most of today's, still use it.
 #![allow(deprecated)]
 
 use std::cell::Cell;
@@ -25,6 +28,37 @@ thread_local! {
     /// Set while this thread forwards an event, so an event emitted on the
     /// way is dropped instead of recursing.
     static FORWARDING: Cell<bool> = const { Cell::new(false) };
+}
+
+tokio::task_local! {
+    /// The request served on this task that named a log level in its
+    /// `_meta`: the events the task raises go to that request's response.
+    static REQUEST_LOG: RequestLog;
+}
+
+/// Where the log messages of one request go: the request's own queue of
+/// notifications, which the server sends before the request's result.
+#[derive(Clone)]
+pub(crate) struct RequestLog {
+    level: LoggingLevel,
+    out: tokio::sync::mpsc::Sender<crate::server::Outgoing>,
+}
+
+impl RequestLog {
+    /// Messages at `level` and above into `out`.
+    pub(crate) fn new(
+        level: LoggingLevel,
+        out: tokio::sync::mpsc::Sender<crate::server::Outgoing>,
+    ) -> Self {
+        RequestLog { level, out }
+    }
+
+    /// Runs `work` with its events going to this request. Events a task
+    /// spawned by `work` raises are not the request's (the scope does not
+    /// cross `tokio::spawn`), so they never reach it.
+    pub(crate) async fn scope<F: std::future::Future>(self, work: F) -> F::Output {
+        REQUEST_LOG.scope(self, work).await
+    }
 }
 
 struct Listener {
@@ -200,7 +234,12 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for McpLogLayer {
             return;
         }
         let level = mcp_level(meta.level());
-        if !self.sink.wants(level) || FORWARDING.with(Cell::get) {
+        // The request being served here, when it asked for this level.
+        let request = REQUEST_LOG
+            .try_with(|r| (severity(level) >= severity(r.level)).then(|| r.out.clone()))
+            .ok()
+            .flatten();
+        if (request.is_none() && !self.sink.wants(level)) || FORWARDING.with(Cell::get) {
             return;
         }
         FORWARDING.with(|f| f.set(true));
@@ -214,6 +253,12 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for McpLogLayer {
             object.extend(fields.extra);
             Value::Object(object)
         };
+        if let Some(out) = request {
+            // A full queue drops the message: logging never holds a tool up.
+            let param =
+                LoggingMessageNotificationParam::new(level, data.clone()).with_logger(target);
+            let _ = out.try_send(crate::server::Outgoing::Log(param));
+        }
         self.sink.forward(level, target, data);
         FORWARDING.with(|f| f.set(false));
     }

@@ -15,23 +15,33 @@ use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as McpContent,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig, SetLevelRequestParams, Tool as McpTool, ToolAnnotations,
+    ListToolsResult, LoggingMessageNotificationParam, PaginatedRequestParams,
+    ProgressNotificationParam, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    Tool as McpTool, ToolAnnotations,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{Peer, RequestContext, RoleServer};
 
 use crate::McpLogSink;
+use crate::logging::RequestLog;
 
 /// Serves tool definitions over MCP: `tools/list` shows each tool's schema,
 /// description and annotations; `tools/call` runs the call through the same
 /// preparation, coercion and validation as the agent loop. A tool failure or
 /// invalid arguments is a result with `isError: true` and the text the model
 /// would see; an unknown tool is a JSON-RPC error. A call with a
-/// `progressToken` gets `notifications/progress` from the tool's updates;
-/// `notifications/cancelled` cancels the call (bash kills its processes).
+/// `progressToken` gets `notifications/progress` from the tool's updates,
+/// sent before its result; `notifications/cancelled` cancels the call (bash
+/// kills its processes). The server never sends the client a request.
 /// With a log sink ([`McpToolServer::with_log_sink`]) the server offers the
 /// logging capability: after `logging/setLevel`, `tracing` events at or above
-/// the level go to the client as `notifications/message`.
+/// the level go to the client as `notifications/message`; a request naming a
+/// level in its `_meta` (`io.modelcontextprotocol/logLevel`, the 2026-07-28
+/// revision) gets the events raised while it is served, before its result,
+/// and a request naming none gets none of them.
+///
+/// Each tool's `_meta` carries what its definition declares (prompt lines,
+/// path and command arguments; see [`tool_meta`](crate::tool_meta())), so a
+/// client built on this crate keeps it under its permission rules.
 ///
 /// At most [`McpToolServer::with_max_parallel_calls`] calls execute at once,
 /// across every client of the server (by default
@@ -207,11 +217,33 @@ pub fn mcp_tool(definition: &ToolDefinition) -> McpTool {
     )
     .with_title(definition.label())
     .with_annotations(annotations);
-    let meta = crate::prompt_meta::prompt_meta(definition);
+    let meta = crate::tool_meta::tool_meta(definition);
     if meta.is_empty() {
         tool
     } else {
         tool.with_meta(rmcp::model::MetaObject(meta))
+    }
+}
+
+/// How many notifications of one call may wait to be sent; beyond it the
+/// newest are dropped (a tool never waits for its client to read them).
+const OUTGOING_BACKLOG: usize = 64;
+
+/// A notification a call sends while it runs.
+pub(crate) enum Outgoing {
+    /// A step of its progress.
+    Progress(ProgressNotificationParam),
+    /// A log message, for a request that named a level.
+    Log(LoggingMessageNotificationParam),
+}
+
+impl Outgoing {
+    async fn send(self, peer: &Peer<RoleServer>) {
+        // A client that went away is the transport's to notice.
+        let _ = match self {
+            Outgoing::Progress(param) => peer.notify_progress(param).await,
+            Outgoing::Log(param) => peer.notify_logging_message(param).await,
+        };
     }
 }
 
@@ -284,11 +316,16 @@ impl ServerHandler for McpToolServer {
         }
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
         let id = format!("mcp_{}", self.next_call.fetch_add(1, Ordering::Relaxed));
-        tracing::info!(tool = %name, call = %id, "tools/call");
         let call = ToolCall::new(id, name, arguments);
+        // What the call says while it runs (progress, and log messages when
+        // the request named a level) queues here and goes out in order, on
+        // the request's own stream, before its result: a notification sent
+        // after the result would reach no one (a 2026-07-28 response stream
+        // ends with it, and a client drops a finished call's updates).
+        let (queue, mut queued) = tokio::sync::mpsc::channel::<Outgoing>(OUTGOING_BACKLOG);
         let progress = context.meta.get_progress_token();
-        let peer = context.peer.clone();
         let sent = Arc::new(AtomicU64::new(0));
+        let progress_queue = queue.clone();
         let on_update = move |partial: AgentToolResult| {
             let Some(token) = progress.clone() else {
                 return;
@@ -300,11 +337,17 @@ impl ServerHandler for McpToolServer {
             if let Some(line) = last_line {
                 param = param.with_message(line.to_string());
             }
-            let peer = peer.clone();
-            tokio::spawn(async move {
-                let _ = peer.notify_progress(param).await;
-            });
+            // A full queue drops the step: the next one says more.
+            let _ = progress_queue.try_send(Outgoing::Progress(param));
         };
+        // SEP-2575: a request's log level is in its `_meta`; without one it
+        // gets no log messages.
+        let log = self
+            .log_sink
+            .as_ref()
+            .and(context.meta.log_level())
+            .map(|level| RequestLog::new(level, queue.clone()));
+        drop(queue);
         // A slot first (in arrival order); a call cancelled while it waits
         // never starts.
         let _slot = tokio::select! {
@@ -313,16 +356,38 @@ impl ServerHandler for McpToolServer {
                 return Ok(CallToolResult::error(vec![McpContent::text("Operation aborted")]).into());
             }
         };
-        let (result, is_error) = execute_tool_call_with(
-            &self.tools,
-            &call,
-            &context.ct,
-            self.before.as_ref(),
-            &self.extensions,
-            on_update,
-        )
-        .await;
-        tracing::debug!(tool = %call.name, call = %call.id, is_error, "tools/call finished");
+        let work = async {
+            tracing::info!(tool = %call.name, call = %call.id, "tools/call");
+            let outcome = execute_tool_call_with(
+                &self.tools,
+                &call,
+                &context.ct,
+                self.before.as_ref(),
+                &self.extensions,
+                on_update,
+            )
+            .await;
+            tracing::debug!(tool = %call.name, call = %call.id, is_error = outcome.1, "tools/call finished");
+            outcome
+        };
+        let work = async move {
+            match log {
+                Some(log) => log.scope(work).await,
+                None => work.await,
+            }
+        };
+        tokio::pin!(work);
+        let peer = context.peer.clone();
+        let (result, is_error) = loop {
+            tokio::select! {
+                biased;
+                Some(message) = queued.recv() => message.send(&peer).await,
+                outcome = &mut work => break outcome,
+            }
+        };
+        while let Ok(message) = queued.try_recv() {
+            message.send(&peer).await;
+        }
         let mut out = if is_error {
             CallToolResult::error(mcp_content(&result))
         } else {

@@ -119,14 +119,24 @@ impl TestServer {
 /// Serves `replies`, one per request in order (a 500 once they run out),
 /// on a task of the current runtime.
 pub async fn serve(replies: Vec<Reply>) -> TestServer {
+    let replies = Mutex::new(std::collections::VecDeque::from(replies));
+    serve_fn(move |_| replies.lock().unwrap().pop_front()).await
+}
+
+/// Serves what `answer` makes of each request (a 500 for `None`), on a task
+/// of the current runtime: for a fake whose replies depend on what it is
+/// asked (an authorization server echoing a `state`, say).
+pub async fn serve_fn(
+    answer: impl Fn(&Recorded) -> Option<Reply> + Send + Sync + 'static,
+) -> TestServer {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let requests: Arc<Mutex<Vec<Recorded>>> = Default::default();
-    let replies = Arc::new(Mutex::new(std::collections::VecDeque::from(replies)));
+    let answer = Arc::new(answer);
     let recorded = requests.clone();
     tokio::spawn(async move {
         while let Ok((mut socket, _)) = listener.accept().await {
-            let replies = replies.clone();
+            let answer = answer.clone();
             let recorded = recorded.clone();
             tokio::spawn(async move {
                 let mut buf = Vec::new();
@@ -162,14 +172,15 @@ pub async fn serve(replies: Vec<Reply>) -> TestServer {
                 }
                 let raw_body = buf[head_end..].to_vec();
                 let body = serde_json::from_slice(&raw_body).unwrap_or(Value::Null);
-                recorded.lock().unwrap().push(Recorded {
+                let request = Recorded {
                     method,
                     path,
                     headers,
                     body,
                     raw_body,
-                });
-                let reply = replies.lock().unwrap().pop_front();
+                };
+                let reply = answer(&request);
+                recorded.lock().unwrap().push(request);
                 let Some(reply) = reply else {
                     let _ = socket
                         .write_all(b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 30\r\nconnection: close\r\n\r\n{\"error\":\"no scripted reply\"}\n")

@@ -107,11 +107,6 @@ pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
         "Agent with its queues: to split (issue 35)",
     ),
     (
-        "crates/mcp/src/client.rs",
-        790,
-        "the MCP client's start-up and calls: to split (issue 35)",
-    ),
-    (
         "crates/tools-builtin/src/edit_core.rs",
         726,
         "edit matching and its notices: to split (issue 35)",

@@ -1,4 +1,5 @@
-//! Tool-list changes of running servers, delivered to a session.
+//! Tool-list changes of running servers: counted, listed again, and
+//! delivered to a session.
 
 use super::*;
 
@@ -88,4 +89,56 @@ impl McpToolUpdates {
         };
         handler(update);
     }
+}
+
+/// Counts announced and applied tool-list changes of one server, so a call
+/// during which the server announced a change returns only once the new
+/// list is applied (the next model request then offers the new tools).
+#[derive(Default)]
+pub(super) struct Refresh {
+    pub(super) requested: std::sync::atomic::AtomicU64,
+    pub(super) applied: tokio::sync::watch::Sender<u64>,
+}
+
+impl Refresh {
+    /// Waits (bounded) until every change announced so far is applied.
+    pub(super) async fn settle(&self, limit: Duration) {
+        // The notification's handler runs in its own task, started before
+        // the call's response is delivered: let it run first.
+        tokio::task::yield_now().await;
+        let wanted = self.requested.load(std::sync::atomic::Ordering::SeqCst);
+        let mut applied = self.applied.subscribe();
+        let _ = tokio::time::timeout(limit, applied.wait_for(|n| *n >= wanted)).await;
+    }
+}
+
+/// Lists a server's tools again on each `tools/list_changed`, while its
+/// tools exist (the task holds the connection weakly).
+pub(super) fn watch_list_changes(
+    connection: std::sync::Weak<Connection>,
+    mut notices: mpsc::UnboundedReceiver<()>,
+    updates: McpToolUpdates,
+) {
+    tokio::spawn(async move {
+        while notices.recv().await.is_some() {
+            // Several notices in a row need one listing.
+            while notices.try_recv().is_ok() {}
+            let Some(connection) = connection.upgrade() else {
+                break;
+            };
+            let wanted = connection
+                .handler
+                .refresh
+                .requested
+                .load(std::sync::atomic::Ordering::SeqCst);
+            match connection.relist().await {
+                Ok(update) => updates.deliver(update),
+                Err(e) => {
+                    tracing::warn!(server = %connection.config.name, error = %e, "cannot refresh MCP tools");
+                }
+            }
+            // Applied or failed: a waiting call may go on.
+            connection.handler.refresh.applied.send_replace(wanted);
+        }
+    });
 }
