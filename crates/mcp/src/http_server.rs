@@ -6,7 +6,6 @@
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
-use std::io::Read as _;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -61,7 +60,7 @@ pub enum McpHttpError {
     #[error("the auth token must be non-empty visible ASCII")]
     BadToken,
     /// No random bytes for a generated token.
-    #[error("cannot generate an auth token (reading /dev/urandom): {0}")]
+    #[error("cannot generate an auth token (the kernel gave no random bytes): {0}")]
     Random(#[source] std::io::Error),
 }
 
@@ -322,7 +321,7 @@ const EVICTABLE_AFTER: Duration = Duration::from_secs(1);
 /// 32 random bytes from the kernel, as 64 hex digits.
 fn random_token() -> std::io::Result<String> {
     let mut bytes = [0u8; 32];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
@@ -423,10 +422,7 @@ fn plain(status: StatusCode, text: &'static str) -> Response<BoxBody<Bytes, Infa
 
 /// Compares without an early exit, so timing does not reveal the token.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    subtle::ConstantTimeEq::ct_eq(a, b).into()
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -13,6 +13,7 @@ mod ignore_files;
 mod output_file;
 mod process;
 pub mod process_tree;
+mod random;
 pub mod replace;
 pub mod search;
 pub mod walk;

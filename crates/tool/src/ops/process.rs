@@ -123,11 +123,7 @@ pub async fn run_local_with(
     use tokio::io::AsyncReadExt;
 
     become_subreaper();
-    let marker = format!(
-        "{}-{}",
-        std::process::id(),
-        agent_ai::now_millis() as u64 ^ (fastrand_u64())
-    );
+    let marker = format!("{}-{}", std::process::id(), super::random::random_hex());
     let (reader, writer) = std::io::pipe()?;
     // A larger pipe means fewer wake-ups for chatty commands (best effort).
     let _ = rustix::pipe::fcntl_setpipe_size(&writer, 1 << 20);
@@ -230,14 +226,6 @@ pub async fn run_local_with(
             Ok(ExecEnd::Exited(status.and_then(|s| s.code())))
         }
     }
-}
-
-/// A cheap random number for the call marker (no extra dependency).
-fn fastrand_u64() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(agent_ai::now_millis() as u64);
-    h.finish()
 }
 
 /// Picks the shell: an explicit path (must exist), `/bin/bash`, `bash` on PATH, `sh`.

@@ -57,6 +57,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::random::random_hex;
 use rustix::fs::{AtFlags, CWD, FileType, FlockOperation, Mode, OFlags, RenameFlags, Stat};
 use rustix::io::Errno;
 use serde::{Deserialize, Serialize};
@@ -558,21 +559,6 @@ impl From<Errno> for Fallback {
     fn from(e: Errno) -> Self {
         Fallback::Fail(e.into())
     }
-}
-
-/// A short random hex string for temporary names (uniqueness is checked by
-/// `O_EXCL`; this only makes collisions rare).
-fn random_hex() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    h.write_u32(std::process::id());
-    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-        h.write_u128(t.as_nanos());
-    }
-    format!("{:016x}", h.finish())
 }
 
 /// A new file in a directory, unnamed (`O_TMPFILE`) where the file system
