@@ -68,7 +68,7 @@ impl SessionManager {
                 }
                 continue;
             }
-            match SessionEntry::from_json(&value) {
+            match SessionEntry::from_json_owned(value) {
                 Some(entry) => manager.index(entry),
                 None => {
                     let warning = format!(
