@@ -14,8 +14,18 @@ use crate::event::{AgentEvent, EventSink};
 use crate::hooks::{AfterToolCallHook, BeforeToolCallHook};
 use crate::tool::{AgentTool, ExecutionMode};
 
-/// How queued steering or follow-up messages are delivered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How queued steering or follow-up messages are delivered; on the wire
+/// (settings' `steeringMode`/`followUpMode`, RPC's `set_*_mode`) as
+/// `"one-at-a-time"` or `"all"`.
+///
+/// ```
+/// use agent_core::QueueMode;
+/// let mode: QueueMode = serde_json::from_str("\"one-at-a-time\"").unwrap();
+/// assert_eq!(mode, QueueMode::OneAtATime);
+/// assert_eq!(serde_json::to_string(&QueueMode::All).unwrap(), "\"all\"");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum QueueMode {
     /// One message per poll (the default).
     #[default]

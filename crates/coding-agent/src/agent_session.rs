@@ -6,8 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use agent_ai::{ContentBlock, Message, Model, ModelClient, ThinkingLevel, UserContent};
 use agent_core::{
-    Agent, AgentError, AgentOptions, BeforeToolCallHook, ExecutionMode, IntoPrompt, QueueMode,
-    RunOutcome,
+    Agent, AgentError, AgentOptions, BeforeToolCallHook, ExecutionMode, IntoPrompt, RunOutcome,
 };
 
 use crate::compaction::{CompactionResult, CompactionSettings, SessionCompactor};
@@ -15,7 +14,7 @@ use crate::extension::{Extension, ExtensionApi};
 use crate::permissions::{PermissionGate, PermissionPrompt, PermissionRules};
 use crate::registry::{ToolRegistry, ToolSelection};
 use crate::sessions::SessionManager;
-use crate::settings::{QueueModeSetting, Settings, agent_dir};
+use crate::settings::{Settings, agent_dir};
 use crate::system_prompt::{SystemPromptOptions, build_system_prompt, load_context_files};
 use agent_tool::{Extensions, FileMutationQueue, ToolDefinition, WorkingDir};
 
@@ -362,8 +361,8 @@ impl AgentSessionBuilder {
         let mut options = AgentOptions::new(self.model, self.client);
         options.tool_extensions = extensions.clone();
         options.tool_execution = self.tool_execution;
-        options.steering_mode = queue_mode(settings.known().steering_mode);
-        options.follow_up_mode = queue_mode(settings.known().follow_up_mode);
+        options.steering_mode = settings.known().steering_mode.unwrap_or_default();
+        options.follow_up_mode = settings.known().follow_up_mode.unwrap_or_default();
         if let Some(n) = settings.max_parallel_tools() {
             options.max_parallel_tools = n;
         }
@@ -515,14 +514,6 @@ fn chain_hooks(
             })
         },
     ))
-}
-
-/// `"all"` delivers every queued message at once; anything else one at a time.
-fn queue_mode(value: Option<QueueModeSetting>) -> QueueMode {
-    match value {
-        Some(QueueModeSetting::All) => QueueMode::All,
-        Some(QueueModeSetting::OneAtATime) | None => QueueMode::OneAtATime,
-    }
 }
 
 /// Text that replaces images when `images.blockImages` is set.

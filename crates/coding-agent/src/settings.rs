@@ -35,9 +35,7 @@ use serde_json::{Map, Value};
 
 use crate::project_file::{MAX_PROJECT_FILE_BYTES, read_regular_file};
 
-pub use known::{
-    CompactionValues, ImageSettings, KnownSettings, QueueModeSetting, Seconds, TuiModeSetting,
-};
+pub use known::{CompactionValues, ImageSettings, KnownSettings, Seconds, TuiModeSetting};
 
 pub use agent_tool::{DEFAULT_BASH_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS};
 
@@ -789,7 +787,7 @@ mod tests {
         assert!(s.images_auto_resize());
         assert!(s.images_block_images());
         assert_eq!(s.max_parallel_tools(), None);
-        assert_eq!(s.known().steering_mode, Some(QueueModeSetting::All));
+        assert_eq!(s.known().steering_mode, Some(agent_core::QueueMode::All));
         assert_eq!(s.known().default_model, None);
         let mut s = s;
         s.set("defaultModel", json!("m"));

@@ -14,17 +14,6 @@ pub enum StreamingBehavior {
     FollowUp,
 }
 
-/// How queued steering or follow-up messages are delivered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum QueueModeName {
-    /// All queued messages at once.
-    All,
-    /// One per turn.
-    OneAtATime,
-}
-
 /// One command of Pi's RPC protocol, by its `type`. Unknown fields are
 /// ignored, as Pi does; a missing or mistyped field is an error naming it.
 ///
@@ -146,12 +135,12 @@ pub enum RpcCommand {
     /// How steering messages are delivered.
     SetSteeringMode {
         /// The mode.
-        mode: QueueModeName,
+        mode: agent_core::QueueMode,
     },
     /// How follow-up messages are delivered.
     SetFollowUpMode {
         /// The mode.
-        mode: QueueModeName,
+        mode: agent_core::QueueMode,
     },
     /// The slash commands the client may offer.
     GetCommands,
@@ -176,7 +165,11 @@ impl RpcCommand {
             .and_then(serde_json::Value::as_str)
             .unwrap_or("");
         RpcCommand::deserialize(value).map_err(|e| {
-            if e.to_string().starts_with("unknown variant") {
+            // Only the `type` itself: a field's value outside its choices
+            // (`"mode": "fast"`) is a mistyped field of a known command.
+            if e.to_string()
+                .starts_with(&format!("unknown variant `{kind}`"))
+            {
                 RpcParseError::Unknown(kind.to_string())
             } else {
                 RpcParseError::Invalid {
@@ -203,4 +196,35 @@ pub enum RpcParseError {
         /// What is wrong, naming the field.
         message: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_core::QueueMode;
+    use serde_json::json;
+
+    use super::{RpcCommand, RpcParseError};
+
+    #[test]
+    fn queue_modes_use_pis_names() {
+        let parse =
+            |mode: &str| RpcCommand::parse(&json!({"type": "set_follow_up_mode", "mode": mode}));
+        assert!(matches!(
+            parse("one-at-a-time"),
+            Ok(RpcCommand::SetFollowUpMode {
+                mode: QueueMode::OneAtATime
+            })
+        ));
+        assert!(matches!(
+            parse("all"),
+            Ok(RpcCommand::SetFollowUpMode {
+                mode: QueueMode::All
+            })
+        ));
+        let wrong = parse("oneAtATime");
+        assert!(
+            matches!(wrong, Err(RpcParseError::Invalid { .. })),
+            "{wrong:?}"
+        );
+    }
 }

@@ -37,7 +37,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_ai::{ContentBlock, ImageContent, Message, Model, UserContent, UserMessage};
-use agent_core::{AgentEvent, CancellationToken, QueueMode};
+use agent_core::{AgentEvent, CancellationToken};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
@@ -50,7 +50,7 @@ use crate::AgentSession;
 use crate::permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
 use crate::sessions::{EntryKind, SessionManager};
 
-pub use command::{QueueModeName, RpcCommand, RpcParseError, StreamingBehavior};
+pub use command::{RpcCommand, RpcParseError, StreamingBehavior};
 
 /// Where new sessions go and which models `set_model` accepts.
 #[derive(Clone, Default)]

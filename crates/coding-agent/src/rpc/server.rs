@@ -37,20 +37,6 @@ fn response(id: &Option<Value>, command: &str, result: Result<Value, String>) ->
     Value::Object(out)
 }
 
-fn queue_mode_name(mode: QueueMode) -> &'static str {
-    match mode {
-        QueueMode::All => "all",
-        QueueMode::OneAtATime => "one-at-a-time",
-    }
-}
-
-fn queue_mode(mode: QueueModeName) -> QueueMode {
-    match mode {
-        QueueModeName::All => QueueMode::All,
-        QueueModeName::OneAtATime => QueueMode::OneAtATime,
-    }
-}
-
 /// A user message from the command's text and images.
 fn user_message(text: String, images: Option<Vec<ImageContent>>) -> Message {
     let images = images.unwrap_or_default();
@@ -99,8 +85,8 @@ impl Server {
             "thinkingLevel": self.session.thinking_level(),
             "isStreaming": agent.is_running(),
             "isCompacting": self.session.compactor().is_compacting(),
-            "steeringMode": queue_mode_name(steering),
-            "followUpMode": queue_mode_name(follow_up),
+            "steeringMode": steering,
+            "followUpMode": follow_up,
             "sessionFile": file,
             "sessionId": id,
             "autoCompactionEnabled": self.session.compactor().auto_enabled(),
@@ -400,11 +386,11 @@ impl Server {
                 Ok(Value::Null)
             }
             RpcCommand::SetSteeringMode { mode } => {
-                agent.set_steering_mode(queue_mode(mode));
+                agent.set_steering_mode(mode);
                 Ok(Value::Null)
             }
             RpcCommand::SetFollowUpMode { mode } => {
-                agent.set_follow_up_mode(queue_mode(mode));
+                agent.set_follow_up_mode(mode);
                 Ok(Value::Null)
             }
             RpcCommand::Clone => {

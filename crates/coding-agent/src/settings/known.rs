@@ -57,10 +57,10 @@ pub struct KnownSettings {
     pub allowed_tools: Option<Vec<String>>,
     /// `steeringMode`: how queued steering messages are delivered.
     #[serde(deserialize_with = "present")]
-    pub steering_mode: Option<QueueModeSetting>,
+    pub steering_mode: Option<agent_core::QueueMode>,
     /// `followUpMode`: how queued follow-up messages are delivered.
     #[serde(deserialize_with = "present")]
-    pub follow_up_mode: Option<QueueModeSetting>,
+    pub follow_up_mode: Option<agent_core::QueueMode>,
     /// `tuiMode`: how the terminal UI starts drawing.
     #[serde(deserialize_with = "present")]
     pub tui_mode: Option<TuiModeSetting>,
@@ -142,17 +142,6 @@ pub struct CompactionValues {
     /// Other keys under `compaction` (unknown).
     #[serde(flatten)]
     pub other: Map<String, Value>,
-}
-
-/// `steeringMode` / `followUpMode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub enum QueueModeSetting {
-    /// `"one-at-a-time"`.
-    #[serde(rename = "one-at-a-time")]
-    OneAtATime,
-    /// `"all"`.
-    #[serde(rename = "all")]
-    All,
 }
 
 /// `tuiMode`.
