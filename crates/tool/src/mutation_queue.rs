@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// Per-file FIFO queue for operations that change files (edit, write).
@@ -130,7 +130,7 @@ impl FileMutationQueue {
 /// The queue key of `path`: its canonical form, or for a missing file the
 /// canonical form of its nearest existing ancestor joined with the rest.
 pub fn queue_key(path: &Path) -> io::Result<PathBuf> {
-    let absolute = normalize(&std::path::absolute(path)?);
+    let absolute = crate::path::normalize_path(&std::path::absolute(path)?);
     match std::fs::canonicalize(&absolute) {
         Ok(p) => Ok(p),
         Err(e) if is_missing(&e) => {
@@ -160,19 +160,4 @@ fn is_missing(e: &io::Error) -> bool {
         e.kind(),
         io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
     )
-}
-
-/// Removes `.` and resolves `..` lexically.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
