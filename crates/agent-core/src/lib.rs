@@ -39,15 +39,16 @@ mod fn_tool;
 mod hook_snapshot;
 mod hooks;
 mod nested;
+mod queue_mode;
 mod tool;
 mod tool_execution;
 pub use tool_execution::{execute_tool_call, execute_tool_call_with};
 
 pub use agent::{
-    Agent, AgentError, AgentOptions, AgentState, IntoPrompt, QueueMode, RunOutcome, SubscriptionId,
-    WeakAgent,
+    Agent, AgentError, AgentOptions, AgentState, IntoPrompt, RunOutcome, SubscriptionId, WeakAgent,
 };
 pub use agent_loop::{agent_loop, run_agent_loop, run_agent_loop_continue};
+pub use queue_mode::QueueMode;
 mod compaction;
 pub use compaction::{
     CompactedContext, CompactionError, CompactionReason, ContextCompactor,
