@@ -252,6 +252,9 @@ pub async fn batch(
     sandbox: Option<agent_sandbox::SandboxMode>,
     remote: &crate::args::RemoteArgs,
 ) -> Result<(), UsageError> {
+    // Each case builds its tools anew; commands of the batch still share
+    // the standing sandbox, as a session's do.
+    let _sandbox = agent_sandbox::SandboxLease::take();
     // One channel for the whole batch.
     let (remote, default_cwd) = remote_and_cwd(remote, cwd, sandbox).await?;
     let reader: Box<dyn BufRead + Send> = if source == "-" {

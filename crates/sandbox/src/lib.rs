@@ -41,7 +41,7 @@ use agent_tool::Operations;
 
 pub use agent_tool::ops::SandboxDenied;
 pub use commands::{
-    BWRAP_PATH_VAR, CannotConfine, SandboxedProcessOps, SandboxedPrograms,
+    BWRAP_PATH_VAR, CannotConfine, SandboxLease, SandboxedProcessOps, SandboxedPrograms,
     commands_can_be_confined, shut_down,
 };
 pub use confined::ConfinedFileOps;

@@ -33,7 +33,14 @@ async fn run(ops: &agent_tool::Operations, cwd: &Path, command: &str) -> String 
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// One test: the standing sandbox and the lease count are the process's,
+/// so the two cases must not run side by side.
 #[tokio::test]
+async fn the_sandbox_lives_as_long_as_its_holders() {
+    the_sandbox_and_its_placeholders_go_with_the_last_operations().await;
+    a_lease_keeps_the_sandbox_across_operations_made_anew().await;
+}
+
 async fn the_sandbox_and_its_placeholders_go_with_the_last_operations() {
     let ws = tempfile::tempdir().unwrap();
     let ws = ws.path().canonicalize().unwrap();
@@ -61,5 +68,30 @@ async fn the_sandbox_and_its_placeholders_go_with_the_last_operations() {
     assert!(
         !ws.join(".git").exists(),
         "the placeholder outlived the last operations"
+    );
+}
+
+async fn a_lease_keeps_the_sandbox_across_operations_made_anew() {
+    let ws = tempfile::tempdir().unwrap();
+    let ws = ws.path().canonicalize().unwrap();
+    let policy = SandboxPolicy::workspace_only(&ws);
+    let lease = agent_sandbox::SandboxLease::take();
+    // A message queue made by one command is seen by the next only in the
+    // same standing sandbox.
+    let ops = agent_sandbox::operations(&policy).unwrap();
+    run(&ops, &ws, "ipcmk -Q >/dev/null").await;
+    drop(ops);
+    assert!(
+        ws.join(".git").is_dir(),
+        "taken down while the lease holds it"
+    );
+    let ops = agent_sandbox::operations(&policy).unwrap();
+    let queues = run(&ops, &ws, "ipcs -q | grep -c '^0x' || true").await;
+    assert_eq!(queues.trim(), "1", "not the same sandbox: {queues}");
+    drop(ops);
+    drop(lease);
+    assert!(
+        !ws.join(".git").exists(),
+        "the last holder went; the sandbox stayed"
     );
 }

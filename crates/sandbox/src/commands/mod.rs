@@ -61,7 +61,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 
 pub use bwrap::BWRAP_PATH_VAR;
-pub use resident::shut_down;
+pub use resident::{SandboxLease, shut_down};
 
 use agent_tool::ops::run_local_with;
 use agent_tool::ops::{ExecEnd, ExecRequest, OutputSink, ProcessOps};
@@ -184,11 +184,12 @@ pub fn commands_can_be_confined(policy: &SandboxPolicy) -> Result<(), CannotConf
 /// is taken down when the last `SandboxedProcessOps` of the process is
 /// dropped, e.g. with the session whose tools held it: a program that
 /// lets its session go need not call [`shut_down`] (one that ends with
-/// `std::process::exit` while a session lives still must).
+/// `std::process::exit` while a session lives still must). To keep it
+/// across operations made anew for each call, hold a [`SandboxLease`].
 #[derive(Debug, Clone)]
 pub struct SandboxedProcessOps {
     policy: SandboxPolicy,
-    _lease: Arc<resident::Lease>,
+    _lease: Arc<resident::SandboxLease>,
 }
 
 impl SandboxedProcessOps {
@@ -196,7 +197,7 @@ impl SandboxedProcessOps {
     pub fn new(policy: SandboxPolicy) -> Self {
         SandboxedProcessOps {
             policy,
-            _lease: Arc::new(resident::Lease::take()),
+            _lease: Arc::new(resident::SandboxLease::take()),
         }
     }
 }

@@ -18,7 +18,7 @@
 //! The sandbox holds the placeholders of its protected paths (see
 //! [`placeholders`](super::placeholders)) for as long as it stands, and
 //! goes after [`IDLE`] without a command, when the last
-//! `SandboxedProcessOps` of the process is dropped (its [`Lease`]), or on
+//! `SandboxedProcessOps` or [`SandboxLease`] of the process is dropped, or on
 //! [`shut_down`]. Its private temp dir (read-only mode, or
 //! `sandbox.excludeTmp`) lasts as long.
 
@@ -62,22 +62,35 @@ fn current() -> std::sync::MutexGuard<'static, Option<(Arc<Resident>, u64)>> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// How many [`Lease`]s are alive.
+/// How many [`SandboxLease`]s are alive.
 static LEASES: Mutex<usize> = Mutex::new(0);
 
 /// A holder of the standing sandbox: while one is alive the sandbox may
-/// stand; when the last goes, it is taken down ([`shut_down`]).
+/// stand (between commands, up to its idle time); when the last goes, it
+/// is taken down with its placeholders ([`shut_down`]).
+///
+/// Every [`SandboxedProcessOps`](super::SandboxedProcessOps) holds one. A
+/// program that builds its operations anew for each call (the binary's
+/// `coding-agent tool --batch` does, per case) holds one of its own for as
+/// long as commands should share the standing sandbox.
+///
+/// ```
+/// let lease = agent_sandbox::SandboxLease::take();
+/// // ... operations made and dropped meanwhile keep the sandbox standing.
+/// drop(lease); // the last holder: the sandbox goes.
+/// ```
 #[derive(Debug)]
-pub(crate) struct Lease(());
+pub struct SandboxLease(());
 
-impl Lease {
-    pub(crate) fn take() -> Lease {
+impl SandboxLease {
+    /// Holds the standing sandbox until dropped.
+    pub fn take() -> SandboxLease {
         *leases() += 1;
-        Lease(())
+        SandboxLease(())
     }
 }
 
-impl Drop for Lease {
+impl Drop for SandboxLease {
     fn drop(&mut self) {
         let mut count = leases();
         *count = count.saturating_sub(1);
