@@ -18,19 +18,8 @@ pub(super) const SLACK_PERCENT: usize = 10;
 /// Lines of the `.rs` files under `dir/src`, tests included.
 pub(super) fn source_lines(dir: &Path) -> Result<usize> {
     let mut total = 0;
-    let mut stack = vec![dir.join("src")];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries {
-            let path = entry?.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|x| x == "rs") {
-                total += std::fs::read_to_string(&path)?.lines().count();
-            }
-        }
+    for path in super::lengths::rust_files(&[dir.join("src")])? {
+        total += std::fs::read_to_string(&path)?.lines().count();
     }
     Ok(total)
 }
