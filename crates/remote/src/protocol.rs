@@ -18,7 +18,8 @@
 //! [`Response`] with id 0 carrying [`Hello`] once that sandbox stands, or
 //! [`Reply::Refused`] (and the helper exits) when it cannot be had there.
 //!
-//! `docs/remote-protocol.md` in the repository describes every message.
+//! The section "The protocol" of `docs/remote.md` in the repository walks
+//! through a session's messages.
 
 use std::io;
 use std::path::PathBuf;

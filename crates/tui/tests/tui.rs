@@ -109,7 +109,7 @@ fn sample_app() -> App {
     app
 }
 
-/// Compares with `tests/snapshots/NAME.txt`; `UPDATE_SNAPSHOTS=1` writes it.
+/// Compares with `tests/snapshots/<name>.txt`; `UPDATE_SNAPSHOTS=1` writes it.
 fn snapshot(name: &str, actual: &str) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/snapshots")

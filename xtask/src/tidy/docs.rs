@@ -1,11 +1,13 @@
-//! Check 6: the paths the documentation names exist.
+//! Check 6: the paths the documentation names exist: in the Markdown
+//! documents and in the rustdoc of every Rust file (`//!` and `///` lines).
 
 use std::path::Path;
 
 use anyhow::Result;
 
-/// Repository paths named in ARCHITECTURE.md, README.md and docs/ that do
-/// not exist from the root or from any crate's directory.
+/// Repository paths named in ARCHITECTURE.md, README.md, docs/ and rustdoc
+/// that do not exist from the root, from any crate's directory or from the
+/// naming file's own directory.
 pub(super) fn documented_paths_exist(root: &Path, problems: &mut Vec<String>) -> Result<()> {
     let mut documents = vec![root.join("ARCHITECTURE.md"), root.join("README.md")];
     for entry in std::fs::read_dir(root.join("docs"))? {
@@ -18,8 +20,19 @@ pub(super) fn documented_paths_exist(root: &Path, problems: &mut Vec<String>) ->
     for entry in std::fs::read_dir(root.join("crates"))? {
         bases.push(entry?.path());
     }
-    for document in documents {
+    let rust = super::lengths::rust_files(&[
+        root.join("crates"),
+        root.join("tests"),
+        root.join("xtask"),
+        root.join("examples"),
+    ])?;
+    for document in documents.into_iter().chain(rust) {
         let text = std::fs::read_to_string(&document)?;
+        let text = if document.extension().is_some_and(|x| x == "rs") {
+            rustdoc_of(&text)
+        } else {
+            text
+        };
         let base_of_document = document.parent().unwrap_or(root).to_path_buf();
         for path in named_paths(&text) {
             let found = bases
@@ -35,6 +48,28 @@ pub(super) fn documented_paths_exist(root: &Path, problems: &mut Vec<String>) ->
         }
     }
     Ok(())
+}
+
+/// The rustdoc lines of a Rust file (`//!`, `///`), joined: what a reader
+/// of the generated documentation sees. Ordinary comments are left out, as
+/// are test modules (from `#[cfg(test)]` on), whose fixtures name paths
+/// that need not exist.
+fn rustdoc_of(source: &str) -> String {
+    let mut out = String::new();
+    for line in source.lines() {
+        let line = line.trim_start();
+        if line.starts_with("#[cfg(test)]") {
+            break;
+        }
+        if let Some(doc) = line
+            .strip_prefix("//!")
+            .or_else(|| line.strip_prefix("///"))
+        {
+            out.push_str(doc);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// Paths in backticks or link targets that start with a directory of the

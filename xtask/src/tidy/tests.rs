@@ -84,9 +84,17 @@ fn a_named_path_that_does_not_exist_is_caught() {
     )
     .unwrap();
     std::fs::write(root.path().join("README.md"), "[d](docs/missing.md)").unwrap();
+    // Rustdoc counts; an ordinary comment and a test module do not.
+    std::fs::write(
+        root.path().join("crates/tool/src/doc.rs"),
+        "//! See `crates/tool/src/lib.rs`.\n/// Lives in `crates/moved.rs`.\n\
+         // `crates/comment.rs`\n#[cfg(test)]\n/// `crates/fixture.rs`\n",
+    )
+    .unwrap();
     let mut problems = Vec::new();
     documented_paths_exist(root.path(), &mut problems).unwrap();
-    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert_eq!(problems.len(), 3, "{problems:#?}");
+    assert!(problems.iter().any(|p| p.contains("crates/moved.rs")));
     assert!(problems.iter().any(|p| p.contains("crates/gone.rs")));
     assert!(problems.iter().any(|p| p.contains("docs/missing.md")));
 }
