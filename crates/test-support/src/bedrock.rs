@@ -4,7 +4,7 @@
 //! on a request body ([`check_request`]).
 //!
 //! The frames are refereed by boto3 in the integration tests
-//! (`tests/tests/bedrock_sdk.rs`), which also validate our bodies with
+//! (`tests/tests/it/bedrock_sdk.rs`), which also validate our bodies with
 //! botocore's service model and re-sign our requests.
 //!
 //! ```

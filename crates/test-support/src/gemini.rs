@@ -4,7 +4,7 @@
 //! checks the real service makes on a request ([`check_request`]).
 //!
 //! The chunk shapes are refereed by the `google-genai` Python SDK in the
-//! integration tests (`tests/tests/gemini_sdk.rs`).
+//! integration tests (`tests/tests/it/gemini_sdk.rs`).
 //!
 //! ```
 //! use test_support::gemini::{GeminiScript, Usage};

@@ -5,7 +5,7 @@
 //! `store: false` request ([`check_request`]).
 //!
 //! The event shapes are refereed by the `openai` Python SDK in the
-//! integration tests (`tests/tests/openai_sdk.rs`): the SDK parses every
+//! integration tests (`tests/tests/it/openai_sdk.rs`): the SDK parses every
 //! event into its own types, and strictly validates them.
 //!
 //! ```

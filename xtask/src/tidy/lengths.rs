@@ -22,7 +22,7 @@ pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
         "the sandbox's end-to-end cases: to become modules of one test binary (issue 35)",
     ),
     (
-        "tests/tests/agent_loop.rs",
+        "tests/tests/it/agent_loop.rs",
         1499,
         "the loop's contract cases: to become modules (issue 35)",
     ),
@@ -62,12 +62,12 @@ pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
         "request, stream and their tests: to split (issue 35)",
     ),
     (
-        "tests/tests/providers.rs",
+        "tests/tests/it/providers.rs",
         930,
         "provider wire cases: to become modules (issue 35)",
     ),
     (
-        "tests/tests/product_layer.rs",
+        "tests/tests/it/product_layer.rs",
         928,
         "product-layer cases: to become modules (issue 35)",
     ),
