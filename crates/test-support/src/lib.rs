@@ -11,6 +11,8 @@ pub mod anthropic;
 pub mod bedrock;
 #[cfg(feature = "http-server")]
 pub mod chat_completions;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod corpus;
 #[cfg(feature = "http-server")]
 pub mod gemini;
