@@ -10,7 +10,7 @@ use agent_codemode::{
     CodemodeTool, MemoryStore, STORE_ENTRY_TYPE, ScriptStore, WorkerSandbox, replay_store,
 };
 use coding_agent::sessions::EntryKind;
-use coding_agent::{AgentSession, Settings, ToolDefinition};
+use coding_agent::{AgentSession, Seconds, Settings, ToolDefinition};
 use serde_json::{Map, Value};
 
 /// The argument that starts this binary as a script worker.
@@ -87,12 +87,9 @@ impl ScriptStore for SessionStore {
 /// The deadline of scripts that set none: settings `codemode.timeoutSeconds`
 /// (`0`: none), else 600 s.
 fn timeout(settings: &Settings) -> Option<Duration> {
-    match settings
-        .get_path("codemode.timeoutSeconds")
-        .and_then(Value::as_f64)
-    {
-        Some(s) if s <= 0.0 || !s.is_finite() => None,
-        Some(s) => Some(Duration::from_secs_f64(s.min(1e9))),
+    match settings.known().codemode.timeout_seconds {
+        Some(Seconds(0.0)) => None,
+        Some(Seconds(s)) => Some(Duration::from_secs_f64(s.min(1e9))),
         None => Some(agent_codemode::DEFAULT_TIMEOUT),
     }
 }

@@ -42,9 +42,9 @@ pub use extension::{
 pub use project_file::MAX_PROJECT_FILE_BYTES;
 pub use registry::{ToolRegistry, ToolSelection, ToolSource};
 pub use settings::{
-    CompactionValues, DEFAULT_BASH_TIMEOUT_SECONDS, DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS,
-    ImageSettings, KnownSettings, MAX_TIMEOUT_SECONDS, Seconds, Settings, SettingsError,
-    TuiModeSetting, agent_dir,
+    CodemodeValues, CompactionValues, DEFAULT_BASH_TIMEOUT_SECONDS,
+    DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS, ImageSettings, KnownSettings, MAX_TIMEOUT_SECONDS,
+    Seconds, Settings, SettingsError, TuiModeSetting, agent_dir,
 };
 pub use skills::BUILTIN_COMMANDS;
 pub use system_prompt::{

@@ -35,7 +35,9 @@ use serde_json::{Map, Value};
 
 use crate::project_file::{MAX_PROJECT_FILE_BYTES, read_regular_file};
 
-pub use known::{CompactionValues, ImageSettings, KnownSettings, Seconds, TuiModeSetting};
+pub use known::{
+    CodemodeValues, CompactionValues, ImageSettings, KnownSettings, Seconds, TuiModeSetting,
+};
 
 pub use agent_tool::{DEFAULT_BASH_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS};
 
@@ -340,16 +342,6 @@ impl Settings {
     /// A raw value by top-level key.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.values.get(key)
-    }
-
-    /// A raw value by dotted path, e.g. `images.autoResize`.
-    pub fn get_path(&self, path: &str) -> Option<&Value> {
-        let mut parts = path.split('.');
-        let mut current = self.values.get(parts.next()?)?;
-        for part in parts {
-            current = current.get(part)?;
-        }
-        Some(current)
     }
 
     /// Sets a top-level key (for programs that configure in code).
@@ -766,6 +758,10 @@ mod tests {
             (
                 r#"{"streamIdleTimeoutSeconds": -1.5}"#,
                 "`streamIdleTimeoutSeconds`",
+            ),
+            (
+                r#"{"codemode": {"timeoutSeconds": -1}}"#,
+                "`codemode.timeoutSeconds`",
             ),
         ] {
             let e = load_pair("{}", project).unwrap_err();

@@ -92,7 +92,10 @@ mod tests {
     fn script_lines_read_back() {
         let dir = std::env::temp_dir().join(format!("ts-cli-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let turns = [serde_json::json!({"type": "a"}), serde_json::json!({"n": 1})];
+        let turns = [
+            serde_json::json!({"type": "a"}),
+            serde_json::json!({"n": 1}),
+        ];
         let path = script(&dir, &turns);
         let back = json_lines(&std::fs::read(&path).unwrap());
         assert_eq!(back, turns);

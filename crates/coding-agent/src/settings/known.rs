@@ -102,6 +102,9 @@ pub struct KnownSettings {
     pub permissions: Option<Value>,
     /// `compaction.*`.
     pub compaction: CompactionValues,
+    /// `codemode.*`.
+    #[serde(deserialize_with = "present_or_default")]
+    pub codemode: CodemodeValues,
     /// `hooks`: Pi's; held back like every key that runs code.
     pub hooks: Option<Value>,
     /// `packages`: Pi's; held back like every key that runs code.
@@ -140,6 +143,20 @@ pub struct CompactionValues {
     /// `compaction.keepRecentTokens`.
     pub keep_recent_tokens: Option<u64>,
     /// Other keys under `compaction` (unknown).
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// `codemode.*`: the codemode tool's settings.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
+pub struct CodemodeValues {
+    /// `codemode.timeoutSeconds`: the deadline of a script that sets none
+    /// (`0`: none; absent: the tool's default).
+    #[serde(deserialize_with = "present")]
+    pub timeout_seconds: Option<Seconds>,
+    /// Other keys under `codemode` (unknown).
     #[serde(flatten)]
     pub other: Map<String, Value>,
 }
@@ -200,11 +217,11 @@ fn present_or_default<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> R
 }
 
 /// Pi's keys this agent does not type here: not reported as unknown, since
-/// the global file may be Pi's own (`defaultTools` and `codemode.*` are read
-/// where they are used: the session builder and the codemode tool).
-const PI_KEYS: [&str; 19] = [
+/// the global file may be Pi's own (`defaultTools` is read where it is
+/// used: the session builder). Pi's other `codemode.*` keys are not
+/// reported either.
+const PI_KEYS: [&str; 18] = [
     "defaultTools",
-    "codemode",
     "hideThinkingBlock",
     "theme",
     "quietStartup",
