@@ -99,8 +99,8 @@ const SYSTEM_PARTS: [SystemPart; 2] = [
     SystemPart {
         program: "/usr/bin/bwrap",
         install: "apt-get install -y bubblewrap",
-        groups: "the sandbox tests (crates/cli/tests/sandbox.rs, crates/sandbox/tests/sandbox.rs)",
-        filter: "not binary(sandbox)",
+        groups: "the sandbox tests (crates/cli/tests/sandbox.rs, crates/sandbox/tests/it/sandbox.rs)",
+        filter: "not (binary(sandbox) | test(/^sandbox::/))",
     },
     SystemPart {
         program: "/usr/sbin/sshd",
