@@ -82,11 +82,6 @@ pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
         "schema lowering per API with its tests: to split (issue 35)",
     ),
     (
-        "crates/mcp/src/http_server.rs",
-        867,
-        "the HTTP server with its limits: to split (issue 35)",
-    ),
-    (
         "crates/cli/tests/cli.rs",
         870,
         "the binary's cases: to become modules (issue 35)",
