@@ -105,8 +105,9 @@ pub struct AfterToolCallResult {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use agent_core::{AgentOptions, BeforeToolCallHook, HookError};
+/// use agent_core::{BeforeToolCallHook, HookError};
 ///
+/// // Given to the loop with `AgentOptions::with_before_tool_call`.
 /// let hook: BeforeToolCallHook = Arc::new(|ctx, _cancel| {
 ///     Box::pin(async move {
 ///         // A failing check is a hook error; `?` takes a `String` too.
@@ -119,8 +120,7 @@ pub struct AfterToolCallResult {
 ///         Ok(None)
 ///     })
 /// });
-/// let mut options = AgentOptions::default();
-/// options.before_tool_call = Some(hook);
+/// # let _ = hook;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
