@@ -133,6 +133,11 @@ const PRODUCT_EXCEPTIONS: &[(&str, &str, &str)] = &[
         "the names of Pi's RPC commands (`bash`), not of tools",
     ),
     (
+        "rpc/response_tests.rs",
+        "\"bash\"",
+        "the `bash` RPC command's response, pinned on the wire; a command, not a tool",
+    ),
+    (
         "system_prompt.rs",
         "has(\"bash\")",
         "Pi's prompt advises bash for exploration only when bash is active and grep, find and ls are not",

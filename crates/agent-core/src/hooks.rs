@@ -96,23 +96,87 @@ pub struct AfterToolCallResult {
     pub is_error: Option<bool>,
 }
 
-/// A hook run after validation and before execution. An `Err` becomes the call's
-/// error result.
+/// Why a hook failed, as a hook author says it: a message for the model.
+///
+/// The call's result becomes an error whose text is the message: from a
+/// `before_tool_call` hook the tool is not run (as with
+/// [`BeforeToolCallResult::block`], without ending the run); from an
+/// `after_tool_call` hook the tool's own result is replaced.
+///
+/// ```
+/// use std::sync::Arc;
+/// use agent_core::{BeforeToolCallHook, HookError};
+///
+/// // Given to the loop with `AgentOptions::with_before_tool_call`.
+/// let hook: BeforeToolCallHook = Arc::new(|ctx, _cancel| {
+///     Box::pin(async move {
+///         // A failing check is a hook error; `?` takes a `String` too.
+///         let path = ctx.args["path"]
+///             .as_str()
+///             .ok_or_else(|| HookError::new("this hook needs a `path` argument"))?;
+///         if path.starts_with("/etc") {
+///             return Err(format!("{path} is off limits").into());
+///         }
+///         Ok(None)
+///     })
+/// });
+/// # let _ = hook;
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct HookError {
+    message: String,
+}
+
+impl HookError {
+    /// A failure with this message (the text of the call's error result).
+    pub fn new(message: impl Into<String>) -> Self {
+        HookError {
+            message: message.into(),
+        }
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The message, owned.
+    pub fn into_message(self) -> String {
+        self.message
+    }
+}
+
+impl From<String> for HookError {
+    fn from(message: String) -> Self {
+        HookError::new(message)
+    }
+}
+
+impl From<&str> for HookError {
+    fn from(message: &str) -> Self {
+        HookError::new(message)
+    }
+}
+
+/// A hook run after validation and before execution. An `Err` becomes the
+/// call's error result, and the tool is not run (see [`HookError`]).
 pub type BeforeToolCallHook = Arc<
     dyn Fn(
             BeforeToolCallContext,
             CancellationToken,
-        ) -> BoxFuture<'static, Result<Option<BeforeToolCallResult>, String>>
+        ) -> BoxFuture<'static, Result<Option<BeforeToolCallResult>, HookError>>
         + Send
         + Sync,
 >;
 
-/// A hook run after execution. An `Err` becomes the call's error result.
+/// A hook run after execution. An `Err` replaces the call's result with an
+/// error result (see [`HookError`]).
 pub type AfterToolCallHook = Arc<
     dyn Fn(
             AfterToolCallContext,
             CancellationToken,
-        ) -> BoxFuture<'static, Result<Option<AfterToolCallResult>, String>>
+        ) -> BoxFuture<'static, Result<Option<AfterToolCallResult>, HookError>>
         + Send
         + Sync,
 >;

@@ -63,7 +63,7 @@ pub use extensions::Extensions;
 pub use fn_tool::{FnTool, IntoAgentTool};
 pub use hooks::{
     AfterToolCallContext, AfterToolCallHook, AfterToolCallResult, BeforeToolCallContext,
-    BeforeToolCallHook, BeforeToolCallResult,
+    BeforeToolCallHook, BeforeToolCallResult, HookError,
 };
 pub use nested::{NestedOutcome, NestedToolCalls};
 pub use tool::{

@@ -299,7 +299,7 @@ pub(crate) async fn prepare(
                     false,
                 ));
             }
-            Ok(Err(message)) => return Prepared::Done(failed(call, message, false)),
+            Ok(Err(error)) => return Prepared::Done(failed(call, error.into_message(), false)),
             Ok(Ok(Some(decision))) => {
                 if let Some(record) = decision.decision {
                     (batch.emit)(&AgentEvent::ToolCallDecision {
@@ -439,7 +439,7 @@ pub(crate) async fn run_prepared(
                 }
             }
             Ok(Ok(None)) => {}
-            Ok(Err(message)) => done = failed(&done.call, message, false),
+            Ok(Err(error)) => done = failed(&done.call, error.into_message(), false),
             Err(panic) => {
                 done = failed(
                     &done.call,

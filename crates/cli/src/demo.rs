@@ -195,7 +195,7 @@ pub async fn run(args: DemoArgs) -> i32 {
         })
         .build()
         .expect("settings are given");
-    crate::run::attach_output(&session, args.mode, false, dir.clone());
+    crate::modes::attach_output(&session, args.mode, false, dir.clone());
     if args.mode == Mode::Text {
         crate::print_line(&format!("> {DEMO_PROMPT}\n"));
     }

@@ -17,19 +17,19 @@ mod extensions;
 mod mcp_cmd;
 mod mcp_login;
 mod mcp_servers;
+mod modes;
 mod prompt;
 mod provider;
 mod remote;
 mod render;
 mod resources;
-mod run;
 mod sandbox;
 mod session_cmd;
 mod signals;
 mod slash;
+mod startup;
 mod tool_cmd;
 mod trust_cmd;
-mod tui;
 
 use clap::Parser;
 
@@ -123,7 +123,7 @@ fn main() {
                 Some(action) => mcp_login::run(action).await,
                 None => mcp_cmd::run(m, mcp_logs.unwrap_or_default()).await,
             },
-            None => run::run(cli.run).await,
+            None => modes::run(cli.run).await,
         }
     });
     // Background tasks (e.g. a stdin reader) must not keep the process alive.

@@ -362,7 +362,7 @@ async fn hook_errors_become_error_results() {
     ]);
     let (rec, _) = run(client, vec![tool.clone()], |c| {
         c.before_tool_call = Some(Arc::new(|_, _| {
-            async { Err("hook broke".to_string()) }.boxed()
+            async { Err(agent_core::HookError::new("hook broke")) }.boxed()
         }));
     })
     .await;
@@ -375,7 +375,7 @@ async fn hook_errors_become_error_results() {
     ]);
     let (rec, _) = run(client, vec![tool], |c| {
         c.after_tool_call = Some(Arc::new(|_, _| {
-            async { Err("after broke".to_string()) }.boxed()
+            async { Err(agent_core::HookError::new("after broke")) }.boxed()
         }));
     })
     .await;

@@ -29,6 +29,7 @@ mod command;
 mod lines;
 mod output;
 mod permission_prompt;
+mod response;
 mod server;
 
 use std::collections::HashMap;
@@ -40,7 +41,7 @@ use agent_ai::{ContentBlock, ImageContent, Message, Model, UserContent, UserMess
 use agent_core::{AgentEvent, CancellationToken};
 use futures::StreamExt;
 use futures::future::BoxFuture;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::bytes::{Bytes, BytesMut};
@@ -146,6 +147,10 @@ use lines::{CommandLine, CommandLines, MAX_LINE};
 use output::{Backlog, paced};
 pub use output::{OUTPUT_LIMIT, RpcOutput};
 pub use permission_prompt::RpcPermissionPrompt;
+pub use response::{
+    RpcBashResult, RpcCommandFile, RpcCommandInfo, RpcData, RpcForkMessage, RpcResponse,
+    RpcSessionState, RpcSessionStats, RpcSourceInfo, RpcTokens,
+};
 pub use server::run_rpc;
 
 #[cfg(test)]

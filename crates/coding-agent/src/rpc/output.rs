@@ -71,7 +71,7 @@ pub struct RpcOutput {
 }
 
 impl RpcOutput {
-    pub(super) fn send(&self, value: &Value) {
+    pub(super) fn send(&self, value: &impl serde::Serialize) {
         if let Ok(line) = serde_json::to_string(value) {
             self.backlog.lines.fetch_add(1, Ordering::AcqRel);
             self.backlog

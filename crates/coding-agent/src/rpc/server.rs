@@ -14,29 +14,6 @@ struct Server {
     bash_cancel: Mutex<Option<CancellationToken>>,
 }
 
-fn response(id: &Option<Value>, command: &str, result: Result<Value, String>) -> Value {
-    let mut out = Map::new();
-    if let Some(id) = id {
-        out.insert("id".into(), id.clone());
-    }
-    out.insert("type".into(), json!("response"));
-    out.insert("command".into(), json!(command));
-    match result {
-        Ok(Value::Null) => {
-            out.insert("success".into(), json!(true));
-        }
-        Ok(data) => {
-            out.insert("success".into(), json!(true));
-            out.insert("data".into(), data);
-        }
-        Err(error) => {
-            out.insert("success".into(), json!(false));
-            out.insert("error".into(), json!(error));
-        }
-    }
-    Value::Object(out)
-}
-
 /// A user message from the command's text and images.
 fn user_message(text: String, images: Option<Vec<ImageContent>>) -> Message {
     let images = images.unwrap_or_default();
@@ -66,7 +43,7 @@ impl Server {
         )
     }
 
-    fn state(&self) -> Value {
+    fn state(&self) -> RpcSessionState {
         let agent = self.session.agent();
         let (steering, follow_up) = agent.queue_modes();
         let (file, id, name) = match self.manager() {
@@ -80,26 +57,23 @@ impl Server {
             }
             None => (None, None, None),
         };
-        let mut data = json!({
-            "model": agent.state().model,
-            "thinkingLevel": self.session.thinking_level(),
-            "isStreaming": agent.is_running(),
-            "isCompacting": self.session.compactor().is_compacting(),
-            "steeringMode": steering,
-            "followUpMode": follow_up,
-            "sessionFile": file,
-            "sessionId": id,
-            "autoCompactionEnabled": self.session.compactor().auto_enabled(),
-            "messageCount": agent.messages().len(),
-            "pendingMessageCount": agent.pending_message_count(),
-        });
-        if let Some(name) = name {
-            data["sessionName"] = json!(name);
+        RpcSessionState {
+            model: agent.state().model,
+            thinking_level: self.session.thinking_level(),
+            is_streaming: agent.is_running(),
+            is_compacting: self.session.compactor().is_compacting(),
+            steering_mode: steering,
+            follow_up_mode: follow_up,
+            session_file: file,
+            session_id: id,
+            auto_compaction_enabled: self.session.compactor().auto_enabled(),
+            message_count: agent.messages().len(),
+            pending_message_count: agent.pending_message_count(),
+            session_name: name,
         }
-        data
     }
 
-    fn stats(&self) -> Value {
+    fn stats(&self) -> RpcSessionStats {
         let messages = self.session.agent().messages();
         let (mut user, mut assistant, mut calls, mut results) = (0, 0, 0, 0);
         for m in &messages {
@@ -129,15 +103,24 @@ impl Server {
             }
             None => (None, None),
         };
-        json!({
-            "sessionFile": file, "sessionId": id,
-            "userMessages": user, "assistantMessages": assistant,
-            "toolCalls": calls, "toolResults": results, "totalMessages": messages.len(),
-            "tokens": {"input": input, "output": output, "cacheRead": cache_read, "cacheWrite": cache_write,
-                       "total": input + output + cache_read + cache_write},
-            "cost": usage.cost.total,
-            "costBreakdown": usage.cost,
-        })
+        RpcSessionStats {
+            session_file: file,
+            session_id: id,
+            user_messages: user,
+            assistant_messages: assistant,
+            tool_calls: calls,
+            tool_results: results,
+            total_messages: messages.len(),
+            tokens: RpcTokens {
+                input,
+                output,
+                cache_read,
+                cache_write,
+                total: input + output + cache_read + cache_write,
+            },
+            cost: usage.cost.total,
+            cost_breakdown: usage.cost,
+        }
     }
 
     /// Waits until no run is in progress (after asking it to stop).
@@ -153,7 +136,7 @@ impl Server {
         }
     }
 
-    async fn handle(self: &Arc<Self>, command: Value) -> Result<Value, String> {
+    async fn handle(self: &Arc<Self>, command: Value) -> Result<Option<RpcData>, String> {
         let command = RpcCommand::parse(&command).map_err(|e| e.to_string())?;
         let agent = self.session.agent().clone();
         match command {
@@ -171,11 +154,11 @@ impl Server {
                     return match streaming_behavior {
                         Some(StreamingBehavior::Steer) => {
                             agent.steer(message);
-                            Ok(Value::Null)
+                            Ok(None)
                         }
                         Some(StreamingBehavior::FollowUp) => {
                             agent.follow_up(message);
-                            Ok(Value::Null)
+                            Ok(None)
                         }
                         None => Err("the agent is running: give streamingBehavior \"steer\" or \"followUp\"".into()),
                     };
@@ -190,7 +173,7 @@ impl Server {
                 if futures::poll!(run.as_mut()).is_pending() {
                     tokio::spawn(run);
                 }
-                Ok(Value::Null)
+                Ok(None)
             }
             RpcCommand::Steer { message, images } => {
                 let message = self
@@ -198,7 +181,7 @@ impl Server {
                     .expand_input(&message)
                     .map_err(|e| e.to_string())?;
                 agent.steer(user_message(message, images));
-                Ok(Value::Null)
+                Ok(None)
             }
             RpcCommand::FollowUp { message, images } => {
                 let message = self
@@ -206,7 +189,7 @@ impl Server {
                     .expand_input(&message)
                     .map_err(|e| e.to_string())?;
                 agent.follow_up(user_message(message, images));
-                Ok(Value::Null)
+                Ok(None)
             }
             RpcCommand::Abort => {
                 // As Pi: answered once the agent is idle.
@@ -217,7 +200,7 @@ impl Server {
                         WIND_DOWN.as_secs()
                     ));
                 }
-                Ok(Value::Null)
+                Ok(None)
             }
             RpcCommand::NewSession { parent_session } => {
                 self.stop_run().await;
@@ -248,19 +231,23 @@ impl Server {
                 self.session
                     .switch_session(manager)
                     .map_err(|e| e.to_string())?;
-                Ok(json!({"cancelled": false}))
+                Ok(Some(RpcData::Cancelled { cancelled: false }))
             }
-            RpcCommand::GetState => Ok(self.state()),
-            RpcCommand::GetMessages => Ok(json!({"messages": agent.messages()})),
+            RpcCommand::GetState => Ok(Some(RpcData::State(Box::new(self.state())))),
+            RpcCommand::GetMessages => Ok(Some(RpcData::Messages {
+                messages: agent.messages(),
+            })),
             RpcCommand::SetModel { provider, model_id } => {
                 let model = self.switch_model(&provider, &model_id)?;
-                Ok(serde_json::to_value(model).unwrap_or(Value::Null))
+                Ok(Some(RpcData::Model(Box::new(model))))
             }
-            RpcCommand::GetAvailableModels => Ok(json!({"models": self.options.models})),
+            RpcCommand::GetAvailableModels => Ok(Some(RpcData::Models {
+                models: self.options.models.clone(),
+            })),
             RpcCommand::CycleModel => {
                 let models = &self.options.models;
                 if models.len() < 2 {
-                    return Ok(Value::Null);
+                    return Ok(None);
                 }
                 let current = agent.state().model;
                 let next = models
@@ -269,19 +256,23 @@ impl Server {
                     .map_or(0, |i| (i + 1) % models.len());
                 let (provider, id) = (models[next].provider.clone(), models[next].id.clone());
                 let model = self.switch_model(&provider, &id)?;
-                Ok(json!({
-                    "model": model,
-                    "thinkingLevel": self.session.thinking_level(),
-                    "isScoped": false,
+                Ok(Some(RpcData::CycledModel {
+                    model: Box::new(model),
+                    thinking_level: self.session.thinking_level(),
+                    is_scoped: false,
                 }))
             }
             RpcCommand::SetThinkingLevel { level } => {
                 let set = self.session.set_thinking_level(level);
-                Ok(json!({"level": set, "requested": level, "clamped": set != level}))
+                Ok(Some(RpcData::ThinkingLevelSet {
+                    level: set,
+                    requested: level,
+                    clamped: set != level,
+                }))
             }
             RpcCommand::CycleThinkingLevel => {
                 let level = self.session.cycle_thinking_level();
-                Ok(json!({"level": level}))
+                Ok(Some(RpcData::ThinkingLevel { level }))
             }
             RpcCommand::Compact {
                 custom_instructions,
@@ -292,12 +283,12 @@ impl Server {
                 self.session
                     .compact(custom_instructions.as_deref())
                     .await
-                    .map(|r| r.to_json())
+                    .map(|r| Some(RpcData::Compaction(r.to_json())))
                     .map_err(|e| e.to_string())
             }
             RpcCommand::SetAutoCompaction { enabled } => {
                 self.session.compactor().set_auto(enabled);
-                Ok(Value::Null)
+                Ok(None)
             }
             RpcCommand::Bash { command } => self.bash(&command).await,
             RpcCommand::AbortBash => {
@@ -309,9 +300,9 @@ impl Server {
                 {
                     cancel.cancel();
                 }
-                Ok(Value::Null)
+                Ok(None)
             }
-            RpcCommand::GetSessionStats => Ok(self.stats()),
+            RpcCommand::GetSessionStats => Ok(Some(RpcData::Stats(Box::new(self.stats())))),
             RpcCommand::SwitchSession { session_path } => {
                 self.stop_run().await;
                 let manager = SessionManager::open(std::path::Path::new(&session_path))
@@ -319,7 +310,7 @@ impl Server {
                 self.session
                     .switch_session(manager)
                     .map_err(|e| e.to_string())?;
-                Ok(json!({"cancelled": false}))
+                Ok(Some(RpcData::Cancelled { cancelled: false }))
             }
             RpcCommand::Fork { entry_id } => {
                 self.stop_run().await;
@@ -351,19 +342,25 @@ impl Server {
                 self.session
                     .switch_session(forked)
                     .map_err(|e| e.to_string())?;
-                Ok(json!({"text": text, "cancelled": false}))
+                Ok(Some(RpcData::Forked {
+                    text,
+                    cancelled: false,
+                }))
             }
             RpcCommand::GetForkMessages => {
                 let store = self.manager().ok_or("this conversation is not recorded")?;
                 let manager = store.lock().unwrap_or_else(|p| p.into_inner());
-                let messages: Vec<Value> = manager
+                let messages: Vec<RpcForkMessage> = manager
                     .path_to(manager.leaf_id())
                     .into_iter()
                     .filter_map(|e| match &e.kind {
                         EntryKind::Message { message } => {
                             match crate::sessions::message_from_json(message) {
                                 Some(Message::User(u)) if message["role"] == "user" => {
-                                    Some(json!({"entryId": e.id, "text": u.text()}))
+                                    Some(RpcForkMessage {
+                                        entry_id: e.id.clone(),
+                                        text: u.text(),
+                                    })
                                 }
                                 _ => None,
                             }
@@ -371,11 +368,11 @@ impl Server {
                         _ => None,
                     })
                     .collect();
-                Ok(json!({"messages": messages}))
+                Ok(Some(RpcData::ForkMessages { messages }))
             }
-            RpcCommand::GetLastAssistantText => {
-                Ok(json!({"text": self.session.last_assistant_text()}))
-            }
+            RpcCommand::GetLastAssistantText => Ok(Some(RpcData::LastAssistantText {
+                text: self.session.last_assistant_text(),
+            })),
             RpcCommand::SetSessionName { name } => {
                 let store = self.manager().ok_or("this conversation is not recorded")?;
                 store
@@ -383,15 +380,15 @@ impl Server {
                     .unwrap_or_else(|p| p.into_inner())
                     .set_name(&name)
                     .map_err(|e| e.to_string())?;
-                Ok(Value::Null)
+                Ok(None)
             }
             RpcCommand::SetSteeringMode { mode } => {
                 agent.set_steering_mode(mode);
-                Ok(Value::Null)
+                Ok(None)
             }
             RpcCommand::SetFollowUpMode { mode } => {
                 agent.set_follow_up_mode(mode);
-                Ok(Value::Null)
+                Ok(None)
             }
             RpcCommand::Clone => {
                 self.stop_run().await;
@@ -407,32 +404,39 @@ impl Server {
                 self.session
                     .switch_session(cloned)
                     .map_err(|e| e.to_string())?;
-                Ok(json!({"cancelled": false}))
+                Ok(Some(RpcData::Cancelled { cancelled: false }))
             }
             RpcCommand::GetCommands => {
                 let resources = self.session.resources();
-                let builtins = self.options.builtin_commands.iter().map(|(name, description)| {
-                    json!({"name": name, "description": description, "source": "builtin"})
-                });
-                let commands: Vec<Value> = builtins
+                let builtins = self
+                    .options
+                    .builtin_commands
+                    .iter()
+                    .map(|(name, description)| RpcCommandInfo {
+                        name: name.clone(),
+                        description: description.clone(),
+                        source: "builtin".into(),
+                        file: None,
+                    });
+                let commands: Vec<RpcCommandInfo> = builtins
                     .chain(
                         agent_skills::list_commands(&resources, crate::BUILTIN_COMMANDS)
                             .into_iter()
-                            .map(|c| {
-                                json!({
-                                    "name": c.name,
-                                    "description": c.description,
-                                    "source": c.source.as_str(),
-                                    "argumentHint": c.argument_hint,
-                                    "sourceInfo": {
-                                        "path": c.path,
-                                        "scope": c.origin.as_str(),
+                            .map(|c| RpcCommandInfo {
+                                name: c.name,
+                                description: c.description,
+                                source: c.source.as_str().into(),
+                                file: Some(RpcCommandFile {
+                                    argument_hint: c.argument_hint,
+                                    source_info: RpcSourceInfo {
+                                        path: c.path,
+                                        scope: c.origin.as_str().into(),
                                     },
-                                })
+                                }),
                             }),
                     )
                     .collect();
-                Ok(json!({ "commands": commands }))
+                Ok(Some(RpcData::Commands { commands }))
             }
             RpcCommand::ExportHtml { output_path } => {
                 let export = self
@@ -443,24 +447,26 @@ impl Server {
                 let store = self.manager().ok_or("this conversation is not recorded")?;
                 let manager = store.lock().unwrap_or_else(|p| p.into_inner());
                 let path = export(&manager, output_path.as_deref().map(std::path::Path::new))?;
-                Ok(json!({"path": path}))
+                Ok(Some(RpcData::ExportPath { path }))
             }
         }
     }
 
     /// Runs a command for the user with the session's bash tool; its output
     /// joins the conversation (and the session file) for the next prompt.
-    async fn bash(&self, command: &str) -> Result<Value, String> {
+    async fn bash(&self, command: &str) -> Result<Option<RpcData>, String> {
         let cancel = CancellationToken::new();
         *self.bash_cancel.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel.clone());
         let outcome = self.session.run_user_bash(command, false, cancel).await;
         *self.bash_cancel.lock().unwrap_or_else(|p| p.into_inner()) = None;
         let ran = outcome?;
-        let mut data = json!({"output": ran.output, "exitCode": ran.exit_code, "cancelled": ran.cancelled, "truncated": ran.truncated});
-        if let Some(path) = ran.full_output_path {
-            data["fullOutputPath"] = json!(path);
-        }
-        Ok(data)
+        Ok(Some(RpcData::Bash(RpcBashResult {
+            output: ran.output,
+            exit_code: ran.exit_code,
+            cancelled: ran.cancelled,
+            truncated: ran.truncated,
+            full_output_path: ran.full_output_path,
+        })))
     }
 }
 
@@ -535,12 +541,10 @@ where
             None => break,
             Some(Ok(CommandLine::Text(text))) => text,
             Some(Ok(CommandLine::TooLong)) => {
-                server.output.send(&response(
-                    &None,
+                server.output.send(&RpcResponse::failure(
+                    None,
                     "parse",
-                    Err(format!(
-                        "Failed to parse command: line longer than {MAX_LINE} bytes"
-                    )),
+                    format!("Failed to parse command: line longer than {MAX_LINE} bytes"),
                 ));
                 continue;
             }
@@ -556,18 +560,18 @@ where
         let command: Value = match serde_json::from_str(text) {
             Ok(v @ Value::Object(_)) => v,
             Ok(_) => {
-                server.output.send(&response(
-                    &None,
+                server.output.send(&RpcResponse::failure(
+                    None,
                     "parse",
-                    Err("Failed to parse command: expected a JSON object".into()),
+                    "Failed to parse command: expected a JSON object",
                 ));
                 continue;
             }
             Err(e) => {
-                server.output.send(&response(
-                    &None,
+                server.output.send(&RpcResponse::failure(
+                    None,
                     "parse",
-                    Err(format!("Failed to parse command: {e}")),
+                    format!("Failed to parse command: {e}"),
                 ));
                 continue;
             }
@@ -578,10 +582,10 @@ where
             .and_then(Value::as_str)
             .map(str::to_string)
         else {
-            server.output.send(&response(
-                &id,
+            server.output.send(&RpcResponse::failure(
+                id,
                 "parse",
-                Err("Failed to parse command: no \"type\"".into()),
+                "Failed to parse command: no \"type\"",
             ));
             continue;
         };
@@ -599,12 +603,16 @@ where
             let server = server.clone();
             tokio::spawn(async move {
                 let handled = server.handle(command).await;
-                server.output.send(&response(&id, &kind, handled));
+                server
+                    .output
+                    .send(&RpcResponse::from_result(id, kind, handled));
             });
             continue;
         }
         let handled = server.handle(command).await;
-        server.output.send(&response(&id, &kind, handled));
+        server
+            .output
+            .send(&RpcResponse::from_result(id, kind, handled));
     }
 
     // The client is gone: stop the run, let it settle, flush.
