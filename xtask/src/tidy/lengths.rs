@@ -87,11 +87,6 @@ pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
         "the binary's cases: to become modules (issue 35)",
     ),
     (
-        "crates/ai/src/registry.rs",
-        852,
-        "the model registry with its tests: to split (issue 35)",
-    ),
-    (
         "crates/coding-agent/src/settings.rs",
         824,
         "settings with their tests: to become typed (issue 35)",
