@@ -70,7 +70,7 @@ pub use definition::{
     PathAccess, PathArgument, RenderCallFn, RenderResultFn, ToolDefinition, ToolHints, ToolLookup,
 };
 pub use mutation_queue::{FileMutationQueue, KeyFn, queue_key};
-pub use ops::{FileOps, LocalFileOps, LocalProcessOps, Operations, ProcessOps};
+pub use ops::{FileOps, Operations, ProcessOps};
 pub use render::{
     RenderContext, RenderResultOptions, RenderShell, Span, StyledLine, StyledText, Theme,
     XTERM_PALETTE, default_render_call, default_render_result, sanitize_terminal_text,
