@@ -86,9 +86,10 @@ pub use truncate::{
 };
 pub use typed::{Typed, TypedTool, object_params_schema, params_schema, typed_tool};
 
-/// Re-exported so a tool builds its result's text and image blocks without
-/// a direct dependency on `agent-ai`.
-pub use agent_ai::{ContentBlock, ImageContent, TextContent};
+/// Re-exported so a tool builds its result's text and image blocks, and
+/// reads the [`Model`] a host puts into its extensions (does it see
+/// images?), without a direct dependency on `agent-ai`.
+pub use agent_ai::{ContentBlock, ImageContent, Model, TextContent};
 pub use agent_core::{
     ABORTED_MESSAGE, AgentTool, AgentToolResult, CancellationToken, ConstrainedSampling,
     ExecutionMode, Extensions, StrictMode, ToolCallContext, ToolError, ToolMeta, ToolUpdateSink,

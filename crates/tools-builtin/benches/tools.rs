@@ -14,8 +14,8 @@ use agent_core::{
     AgentContext, AgentLoopConfig, AgentToolResult, CancellationToken, EventSink, ToolCallContext,
     ToolError, run_agent_loop,
 };
+use agent_tool::{FileMutationQueue, ToolDefinition, ToolSettings, WorkingDir};
 use agent_tool::{TypedTool, typed_tool};
-use coding_agent::{Settings, ToolDefinition};
 use serde_json::{Value, json};
 use test_support::corpus;
 
@@ -114,8 +114,11 @@ async fn call(
     cwd: &Path,
     args: Value,
 ) -> Result<AgentToolResult, ToolError> {
-    let cx = ToolCallContext::new("bench")
-        .with_extensions(coding_agent::tool_extensions(cwd, &Settings::default()));
+    let mut extensions = agent_core::Extensions::new();
+    extensions.insert(WorkingDir::new(cwd));
+    extensions.insert(ToolSettings::default());
+    extensions.insert(FileMutationQueue::new());
+    let cx = ToolCallContext::new("bench").with_extensions(extensions);
     tool.execute(args, cx).await
 }
 

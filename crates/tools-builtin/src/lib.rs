@@ -57,7 +57,7 @@ use std::path::PathBuf;
 use agent_tool::FileMutationQueue;
 use agent_tool::ToolDefinition;
 
-pub use agent_tool::ops::{FileOps, LocalFileOps, LocalProcessOps, Operations, ProcessOps};
+pub use agent_tool::ops::{FileOps, Operations, ProcessOps};
 pub use bash::{BashOptions, BashTool, SpawnContext, SpawnHook};
 pub use edit::EditTool;
 pub use find::FindTool;
@@ -97,11 +97,12 @@ pub struct ToolSet {
 }
 
 impl ToolSet {
-    /// Local operations, a fresh queue, default bash options.
+    /// This machine's operations (`agent_local_ops::operations`), a fresh
+    /// queue, default bash options.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         ToolSet {
             cwd: cwd.into(),
-            operations: Operations::default(),
+            operations: agent_local_ops::operations(),
             queue: FileMutationQueue::new(),
             bash: BashOptions::default(),
             read_rules: Default::default(),

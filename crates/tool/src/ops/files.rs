@@ -4,9 +4,9 @@
 use std::io::{self, Read};
 use std::path::Path;
 
-use super::write::{WriteConflict, WriteOutcome};
 use super::search::{FileMatches, SearchRequest, search_files};
 use super::walk::{WalkEntry, WalkOptions, WalkVisitor};
+use super::write::{WriteConflict, WriteOutcome};
 
 /// What the tools need to know about a path (symlinks followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
