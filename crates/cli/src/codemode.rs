@@ -85,16 +85,13 @@ impl ScriptStore for SessionStore {
 }
 
 /// The deadline of scripts that set none: settings `codemode.timeoutSeconds`
-/// (`0`: none), else 600 s.
+/// (`0`: none; clamped as every timeout setting), else 600 s.
 fn timeout(settings: &Settings) -> Option<Duration> {
-    match settings
-        .get_path("codemode.timeoutSeconds")
-        .and_then(Value::as_f64)
-    {
-        Some(s) if s <= 0.0 || !s.is_finite() => None,
-        Some(s) => Some(Duration::from_secs_f64(s.min(1e9))),
-        None => Some(agent_codemode::DEFAULT_TIMEOUT),
-    }
+    agent_tool::timeout_setting(
+        settings.get_path("codemode.timeoutSeconds"),
+        agent_codemode::DEFAULT_TIMEOUT.as_secs_f64(),
+    )
+    .map(Duration::from_secs_f64)
 }
 
 /// The tool (inactive until `--tools +codemode` or `defaultTools`), and the
