@@ -25,17 +25,6 @@
 //! the matched spans; write and edit replace files atomically; bash has a
 //! default timeout and kills the whole process group.
 
-// The README's Rust blocks are compiled and run as doctests of this crate
-// (it depends on every crate they use).
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-struct ReadmeDoctests;
-
-// So are the blocks of the tool author's guide.
-#[cfg(doctest)]
-#[doc = include_str!("../../../docs/writing-tools.md")]
-struct WritingToolsDoctests;
-
 pub mod bash;
 mod bash_output;
 mod blocking;
