@@ -48,11 +48,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("agent-ai", &[]),
     ("agent-core", &["agent-ai"]),
     ("agent-tool", &["agent-ai", "agent-core"]),
-    ("agent-sandbox", &["agent-ai", "agent-core", "agent-tool"]),
-    ("tools-builtin", &["agent-ai", "agent-tool"]),
+    // The operations on this machine: agent-tool's traits, implemented.
+    ("agent-local-ops", &["agent-tool"]),
+    ("agent-sandbox", &["agent-tool", "agent-local-ops"]),
+    ("tools-builtin", &["agent-tool", "agent-local-ops"]),
     (
         "agent-remote",
-        &["agent-ai", "agent-core", "agent-tool", "agent-sandbox"],
+        &["agent-tool", "agent-local-ops", "agent-sandbox"],
     ),
     // Skills and prompt templates: files in, text out; no agent types.
     ("agent-skills", &[]),
@@ -93,7 +95,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // may reach any layer they help test.
     (
         "test-support",
-        &["agent-ai", "agent-core", "coding-agent", "tools-builtin"],
+        &["agent-ai", "agent-core", "agent-tool", "tools-builtin"],
     ),
 ];
 
@@ -151,13 +153,10 @@ const PRODUCT_EXCEPTIONS: &[(&str, &str, &str)] = &[
 const DEV_ALLOWED: &[(&str, &[&str])] = &[
     // The remote backend's tests run the seven tools over it.
     ("agent-remote", &["tools-builtin"]),
-    // The tools' tests run them in a loop and a session's settings.
-    (
-        "tools-builtin",
-        &["agent-core", "coding-agent", "test-support"],
-    ),
-    // Messages of the model API in its tests.
-    ("coding-agent", &["agent-ai"]),
+    // The tools' tests and benchmark run them in a loop (a scripted model).
+    ("tools-builtin", &["agent-ai", "agent-core", "test-support"]),
+    // Messages of the model API in its tests; the benchmark's harness.
+    ("coding-agent", &["agent-ai", "test-support"]),
     // The MCP server's tests serve the seven tools; the sign-in tests talk
     // to a loopback authorization server.
     ("agent-mcp", &["test-support", "tools-builtin"]),

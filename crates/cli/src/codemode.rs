@@ -85,13 +85,15 @@ impl ScriptStore for SessionStore {
 }
 
 /// The deadline of scripts that set none: settings `codemode.timeoutSeconds`
-/// (`0`: none), else 600 s.
+/// (`0`: none; clamped as every timeout setting), else 600 s.
 fn timeout(settings: &Settings) -> Option<Duration> {
-    match settings.known().codemode.timeout_seconds {
-        Some(Seconds(0.0)) => None,
-        Some(Seconds(s)) => Some(Duration::from_secs_f64(s.min(1e9))),
-        None => Some(agent_codemode::DEFAULT_TIMEOUT),
-    }
+    let seconds = settings
+        .known()
+        .codemode
+        .timeout_seconds
+        .map(|Seconds(s)| s);
+    agent_tool::timeout_seconds(seconds, agent_codemode::DEFAULT_TIMEOUT.as_secs_f64())
+        .map(Duration::from_secs_f64)
 }
 
 /// The tool (inactive until `--tools +codemode` or `defaultTools`), and the

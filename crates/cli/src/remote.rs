@@ -7,6 +7,7 @@ use agent_remote::helper::{HelperConfig, HelperRefusal};
 use agent_remote::protocol::Start;
 use agent_remote::{Remote, RemoteOptions, RemoteTarget};
 use agent_sandbox::{SandboxLayer, SandboxMode};
+use agent_tool::{ToolDefinition, decorate};
 use coding_agent::Settings;
 use coding_agent::permissions::PermissionRules;
 use tools_builtin::ToolSet;
@@ -68,8 +69,47 @@ pub fn tools(
         .read_rules(rules.read_filter())
         .all()
         .into_iter()
-        .map(|d| remote.with_remote_home(d))
+        .map(|d| with_remote_home(remote, d))
         .collect())
+}
+
+/// `definition` with `~` in its declared path arguments meaning the
+/// remote user's home: the rewrite happens before validation and every
+/// hook, so permission rules judge the remote path, and `~/x` never
+/// names this machine's home on the remote.
+fn with_remote_home(remote: &Remote, definition: ToolDefinition) -> ToolDefinition {
+    let Some(home) = remote.hello().home.clone() else {
+        return definition;
+    };
+    let names: Vec<String> = definition
+        .path_arguments()
+        .iter()
+        .map(|a| a.name.clone())
+        .collect();
+    if names.is_empty() {
+        return definition;
+    }
+    decorate(definition)
+        .prepare(move |mut args| {
+            for name in &names {
+                let Some(raw) = args.get(name).and_then(|v| v.as_str()) else {
+                    continue;
+                };
+                // As the path resolver reads it: an optional leading `@`.
+                let bare = raw.strip_prefix('@').unwrap_or(raw);
+                let rewritten = if bare == "~" {
+                    Some(home.display().to_string())
+                } else {
+                    bare.strip_prefix("~/")
+                        .map(|rest| home.join(rest).display().to_string())
+                };
+                if let Some(path) = rewritten {
+                    args[name.as_str()] = serde_json::Value::from(path);
+                }
+            }
+            Ok(args)
+        })
+        .build()
 }
 
 /// `coding-agent helper`: serves the operations of this machine on stdin

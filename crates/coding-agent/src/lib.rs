@@ -80,6 +80,21 @@ pub use serde;
 /// Re-exported for JSON values in arguments and details.
 pub use serde_json;
 
+/// `text` as one shell word, for a command line the user may paste (a
+/// path, a server's name); a NUL, which no path or argument holds, is
+/// dropped. Quoted by `shlex`.
+///
+/// ```
+/// assert_eq!(coding_agent::shell_quote("plain-name"), "plain-name");
+/// assert_eq!(coding_agent::shell_quote("it's here"), r#""it's here""#);
+/// ```
+pub fn shell_quote(text: &str) -> String {
+    let clean = text.replace('\0', "");
+    shlex::try_quote(&clean)
+        .map(|q| q.into_owned())
+        .unwrap_or(clean)
+}
+
 /// What a program assembling an agent uses, in one import: the session, the
 /// registry, settings, and everything a tool author needs.
 ///

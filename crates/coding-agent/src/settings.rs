@@ -468,14 +468,10 @@ fn non_empty(value: &Option<String>) -> Option<String> {
 }
 
 /// A timeout setting: `None` when `0` (disabled), clamped to
-/// [`MAX_TIMEOUT_SECONDS`], the default when absent (as
-/// [`agent_tool::timeout_setting`] reads the tools' copy).
+/// [`MAX_TIMEOUT_SECONDS`], the default when absent; the same clamp as
+/// the tools' copy ([`agent_tool::timeout_setting`]).
 fn timeout(value: Option<Seconds>, default: f64) -> Option<f64> {
-    match value {
-        Some(Seconds(0.0)) => None,
-        Some(Seconds(t)) => Some(t.min(MAX_TIMEOUT_SECONDS)),
-        None => Some(default),
-    }
+    agent_tool::timeout_seconds(value.map(|Seconds(t)| t), default)
 }
 
 /// One file's object, checked, with its unknown keys (dotted).

@@ -93,20 +93,6 @@ pub(crate) fn strip_controls(text: &str) -> String {
     text.chars().filter(|c| !c.is_control()).take(500).collect()
 }
 
-/// `name` as one shell word, for a command the user may paste.
-#[cfg_attr(not(feature = "http"), allow(dead_code))]
-pub(crate) fn shell_word(name: &str) -> String {
-    if !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ':' | '@'))
-    {
-        name.to_string()
-    } else {
-        format!("'{}'", name.replace('\'', "'\\''"))
-    }
-}
-
 /// Why a sign-in did not complete.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_core::CancellationToken;
+use agent_tool::CancellationToken;
 use agent_tool::Operations;
 use agent_tool::ops::{
     ExecEnd, ExecRequest, FileOps, SandboxDenied, WalkEntry, WalkOptions, WriteConflict,
@@ -451,7 +451,7 @@ impl OutputFiles {
     fn create(&mut self) -> io::Result<PathBuf> {
         // As locally: past the total budget the oldest files go.
         let mut total: u64 = self.files.iter().map(|(_, _, n)| *n).sum();
-        while total > agent_tool::ops::MAX_OUTPUT_FILES_TOTAL && !self.files.is_empty() {
+        while total > agent_local_ops::MAX_OUTPUT_FILES_TOTAL && !self.files.is_empty() {
             let (old, _, n) = self.files.remove(0);
             // An unlink removes a link, never what it points to.
             let _ = std::fs::remove_file(&old);

@@ -5,12 +5,12 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use agent_core::{CancellationToken, ToolError};
 use agent_tool::ops::{
     DirEntryInfo, ExecEnd, ExecRequest, FileInfo, FileMatches, FileOps, OutputFile, OutputSink,
     ProcessOps, SandboxDenied, SearchRequest, WalkEntry, WalkOptions, WalkVisitor, WriteConflict,
     WriteOutcome,
 };
+use agent_tool::{CancellationToken, ToolError};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 

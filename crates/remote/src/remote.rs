@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use agent_sandbox::SandboxSpec;
-use agent_tool::{FileMutationQueue, Operations, ToolDefinition, decorate};
+use agent_tool::{FileMutationQueue, Operations};
 
 use crate::RemoteError;
 use crate::connection::{Connection, establish};
@@ -237,45 +237,6 @@ impl Remote {
     /// The remote working directory (the helper's, from the URI's path).
     pub fn cwd(&self) -> &Path {
         &self.shared.hello.cwd
-    }
-
-    /// `definition` with `~` in its declared path arguments meaning the
-    /// remote user's home: the rewrite happens before validation and every
-    /// hook, so permission rules judge the remote path, and `~/x` never
-    /// names this machine's home on the remote.
-    pub fn with_remote_home(&self, definition: ToolDefinition) -> ToolDefinition {
-        let Some(home) = self.shared.hello.home.clone() else {
-            return definition;
-        };
-        let names: Vec<String> = definition
-            .path_arguments()
-            .iter()
-            .map(|a| a.name.clone())
-            .collect();
-        if names.is_empty() {
-            return definition;
-        }
-        decorate(definition)
-            .prepare(move |mut args| {
-                for name in &names {
-                    let Some(raw) = args.get(name).and_then(|v| v.as_str()) else {
-                        continue;
-                    };
-                    // As the path resolver reads it: an optional leading `@`.
-                    let bare = raw.strip_prefix('@').unwrap_or(raw);
-                    let rewritten = if bare == "~" {
-                        Some(home.display().to_string())
-                    } else {
-                        bare.strip_prefix("~/")
-                            .map(|rest| home.join(rest).display().to_string())
-                    };
-                    if let Some(path) = rewritten {
-                        args[name.as_str()] = serde_json::Value::from(path);
-                    }
-                }
-                Ok(args)
-            })
-            .build()
     }
 
     /// What the helper said when the first channel opened.

@@ -307,7 +307,10 @@ pub(crate) fn list_at(dir: BorrowedFd<'_>, name: &OsStr, limit: usize) -> Vec<Os
 /// Renames `name` in `dir` to `NAME.set-aside-by-sandbox-MILLIS`, in the
 /// same directory handle and never over an existing name; the new name.
 pub(crate) fn set_aside(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<OsString> {
-    let stamp = agent_ai::now_millis();
+    // Milliseconds since the epoch: the name says when it was set aside.
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
     let mut last = io::Error::from(io::ErrorKind::AlreadyExists);
     for attempt in 0..8u32 {
         let mut aside = name.to_os_string();

@@ -21,10 +21,10 @@ use agent_tool::path::normalize_path;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 
+use agent_local_ops::LocalFileOps;
 use agent_tool::ops::SandboxDenied;
-use agent_tool::ops::replace::WriteOutcome;
 use agent_tool::ops::{
-    DirEntryInfo, FileInfo, FileOps, LocalFileOps, WalkEntry, WalkOptions, WalkVisitor,
+    DirEntryInfo, FileInfo, FileOps, WalkEntry, WalkOptions, WalkVisitor, WriteOutcome,
 };
 
 /// One directory the tools may use.
@@ -371,7 +371,7 @@ impl ConfinedFileOps {
                 .spawn(|| {
                     crate::landlock::restrict_thread_writes(&dirs)?;
                     drop_override_capabilities()?;
-                    agent_tool::ops::replace::write_file_checked(&target, data, expected, &check)
+                    agent_local_ops::replace::write_file_checked(&target, data, expected, &check)
                 })
                 .join()
                 .unwrap_or_else(|_| Err(io::Error::other("the write thread panicked")))

@@ -58,7 +58,7 @@ pub use policy::{
 /// A root that cannot be opened or a deny glob that does not parse.
 pub fn operations(policy: &SandboxPolicy) -> std::io::Result<Operations> {
     if !policy.is_on() {
-        return Ok(Operations::default());
+        return Ok(agent_local_ops::operations());
     }
     Ok(Operations {
         files: Arc::new(ConfinedFileOps::new(policy)?),

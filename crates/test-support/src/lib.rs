@@ -9,6 +9,8 @@ pub mod agent_loop;
 pub mod anthropic;
 #[cfg(feature = "bedrock")]
 pub mod bedrock;
+#[cfg(feature = "bench")]
+pub mod bench;
 #[cfg(feature = "http-server")]
 pub mod chat_completions;
 #[cfg(feature = "cli")]

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use agent_ai::{ToolCall, validate_tool_arguments};
 use agent_core::{AgentTool, AgentToolResult, CancellationToken, ToolCallContext, ToolUpdateSink};
-use coding_agent::{Settings, ToolDefinition};
+use agent_tool::{FileMutationQueue, ToolDefinition, ToolSettings, WorkingDir};
 use serde_json::Value;
 
 /// Outcome of one call.
@@ -18,12 +18,14 @@ pub struct Outcome {
     pub is_error: bool,
 }
 
-/// Calls `tool` in `cwd` with `settings`, as the loop would.
+/// Calls `tool` in `cwd` with `settings`, as the loop would, with the
+/// extensions a session gives its tools: the working directory, the
+/// settings and a fresh mutation queue.
 pub async fn call_with(
     tool: &ToolDefinition,
     cwd: &Path,
     args: Value,
-    settings: Settings,
+    settings: ToolSettings,
     cancel: CancellationToken,
     updates: ToolUpdateSink,
 ) -> Outcome {
@@ -40,7 +42,13 @@ pub async fn call_with(
         call_id: "call".into(),
         cancel,
         updates,
-        extensions: coding_agent::tool_extensions(cwd, &settings),
+        extensions: {
+            let mut extensions = agent_core::Extensions::new();
+            extensions.insert(WorkingDir::new(cwd));
+            extensions.insert(settings);
+            extensions.insert(FileMutationQueue::new());
+            extensions
+        },
     };
     match tool.execute(args, cx).await {
         Ok(result) => Outcome {
@@ -90,7 +98,7 @@ pub async fn call(name: &str, cwd: &Path, args: Value) -> Outcome {
         &tool,
         cwd,
         args,
-        Settings::default(),
+        ToolSettings::default(),
         CancellationToken::new(),
         ToolUpdateSink::noop(),
     )

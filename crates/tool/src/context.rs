@@ -59,23 +59,38 @@ pub const MAX_TIMEOUT_SECONDS: f64 = 2_147_483.647;
 /// `bashTimeoutSeconds` setting gives one.
 pub const DEFAULT_BASH_TIMEOUT_SECONDS: f64 = 180.0;
 
-/// A timeout setting's meaning: `0` disables the timer (`None`), a
-/// positive number is used up to [`MAX_TIMEOUT_SECONDS`], anything else
-/// (absent, negative, not a number) gives `default`.
+/// A timeout setting's meaning, the one clamp of every timeout setting
+/// (the tools', the session's, codemode's): `0` disables the timer
+/// (`None`), a positive number is used up to [`MAX_TIMEOUT_SECONDS`],
+/// anything else (absent, negative, not a number) gives `default`.
+///
+/// ```
+/// use agent_tool::{MAX_TIMEOUT_SECONDS, timeout_seconds};
+/// assert_eq!(timeout_seconds(Some(0.0), 180.0), None);
+/// assert_eq!(timeout_seconds(Some(5.0), 180.0), Some(5.0));
+/// assert_eq!(timeout_seconds(Some(1e20), 180.0), Some(MAX_TIMEOUT_SECONDS));
+/// assert_eq!(timeout_seconds(Some(-1.0), 180.0), Some(180.0));
+/// assert_eq!(timeout_seconds(None, 180.0), Some(180.0));
+/// ```
+pub fn timeout_seconds(value: Option<f64>, default: f64) -> Option<f64> {
+    match value {
+        Some(0.0) => None,
+        Some(t) if t > 0.0 => Some(t.min(MAX_TIMEOUT_SECONDS)),
+        _ => Some(default),
+    }
+}
+
+/// [`timeout_seconds`] of a setting's JSON value (a value that is no
+/// number gives `default`).
 ///
 /// ```
 /// use agent_tool::timeout_setting;
 /// use serde_json::json;
 /// assert_eq!(timeout_setting(Some(&json!(0)), 180.0), None);
-/// assert_eq!(timeout_setting(Some(&json!(5)), 180.0), Some(5.0));
-/// assert_eq!(timeout_setting(None, 180.0), Some(180.0));
+/// assert_eq!(timeout_setting(Some(&json!("5")), 180.0), Some(180.0));
 /// ```
 pub fn timeout_setting(value: Option<&serde_json::Value>, default: f64) -> Option<f64> {
-    match value.and_then(serde_json::Value::as_f64) {
-        Some(0.0) => None,
-        Some(t) if t > 0.0 => Some(t.min(MAX_TIMEOUT_SECONDS)),
-        _ => Some(default),
-    }
+    timeout_seconds(value.and_then(serde_json::Value::as_f64), default)
 }
 
 /// The session's settings as tools read them: the merged values in force

@@ -63,14 +63,15 @@ pub mod wildcard;
 
 pub use closure_tool::{ToolBuilder, tool};
 pub use context::{
-    DEFAULT_BASH_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, ToolSettings, WorkingDir, timeout_setting,
+    DEFAULT_BASH_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, ToolSettings, WorkingDir, timeout_seconds,
+    timeout_setting,
 };
 pub use decorate::{Decorated, decorate};
 pub use definition::{
     PathAccess, PathArgument, RenderCallFn, RenderResultFn, ToolDefinition, ToolHints, ToolLookup,
 };
 pub use mutation_queue::{FileMutationQueue, KeyFn, queue_key};
-pub use ops::{FileOps, LocalFileOps, LocalProcessOps, Operations, ProcessOps};
+pub use ops::{FileOps, Operations, ProcessOps};
 pub use render::{
     RenderContext, RenderResultOptions, RenderShell, Span, StyledLine, StyledText, Theme,
     XTERM_PALETTE, default_render_call, default_render_result, sanitize_terminal_text,
@@ -86,9 +87,10 @@ pub use truncate::{
 };
 pub use typed::{Typed, TypedTool, object_params_schema, params_schema, typed_tool};
 
-/// Re-exported so a tool builds its result's text and image blocks without
-/// a direct dependency on `agent-ai`.
-pub use agent_ai::{ContentBlock, ImageContent, TextContent};
+/// Re-exported so a tool builds its result's text and image blocks, and
+/// reads the [`Model`] a host puts into its extensions (does it see
+/// images?), without a direct dependency on `agent-ai`.
+pub use agent_ai::{ContentBlock, ImageContent, Model, TextContent};
 pub use agent_core::{
     ABORTED_MESSAGE, AgentTool, AgentToolResult, CancellationToken, ConstrainedSampling,
     ExecutionMode, Extensions, StrictMode, ToolCallContext, ToolError, ToolMeta, ToolUpdateSink,

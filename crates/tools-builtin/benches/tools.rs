@@ -14,108 +14,22 @@ use agent_core::{
     AgentContext, AgentLoopConfig, AgentToolResult, CancellationToken, EventSink, ToolCallContext,
     ToolError, run_agent_loop,
 };
+use agent_tool::{FileMutationQueue, ToolDefinition, ToolSettings, WorkingDir};
 use agent_tool::{TypedTool, typed_tool};
-use coding_agent::{Settings, ToolDefinition};
 use serde_json::{Value, json};
+use test_support::bench::{Args, args, emit};
 use test_support::corpus;
-
-struct Args {
-    json: bool,
-    quick: bool,
-    runs: usize,
-    corpus: Option<PathBuf>,
-    big_file: Option<PathBuf>,
-    /// Only figures whose name contains this (for profiling one figure).
-    only: Option<String>,
-}
-
-impl Args {
-    fn wants(&self, figure: &str) -> bool {
-        self.only.as_deref().is_none_or(|o| figure.contains(o))
-    }
-}
-
-fn args() -> Args {
-    let a: Vec<String> = std::env::args().collect();
-    let value = |flag: &str| {
-        a.iter()
-            .position(|x| x == flag)
-            .and_then(|i| a.get(i + 1))
-            .cloned()
-    };
-    Args {
-        json: a.iter().any(|x| x == "--json"),
-        quick: a.iter().any(|x| x == "--quick"),
-        runs: value("--runs").and_then(|v| v.parse().ok()).unwrap_or(5),
-        corpus: value("--corpus").map(PathBuf::from),
-        big_file: value("--big-file").map(PathBuf::from),
-        only: value("--only"),
-    }
-}
-
-/// Peak resident memory of this process so far, in MB (Linux).
-fn peak_rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        })
-        .map(|kb| kb / 1024.0)
-        .unwrap_or(0.0)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-fn emit(args: &Args, figure: &str, secs: Vec<f64>, note: &str) {
-    let min = secs.iter().cloned().fold(f64::INFINITY, f64::min);
-    let max = secs.iter().cloned().fold(0.0, f64::max);
-    let med = median(secs.clone());
-    let row = json!({
-        "figure": figure,
-        "ours": {"median": med, "min": min, "max": max, "runs": secs},
-        "oursPeakRssMb": peak_rss_mb(),
-        "reference": Value::Null,
-        "referenceTime": Value::Null,
-        "ratio": Value::Null,
-        "note": note,
-    });
-    if args.json {
-        println!("{row}");
-    } else {
-        let unit = |v: f64| {
-            if med < 0.001 {
-                format!("{:.1}us", v * 1e6)
-            } else {
-                format!("{v:.4}s")
-            }
-        };
-        println!(
-            "{figure:<60} {:>10}  [{}-{}]  peak RSS {:.1} MB  {note}",
-            unit(med),
-            unit(min),
-            unit(max),
-            peak_rss_mb()
-        );
-    }
-}
 
 async fn call(
     tool: &ToolDefinition,
     cwd: &Path,
     args: Value,
 ) -> Result<AgentToolResult, ToolError> {
-    let cx = ToolCallContext::new("bench")
-        .with_extensions(coding_agent::tool_extensions(cwd, &Settings::default()));
+    let mut extensions = agent_core::Extensions::new();
+    extensions.insert(WorkingDir::new(cwd));
+    extensions.insert(ToolSettings::default());
+    extensions.insert(FileMutationQueue::new());
+    let cx = ToolCallContext::new("bench").with_extensions(extensions);
     tool.execute(args, cx).await
 }
 
@@ -395,83 +309,5 @@ async fn main() {
             }
         }
         emit(&args, figure, secs, "");
-    }
-
-    sessions(&args);
-}
-
-/// Resuming a long session and appending to it: the file is read once and
-/// only ever grows by the new line.
-fn sessions(args: &Args) {
-    use coding_agent::sessions::SessionManager;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut session =
-        SessionManager::create(dir.path(), Some(dir.path().to_path_buf())).expect("session");
-    for i in 0..10_000 {
-        let text = format!("message {i}: {}", "some words of a conversation ".repeat(6));
-        let message = if i % 2 == 0 {
-            agent_ai::Message::user(text)
-        } else {
-            let mut a = agent_ai::AssistantMessage::empty("openai", "gpt");
-            a.content = vec![agent_ai::ContentBlock::text(text)];
-            agent_ai::Message::Assistant(a)
-        };
-        session.append_message(&message).expect("append");
-    }
-    let file = session.session_file().expect("file").to_path_buf();
-    drop(session);
-    let figure = "session: resume a 10,000-entry file (open + context)";
-    if args.wants(figure) {
-        let mut secs = Vec::new();
-        for _ in 0..args.runs {
-            let started = Instant::now();
-            let resumed = SessionManager::open(&file).expect("open");
-            let messages = resumed.context().messages.len();
-            secs.push(started.elapsed().as_secs_f64());
-            assert_eq!(messages, 10_000);
-        }
-        let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
-        emit(
-            args,
-            figure,
-            secs,
-            &format!("{:.1} MB file; target under 100 ms", size as f64 / 1e6),
-        );
-    }
-    let figure = "session: append one entry";
-    if args.wants(figure) {
-        let mut session = SessionManager::open(&file).expect("open");
-        let mut secs = Vec::new();
-        let mut growth = Vec::new();
-        for i in 0..args.runs.max(5) {
-            let before = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
-            let started = Instant::now();
-            session
-                .append_message(&agent_ai::Message::user(format!("one more {i}")))
-                .expect("append");
-            secs.push(started.elapsed().as_secs_f64());
-            let after = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
-            growth.push(after - before);
-        }
-        let last_line = std::fs::read_to_string(&file)
-            .unwrap_or_default()
-            .lines()
-            .last()
-            .map(|l| l.len() as u64 + 1)
-            .unwrap_or(0);
-        assert_eq!(
-            growth.last().copied(),
-            Some(last_line),
-            "the file grows by the entry's line only"
-        );
-        emit(
-            args,
-            figure,
-            secs,
-            &format!(
-                "file grew by {} bytes per entry (its own line), never rewritten",
-                last_line
-            ),
-        );
     }
 }

@@ -300,7 +300,7 @@ mod tests {
 
     #[test]
     fn the_spill_file_stops_at_its_cap() {
-        let mut acc = OutputAccumulator::new(Arc::new(agent_tool::ops::LocalProcessOps));
+        let mut acc = OutputAccumulator::new(Arc::new(agent_local_ops::LocalProcessOps));
         let chunk = vec![b'y'; 1 << 20];
         for _ in 0..(MAX_SPILL_BYTES / (1 << 20) + 8) {
             acc.push(&chunk);
@@ -335,7 +335,7 @@ mod tests {
 
     #[test]
     fn accumulator_counts_and_tails() {
-        let mut acc = OutputAccumulator::new(Arc::new(agent_tool::ops::LocalProcessOps));
+        let mut acc = OutputAccumulator::new(Arc::new(agent_local_ops::LocalProcessOps));
         for i in 0..3000 {
             acc.push(format!("line {i}\n").as_bytes());
         }

@@ -193,7 +193,7 @@ pub fn run_grep(
 
 /// Adds `notice` to a result's `[...]` notice block (or starts one).
 fn append_notice(result: &mut AgentToolResult, notice: &str) {
-    if let Some(agent_ai::ContentBlock::Text(t)) = result.content.first_mut() {
+    if let Some(agent_tool::ContentBlock::Text(t)) = result.content.first_mut() {
         if t.text.ends_with(']') && t.text.contains("\n\n[") {
             t.text.pop();
             t.text.push_str(&format!(". {notice}]"));

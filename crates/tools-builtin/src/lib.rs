@@ -25,17 +25,6 @@
 //! the matched spans; write and edit replace files atomically; bash has a
 //! default timeout and kills the whole process group.
 
-// The README's Rust blocks are compiled and run as doctests of this crate
-// (it depends on every crate they use).
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-struct ReadmeDoctests;
-
-// So are the blocks of the tool author's guide.
-#[cfg(doctest)]
-#[doc = include_str!("../../../docs/writing-tools.md")]
-struct WritingToolsDoctests;
-
 pub mod bash;
 mod bash_output;
 mod blocking;
@@ -57,7 +46,7 @@ use std::path::PathBuf;
 use agent_tool::FileMutationQueue;
 use agent_tool::ToolDefinition;
 
-pub use agent_tool::ops::{FileOps, LocalFileOps, LocalProcessOps, Operations, ProcessOps};
+pub use agent_tool::ops::{FileOps, Operations, ProcessOps};
 pub use bash::{BashOptions, BashTool, SpawnContext, SpawnHook};
 pub use edit::EditTool;
 pub use find::FindTool;
@@ -97,11 +86,12 @@ pub struct ToolSet {
 }
 
 impl ToolSet {
-    /// Local operations, a fresh queue, default bash options.
+    /// This machine's operations (`agent_local_ops::operations`), a fresh
+    /// queue, default bash options.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         ToolSet {
             cwd: cwd.into(),
-            operations: Operations::default(),
+            operations: agent_local_ops::operations(),
             queue: FileMutationQueue::new(),
             bash: BashOptions::default(),
             read_rules: Default::default(),

@@ -171,10 +171,10 @@ impl FileOps for RuleFilteredFileOps {
 mod tests {
     use std::path::PathBuf;
 
-    use coding_agent::permissions::PermissionRules;
+    use agent_local_ops::LocalFileOps;
+    use agent_tool::path_filter::PathGlob;
 
     use super::*;
-    use agent_tool::ops::LocalFileOps;
 
     fn setup() -> (tempfile::TempDir, PathBuf, RuleFilteredFileOps) {
         let dir = tempfile::tempdir().unwrap();
@@ -183,8 +183,15 @@ mod tests {
         std::fs::write(base.join("notes.txt"), "SECRET is elsewhere\n").unwrap();
         std::os::unix::fs::symlink(".env", base.join("envlink")).unwrap();
         std::os::unix::fs::symlink(".", base.join("self")).unwrap();
-        let rules = PermissionRules::from_lists(&[], &[], &["Read(./.env)"], &base).unwrap();
-        let ops = RuleFilteredFileOps::new(Arc::new(LocalFileOps), rules.read_filter());
+        // What the permission rules' `Read(./.env)` deny rule becomes.
+        let deny = vec![(
+            "Read(./.env)".to_string(),
+            PathGlob::new("./.env", &base).unwrap(),
+        )];
+        let ops = RuleFilteredFileOps::new(
+            Arc::new(LocalFileOps),
+            PathRuleFilter::new(deny, Vec::new()),
+        );
         (dir, base, ops)
     }
 

@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_ai::ContentBlock;
+use agent_tool::ContentBlock;
 use agent_tool::{
     AgentToolResult, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, ToolError, TruncatedBy,
     TruncationResult, format_size,
@@ -93,7 +93,7 @@ impl TypedTool for ReadTool {
             .and_then(Value::as_bool)
             .unwrap_or(true);
         let model_sees_images = ctx
-            .get::<agent_ai::Model>()
+            .get::<agent_tool::Model>()
             .is_none_or(|m| m.supports_images());
         let task_cancel = cancel.clone();
         blocking(&cancel, move || {

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agent_core::{AgentToolResult, CancellationToken, ToolUpdateSink};
-use coding_agent::Settings;
+use agent_tool::ToolSettings;
 use serde_json::json;
 use test_support::tool_call::*;
 
@@ -81,7 +81,7 @@ async fn timeout_kills_and_reports() {
         &tool,
         dir.path(),
         json!({"command": "sleep 30"}),
-        Settings::from_value(json!({"bashTimeoutSeconds": 0.3})),
+        ToolSettings::from_value(json!({"bashTimeoutSeconds": 0.3})),
         CancellationToken::new(),
         ToolUpdateSink::noop(),
     )
@@ -108,7 +108,7 @@ async fn cancel_kills_the_whole_group_and_escaped_children() {
         &tool,
         dir.path(),
         json!({"command": command}),
-        Settings::default(),
+        ToolSettings::default(),
         cancel,
         ToolUpdateSink::noop(),
     )
@@ -157,7 +157,7 @@ async fn long_output_keeps_the_tail_and_saves_everything() {
         &tool,
         dir.path(),
         json!({"command": "seq 1 5000"}),
-        Settings::default(),
+        ToolSettings::default(),
         CancellationToken::new(),
         sink,
     )
@@ -219,7 +219,7 @@ async fn prefix_shell_path_and_spawn_hook() {
         &tool,
         dir.path(),
         json!({"command": "echo $GREETING"}),
-        Settings::from_value(json!({"shellCommandPrefix": "export GREETING=hello"})),
+        ToolSettings::from_value(json!({"shellCommandPrefix": "export GREETING=hello"})),
         CancellationToken::new(),
         ToolUpdateSink::noop(),
     )
@@ -230,7 +230,7 @@ async fn prefix_shell_path_and_spawn_hook() {
         &tool,
         dir.path(),
         json!({"command": "echo x"}),
-        Settings::from_value(json!({"shellPath": "/no/such/shell"})),
+        ToolSettings::from_value(json!({"shellPath": "/no/such/shell"})),
         CancellationToken::new(),
         ToolUpdateSink::noop(),
     )
@@ -253,7 +253,7 @@ async fn prefix_shell_path_and_spawn_hook() {
         &hooked,
         dir.path(),
         json!({"command": "$HOOKED"}),
-        Settings::default(),
+        ToolSettings::default(),
         CancellationToken::new(),
         ToolUpdateSink::noop(),
     )
@@ -284,7 +284,7 @@ async fn huge_or_tiny_timeouts_from_settings_or_arguments_never_panic() {
         &tool,
         dir.path(),
         json!({"command": "echo ok"}),
-        Settings::from_value(json!({"bashTimeoutSeconds": 1e20})),
+        ToolSettings::from_value(json!({"bashTimeoutSeconds": 1e20})),
         CancellationToken::new(),
         ToolUpdateSink::noop(),
     )
@@ -323,7 +323,7 @@ async fn a_chatty_background_child_does_not_hold_the_call_open() {
         &tool,
         dir.path(),
         json!({"command": "(while :; do echo tick; sleep 0.05; done) & echo $! > loop.pid; echo started", "timeout": 0}),
-        Settings::default(),
+        ToolSettings::default(),
         CancellationToken::new(),
         ToolUpdateSink::noop(),
     )
@@ -404,7 +404,7 @@ async fn parallel_calls_never_lose_their_shell_to_another_calls_sweep() {
                     &tool,
                     &cwd,
                     json!({"command": command}),
-                    Settings::default(),
+                    ToolSettings::default(),
                     cancel,
                     ToolUpdateSink::noop(),
                 )

@@ -9,11 +9,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use agent_core::CancellationToken;
+use agent_local_ops::{LocalFileOps, LocalProcessOps};
+use agent_tool::ToolError;
+use agent_tool::ToolSettings;
 use agent_tool::ops::{
-    DirEntryInfo, ExecEnd, ExecRequest, FileInfo, FileOps, LocalFileOps, LocalProcessOps,
-    Operations, OutputSink, ProcessOps, WriteOutcome,
+    DirEntryInfo, ExecEnd, ExecRequest, FileInfo, FileOps, Operations, OutputFile, OutputSink,
+    ProcessOps, WriteOutcome,
 };
-use coding_agent::Settings;
 use futures::future::BoxFuture;
 use serde_json::json;
 use test_support::tool_call::call_with;
@@ -78,6 +80,13 @@ impl ProcessOps for Remap {
     fn working_dir_exists(&self, cwd: &Path) -> bool {
         self.to_real(cwd).is_ok_and(|p| p.is_dir())
     }
+    // The commands run here, with this machine's shells and temp dir.
+    fn resolve_shell(&self, explicit: Option<&str>) -> Result<PathBuf, ToolError> {
+        LocalProcessOps.resolve_shell(explicit)
+    }
+    fn create_output_file(&self) -> io::Result<Box<dyn OutputFile>> {
+        LocalProcessOps.create_output_file()
+    }
     fn exec<'a>(
         &'a self,
         mut request: ExecRequest,
@@ -124,7 +133,7 @@ async fn all_seven_tools_run_over_another_backend() {
                 &tool,
                 Path::new(VIRTUAL),
                 args,
-                Settings::default(),
+                ToolSettings::default(),
                 CancellationToken::new(),
                 agent_core::ToolUpdateSink::noop(),
             )

@@ -76,7 +76,7 @@ pub fn exit_text(session_file: Option<&std::path::Path>, transcript: &[StyledLin
     match session_file {
         Some(file) => {
             out.push_str("Resume this session with: coding-agent --session ");
-            out.push_str(&crate::text::clean(&shell_quote(
+            out.push_str(&crate::text::clean(&coding_agent::shell_quote(
                 &file.display().to_string(),
             )));
             out.push_str("\r\n");
@@ -89,14 +89,6 @@ pub fn exit_text(session_file: Option<&std::path::Path>, transcript: &[StyledLin
         }
     }
     out
-}
-
-/// `s` as one shell word (a NUL, which no path holds, is dropped).
-fn shell_quote(s: &str) -> String {
-    let clean = s.replace('\0', "");
-    shlex::try_quote(&clean)
-        .map(|q| q.into_owned())
-        .unwrap_or(clean)
 }
 
 #[cfg(test)]

@@ -314,44 +314,46 @@ impl Bench {
     }
 
     /// The in-process figures of `cargo bench -p tools-builtin --bench
-    /// tools`, over the same inputs, printed and kept with the others.
+    /// tools`, over the same inputs, and of `cargo bench -p coding-agent
+    /// --bench sessions`, printed and kept with the others.
     pub(super) fn in_process_rows(
         &mut self,
         root: &Path,
         inputs: &Inputs,
         options: &Options,
     ) -> Result<()> {
-        println!("\n==> in-process figures (cargo bench -p tools-builtin --bench tools)");
-        let out = Command::new("cargo")
-            .args([
-                "bench",
-                "-q",
-                "-p",
-                "tools-builtin",
-                "--bench",
-                "tools",
-                "--",
-                "--json",
-                "--corpus",
-            ])
-            .args(options.only.iter().flat_map(|o| ["--only", o.as_str()]))
-            .arg(&inputs.corpus_dir)
-            .arg("--big-file")
-            .arg(&inputs.big)
-            .args(["--runs", &options.runs.to_string()])
-            .args(options.quick.then_some("--quick"))
-            .current_dir(root)
-            .stderr(Stdio::inherit())
-            .output()?;
-        if !out.status.success() {
-            bail!("the in-process benchmark failed");
-        }
-        for line in String::from_utf8_lossy(&out.stdout).lines() {
-            if let Ok(row) = serde_json::from_str::<Value>(line)
-                && row.get("figure").is_some()
-            {
-                print_row(&row);
-                self.rows.push(row);
+        let tools = [
+            "--corpus".as_ref(),
+            inputs.corpus_dir.as_os_str(),
+            "--big-file".as_ref(),
+            inputs.big.as_os_str(),
+        ];
+        for (package, bench, inputs) in [
+            ("tools-builtin", "tools", &tools[..]),
+            ("coding-agent", "sessions", &[][..]),
+        ] {
+            println!("\n==> in-process figures (cargo bench -p {package} --bench {bench})");
+            let out = Command::new("cargo")
+                .args([
+                    "bench", "-q", "-p", package, "--bench", bench, "--", "--json",
+                ])
+                .args(options.only.iter().flat_map(|o| ["--only", o.as_str()]))
+                .args(inputs)
+                .args(["--runs", &options.runs.to_string()])
+                .args(options.quick.then_some("--quick"))
+                .current_dir(root)
+                .stderr(Stdio::inherit())
+                .output()?;
+            if !out.status.success() {
+                bail!("the in-process benchmark {package} {bench} failed");
+            }
+            for line in String::from_utf8_lossy(&out.stdout).lines() {
+                if let Ok(row) = serde_json::from_str::<Value>(line)
+                    && row.get("figure").is_some()
+                {
+                    print_row(&row);
+                    self.rows.push(row);
+                }
             }
         }
         Ok(())

@@ -42,8 +42,8 @@ pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
         "the remote's end-to-end cases: to become modules (issue 35)",
     ),
     (
-        "crates/tool/src/ops/replace.rs",
-        1150,
+        "crates/local-ops/src/replace.rs",
+        1088,
         "atomic replacement with its ownership and mode rules: to split (issue 35)",
     ),
     (
@@ -88,7 +88,7 @@ pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
     ),
     (
         "crates/coding-agent/src/settings.rs",
-        824,
+        818,
         "settings with their tests: to become typed (issue 35)",
     ),
     (

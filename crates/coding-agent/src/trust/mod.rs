@@ -435,7 +435,7 @@ pub fn resolve_project_trust(
     let next = if pins.unpinnable.is_empty() {
         format!(
             "review the file, then run `coding-agent trust {}`",
-            shell_quote(&project.display().to_string())
+            crate::shell_quote(&project.display().to_string())
         )
     } else {
         "review the file, then answer the question of an interactive run".to_string()
@@ -443,12 +443,4 @@ pub fn resolve_project_trust(
     TrustOutcome::Ignored {
         warning: format!("{}: ignoring {keys}: {why} ({next})", file.display()),
     }
-}
-
-/// `text` as one shell word (a NUL, which no path holds, is dropped).
-fn shell_quote(text: &str) -> String {
-    let clean = text.replace('\0', "");
-    shlex::try_quote(&clean)
-        .map(|q| q.into_owned())
-        .unwrap_or(clean)
 }

@@ -645,6 +645,12 @@ impl Pinner {
 /// the shell expand something (so its files are not fixed by the text):
 /// `$` and backticks (unquoted or in double quotes), globs, `~`, braces and
 /// backslashes (unquoted). Operators (`;|&()<>`) separate words.
+///
+/// Not `shlex::split`: it splits on whitespace only (`a;b>c` stays one
+/// word, so the file after `>` would never be pinned), takes `$`, backticks
+/// and globs as literal text where this must refuse them, and gives no
+/// character to name in the refusal. Both checks depend on the quoting
+/// state at each character, which is the whole of this loop.
 pub(super) fn shell_words(line: &str) -> Result<Vec<String>, char> {
     let mut words = Vec::new();
     let mut word = String::new();

@@ -236,7 +236,7 @@ pub(crate) fn needs_sign_in(config: &McpServerConfig) -> String {
     format!(
         "needs OAuth sign-in at {}: run `coding-agent mcp login {}` (or call agent_mcp::oauth::login)",
         super::strip_controls(url),
-        super::shell_word(&config.name)
+        coding_agent::shell_quote(&config.name)
     )
 }
 

@@ -51,20 +51,20 @@ mod seccomp;
 
 use std::ffi::OsString;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::policy::{SandboxMode, SandboxPolicy};
-use agent_core::CancellationToken;
 use futures::FutureExt;
 use futures::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
 
 pub use bwrap::BWRAP_PATH_VAR;
 pub use resident::{SandboxLease, shut_down};
 
-use agent_tool::ops::run_local_with;
-use agent_tool::ops::{ExecEnd, ExecRequest, OutputSink, ProcessOps};
+use agent_local_ops::{LocalProcessOps, run_local_with};
+use agent_tool::ops::{ExecEnd, ExecRequest, OutputFile, OutputSink, ProcessOps};
 
 /// What the sandbox needs, found once per process.
 #[derive(Debug, Clone)]
@@ -203,6 +203,19 @@ impl SandboxedProcessOps {
 }
 
 impl ProcessOps for SandboxedProcessOps {
+    // The commands run on this machine: its directories, shells and temp dir.
+    fn working_dir_exists(&self, cwd: &Path) -> bool {
+        LocalProcessOps.working_dir_exists(cwd)
+    }
+
+    fn resolve_shell(&self, explicit: Option<&str>) -> Result<PathBuf, agent_tool::ToolError> {
+        LocalProcessOps.resolve_shell(explicit)
+    }
+
+    fn create_output_file(&self) -> io::Result<Box<dyn OutputFile>> {
+        LocalProcessOps.create_output_file()
+    }
+
     fn sandbox_report(&self) -> Option<serde_json::Value> {
         let list = |paths: &[PathBuf]| -> Vec<String> {
             paths.iter().map(|p| p.display().to_string()).collect()

@@ -21,6 +21,30 @@
 //!   keyrings, shared with the agent's session;
 //! - system calls of another ABI (32-bit or x32 entry points), which would
 //!   bypass every rule above.
+//!
+//! Why hand-built and not `seccompiler` (0.5, checked against its source):
+//! its programs cannot say three things this one must.
+//! - **x32.** It matches a system call by its exact number only. x32 calls
+//!   come in on the x86-64 arch value with bit 30 set in the number
+//!   (`socket` as `0x4000_0029`), so they would match no rule and be
+//!   allowed: every refusal above would be bypassed. We refuse the whole
+//!   range with one `JGE` on that bit; seccompiler has no comparison on the
+//!   number, and listing every x32 number of every refused call would still
+//!   leave x32 open for the rest.
+//! - **Another arch.** Its arch check is fixed to `SECCOMP_RET_KILL_PROCESS`;
+//!   ours answers `ENOSYS`, so a 32-bit program's probe fails like a missing
+//!   call instead of killing the command.
+//! - **Several answers.** A filter has one match action; ours answers
+//!   `EPERM` (devices, set-id bits), `EACCES` (sockets) and `ENOSYS`
+//!   (io_uring, keyrings, `openat2`). Stacking three filters would need
+//!   three installs between fork and exec and the kernel's precedence
+//!   between equal actions to come out right.
+//!
+//! It also lacks a masked "not equal" (socketpair's type masked to
+//! stream or seqpacket would become fourteen rules), though that alone
+//! could be worked around. The program stays small (under a hundred
+//! instructions) and `tests::decisions` runs it through an interpreter of
+//! the instructions used, case by case.
 
 /// One BPF instruction (`struct sock_filter`).
 pub(crate) type Instruction = libc::sock_filter;

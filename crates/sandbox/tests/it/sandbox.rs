@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use agent_core::CancellationToken;
 use agent_sandbox::{SandboxMode, SandboxPolicy};
 use agent_tool::ops::{ExecEnd, ExecRequest};
+use tokio_util::sync::CancellationToken;
 
 async fn run(ops: &agent_tool::Operations, cwd: &Path, command: &str) -> String {
     let mut out = Vec::new();

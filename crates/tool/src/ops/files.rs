@@ -1,11 +1,12 @@
-//! File-system calls: the [`FileOps`] trait and the local implementation.
+//! File-system calls: the [`FileOps`] trait (the local implementation is
+//! `agent-local-ops`'s `LocalFileOps`).
 
 use std::io::{self, Read};
 use std::path::Path;
 
-use super::replace::{WriteConflict, WriteOutcome, write_file, write_file_if_unchanged};
 use super::search::{FileMatches, SearchRequest, search_files};
 use super::walk::{WalkEntry, WalkOptions, WalkVisitor};
+use super::write::{WriteConflict, WriteOutcome};
 
 /// What the tools need to know about a path (symlinks followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,9 +55,9 @@ pub trait FileOps: Send + Sync {
     fn real_path(&self, path: &Path) -> std::path::PathBuf;
     /// Gives the file the content `data`, creating it if missing and writing
     /// through symlinks (dangling ones included) to their target, as the
-    /// kernel resolves them. Never leaves a half-written file behind: see
-    /// [`write_file`] for how the local implementation chooses between an
-    /// atomic replace and an in-place write. Refuses directories and
+    /// kernel resolves them. Never leaves a half-written file behind (the
+    /// local implementation, `agent_local_ops::replace::write_file`, chooses
+    /// between an atomic replace and an in-place write). Refuses directories and
     /// non-regular files (FIFOs, sockets, devices) and whatever `echo > path`
     /// would be refused.
     fn write_file(&self, path: &Path, data: &[u8]) -> io::Result<WriteOutcome>;
@@ -66,7 +67,7 @@ pub trait FileOps: Send + Sync {
     ///
     /// The default compares and then writes, which leaves a window for
     /// another writer; the local implementation compares and writes under
-    /// the file's lock (see [`write_file_if_unchanged`]).
+    /// the file's lock (`agent_local_ops::replace::write_file_if_unchanged`).
     fn write_file_if_unchanged(
         &self,
         path: &Path,
@@ -110,8 +111,8 @@ pub trait FileOps: Send + Sync {
     /// below the root until it returns `false`.
     ///
     /// The default walks with [`FileOps::read_dir`] and honours no ignore
-    /// files; [`LocalFileOps`] honours `.gitignore`, `.ignore` and `.rgignore`
-    /// as described in [`walk`](super::walk).
+    /// files; the local one (`agent_local_ops::LocalFileOps`) honours
+    /// `.gitignore`, `.ignore` and `.rgignore`.
     ///
     /// # Errors
     /// An invalid glob (`InvalidInput`); unreadable directories are skipped.
@@ -154,77 +155,5 @@ pub trait FileOps: Send + Sync {
             stack.extend(subdirs.into_iter().rev());
         }
         Ok(())
-    }
-}
-
-/// [`FileOps`] on the local file system.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LocalFileOps;
-
-impl FileOps for LocalFileOps {
-    fn metadata(&self, path: &Path) -> io::Result<FileInfo> {
-        let m = std::fs::metadata(path)?;
-        Ok(FileInfo {
-            is_file: m.is_file(),
-            is_dir: m.is_dir(),
-            len: m.len(),
-        })
-    }
-
-    fn open_read(&self, path: &Path) -> io::Result<Box<dyn Read + Send>> {
-        Ok(Box::new(std::fs::File::open(path)?))
-    }
-
-    fn real_path(&self, path: &Path) -> std::path::PathBuf {
-        crate::path::real_path(path)
-    }
-
-    fn check_access(&self, path: &Path, write: bool) -> io::Result<()> {
-        let mode = if write {
-            rustix::fs::Access::READ_OK | rustix::fs::Access::WRITE_OK
-        } else {
-            rustix::fs::Access::READ_OK
-        };
-        // The effective ids decide, as they do for the open that follows.
-        rustix::fs::accessat(rustix::fs::CWD, path, mode, rustix::fs::AtFlags::EACCESS)
-            .map_err(io::Error::from)
-    }
-
-    fn write_file(&self, path: &Path, data: &[u8]) -> io::Result<WriteOutcome> {
-        write_file(path, data)
-    }
-
-    fn write_file_if_unchanged(
-        &self,
-        path: &Path,
-        expected: &[u8],
-        data: &[u8],
-    ) -> io::Result<WriteOutcome> {
-        write_file_if_unchanged(path, expected, data)
-    }
-
-    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-        std::fs::create_dir_all(path)
-    }
-
-    fn walk(&self, options: &WalkOptions<'_>, visit: WalkVisitor<'_>) -> io::Result<()> {
-        super::walk::walk_local(options, visit)
-    }
-
-    fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntryInfo>> {
-        let mut out = Vec::new();
-        for entry in std::fs::read_dir(path)? {
-            let entry = entry?;
-            // The directory entry's own type needs no stat; only symlinks are followed.
-            let is_dir = match entry.file_type() {
-                Ok(t) if !t.is_symlink() => Some(t.is_dir()),
-                _ => std::fs::metadata(entry.path()).ok().map(|m| m.is_dir()),
-            };
-            out.push(DirEntryInfo {
-                name: entry.file_name().to_string_lossy().into_owned(),
-                is_dir,
-            });
-        }
-        Ok(out)
     }
 }

@@ -12,7 +12,7 @@
 //!    orphans are attributed to a call by their process group (which they
 //!    keep unless they call `setsid`) or, for `setsid`'d ones, by having
 //!    started after the call's shell.
-//! 3. **The environment marker** ([`CALL_MARKER_VAR`](super::CALL_MARKER_VAR))
+//! 3. **The environment marker** ([`CALL_MARKER_VAR`](crate::CALL_MARKER_VAR))
 //!    for descendants that are neither (a process re-parented before the
 //!    subreaper was set, for instance).
 //!
@@ -214,7 +214,7 @@ pub(crate) fn kill_call_tree(shell: Option<u32>, shell_start: u64, marker: &str)
 
 /// Processes whose environment holds `CALL_MARKER_VAR=marker`.
 fn marked(table: &[ProcInfo], marker: &str) -> Vec<u32> {
-    let needle = format!("{}={marker}", super::CALL_MARKER_VAR);
+    let needle = format!("{}={marker}", crate::CALL_MARKER_VAR);
     table
         .iter()
         .filter(|p| {

@@ -57,61 +57,11 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::random::random_hex;
+use agent_tool::ops::{WriteConflict, WriteMethod, WriteOutcome};
+
+use crate::random::random_hex;
 use rustix::fs::{AtFlags, CWD, FileType, FlockOperation, Mode, OFlags, RenameFlags, Stat};
 use rustix::io::Errno;
-use serde::{Deserialize, Serialize};
-
-/// How [`write_file`] put the content into the file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub enum WriteMethod {
-    /// The file did not exist; it was created through a temporary file.
-    Created,
-    /// The file was replaced atomically by renaming a complete new file over it.
-    Replaced,
-    /// The new content was written into the existing file (same inode).
-    InPlace,
-}
-
-/// What [`write_file`] did, for a tool's `details`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WriteOutcome {
-    /// The way the content went in.
-    pub method: WriteMethod,
-    /// Why an existing file was written in place instead of replaced.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-/// The file no longer holds what the caller read: another process changed it
-/// (or removed it) in between. Nothing was written.
-///
-/// Carried inside an [`io::Error`]; [`WriteConflict::is`] recognises it.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "{} changed on disk after it was read (another process wrote it); nothing was written",
-    path.display()
-)]
-pub struct WriteConflict {
-    /// The path as the caller gave it.
-    pub path: PathBuf,
-}
-
-impl WriteConflict {
-    /// The conflict on `path`, as an [`io::Error`].
-    pub fn error(path: &Path) -> io::Error {
-        io::Error::other(WriteConflict {
-            path: path.to_path_buf(),
-        })
-    }
-
-    /// Whether `error` is a [`WriteConflict`].
-    pub fn is(error: &io::Error) -> bool {
-        error.get_ref().is_some_and(|e| e.is::<WriteConflict>())
-    }
-}
 
 /// Prefix of the (briefly) named temporary files of the atomic path.
 const TEMP_PREFIX: &str = ".coding-agent-";
@@ -139,7 +89,8 @@ const LOCK_WAIT: Duration = Duration::from_secs(30);
 ///
 /// ```
 /// # let dir = tempfile::tempdir().unwrap();
-/// use agent_tool::ops::{WriteMethod, write_file};
+/// use agent_local_ops::replace::write_file;
+/// use agent_tool::ops::WriteMethod;
 /// let path = dir.path().join("notes.txt");
 /// assert_eq!(write_file(&path, b"one\n").unwrap().method, WriteMethod::Created);
 /// assert_eq!(write_file(&path, b"two\n").unwrap().method, WriteMethod::Replaced);
@@ -158,7 +109,8 @@ pub fn write_file(path: &Path, data: &[u8]) -> io::Result<WriteOutcome> {
 ///
 /// ```
 /// # let dir = tempfile::tempdir().unwrap();
-/// use agent_tool::ops::{WriteConflict, write_file, write_file_if_unchanged};
+/// use agent_local_ops::replace::{write_file, write_file_if_unchanged};
+/// use agent_tool::ops::WriteConflict;
 /// let path = dir.path().join("n.txt");
 /// write_file(&path, b"one\n").unwrap();
 /// write_file_if_unchanged(&path, b"one\n", b"two\n").unwrap();

@@ -28,7 +28,7 @@ use std::sync::{Arc, RwLock};
 
 use ignore::Match;
 
-use crate::regular_file::Links;
+use agent_tool::regular_file::Links;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 /// Ignore files larger than this are skipped. Git allows 100 MiB, but every
@@ -152,7 +152,7 @@ fn add_file(builder: &mut GitignoreBuilder, file: &Path, budget: &AtomicU64) -> 
 /// The content of the ignore file at `path`, or `None` when there is none
 /// or it is not one we read (see the module docs).
 pub(crate) fn read_ignore_file(path: &Path) -> Option<Vec<u8>> {
-    let file = match crate::regular_file::open_regular(path, Links::Refuse) {
+    let file = match agent_tool::regular_file::open_regular(path, Links::Refuse) {
         Ok(file) => file?,
         Err(e) => {
             tracing::debug!(path = %path.display(), error = %e, "ignore file skipped");
