@@ -92,11 +92,6 @@ pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
         "settings with their tests: to become typed (issue 35)",
     ),
     (
-        "crates/agent-core/src/agent.rs",
-        786,
-        "Agent with its queues: to split (issue 35)",
-    ),
-    (
         "crates/tools-builtin/src/edit_core.rs",
         726,
         "edit matching and its notices: to split (issue 35)",
