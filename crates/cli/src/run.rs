@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use agent_ai::providers::scripted::ScriptedClient;
 use agent_ai::{Message, Model, StopReason};
 use agent_core::AgentEvent;
-use coding_agent::permissions::{PermissionGate, PermissionRules};
+use agent_permissions::PermissionGate;
 use coding_agent::{AgentSession, AgentSessionBuilder, Settings, ToolSelection};
 use serde_json::json;
 
@@ -326,7 +326,7 @@ pub async fn run(args: RunArgs) -> i32 {
     });
     let local_cwd = cwd.clone();
     let cwd = tools_cwd;
-    let rules = match PermissionRules::from_settings(&settings, &cwd) {
+    let rules = match settings.permission_rules(&cwd) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("coding-agent: cannot use the settings: {e}");

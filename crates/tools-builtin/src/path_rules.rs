@@ -171,7 +171,7 @@ impl FileOps for RuleFilteredFileOps {
 mod tests {
     use std::path::PathBuf;
 
-    use coding_agent::permissions::PermissionRules;
+    use agent_permissions::PermissionRules;
 
     use super::*;
     use agent_tool::ops::LocalFileOps;

@@ -9,7 +9,7 @@
 //! reason to the model with the refusal, Esc goes back to the question.
 
 use agent_tool::StyledLine;
-use coding_agent::permissions::{PermissionAnswer, PermissionRequest};
+use agent_permissions::{PermissionAnswer, PermissionRequest};
 use coding_agent::{RenderContext, ToolRegistry};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;

@@ -47,7 +47,7 @@ use tokio_util::bytes::{Bytes, BytesMut};
 use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, Decoder, FramedRead};
 
 use crate::AgentSession;
-use crate::permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
+use agent_permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
 use crate::sessions::{EntryKind, SessionManager};
 
 pub use command::{RpcCommand, RpcParseError, StreamingBehavior};

@@ -153,7 +153,7 @@ mod tests {
         let rules = PermissionRules::from_lists(allow, &[], deny, dir).unwrap();
         rules
             .decide(
-                &crate::permissions::shape(tool),
+                &crate::shape(tool),
                 &json!({"path": path}),
                 dir,
             )

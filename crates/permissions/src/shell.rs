@@ -60,7 +60,7 @@ impl ShellCommands {
 /// Splits `text`; see the module docs.
 ///
 /// ```
-/// use coding_agent::permissions::split_commands;
+/// use agent_permissions::split_commands;
 /// let parts = split_commands("git diff; FOO=1 sudo rm -rf ~ && echo \"$(whoami)\"");
 /// // Substitutions come first: they run before the command that uses them.
 /// assert_eq!(parts.lines(), ["whoami", "git diff", "sudo rm -rf ~", "rm -rf ~", "echo $(..)"]);
@@ -1685,7 +1685,7 @@ mod differential {
         PermissionRules::from_lists(allow, &[], deny, Path::new("/w"))
             .unwrap()
             .decide(
-                &crate::permissions::shape("bash"),
+                &crate::shape("bash"),
                 &json!({ "command": with_bin(command, Path::new("/usr/bin")) }),
                 Path::new("/w"),
             )
@@ -2088,7 +2088,7 @@ mod unknown_words {
     fn bash_decision(rules: &PermissionRules, command: &str) -> Permission {
         rules
             .decide(
-                &crate::permissions::shape("bash"),
+                &crate::shape("bash"),
                 &json!({ "command": command }),
                 Path::new("/w"),
             )
@@ -2098,9 +2098,9 @@ mod unknown_words {
     #[test]
     fn an_escaped_digit_is_an_argument_not_a_descriptor() {
         // Bash reads `ls \2<x` as `ls 2` with input from x.
-        let parts = crate::permissions::split_commands("ls \\2<x");
+        let parts = crate::split_commands("ls \\2<x");
         assert_eq!(parts.lines(), ["ls 2"]);
-        let parts = crate::permissions::split_commands("ls 2<x");
+        let parts = crate::split_commands("ls 2<x");
         assert_eq!(parts.lines(), ["ls"]);
     }
 
