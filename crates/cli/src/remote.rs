@@ -59,7 +59,8 @@ pub fn tools(
     cwd: &Path,
     settings: &Settings,
 ) -> Result<Vec<coding_agent::ToolDefinition>, String> {
-    let rules = settings.permission_rules(cwd)
+    let rules = settings
+        .permission_rules(cwd)
         .map_err(|e| format!("cannot use the settings: {e}"))?;
     Ok(ToolSet::new(cwd)
         .operations(remote.operations())

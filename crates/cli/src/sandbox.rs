@@ -84,7 +84,8 @@ pub fn tools(
     let operations = agent_sandbox::operations(&policy).map_err(|e| format!("sandbox: {e}"))?;
     tracing::info!(mode = %policy.mode, roots = ?policy.roots, "sandbox");
     // The Read rules also judge the files grep, find and ls open.
-    let rules = settings.permission_rules(cwd)
+    let rules = settings
+        .permission_rules(cwd)
         .map_err(|e| format!("cannot use the settings: {e}"))?;
     // The roots are canonical; a working directory reached through a
     // symlink must be named the same way, or every path in it looks outside.

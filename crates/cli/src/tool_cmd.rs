@@ -59,7 +59,8 @@ pub async fn run_one(
         );
         return Ok((AgentToolResult::error(message), true));
     }
-    let rules = settings.permission_rules(cwd)
+    let rules = settings
+        .permission_rules(cwd)
         .map_err(|e| UsageError(format!("cannot use the settings: {e}")))?;
     let declared = definition.clone();
     let gate = agent_permissions::PermissionGate::new(rules, None, cwd, "the tool command")

@@ -11,11 +11,11 @@ use agent_core::{
 
 use crate::compaction::{CompactionResult, CompactionSettings, SessionCompactor};
 use crate::extension::{Extension, ExtensionApi};
-use agent_permissions::{PermissionGate, PermissionPrompt};
 use crate::registry::{ToolRegistry, ToolSelection};
 use crate::sessions::SessionManager;
 use crate::settings::{Settings, agent_dir};
 use crate::system_prompt::{SystemPromptOptions, build_system_prompt, load_context_files};
+use agent_permissions::{PermissionGate, PermissionPrompt};
 use agent_tool::{Extensions, FileMutationQueue, ToolDefinition, WorkingDir};
 
 /// What every tool call of a session gets in its context: the

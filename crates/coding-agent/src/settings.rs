@@ -28,6 +28,7 @@
 //! ([`KnownSettings`]), built from the merged values.
 
 mod known;
+mod permissions;
 
 use std::path::{Path, PathBuf};
 
@@ -219,11 +220,10 @@ impl Settings {
             }
             Ok(value)
         };
-        let global_value = read(global)?;
-        let project_value = read(project)?;
-        let mut settings = Self::merged(global_value, project_value);
+        // The global file first: its error is reported before the project's.
+        let mut settings = Self::merged(read(global)?, read(project)?);
         settings.warnings = warnings;
-        settings.files = [global.map(Path::to_path_buf), project.map(Path::to_path_buf)];
+        settings.files = [global, project].map(|f| f.map(Path::to_path_buf));
         Ok(settings)
     }
 
@@ -305,9 +305,7 @@ impl Settings {
             values,
             project: tighten_only,
             held_back,
-            applied: Map::new(),
-            warnings: Vec::new(),
-            files: [None, None],
+            ..Settings::default()
         }
     }
 
@@ -339,53 +337,6 @@ impl Settings {
     /// `permissions`); [`Settings::get`] gives the user's.
     pub fn project_value(&self, key: &str) -> Option<&Value> {
         self.project.get(key)
-    }
-
-    /// `permissions`: the user's rules plus the project's deny and ask
-    /// rules (a project only tightens; see
-    /// [`PermissionRules::layered`](agent_permissions::PermissionRules::layered)),
-    /// path globs anchored at `cwd`.
-    ///
-    /// ```
-    /// use coding_agent::Settings;
-    /// use serde_json::json;
-    /// let s = Settings::merged(
-    ///     json!({"permissions": {"allow": ["Bash(git:*)"]}}),
-    ///     json!({"permissions": {"deny": ["Bash(git push:*)"]}}),
-    /// );
-    /// let rules = s.permission_rules("/w".as_ref()).unwrap();
-    /// assert!(!rules.is_empty());
-    /// let bad = Settings::from_value(json!({"permissions": {"deny": "Bash"}}));
-    /// let e = bad.permission_rules("/w".as_ref()).unwrap_err();
-    /// assert!(e.message.starts_with("`permissions`: invalid type"));
-    /// ```
-    ///
-    /// # Errors
-    /// A section of the wrong shape or a rule that does not parse, naming
-    /// the file it came from (`settings` when the values were given in
-    /// code) and the key. Files read by [`Settings::load`] were checked
-    /// already, so for them this fails only on a rule whose glob cannot be
-    /// anchored at `cwd`.
-    pub fn permission_rules(
-        &self,
-        cwd: &Path,
-    ) -> Result<agent_permissions::PermissionRules, SettingsError> {
-        use agent_permissions::{PermissionConfig, PermissionRules};
-        let error = |file: usize, e: agent_permissions::PermissionConfigError| SettingsError {
-            path: self.files[file]
-                .clone()
-                .unwrap_or_else(|| PathBuf::from("settings")),
-            message: e.to_string(),
-        };
-        let config = |file: usize, value: Option<&Value>| match value {
-            None => Ok(PermissionConfig::default()),
-            Some(v) => PermissionConfig::from_value(v).map_err(|e| error(file, e)),
-        };
-        let user = config(0, self.values.get("permissions"))?;
-        let project = config(1, self.project.get("permissions"))?;
-        // Which file a bad rule is in: the user's alone first.
-        PermissionRules::from_config(&user, cwd).map_err(|e| error(0, e))?;
-        PermissionRules::layered(&user, &project, cwd).map_err(|e| error(1, e))
     }
 
     /// A raw value by top-level key.

@@ -112,10 +112,16 @@ mod tests {
     #[test]
     fn errors_name_the_key() {
         let wrong = PermissionConfig::from_value(&json!({"deny": "Bash(rm:*)"})).unwrap_err();
-        assert!(wrong.to_string().starts_with("`permissions`: invalid type"), "{wrong}");
+        assert!(
+            wrong.to_string().starts_with("`permissions`: invalid type"),
+            "{wrong}"
+        );
         let unknown = PermissionConfig::from_value(&json!({"allow": [], "default": "ask"}));
         assert!(
-            unknown.unwrap_err().to_string().contains("unknown field `default`"),
+            unknown
+                .unwrap_err()
+                .to_string()
+                .contains("unknown field `default`"),
             "the unknown key is named"
         );
         let bad = PermissionConfig::from_value(&json!({"ask": null, "deny": ["Bash(rm:*"]}));

@@ -93,11 +93,11 @@ mod shell;
 use serde_json::{Value, json};
 
 pub use agent_tool::path_filter::PathRuleFilter;
+pub use config::{PermissionConfig, PermissionConfigError};
 pub use continuation::join_continued_lines;
 pub use gate::{
     GateOutcome, PermissionAnswer, PermissionGate, PermissionPrompt, PermissionRequest,
 };
-pub use config::{PermissionConfig, PermissionConfigError};
 pub use rule::{PermissionRule, RuleError};
 pub use rules::PermissionRules;
 pub use shape::ToolShape;

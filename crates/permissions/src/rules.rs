@@ -50,7 +50,10 @@ impl PermissionRules {
     ///
     /// # Errors
     /// The first rule that does not parse.
-    pub fn from_config(config: &PermissionConfig, cwd: &Path) -> Result<Self, PermissionConfigError> {
+    pub fn from_config(
+        config: &PermissionConfig,
+        cwd: &Path,
+    ) -> Result<Self, PermissionConfigError> {
         Ok(PermissionRules {
             allow: parse_list("allow", &config.allow, cwd)?,
             ask: parse_list("ask", &config.ask, cwd)?,

@@ -8,14 +8,14 @@ use std::time::Instant;
 use agent_ai::providers::scripted::{ScriptedClient, ScriptedTurn};
 use agent_ai::{ContentBlock, Message, Model};
 use agent_core::AgentToolResult;
-use agent_tui::UiTheme;
-use agent_tui::app::App;
-use agent_tui::text::plain;
-use agent_tui::transcript::Transcript;
 use agent_permissions::{
     Permission, PermissionAnswer, PermissionDecision, PermissionGate, PermissionPrompt,
     PermissionRequest, PermissionRules, ToolShape,
 };
+use agent_tui::UiTheme;
+use agent_tui::app::App;
+use agent_tui::text::plain;
+use agent_tui::transcript::Transcript;
 use coding_agent::{AgentSessionBuilder, AgentTool, ToolDefinition};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
