@@ -20,25 +20,32 @@
 //! .unwrap();
 //! let cwd = std::env::temp_dir();
 //! let rules = PermissionRules::from_config(&config, &cwd).unwrap();
+//! // A tool that declares its `command` argument a shell command line:
+//! // `Bash` rules judge it by that argument (a session hands the gate its
+//! // registry; here one definition).
+//! let shell = agent_tool::tool("shell")
+//!     .command_argument("command")
+//!     .execute(|_: serde_json::Value, _| async { Ok(agent_tool::AgentToolResult::text("")) });
 //! // No prompt: what would be asked is refused "in this example".
-//! let gate = PermissionGate::new(rules, None, &cwd, "this example");
+//! let gate = PermissionGate::new(rules, None, &cwd, "this example")
+//!     .with_tools(std::sync::Arc::new(move |name: &str| {
+//!         (name == "shell").then(|| shell.clone())
+//!     }));
 //! let bash = |command: &str| json!({ "command": command });
-//! // Without a tool lookup (`with_tools`) the gate knows `bash` only by
-//! // name; a `Bash` rule names it either way.
-//! assert!(gate.check("bash", &bash("git diff HEAD~1")).await.allowed);
-//! let refused = gate.check("bash", &bash("git diff && rm -rf ~")).await;
+//! assert!(gate.check("shell", &bash("git diff HEAD~1")).await.allowed);
+//! let refused = gate.check("shell", &bash("git diff && rm -rf ~")).await;
 //! assert!(!refused.allowed);
 //! assert!(refused.reason.unwrap().contains("Bash(rm:*)"));
 //! # });
 //! ```
 //!
-//! Where each concern lives: [`config`](PermissionConfig) (the settings
-//! section), `rule.rs` (one rule of the grammar), `rules.rs` (the lists and
-//! the decision for one call), `shape.rs` (what a tool declares), `paths.rs`
-//! (path rules on the file opened), `gate.rs` (rules plus a person),
-//! `shell/` (the model of bash: `lexer`, `knowledge`, `judge`),
-//! `deleters.rs` (programs that delete as `rm` does), `continuation.rs`
-//! (line continuations).
+//! Where each concern lives: `config.rs` ([`PermissionConfig`], the
+//! settings section), `rule.rs` (one rule of the grammar), `rules.rs` (the
+//! lists and the decision for one call), `shape.rs` (what a tool
+//! declares), `paths.rs` (path rules on the file opened), `gate.rs` (rules
+//! plus a person), `shell/` (the model of bash: `lexer.rs`, `quotes.rs`,
+//! `knowledge.rs`, `judge.rs`), `deleters.rs` (programs that delete as
+//! `rm` does), `continuation.rs` (line continuations).
 //!
 //! Settings (`permissions`, Claude Code's grammar):
 //!
