@@ -6,8 +6,9 @@
 //! 2. The loop names no tool: no built-in tool name appears as a string in
 //!    agent-core.
 //! 3. The product layer names no concrete tool: in coding-agent a built-in
-//!    tool name appears only where listed in [`PRODUCT_EXCEPTIONS`], each
-//!    with the reason; agent-tui and agent-export name none at all.
+//!    tool name appears only where listed in [`PRODUCT_EXCEPTIONS`], in
+//!    agent-permissions only where listed in [`PERMISSIONS_EXCEPTIONS`],
+//!    each with the reason; agent-tui and agent-export name none at all.
 //! 4. Every file access of a tool goes through the operations: the tool
 //!    modules of tools-builtin touch no file system or process API directly
 //!    (except [`OPS_EXCEPTIONS`]), named outright or brought in by a `use`
@@ -58,18 +59,39 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     // Skills and prompt templates: files in, text out; no agent types.
     ("agent-skills", &[]),
+    // Permission rules: tools known by their declarations, the loop by its
+    // hook; no settings files, sessions or front ends.
+    ("agent-permissions", &["agent-core", "agent-tool"]),
     (
         "coding-agent",
-        &["agent-ai", "agent-core", "agent-tool", "agent-skills"],
+        &[
+            "agent-ai",
+            "agent-core",
+            "agent-tool",
+            "agent-skills",
+            "agent-permissions",
+        ],
     ),
     (
         "agent-mcp",
-        &["agent-ai", "agent-core", "agent-tool", "coding-agent"],
+        &[
+            "agent-ai",
+            "agent-core",
+            "agent-tool",
+            "agent-permissions",
+            "coding-agent",
+        ],
     ),
     // The terminal UI drives a session; nothing but the binary uses it.
     (
         "agent-tui",
-        &["agent-ai", "agent-core", "agent-tool", "coding-agent"],
+        &[
+            "agent-ai",
+            "agent-core",
+            "agent-tool",
+            "agent-permissions",
+            "coding-agent",
+        ],
     ),
     // A session as a page: reads session files, draws tools through the
     // session's registry; nothing but the binary uses it.
@@ -105,29 +127,9 @@ const ASSEMBLERS: &[&str] = &["coding-agent-cli", "integration-tests", "xtask"];
 /// Where coding-agent may spell a built-in tool's name, and why.
 const PRODUCT_EXCEPTIONS: &[(&str, &str, &str)] = &[
     (
-        "permissions/shell.rs",
-        "",
-        "shell programs and builtins (`ls`, `grep`, `find`, `read`, `bash`) in the model of the bash language, not tools",
-    ),
-    (
-        "permissions/deleters.rs",
-        "",
-        "shell programs that delete files (`find -delete`) in the model of the bash language, not tools",
-    ),
-    (
         "trust/pins.rs",
         "\"zsh\"",
         "shell programs (`bash`) whose arguments are command lines, in what trust pins, not tools",
-    ),
-    (
-        "permissions/rule.rs",
-        "=> RuleKind::",
-        "the words of the rule grammar (`Read(...)`, `Edit(...)`, `Bash(...)`)",
-    ),
-    (
-        "permissions/paths.rs",
-        "eq_ignore_ascii_case(\"read\")",
-        "the `Read` rule kind of the rule grammar",
     ),
     (
         "rpc/server.rs",
@@ -143,6 +145,46 @@ const PRODUCT_EXCEPTIONS: &[(&str, &str, &str)] = &[
         "system_prompt.rs",
         "has(\"bash\")",
         "Pi's prompt advises bash for exploration only when bash is active and grep, find and ls are not",
+    ),
+];
+
+/// Where agent-permissions may spell a built-in tool's name, and why: the
+/// words of the rule grammar and the model of bash.
+const PERMISSIONS_EXCEPTIONS: &[(&str, &str, &str)] = &[
+    (
+        "shell/knowledge.rs",
+        "",
+        "shell programs and builtins (`ls`, `grep`, `find`, `read`, `bash`) in the model of the bash language, not tools",
+    ),
+    (
+        "shell/judge.rs",
+        "",
+        "shell programs (`bash`, `find -exec`) in the model of the bash language, not tools",
+    ),
+    (
+        "shell/differential.rs",
+        "",
+        "tests: the programs real bash runs the cases with, and the built-in bash tool's shape the rules judge",
+    ),
+    (
+        "shell/unknown_words.rs",
+        "",
+        "tests: the built-in bash tool's shape the rules judge, and programs in the cases",
+    ),
+    (
+        "deleters.rs",
+        "",
+        "shell programs that delete files (`find -delete`) in the model of the bash language, not tools",
+    ),
+    (
+        "rule.rs",
+        "=> RuleKind::",
+        "the words of the rule grammar (`Read(...)`, `Edit(...)`, `Bash(...)`)",
+    ),
+    (
+        "paths.rs",
+        "eq_ignore_ascii_case(\"read\")",
+        "the `Read` rule kind of the rule grammar",
     ),
 ];
 
@@ -200,6 +242,12 @@ pub fn tidy(root: &Path) -> Result<()> {
         PRODUCT_EXCEPTIONS,
         &mut problems,
     )?;
+    names_no_tool(
+        &root.join("crates/permissions/src"),
+        &names,
+        PERMISSIONS_EXCEPTIONS,
+        &mut problems,
+    )?;
     // The UI draws tools through their renderers only.
     names_no_tool(&root.join("crates/tui/src"), &names, &[], &mut problems)?;
     names_no_tool(&root.join("crates/export/src"), &names, &[], &mut problems)?;
@@ -216,7 +264,7 @@ pub fn tidy(root: &Path) -> Result<()> {
         bail!("tidy:\n  {}", problems.join("\n  "));
     }
     println!(
-        "tidy: crate graph (normal and dev arrows), every dependency noted in the README, source lines per crate in ARCHITECTURE.md, no tool names in agent-core, coding-agent, agent-tui or agent-export, tools use the operations, documented paths exist, files within {MAX_LINES} lines"
+        "tidy: crate graph (normal and dev arrows), every dependency noted in the README, source lines per crate in ARCHITECTURE.md, no tool names in agent-core, coding-agent, agent-permissions, agent-tui or agent-export, tools use the operations, documented paths exist, files within {MAX_LINES} lines"
     );
     Ok(())
 }

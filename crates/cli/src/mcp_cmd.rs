@@ -83,7 +83,7 @@ pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
             .unwrap_or_default(),
         ..Default::default()
     });
-    let rules = match coding_agent::permissions::PermissionRules::from_settings(&settings, &cwd) {
+    let rules = match settings.permission_rules(&cwd) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("coding-agent mcp: cannot use the settings: {e}");
@@ -97,7 +97,7 @@ pub async fn run(args: McpArgs, logs: McpLogSink) -> i32 {
     }
     let server = McpToolServer::new(definitions, extensions)
         .with_log_sink(logs)
-        .with_permissions(coding_agent::permissions::PermissionGate::new(
+        .with_permissions(agent_permissions::PermissionGate::new(
             rules, None, &cwd, "MCP mode",
         ));
     // One bound for every client, as the agent loop bounds one batch.

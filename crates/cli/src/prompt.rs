@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use coding_agent::permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
+use agent_permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
 use coding_agent::prelude::BoxFuture;
 use tokio::sync::{Mutex, mpsc};
 

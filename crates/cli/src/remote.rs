@@ -9,7 +9,6 @@ use agent_remote::{Remote, RemoteOptions, RemoteTarget};
 use agent_sandbox::{SandboxLayer, SandboxMode};
 use agent_tool::{ToolDefinition, decorate};
 use coding_agent::Settings;
-use coding_agent::permissions::PermissionRules;
 use tools_builtin::ToolSet;
 
 /// Connects to `uri`, offering this binary as the helper to upload. The
@@ -61,7 +60,8 @@ pub fn tools(
     cwd: &Path,
     settings: &Settings,
 ) -> Result<Vec<coding_agent::ToolDefinition>, String> {
-    let rules = PermissionRules::from_settings(settings, cwd)
+    let rules = settings
+        .permission_rules(cwd)
         .map_err(|e| format!("cannot use the settings: {e}"))?;
     Ok(ToolSet::new(cwd)
         .operations(remote.operations())

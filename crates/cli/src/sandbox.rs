@@ -6,7 +6,6 @@ use std::path::Path;
 
 use agent_sandbox::{SandboxMode, SandboxPolicy, SandboxSpec};
 use coding_agent::Settings;
-use coding_agent::permissions::PermissionRules;
 use tools_builtin::ToolSet;
 
 /// Parses `--sandbox off|read-only|workspace-write`.
@@ -85,7 +84,8 @@ pub fn tools(
     let operations = agent_sandbox::operations(&policy).map_err(|e| format!("sandbox: {e}"))?;
     tracing::info!(mode = %policy.mode, roots = ?policy.roots, "sandbox");
     // The Read rules also judge the files grep, find and ls open.
-    let rules = PermissionRules::from_settings(settings, cwd)
+    let rules = settings
+        .permission_rules(cwd)
         .map_err(|e| format!("cannot use the settings: {e}"))?;
     // The roots are canonical; a working directory reached through a
     // symlink must be named the same way, or every path in it looks outside.

@@ -18,8 +18,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use agent_permissions::{PermissionGate, PermissionPrompt};
 use agent_sandbox::SandboxPolicy;
-use coding_agent::permissions::{PermissionGate, PermissionPrompt, PermissionRules};
 use coding_agent::{AgentSession, AgentSessionBuilder, Settings, ToolSelection};
 
 use crate::args::RunArgs;
@@ -146,7 +146,8 @@ pub async fn assemble<T>(
         builtins.push(definition);
         binding
     });
-    let rules = PermissionRules::from_settings(&settings, &cwd)
+    let rules = settings
+        .permission_rules(&cwd)
         .map_err(|e| fail(format!("cannot use the settings: {e}")))?;
     let (mcp_tools, mcp_updates) =
         crate::mcp_servers::connect(&args.mcp_config, &settings, &local_cwd, &policy)

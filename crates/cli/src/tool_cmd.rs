@@ -59,10 +59,11 @@ pub async fn run_one(
         );
         return Ok((AgentToolResult::error(message), true));
     }
-    let rules = coding_agent::permissions::PermissionRules::from_settings(&settings, cwd)
+    let rules = settings
+        .permission_rules(cwd)
         .map_err(|e| UsageError(format!("cannot use the settings: {e}")))?;
     let declared = definition.clone();
-    let gate = coding_agent::permissions::PermissionGate::new(rules, None, cwd, "the tool command")
+    let gate = agent_permissions::PermissionGate::new(rules, None, cwd, "the tool command")
         .with_tools(Arc::new(move |n: &str| {
             (n == declared.name()).then(|| declared.clone())
         }));

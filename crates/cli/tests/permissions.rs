@@ -364,3 +364,48 @@ fn allow_rules_match_plain_commands_and_wrappers_do_not_hide_denied_ones() {
         .unwrap();
     assert_eq!(plain["decision"]["permission"], "allow");
 }
+
+/// A key `permissions` does not know (a misspelt `deny`) or a rule that
+/// does not parse stops the agent, naming the file and the key: rules
+/// silently left unread would fail open.
+#[test]
+fn unusable_permission_settings_stop_the_agent_naming_file_and_key() {
+    let user_typo = json!({"permissions": {"deney": ["Bash(rm:*)"]}});
+    let project_bad_rule = json!({"permissions": {"deny": ["Bash(rm:*"]}});
+    for (user, project, file, key) in [
+        (
+            user_typo,
+            None,
+            "agent/settings.json",
+            "`permissions.deney`",
+        ),
+        (
+            json!({}),
+            Some(project_bad_rule),
+            "ws/.pi/settings.json",
+            "`permissions.deny`",
+        ),
+    ] {
+        let (dir, agent, ws) = setup(user);
+        if let Some(project) = project {
+            std::fs::create_dir_all(ws.join(".pi")).unwrap();
+            std::fs::write(ws.join(".pi/settings.json"), project.to_string()).unwrap();
+        }
+        let turn = json!({"content": [{"type": "text", "text": "never shown"}]});
+        let script = script(dir.path(), &[turn]);
+        let out = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+            .env("CODING_AGENT_DIR", &agent)
+            .arg("--script")
+            .arg(&script)
+            .arg("--cwd")
+            .arg(&ws)
+            .args(["-p", "hi"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(file) && stderr.contains(key), "{stderr}");
+        assert!(out.stdout.is_empty(), "nothing ran");
+    }
+}

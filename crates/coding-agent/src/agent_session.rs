@@ -11,11 +11,11 @@ use agent_core::{
 
 use crate::compaction::{CompactionResult, CompactionSettings, SessionCompactor};
 use crate::extension::{Extension, ExtensionApi};
-use crate::permissions::{PermissionGate, PermissionPrompt, PermissionRules};
 use crate::registry::{ToolRegistry, ToolSelection};
 use crate::sessions::SessionManager;
 use crate::settings::{Settings, agent_dir};
 use crate::system_prompt::{SystemPromptOptions, build_system_prompt, load_context_files};
+use agent_permissions::{PermissionGate, PermissionPrompt};
 use agent_tool::{Extensions, FileMutationQueue, ToolDefinition, WorkingDir};
 
 /// What every tool call of a session gets in its context: the
@@ -169,7 +169,7 @@ impl AgentSessionBuilder {
     }
 
     /// Uses `gate` instead of rules from the settings (see
-    /// [`permissions`](crate::permissions)).
+    /// [`agent_permissions`]).
     pub fn permissions(mut self, gate: PermissionGate) -> Self {
         self.permissions = Some(gate);
         self
@@ -338,7 +338,7 @@ impl AgentSessionBuilder {
         };
         // A context file the Read rules deny (directly or through a link)
         // stays out of the prompt, as it stays out of the read tool.
-        if let Ok(rules) = PermissionRules::from_settings(&settings, &self.cwd) {
+        if let Ok(rules) = settings.permission_rules(&self.cwd) {
             let filter = rules.read_filter();
             context_files.retain(|f| {
                 let hidden = filter.hides_file(&f.path);
@@ -391,12 +391,7 @@ impl AgentSessionBuilder {
         let gate = match self.permissions {
             Some(gate) => gate,
             None => {
-                let rules = PermissionRules::from_settings(&settings, &self.cwd).map_err(|e| {
-                    crate::SettingsError {
-                        path: self.cwd.join(".pi").join("settings.json"),
-                        message: e.to_string(),
-                    }
-                })?;
+                let rules = settings.permission_rules(&self.cwd)?;
                 PermissionGate::new(
                     rules,
                     self.permission_prompt.clone(),

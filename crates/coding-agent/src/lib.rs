@@ -3,7 +3,7 @@
 //! The product layer: the agent session around `agent_core::Agent`. The
 //! [`ToolRegistry`] decides which tools exist, are allowed and are active;
 //! [`build_system_prompt`] tells the model about them; [`Settings`] are
-//! layered global/project files, with project [`trust`]; [`permissions`]
+//! layered global/project files, with project [`trust`]; `agent_permissions`
 //! rules gate calls; [`Extension`]s register tools and intercept calls;
 //! [`sessions`] are the JSONL files a run is saved to and resumed from;
 //! [`compaction`] keeps the transcript inside the window; [`rpc`] drives a
@@ -19,7 +19,6 @@ mod agent_session;
 pub mod compaction;
 pub mod env_vars;
 mod extension;
-pub mod permissions;
 mod project_file;
 mod registry;
 pub mod rpc;

@@ -28,6 +28,7 @@
 //! ([`KnownSettings`]), built from the merged values.
 
 mod known;
+mod permissions;
 
 use std::path::{Path, PathBuf};
 
@@ -83,6 +84,8 @@ pub struct Settings {
     known: KnownSettings,
     /// What the files held that is not an error but deserves a word.
     warnings: Vec<String>,
+    /// The files read (global, project), to name in later errors.
+    files: [Option<PathBuf>; 2],
 }
 
 /// Keys whose values start programs: a project's values of these are held
@@ -219,10 +222,10 @@ impl Settings {
             }
             Ok(value)
         };
-        let global = read(global)?;
-        let project = read(project)?;
-        let mut settings = Self::merged(global, project);
+        // The global file first: its error is reported before the project's.
+        let mut settings = Self::merged(read(global)?, read(project)?);
         settings.warnings = warnings;
+        settings.files = [global, project].map(|f| f.map(Path::to_path_buf));
         Ok(settings)
     }
 
@@ -304,8 +307,7 @@ impl Settings {
             values,
             project: tighten_only,
             held_back,
-            applied: Map::new(),
-            warnings: Vec::new(),
+            ..Settings::default()
         }
     }
 

@@ -153,7 +153,7 @@ impl McpToolServer {
     /// in the result's text (build the gate without a prompt).
     /// The gate learns what each served tool declares (path and command
     /// arguments) from the served definitions.
-    pub fn with_permissions(mut self, gate: coding_agent::permissions::PermissionGate) -> Self {
+    pub fn with_permissions(mut self, gate: agent_permissions::PermissionGate) -> Self {
         let served = self.definitions.clone();
         let gate = gate.with_tools(Arc::new(move |name: &str| {
             served.iter().find(|d| d.name() == name).cloned()

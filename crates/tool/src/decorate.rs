@@ -32,17 +32,17 @@ type Replacement = Arc<
 /// named `notes.txt` that points at `.env` passes the check below. For
 /// anything that protects data, use path permission rules (`Read(./.env)`
 /// deny) or the sandbox's deny globs, which judge the file actually opened.
-/// With the `coding-agent` crate, that is:
+/// With the `agent-permissions` and `coding-agent` crates, that is:
 ///
 /// ```text
-/// use coding_agent::permissions::{PermissionGate, PermissionRules};
+/// use agent_permissions::{PermissionGate, PermissionRules};
 /// let rules = PermissionRules::from_lists(&[], &[], &["Read(./.env)", "Edit(./.env)"], &cwd)?;
 /// let gate = PermissionGate::new(rules, None, &cwd, "this program");
 /// let session = AgentSessionBuilder::new(model, client).permissions(gate).cwd(&cwd).build()?;
 /// ```
 ///
 /// (the rules follow symlinks and cover every tool that declares path
-/// arguments; `coding-agent`'s `PermissionGate` docs have a compiled
+/// arguments; `agent-permissions`' `PermissionGate` docs have a compiled
 /// example).
 ///
 /// ```

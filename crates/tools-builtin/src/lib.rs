@@ -122,7 +122,7 @@ impl ToolSet {
     /// touch: grep, find and ls leave out what a Read deny or ask rule
     /// covers, and no tool opens or writes what a Read deny rule covers
     /// (see [`path_rules`]). Use with
-    /// `coding_agent::permissions::PermissionRules::read_filter`
+    /// `agent_permissions::PermissionRules::read_filter`
     /// of the rules the session's permission gate holds.
     pub fn read_rules(mut self, filter: agent_tool::path_filter::PathRuleFilter) -> Self {
         self.read_rules = filter;

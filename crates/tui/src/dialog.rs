@@ -8,8 +8,8 @@
 //! or Esc no, `r` no with a reason: a text row opens, Enter sends the
 //! reason to the model with the refusal, Esc goes back to the question.
 
+use agent_permissions::{PermissionAnswer, PermissionRequest};
 use agent_tool::StyledLine;
-use coding_agent::permissions::{PermissionAnswer, PermissionRequest};
 use coding_agent::{RenderContext, ToolRegistry};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;

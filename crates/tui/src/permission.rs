@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use coding_agent::permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
+use agent_permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
 use coding_agent::prelude::BoxFuture;
 use tokio::sync::{mpsc, oneshot};
 

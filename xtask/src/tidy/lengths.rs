@@ -12,11 +12,6 @@ pub(super) const MAX_LINES: usize = 700;
 /// given, and says why it is long.
 pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
     (
-        "crates/coding-agent/src/permissions/shell.rs",
-        2318,
-        "the bash lexer, its tables and the judge in one file: split with agent-permissions (issue 35)",
-    ),
-    (
         "crates/cli/tests/sandbox.rs",
         2211,
         "the sandbox's end-to-end cases: to become modules of one test binary (issue 35)",

@@ -48,8 +48,8 @@ use tokio_util::bytes::{Bytes, BytesMut};
 use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, Decoder, FramedRead};
 
 use crate::AgentSession;
-use crate::permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
 use crate::sessions::{EntryKind, SessionManager};
+use agent_permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
 
 pub use command::{RpcCommand, RpcParseError, StreamingBehavior};
 

@@ -98,8 +98,11 @@ pub struct KnownSettings {
     pub mcp_servers: Option<Map<String, Value>>,
     /// `sandbox`: read by `agent-sandbox` (`SandboxSettings`).
     pub sandbox: Option<Value>,
-    /// `permissions`: read by [`PermissionRules`](crate::permissions::PermissionRules).
-    pub permissions: Option<Value>,
+    /// `permissions`: the rule lists, read by `agent-permissions`
+    /// ([`Settings::permission_rules`](crate::Settings::permission_rules)
+    /// adds the project's).
+    #[serde(deserialize_with = "present")]
+    pub permissions: Option<agent_permissions::PermissionConfig>,
     /// `compaction.*`.
     pub compaction: CompactionValues,
     /// `codemode.*`.
@@ -258,6 +261,11 @@ pub(super) fn check(map: &Map<String, Value>) -> Result<Vec<String>, String> {
             Ok(p) => p,
             Err(e) => return Err(describe(key, value, e)),
         };
+        // A rule that does not parse stops the file here, naming its list,
+        // rather than when a session starts.
+        if let Some(permissions) = &parsed.permissions {
+            permissions.check().map_err(|e| e.to_string())?;
+        }
         if !parsed.other.is_empty() {
             if !PI_KEYS.contains(&key.as_str()) {
                 unknown.push(key.clone());
@@ -330,5 +338,21 @@ mod tests {
         let bad = serde_json::json!({"enabledModels": "gpt-5"});
         let bad = bad.as_object().cloned().unwrap_or_default();
         assert!(check(&bad).is_err_and(|e| e.contains("`enabledModels`")));
+    }
+
+    #[test]
+    fn permissions_are_checked_key_by_key() {
+        let check_json = |v: Value| check(v.as_object().unwrap_or(&Map::new()));
+        let good = serde_json::json!({"permissions": {"allow": ["Read"], "deny": null}});
+        assert_eq!(check_json(good), Ok(Vec::new()));
+        let typo = check_json(serde_json::json!({"permissions": {"deney": ["Bash"]}}));
+        assert!(typo.is_err_and(|e| e.starts_with("`permissions.deney`: unknown field")));
+        let wrong = check_json(serde_json::json!({"permissions": {"ask": "Bash"}}));
+        assert!(wrong.is_err_and(|e| e.starts_with("`permissions.ask`: invalid type")));
+        let rule = check_json(serde_json::json!({"permissions": {"deny": ["Bash(rm:*"]}}));
+        assert_eq!(
+            rule,
+            Err("`permissions.deny`: \"Bash(rm:*\": expected Tool(specifier)".to_string())
+        );
     }
 }

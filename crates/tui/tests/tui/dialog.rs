@@ -8,14 +8,14 @@ use std::time::Instant;
 use agent_ai::providers::scripted::{ScriptedClient, ScriptedTurn};
 use agent_ai::{ContentBlock, Message, Model};
 use agent_core::AgentToolResult;
+use agent_permissions::{
+    Permission, PermissionAnswer, PermissionDecision, PermissionGate, PermissionPrompt,
+    PermissionRequest, PermissionRules, ToolShape,
+};
 use agent_tui::UiTheme;
 use agent_tui::app::App;
 use agent_tui::text::plain;
 use agent_tui::transcript::Transcript;
-use coding_agent::permissions::{
-    Permission, PermissionAnswer, PermissionDecision, PermissionGate, PermissionPrompt,
-    PermissionRequest, PermissionRules, ToolShape,
-};
 use coding_agent::{AgentSessionBuilder, AgentTool, ToolDefinition};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -210,8 +210,8 @@ async fn a_reason_row_takes_pastes_on_one_line_and_an_empty_reason_is_a_plain_no
     assert_eq!(second.await, PermissionAnswer::No);
 }
 
-fn request(command: &str) -> coding_agent::permissions::PermissionRequest {
-    use coding_agent::permissions::{Permission, PermissionDecision, PermissionRequest, ToolShape};
+fn request(command: &str) -> agent_permissions::PermissionRequest {
+    use agent_permissions::{Permission, PermissionDecision, PermissionRequest, ToolShape};
     PermissionRequest {
         tool: "probe".into(),
         shape: ToolShape::named("probe"),
@@ -226,7 +226,7 @@ fn request(command: &str) -> coding_agent::permissions::PermissionRequest {
 
 #[tokio::test]
 async fn a_permission_question_replaces_the_editor_and_parallel_ones_queue() {
-    use coding_agent::permissions::{PermissionAnswer, PermissionPrompt};
+    use agent_permissions::{PermissionAnswer, PermissionPrompt};
     use crossterm::event::KeyCode;
     let (prompt, mut questions) = agent_tui::permission_channel();
     let first = prompt.ask(request("rm -rf build"));

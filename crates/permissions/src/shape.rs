@@ -4,8 +4,8 @@
 /// mean, as the tool declares them.
 ///
 /// ```
-/// use coding_agent::permissions::{Permission, PermissionRules, ToolShape};
-/// use coding_agent::PathArgument;
+/// use agent_permissions::{Permission, PermissionRules, ToolShape};
+/// use agent_tool::PathArgument;
 /// use serde_json::json;
 /// let rules = PermissionRules::from_lists(&[], &[], &["Read(./.env)"], "/w".as_ref()).unwrap();
 /// // A custom tool that declares its `file` argument a path it reads is covered.

@@ -5,10 +5,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::config::{PermissionConfig, PermissionConfigError, parse_list};
 use super::rule::{PermissionRule, Specifier, basename_of, is_subsequence, runnable_suffix_match};
 use super::shell::split_commands;
-use super::{Permission, PermissionConfigError, PermissionDecision, ToolShape};
-use crate::Settings;
+use super::{Permission, PermissionDecision, ToolShape};
 
 /// Allow, ask and deny rules for one working directory.
 #[derive(Debug, Clone, Default)]
@@ -39,60 +39,65 @@ impl PermissionRules {
         deny: &[&str],
         cwd: &Path,
     ) -> Result<Self, PermissionConfigError> {
-        let parse = |list: &[&str]| {
-            list.iter()
-                .map(|r| PermissionRule::parse(r, cwd))
-                .collect::<Result<Vec<_>, _>>()
-        };
         Ok(PermissionRules {
-            allow: parse(allow)?,
-            ask: parse(ask)?,
-            deny: parse(deny)?,
+            allow: parse_list("allow", allow, cwd)?,
+            ask: parse_list("ask", ask, cwd)?,
+            deny: parse_list("deny", deny, cwd)?,
         })
     }
 
-    /// The user's `permissions` plus the project's deny and ask rules (its
-    /// allow rules are ignored).
+    /// The rules of one configuration; path globs are anchored at `cwd`.
     ///
     /// # Errors
-    /// A list of the wrong shape or a rule that does not parse.
-    pub fn from_settings(settings: &Settings, cwd: &Path) -> Result<Self, PermissionConfigError> {
-        let list = |source: Option<&Value>,
-                    key: &str|
-         -> Result<Vec<PermissionRule>, PermissionConfigError> {
-            match source.and_then(|s| s.get(key)) {
-                None | Some(Value::Null) => Ok(Vec::new()),
-                Some(Value::Array(items)) => items
-                    .iter()
-                    .map(|v| match v.as_str() {
-                        Some(text) => PermissionRule::parse(text, cwd),
-                        None => Err(PermissionConfigError(format!("{key} must list strings"))),
-                    })
-                    .collect(),
-                Some(_) => Err(PermissionConfigError(format!(
-                    "{key} must be a list of rules"
-                ))),
-            }
-        };
-        let user = settings.get("permissions");
-        let project = settings.project_value("permissions");
-        if user.is_some_and(|u| !u.is_object()) || project.is_some_and(|p| !p.is_object()) {
-            return Err(PermissionConfigError(
-                "must be an object with allow, ask and deny lists".into(),
-            ));
-        }
-        if list(project, "allow").is_ok_and(|l| !l.is_empty()) {
+    /// The first rule that does not parse.
+    pub fn from_config(
+        config: &PermissionConfig,
+        cwd: &Path,
+    ) -> Result<Self, PermissionConfigError> {
+        Ok(PermissionRules {
+            allow: parse_list("allow", &config.allow, cwd)?,
+            ask: parse_list("ask", &config.ask, cwd)?,
+            deny: parse_list("deny", &config.deny, cwd)?,
+        })
+    }
+
+    /// The user's rules plus a project's deny and ask rules. The project's
+    /// allow rules are ignored (with a warning): a cloned repository must
+    /// not allow itself `Bash(*)`.
+    ///
+    /// ```
+    /// use agent_permissions::{Permission, PermissionConfig, PermissionRules, ToolShape};
+    /// let user = PermissionConfig { allow: vec!["Bash(git:*)".into()], ..Default::default() };
+    /// let project = PermissionConfig {
+    ///     allow: vec!["Bash".into()],
+    ///     deny: vec!["Bash(git push:*)".into()],
+    ///     ..Default::default()
+    /// };
+    /// let rules = PermissionRules::layered(&user, &project, "/w".as_ref()).unwrap();
+    /// let bash = ToolShape::named("bash").with_command("command");
+    /// let decide = |c: &str| {
+    ///     rules.decide(&bash, &serde_json::json!({ "command": c }), "/w".as_ref()).permission
+    /// };
+    /// assert_eq!(decide("git status"), Permission::Allow);
+    /// assert_eq!(decide("git push"), Permission::Deny);
+    /// assert_eq!(decide("curl example.com"), Permission::Ask);
+    /// ```
+    ///
+    /// # Errors
+    /// The first rule of either that does not parse.
+    pub fn layered(
+        user: &PermissionConfig,
+        project: &PermissionConfig,
+        cwd: &Path,
+    ) -> Result<Self, PermissionConfigError> {
+        if !project.allow.is_empty() {
             tracing::warn!(
                 "the project's permissions.allow rules are ignored: a project may only add ask and deny rules"
             );
         }
-        let mut rules = PermissionRules {
-            allow: list(user, "allow")?,
-            ask: list(user, "ask")?,
-            deny: list(user, "deny")?,
-        };
-        rules.ask.extend(list(project, "ask")?);
-        rules.deny.extend(list(project, "deny")?);
+        let mut rules = Self::from_config(user, cwd)?;
+        rules.ask.extend(parse_list("ask", &project.ask, cwd)?);
+        rules.deny.extend(parse_list("deny", &project.deny, cwd)?);
         Ok(rules)
     }
 
@@ -379,7 +384,7 @@ impl PermissionRules {
 /// a blank although it looks like one (`\r`, a no-break space) asks.
 ///
 /// ```
-/// # use coding_agent::permissions::{Permission, PermissionRules, ToolShape};
+/// # use agent_permissions::{Permission, PermissionRules, ToolShape};
 /// # use serde_json::json;
 /// let rules = PermissionRules::from_lists(&["Bash(echo:*)"], &[], &[], "/w".as_ref()).unwrap();
 /// let bash = ToolShape::named("bash").with_command("command");

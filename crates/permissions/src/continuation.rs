@@ -22,7 +22,7 @@ enum Context {
 /// `text` with its line continuations removed.
 ///
 /// ```
-/// use coding_agent::permissions::join_continued_lines;
+/// use agent_permissions::join_continued_lines;
 /// assert_eq!(join_continued_lines("echo a\\\nb"), "echo ab");
 /// // Single quotes and comments keep them.
 /// assert_eq!(join_continued_lines("echo 'a\\\nb'"), "echo 'a\\\nb'");

@@ -152,11 +152,7 @@ mod tests {
     fn decide_in(dir: &Path, allow: &[&str], deny: &[&str], tool: &str, path: &str) -> Permission {
         let rules = PermissionRules::from_lists(allow, &[], deny, dir).unwrap();
         rules
-            .decide(
-                &crate::permissions::shape(tool),
-                &json!({"path": path}),
-                dir,
-            )
+            .decide(&crate::shape(tool), &json!({"path": path}), dir)
             .permission
     }
 

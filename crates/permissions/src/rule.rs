@@ -27,8 +27,13 @@ pub(super) enum Specifier {
 
 /// A rule that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("permissions: {0}")]
-pub struct PermissionConfigError(pub String);
+#[error("{rule:?}: {reason}")]
+pub struct RuleError {
+    /// The rule as written.
+    pub rule: String,
+    /// Why it does not parse.
+    pub reason: String,
+}
 
 /// What a rule's tool name means, besides naming a tool of that name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,8 +62,11 @@ impl PermissionRule {
     ///
     /// # Errors
     /// An empty name, unbalanced parentheses, a glob that does not parse.
-    pub fn parse(text: &str, cwd: &Path) -> Result<Self, PermissionConfigError> {
-        let err = |m: &str| PermissionConfigError(format!("{text:?}: {m}"));
+    pub fn parse(text: &str, cwd: &Path) -> Result<Self, RuleError> {
+        let err = |m: &str| RuleError {
+            rule: text.to_string(),
+            reason: m.to_string(),
+        };
         let text_trim = text.trim();
         let (tool, specifier) = match text_trim.find('(') {
             None => (text_trim, None),

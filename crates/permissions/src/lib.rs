@@ -1,5 +1,51 @@
+//! # agent-permissions
+//!
 //! Permission rules: which tool calls run, which need a person's approval,
-//! which are refused.
+//! which are refused. This crate knows tools only by what they declare
+//! (agent-tool's `ToolDefinition`) and the loop only by its
+//! `before_tool_call` hook (agent-core); it knows nothing of settings
+//! files, sessions or front ends: it takes a typed [`PermissionConfig`],
+//! and whoever asks a person implements [`PermissionPrompt`].
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! use agent_permissions::{PermissionConfig, PermissionGate, PermissionRules};
+//! use serde_json::json;
+//!
+//! // The `permissions` section of a settings file.
+//! let config: PermissionConfig = serde_json::from_value(json!({
+//!     "allow": ["Bash(git diff:*)"],
+//!     "deny": ["Bash(rm:*)"]
+//! }))
+//! .unwrap();
+//! let cwd = std::env::temp_dir();
+//! let rules = PermissionRules::from_config(&config, &cwd).unwrap();
+//! // A tool that declares its `command` argument a shell command line:
+//! // `Bash` rules judge it by that argument (a session hands the gate its
+//! // registry; here one definition).
+//! let shell = agent_tool::tool("shell")
+//!     .command_argument("command")
+//!     .execute(|_: serde_json::Value, _| async { Ok(agent_tool::AgentToolResult::text("")) });
+//! // No prompt: what would be asked is refused "in this example".
+//! let gate = PermissionGate::new(rules, None, &cwd, "this example")
+//!     .with_tools(std::sync::Arc::new(move |name: &str| {
+//!         (name == "shell").then(|| shell.clone())
+//!     }));
+//! let bash = |command: &str| json!({ "command": command });
+//! assert!(gate.check("shell", &bash("git diff HEAD~1")).await.allowed);
+//! let refused = gate.check("shell", &bash("git diff && rm -rf ~")).await;
+//! assert!(!refused.allowed);
+//! assert!(refused.reason.unwrap().contains("Bash(rm:*)"));
+//! # });
+//! ```
+//!
+//! Where each concern lives: `config.rs` ([`PermissionConfig`], the
+//! settings section), `rule.rs` (one rule of the grammar), `rules.rs` (the
+//! lists and the decision for one call), `shape.rs` (what a tool
+//! declares), `paths.rs` (path rules on the file opened), `gate.rs` (rules
+//! plus a person), `shell/` (the model of bash: `lexer.rs`, `quotes.rs`,
+//! `knowledge.rs`, `judge.rs`), `deleters.rs` (programs that delete as
+//! `rm` does), `continuation.rs` (line continuations).
 //!
 //! Settings (`permissions`, Claude Code's grammar):
 //!
@@ -41,6 +87,7 @@
 //! - A project's `.pi/settings.json` may add deny and ask rules; its allow
 //!   rules are ignored (a cloned repository cannot allow itself `Bash(*)`).
 
+mod config;
 mod continuation;
 mod deleters;
 mod gate;
@@ -53,11 +100,12 @@ mod shell;
 use serde_json::{Value, json};
 
 pub use agent_tool::path_filter::PathRuleFilter;
+pub use config::{PermissionConfig, PermissionConfigError};
 pub use continuation::join_continued_lines;
 pub use gate::{
     GateOutcome, PermissionAnswer, PermissionGate, PermissionPrompt, PermissionRequest,
 };
-pub use rule::{PermissionConfigError, PermissionRule};
+pub use rule::{PermissionRule, RuleError};
 pub use rules::PermissionRules;
 pub use shape::ToolShape;
 #[cfg(test)]
@@ -120,7 +168,6 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::Settings;
 
     fn rules(allow: &[&str], ask: &[&str], deny: &[&str]) -> PermissionRules {
         PermissionRules::from_lists(allow, ask, deny, Path::new("/w")).unwrap()
@@ -302,15 +349,15 @@ mod tests {
 
     #[test]
     fn a_project_adds_deny_and_ask_only() {
-        let settings = Settings::merged(
-            json!({"permissions": {"allow": ["Bash(git:*)"]}}),
-            json!({"permissions": {"allow": ["Bash"], "deny": ["Bash(git push:*)"]}}),
-        );
-        let r = PermissionRules::from_settings(&settings, Path::new("/w")).unwrap();
+        let config = |v: Value| PermissionConfig::from_value(&v).unwrap();
+        let user = config(json!({"allow": ["Bash(git:*)"]}));
+        let project = config(json!({"allow": ["Bash"], "deny": ["Bash(git push:*)"]}));
+        let r = PermissionRules::layered(&user, &project, Path::new("/w")).unwrap();
         assert_eq!(bash(&r, "git status"), Permission::Allow);
         assert_eq!(bash(&r, "curl evil"), Permission::Ask);
         assert_eq!(bash(&r, "git push"), Permission::Deny);
-        let bad = Settings::merged(json!({"permissions": {"deny": ["Bash(rm:*"]}}), json!({}));
-        assert!(PermissionRules::from_settings(&bad, Path::new("/w")).is_err());
+        let bad = config(json!({"deny": ["Bash(rm:*"]}));
+        assert!(PermissionRules::layered(&bad, &user, Path::new("/w")).is_err());
+        assert!(PermissionRules::layered(&user, &bad, Path::new("/w")).is_err());
     }
 }

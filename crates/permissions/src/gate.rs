@@ -81,13 +81,13 @@ pub trait PermissionPrompt: Send + Sync {
 
 /// Rules plus the way to ask and what was already approved: what the
 /// session's hook, the MCP server and `coding-agent tool` consult. Give one
-/// to [`AgentSessionBuilder::permissions`](crate::AgentSessionBuilder::permissions)
-/// to protect files: unlike a `decorate(...).before(...)` check on the
-/// arguments, path rules judge the file a path leads to.
+/// to coding-agent's `AgentSessionBuilder::permissions` to protect files:
+/// unlike a `decorate(...).before(...)` check on the arguments, path rules
+/// judge the file a path leads to.
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// use coding_agent::permissions::{PermissionGate, PermissionRules};
+/// use agent_permissions::{PermissionGate, PermissionRules};
 /// let cwd = std::env::temp_dir();
 /// let rules = PermissionRules::from_lists(&[], &[], &["Bash(rm -rf *)"], &cwd).unwrap();
 /// // No prompt: an `ask` rule would be refused "in this program".
