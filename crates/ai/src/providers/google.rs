@@ -34,7 +34,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -50,6 +50,12 @@ use crate::handoff::{fit_transcript, same_model};
 use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent, now_millis};
 use crate::model::Model;
 use crate::stream::{AssistantEventStream, ModelClient, ReasoningEffort, StreamOptions};
+
+mod wire;
+use self::wire::{
+    Content, FunctionCall, FunctionDeclaration, FunctionOutput, FunctionResponse, GenerationConfig,
+    Part, RequestBody, ThinkingConfig, ToolGroup,
+};
 
 /// The Gemini Developer API's base URL.
 pub const GOOGLE_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
@@ -166,16 +172,20 @@ impl GoogleClient {
 
     /// The request body for a context (exposed for tests and debugging).
     pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {
-        self.body(model, context, options, self.legacy_parameters)
+        let body = self.request(model, context, options, self.legacy_parameters);
+        // Plain data with string keys: serializing it cannot fail.
+        serde_json::to_value(body).unwrap_or_default()
     }
 
-    fn body(
+    /// The request for a context, its tools' schemas in the legacy form
+    /// when `legacy`.
+    fn request(
         &self,
         model: &Model,
         context: &Context,
         options: &StreamOptions,
         legacy: bool,
-    ) -> Value {
+    ) -> RequestBody {
         let api = self.api();
         let tools = if context.tools.is_empty() {
             Vec::new()
@@ -205,7 +215,7 @@ impl GoogleClient {
             temperature: options.temperature,
             thinking_config: thinking,
         };
-        let body = RequestBody {
+        RequestBody {
             contents: convert_contents(model, api, context),
             system_instruction: context.system_prompt.as_ref().map(|s| Content {
                 role: None,
@@ -213,9 +223,7 @@ impl GoogleClient {
             }),
             tools,
             generation_config: (!generation.is_empty()).then_some(generation),
-        };
-        // Plain data with string keys: serializing it cannot fail.
-        serde_json::to_value(body).unwrap_or_default()
+        }
     }
 }
 
@@ -276,138 +284,7 @@ fn thinking_config(
 }
 
 // ---------------------------------------------------------------------------
-// The request
-
-/// `streamGenerateContent`'s body, as far as we send it.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RequestBody {
-    contents: Vec<Content>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    system_instruction: Option<Content>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<ToolGroup>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    generation_config: Option<GenerationConfig>,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ToolGroup {
-    function_declarations: Vec<FunctionDeclaration>,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct FunctionDeclaration {
-    name: String,
-    description: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    parameters_json_schema: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    parameters: Option<Value>,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct GenerationConfig {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_output_tokens: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    temperature: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    thinking_config: Option<ThinkingConfig>,
-}
-
-impl GenerationConfig {
-    fn is_empty(&self) -> bool {
-        self.max_output_tokens.is_none()
-            && self.temperature.is_none()
-            && self.thinking_config.is_none()
-    }
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ThinkingConfig {
-    include_thoughts: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    thinking_budget: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    thinking_level: Option<&'static str>,
-}
-
-#[derive(Debug, Serialize)]
-struct Content {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    role: Option<&'static str>,
-    parts: Vec<Part>,
-}
-
-/// One part: exactly one of its data fields is set (`thought` and
-/// `thoughtSignature` ride along).
-#[derive(Debug, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Part {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    text: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    thought: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    thought_signature: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    inline_data: Option<Blob>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    function_call: Option<FunctionCall>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    function_response: Option<FunctionResponse>,
-}
-
-impl Part {
-    fn text(text: String) -> Self {
-        Part {
-            text: Some(text),
-            ..Part::default()
-        }
-    }
-
-    fn image(mime_type: &str, data: &str) -> Self {
-        Part {
-            inline_data: Some(Blob {
-                mime_type: mime_type.to_string(),
-                data: data.to_string(),
-            }),
-            ..Part::default()
-        }
-    }
-
-    fn is_function_response(&self) -> bool {
-        self.function_response.is_some()
-    }
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Blob {
-    mime_type: String,
-    data: String,
-}
-
-#[derive(Debug, Serialize)]
-struct FunctionCall {
-    name: String,
-    args: Value,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<String>,
-}
-
-#[derive(Debug, Serialize)]
-struct FunctionResponse {
-    name: String,
-    response: Value,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<String>,
-}
+// The transcript as contents
 
 /// What Gemini 3 accepts in place of a function call's signature when the
 /// call has none (another model's call): Pi sends the same.
@@ -541,9 +418,9 @@ fn convert_contents(model: &Model, api: &str, context: &Context) -> Vec<Content>
             Message::ToolResult(r) => {
                 let (text, attached) = tool_result_text_and_images(r);
                 let response = if r.is_error {
-                    serde_json::json!({ "error": text })
+                    FunctionOutput::Error(text)
                 } else {
-                    serde_json::json!({ "output": text })
+                    FunctionOutput::Output(text)
                 };
                 let part = Part {
                     function_response: Some(FunctionResponse {
@@ -905,10 +782,11 @@ impl ModelClient for GoogleClient {
         base.api = Some(self.api().to_string());
         let (mut builder, events) = message_stream(base);
         builder.set_prices(model.cost);
-        let body = self.request_body(model, context, &options);
+        let body = self.request(model, context, &options, self.legacy_parameters);
         // The second chance: the same request with the legacy schemas.
         let fallback = (!self.legacy_parameters && !context.tools.is_empty())
-            .then(|| self.body(model, context, &options, true));
+            .then(|| serde_json::to_vec(&self.request(model, context, &options, true)).ok())
+            .flatten();
         let request = PreparedRequest::new(
             &self.http,
             self.url(&model.id),
@@ -916,7 +794,7 @@ impl ModelClient for GoogleClient {
                 .into_iter()
                 .chain(model.header_pairs())
                 .collect(),
-            body,
+            &body,
             self.retry,
             self.idle_timeout,
             &context.tools,

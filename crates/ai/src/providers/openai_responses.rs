@@ -46,6 +46,11 @@ use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent};
 use crate::model::Model;
 use crate::stream::{AssistantEventStream, CacheRetention, ModelClient, StreamOptions};
 
+mod wire;
+use self::wire::{
+    FunctionTool, InputItem, Item, Part, ReasoningParam, RequestBody, input_image, message,
+};
+
 /// OpenAI's base URL for the Responses API.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 
@@ -178,7 +183,13 @@ impl OpenAiResponsesClient {
 
     /// The request body for a context (exposed for tests and debugging).
     pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {
-        let body = RequestBody {
+        // Plain data with string keys: serializing it cannot fail.
+        serde_json::to_value(self.request(model, context, options)).unwrap_or_default()
+    }
+
+    /// The request for a context.
+    fn request(&self, model: &Model, context: &Context, options: &StreamOptions) -> RequestBody {
+        RequestBody {
             model: model.id.clone(),
             input: convert_input(model, self.api(), context),
             stream: true,
@@ -219,119 +230,12 @@ impl OpenAiResponsesClient {
                     effort: effort.as_str(),
                     summary: "auto",
                 }),
-        };
-        // Plain data with string keys: serializing it cannot fail.
-        serde_json::to_value(body).unwrap_or_default()
+        }
     }
 }
 
 // ---------------------------------------------------------------------------
-// The request
-
-/// `POST /responses`, as far as we send it.
-#[derive(Debug, Serialize)]
-struct RequestBody {
-    model: String,
-    input: Vec<InputItem>,
-    stream: bool,
-    store: bool,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    include: Vec<&'static str>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<FunctionTool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_output_tokens: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    temperature: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    prompt_cache_key: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    prompt_cache_retention: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reasoning: Option<ReasoningParam>,
-}
-
-#[derive(Debug, Serialize)]
-struct ReasoningParam {
-    effort: &'static str,
-    summary: &'static str,
-}
-
-#[derive(Debug, Serialize)]
-struct FunctionTool {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    name: String,
-    description: String,
-    parameters: Value,
-    strict: bool,
-}
-
-/// One input item: one we build, or a reasoning item replayed as stored.
-#[derive(Debug, Serialize)]
-#[serde(untagged)]
-enum InputItem {
-    Built(Item),
-    Stored(Value),
-}
-
-#[derive(Debug, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Item {
-    Message {
-        role: &'static str,
-        content: Vec<Part>,
-        /// An assistant message's item id.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        status: Option<&'static str>,
-    },
-    FunctionCall {
-        /// The `fc_` item id; left out for another model's calls.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        id: Option<String>,
-        call_id: String,
-        name: String,
-        arguments: String,
-    },
-    FunctionCallOutput {
-        call_id: String,
-        output: String,
-    },
-}
-
-#[derive(Debug, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Part {
-    InputText {
-        text: String,
-    },
-    InputImage {
-        image_url: String,
-        detail: &'static str,
-    },
-    OutputText {
-        text: String,
-        annotations: Vec<Value>,
-    },
-}
-
-fn input_image(mime: &str, data: &str) -> Part {
-    Part::InputImage {
-        image_url: format!("data:{mime};base64,{data}"),
-        detail: "auto",
-    }
-}
-
-fn message(role: &'static str, content: Vec<Part>) -> InputItem {
-    InputItem::Built(Item::Message {
-        role,
-        content,
-        id: None,
-        status: None,
-    })
-}
+// The transcript as input items
 
 /// An id part reduced to what the API accepts: `[A-Za-z0-9_-]`, at most
 /// 64 characters, no trailing `_`.
@@ -367,6 +271,16 @@ fn split_call_id(id: &str) -> (String, Option<String>) {
         }
         None => (clean_id(id), None),
     }
+}
+
+/// A text block's signature as Pi writes it: `{"v":1,"id":...}`, with the
+/// item's `phase` when it has one.
+#[derive(Serialize)]
+struct TextSignature<'a> {
+    v: u8,
+    id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    phase: Option<&'a str>,
 }
 
 /// The item id kept in a text block's signature: Pi's `{"v":1,"id":...}`,
@@ -852,11 +766,14 @@ impl Stream {
                     }
                 }
                 if let Some(id) = &item.id {
-                    let mut signature = serde_json::json!({"v": 1, "id": id});
-                    if let Some(phase) = &item.phase {
-                        signature["phase"] = Value::String(phase.clone());
-                    }
-                    self.b.set_text_signature(i, signature.to_string());
+                    let signature = TextSignature {
+                        v: 1,
+                        id,
+                        phase: item.phase.as_deref(),
+                    };
+                    // Plain data with string keys: serializing it cannot fail.
+                    let signature = serde_json::to_string(&signature).unwrap_or_default();
+                    self.b.set_text_signature(i, signature);
                 }
                 self.b.end_text(i);
                 i
@@ -958,7 +875,7 @@ impl ModelClient for OpenAiResponsesClient {
         base.api = Some(self.api().to_string());
         let (mut builder, events) = message_stream(base);
         builder.set_prices(model.cost);
-        let body = self.request_body(model, context, &options);
+        let body = self.request(model, context, &options);
         let request = PreparedRequest::new(
             &self.http,
             self.url(),
@@ -966,7 +883,7 @@ impl ModelClient for OpenAiResponsesClient {
                 .into_iter()
                 .chain(model.header_pairs())
                 .collect(),
-            body,
+            &body,
             self.retry,
             self.idle_timeout,
             &context.tools,
