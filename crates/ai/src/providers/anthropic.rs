@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::builder::{MessageBuilder, message_stream};
@@ -403,38 +403,123 @@ impl Stream {
     }
 }
 
+/// A non-streamed Messages response, as far as it is read (every field
+/// optional, as in [`Event`]).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct WholeMessage {
+    content: Option<Vec<WholeBlock>>,
+    stop_reason: Option<String>,
+    usage: Option<EventUsage>,
+}
+
+/// One content block of a [`WholeMessage`].
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct WholeBlock {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    text: Option<String>,
+    thinking: Option<String>,
+    signature: Option<String>,
+    id: Option<String>,
+    name: Option<String>,
+    /// The tool call's arguments, any JSON.
+    input: Option<Value>,
+}
+
 /// A non-streamed Messages response as the stream events it stands for.
-fn message_as_events(v: &Value) -> Vec<Value> {
+fn message_as_events(v: Value) -> Result<Vec<Event>, String> {
+    let invalid = |e: serde_json::Error| format!("Invalid response: {e}");
     if v["type"] == "error" {
-        return vec![v.clone()];
+        return Ok(vec![serde_json::from_value(v).map_err(invalid)?]);
     }
-    let mut events = vec![json!({"type": "message_start", "message": {"usage": v["usage"]}})];
-    for (i, block) in v["content"].as_array().into_iter().flatten().enumerate() {
-        let (start, delta) = match block["type"].as_str() {
+    let whole: WholeMessage = serde_json::from_value(v).map_err(invalid)?;
+    let output_tokens = whole.usage.as_ref().and_then(|u| u.output_tokens);
+    let event = |kind: &str| Event {
+        kind: Some(kind.to_string()),
+        ..Event::default()
+    };
+    let delta = |kind: &str| Delta {
+        kind: Some(kind.to_string()),
+        ..Delta::default()
+    };
+    let mut events = vec![Event {
+        message: Some(MessageStart { usage: whole.usage }),
+        ..event("message_start")
+    }];
+    for (i, block) in whole.content.into_iter().flatten().enumerate() {
+        let index = Some(i as u64);
+        let start = |kind: &str| BlockStart {
+            kind: Some(kind.to_string()),
+            ..BlockStart::default()
+        };
+        let (start, first) = match block.kind.as_deref() {
             Some("text") => (
-                json!({"type": "text", "text": ""}),
-                json!({"type": "text_delta", "text": block["text"]}),
+                start("text"),
+                Delta {
+                    text: block.text,
+                    ..delta("text_delta")
+                },
             ),
             Some("thinking") => (
-                json!({"type": "thinking", "thinking": ""}),
-                json!({"type": "thinking_delta", "thinking": block["thinking"]}),
+                start("thinking"),
+                Delta {
+                    thinking: block.thinking,
+                    ..delta("thinking_delta")
+                },
             ),
             Some("tool_use") => (
-                json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
-                json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+                BlockStart {
+                    id: block.id,
+                    name: block.name,
+                    ..start("tool_use")
+                },
+                Delta {
+                    partial_json: Some(block.input.unwrap_or_default().to_string()),
+                    ..delta("input_json_delta")
+                },
             ),
             _ => continue,
         };
-        events.push(json!({"type": "content_block_start", "index": i, "content_block": start}));
-        events.push(json!({"type": "content_block_delta", "index": i, "delta": delta}));
-        if let Some(sig) = block["signature"].as_str() {
-            events.push(json!({"type": "content_block_delta", "index": i, "delta": {"type": "signature_delta", "signature": sig}}));
+        events.push(Event {
+            index,
+            content_block: Some(start),
+            ..event("content_block_start")
+        });
+        events.push(Event {
+            index,
+            delta: Some(first),
+            ..event("content_block_delta")
+        });
+        if let Some(signature) = block.signature {
+            events.push(Event {
+                index,
+                delta: Some(Delta {
+                    signature: Some(signature),
+                    ..delta("signature_delta")
+                }),
+                ..event("content_block_delta")
+            });
         }
-        events.push(json!({"type": "content_block_stop", "index": i}));
+        events.push(Event {
+            index,
+            ..event("content_block_stop")
+        });
     }
-    events.push(json!({"type": "message_delta", "delta": {"stop_reason": v["stop_reason"]}, "usage": {"output_tokens": v["usage"]["output_tokens"]}}));
-    events.push(json!({"type": "message_stop"}));
-    events
+    events.push(Event {
+        delta: Some(Delta {
+            stop_reason: whole.stop_reason,
+            ..Delta::default()
+        }),
+        usage: Some(EventUsage {
+            output_tokens,
+            ..EventUsage::default()
+        }),
+        ..event("message_delta")
+    });
+    events.push(event("message_stop"));
+    Ok(events)
 }
 
 impl ModelClient for AnthropicClient {
@@ -502,13 +587,10 @@ impl ModelClient for AnthropicClient {
                 Err(stream) => stream,
                 Ok(body) => {
                     // A whole message: replay it as the events a stream would have sent.
-                    let mut outcome = body.map(|v| message_as_events(&v));
+                    let mut outcome = body.and_then(message_as_events);
                     if let Ok(events) = &mut outcome {
-                        for e in std::mem::take(events) {
-                            let applied = serde_json::from_value(e)
-                                .map_err(|e| format!("Invalid response: {e}"))
-                                .and_then(|event| state.apply(event));
-                            if let Err(err) = applied {
+                        for event in std::mem::take(events) {
+                            if let Err(err) = state.apply(event) {
                                 outcome = Err(err);
                                 break;
                             }

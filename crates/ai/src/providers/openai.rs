@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::builder::{MessageBuilder, message_stream};
@@ -417,23 +417,48 @@ impl Stream {
     }
 }
 
-/// A non-streamed `chat.completion` as one streaming chunk (message as delta,
-/// tool calls indexed).
-fn completion_as_chunk(v: &Value) -> Value {
-    if v.get("error").is_some_and(|e| !e.is_null()) {
-        return v.clone();
-    }
-    let choice = &v["choices"][0];
-    let mut delta = choice["message"].clone();
-    if let Some(calls) = delta.get_mut("tool_calls").and_then(Value::as_array_mut) {
+/// A non-streamed `chat.completion`, as far as it is read (every field
+/// optional, as in [`Chunk`]).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Completion {
+    /// Any shape, as in [`Chunk`].
+    error: Option<Value>,
+    usage: Option<ChunkUsage>,
+    choices: Option<Vec<CompletionChoice>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct CompletionChoice {
+    /// The whole message, read as one delta.
+    message: Option<Delta>,
+    finish_reason: Option<String>,
+}
+
+/// A non-streamed `chat.completion` as one streaming chunk (its first
+/// choice's message as the delta, tool calls indexed).
+fn completion_as_chunk(completion: Completion) -> Chunk {
+    let choice = completion
+        .choices
+        .into_iter()
+        .flatten()
+        .next()
+        .unwrap_or_default();
+    let mut delta = choice.message;
+    if let Some(calls) = delta.as_mut().and_then(|d| d.tool_calls.as_mut()) {
         for (i, call) in calls.iter_mut().enumerate() {
-            call["index"] = json!(i);
+            call.index = Some(i as u64);
         }
     }
-    json!({
-        "choices": [{"index": 0, "delta": delta, "finish_reason": choice["finish_reason"]}],
-        "usage": v["usage"],
-    })
+    Chunk {
+        error: completion.error,
+        usage: completion.usage,
+        choices: Some(vec![Choice {
+            delta,
+            finish_reason: choice.finish_reason,
+        }]),
+    }
 }
 
 fn stop_reason(finish: Option<&str>, has_calls: bool) -> StopReason {
@@ -490,9 +515,9 @@ impl ModelClient for OpenAiClient {
                 Ok(body) => {
                     // A whole completion: replay it as one chunk.
                     let outcome = body.and_then(|v| {
-                        let chunk = serde_json::from_value(completion_as_chunk(&v))
+                        let completion = serde_json::from_value(v)
                             .map_err(|e| format!("Invalid response: {e}"))?;
-                        state.apply(chunk)
+                        state.apply(completion_as_chunk(completion))
                     });
                     state.end_blocks();
                     let has_calls = state.b.has_tool_calls();
@@ -526,6 +551,8 @@ impl ModelClient for OpenAiClient {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn usage(v: Value) -> Usage {

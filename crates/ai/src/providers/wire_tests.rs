@@ -3,6 +3,11 @@
 //! an image from the user, this model's own signed thinking, text and a
 //! tool call, a tool result with an image, a tool, thinking and caching;
 //! and a plain request (no thinking, a temperature, caching off).
+//!
+//! The expected bodies are in `crates/ai/tests/wire/`, pretty-printed in
+//! the order the keys go on the wire. After a deliberate change of a body,
+//! `WIRE_DUMP=<dir> cargo test -p agent-ai wire_tests` writes the new ones
+//! there to compare and copy over.
 
 use serde_json::{Value, json};
 
@@ -87,14 +92,28 @@ fn plain() -> StreamOptions {
     }
 }
 
-fn dump(name: &str, body: &Value) {
+/// Compares `body`, as sent, with the golden file `name` (and writes it
+/// to `$WIRE_DUMP` when that is set).
+fn check(name: &str, golden: &str, body: &Value) {
+    let sent = serde_json::to_string_pretty(body).unwrap();
     if let Ok(dir) = std::env::var("WIRE_DUMP") {
-        std::fs::write(
-            format!("{dir}/{name}.json"),
-            serde_json::to_string_pretty(body).unwrap(),
-        )
-        .unwrap();
+        std::fs::write(format!("{dir}/{name}.json"), format!("{sent}\n")).unwrap();
     }
+    assert_eq!(
+        sent,
+        golden.trim_end(),
+        "the request body of {name} changed"
+    );
+}
+
+macro_rules! check {
+    ($name:literal, $body:expr) => {
+        check(
+            $name,
+            include_str!(concat!("../../tests/wire/", $name, ".json")),
+            &$body,
+        )
+    };
 }
 
 #[cfg(feature = "anthropic")]
@@ -103,11 +122,20 @@ fn anthropic() {
     use super::anthropic::AnthropicClient;
     let m = model("anthropic", "anthropic-messages", "claude-sonnet-4-5");
     let client = AnthropicClient::new("https://api.anthropic.com", None);
-    dump("anthropic-thinking", &client.request_body(&m, &context(&m, "SIG", None), &thinking()));
+    check!(
+        "anthropic-thinking",
+        client.request_body(&m, &context(&m, "SIG", None), &thinking())
+    );
     let mut adaptive = m.clone();
     adaptive.compat.adaptive_thinking = true;
-    dump("anthropic-adaptive", &client.request_body(&adaptive, &context(&adaptive, "SIG", None), &thinking()));
-    dump("anthropic-plain", &client.request_body(&m, &context(&m, "SIG", None), &plain()));
+    check!(
+        "anthropic-adaptive",
+        client.request_body(&adaptive, &context(&adaptive, "SIG", None), &thinking())
+    );
+    check!(
+        "anthropic-plain",
+        client.request_body(&m, &context(&m, "SIG", None), &plain())
+    );
 }
 
 #[cfg(feature = "openai")]
@@ -116,10 +144,16 @@ fn openai() {
     use super::openai::OpenAiClient;
     let m = model("openai", "openai-completions", "gpt-5");
     let client = OpenAiClient::new("https://api.openai.com/v1", None);
-    dump("openai-thinking", &client.request_body(&m, &context(&m, "SIG", None), &thinking()));
+    check!(
+        "openai-thinking",
+        client.request_body(&m, &context(&m, "SIG", None), &thinking())
+    );
     let mut old = m.clone();
     old.compat.max_tokens_field = crate::model::MaxTokensField::MaxTokens;
-    dump("openai-plain", &client.request_body(&old, &context(&old, "SIG", None), &thinking()));
+    check!(
+        "openai-plain",
+        client.request_body(&old, &context(&old, "SIG", None), &thinking())
+    );
 }
 
 #[cfg(feature = "openai-responses")]
@@ -131,8 +165,11 @@ fn openai_responses() {
     let reasoning = r#"{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"ENC"}"#;
     let text = Some(r#"{"v":1,"id":"msg_1"}"#);
     let calls = context(&m, reasoning, text);
-    dump("responses-thinking", &client.request_body(&m, &calls, &thinking()));
-    dump("responses-plain", &client.request_body(&m, &calls, &plain()));
+    check!(
+        "responses-thinking",
+        client.request_body(&m, &calls, &thinking())
+    );
+    check!("responses-plain", client.request_body(&m, &calls, &plain()));
 }
 
 #[cfg(feature = "google")]
@@ -142,21 +179,46 @@ fn google() {
     let m = model("google", "google-generative-ai", "gemini-2.5-pro");
     let client = GoogleClient::new("https://generativelanguage.googleapis.com/v1beta", None);
     let calls = context(&m, "U0lH", Some("VFNJRw=="));
-    dump("google-thinking", &client.request_body(&m, &calls, &thinking()));
-    dump("google-plain", &client.request_body(&m, &calls, &plain()));
-    dump("google-legacy", &client.with_legacy_parameters(true).request_body(&m, &calls, &plain()));
+    check!(
+        "google-thinking",
+        client.request_body(&m, &calls, &thinking())
+    );
+    check!("google-plain", client.request_body(&m, &calls, &plain()));
+    check!(
+        "google-legacy",
+        client
+            .with_legacy_parameters(true)
+            .request_body(&m, &calls, &plain())
+    );
 }
 
 #[cfg(feature = "bedrock")]
 #[test]
 fn bedrock() {
     use super::bedrock::BedrockClient;
-    let m = model("amazon-bedrock", "bedrock-converse-stream", "us.anthropic.claude-sonnet-4-5-20250929-v1:0");
+    let m = model(
+        "amazon-bedrock",
+        "bedrock-converse-stream",
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+    );
     let client = BedrockClient::new();
-    dump("bedrock-thinking", &client.request_body(&m, &context(&m, "SIG", None), &thinking()));
+    check!(
+        "bedrock-thinking",
+        client.request_body(&m, &context(&m, "SIG", None), &thinking())
+    );
     let mut adaptive = m.clone();
     adaptive.compat.adaptive_thinking = true;
-    dump("bedrock-adaptive", &client.request_body(&adaptive, &context(&adaptive, "SIG", None), &thinking()));
-    let nova = model("amazon-bedrock", "bedrock-converse-stream", "amazon.nova-pro-v1:0");
-    dump("bedrock-nova", &client.request_body(&nova, &context(&nova, "SIG", None), &plain()));
+    check!(
+        "bedrock-adaptive",
+        client.request_body(&adaptive, &context(&adaptive, "SIG", None), &thinking())
+    );
+    let nova = model(
+        "amazon-bedrock",
+        "bedrock-converse-stream",
+        "amazon.nova-pro-v1:0",
+    );
+    check!(
+        "bedrock-nova",
+        client.request_body(&nova, &context(&nova, "SIG", None), &plain())
+    );
 }

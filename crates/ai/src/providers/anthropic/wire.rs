@@ -189,7 +189,7 @@ mod tests {
     #[test]
     fn tool_golden() {
         assert_eq!(
-            serde_json::to_value(&Tool::new(&tool())).unwrap(),
+            serde_json::to_value(Tool::new(&tool())).unwrap(),
             json!({"name":"read","description":"Read a file","input_schema":{
                 "type":"object",
                 "properties":{"path":{"type":"string","description":"Path"},"limit":{"type":"integer","minimum":0}},
@@ -201,7 +201,7 @@ mod tests {
     fn strict_closes_objects_and_keeps_optionals() {
         let strict = tool().with_constrained_sampling(ConstrainedSampling::prefer());
         assert_eq!(
-            serde_json::to_value(&Tool::new(&strict)).unwrap(),
+            serde_json::to_value(Tool::new(&strict)).unwrap(),
             json!({"name":"read","description":"Read a file","input_schema":{
                 "type":"object",
                 "properties":{"path":{"type":"string","description":"Path"},"limit":{"type":"integer","minimum":0}},

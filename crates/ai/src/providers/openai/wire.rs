@@ -166,7 +166,7 @@ mod tests {
     #[test]
     fn tool_golden() {
         assert_eq!(
-            serde_json::to_value(&Tool::new(&tool(), false)).unwrap(),
+            serde_json::to_value(Tool::new(&tool(), false)).unwrap(),
             json!({"type":"function","function":{"name":"read","description":"Read a file","parameters":{
                 "type":"object",
                 "properties":{"path":{"type":"string","description":"Path"},"limit":{"type":"integer","minimum":0}},
@@ -177,7 +177,7 @@ mod tests {
     #[test]
     fn strict_tool_golden() {
         assert_eq!(
-            serde_json::to_value(&Tool::new(&tool(), true).function).unwrap(),
+            serde_json::to_value(Tool::new(&tool(), true).function).unwrap(),
             json!({"name":"read","description":"Read a file","parameters":{
                 "type":"object",
                 "properties":{"path":{"type":"string","description":"Path"},"limit":{"type":["integer","null"],"minimum":0}},
