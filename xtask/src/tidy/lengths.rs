@@ -47,19 +47,9 @@ pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
         "atomic replacement with its ownership and mode rules: to split (issue 35)",
     ),
     (
-        "crates/ai/src/providers/openai_responses.rs",
-        927,
-        "the transcript into the request and the stream into the message: to split (issue 35)",
-    ),
-    (
         "crates/coding-agent/src/agent_session.rs",
         973,
         "the session assembly: to shrink as agent-sessions leaves (issue 35)",
-    ),
-    (
-        "crates/ai/src/providers/google.rs",
-        836,
-        "the transcript into the request and the stream into the message: to split (issue 35)",
     ),
     (
         "tests/tests/providers.rs",
