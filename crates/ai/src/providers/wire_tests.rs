@@ -151,7 +151,7 @@ fn openai() {
     let mut old = m.clone();
     old.compat.max_tokens_field = crate::model::MaxTokensField::MaxTokens;
     check!(
-        "openai-plain",
+        "openai-max-tokens",
         client.request_body(&old, &context(&old, "SIG", None), &thinking())
     );
 }
