@@ -228,22 +228,23 @@ impl ClaudeThinking {
     /// sends them: the caller's limit, else the model's (at most 32 000);
     /// with a budget, room for the budget and the answer within the
     /// model's limit. The thinking is `{type: "enabled", budget_tokens}`
-    /// or `{type: "adaptive", effort}` (the caller moves `effort` where
-    /// its API wants it).
+    /// or `{type: "adaptive"}` with an effort the caller puts where its API
+    /// wants it.
     pub(crate) fn request(
         model: &Model,
         options: &crate::stream::StreamOptions,
-    ) -> (u64, Option<serde_json::Value>) {
-        use serde_json::json;
+    ) -> ClaudeRequestThinking {
         let mut max_tokens = options.max_tokens.unwrap_or(if model.max_tokens > 0 {
             model.max_tokens.min(CLAUDE_DEFAULT_MAX_TOKENS)
         } else {
             8192
         });
+        let mut effort = None;
         let thinking = match Self::of(model, options) {
             None => None,
-            Some(ClaudeThinking::Adaptive(effort)) => {
-                Some(json!({"type": "adaptive", "effort": effort}))
+            Some(ClaudeThinking::Adaptive(level)) => {
+                effort = Some(level);
+                Some(ClaudeThinkingParam::Adaptive)
             }
             Some(ClaudeThinking::Budget(budget)) => {
                 let limit = if model.max_tokens > 0 {
@@ -257,9 +258,43 @@ impl ClaudeThinking {
                 } else {
                     budget
                 };
-                Some(json!({"type": "enabled", "budget_tokens": budget}))
+                Some(ClaudeThinkingParam::Enabled {
+                    budget_tokens: budget,
+                })
             }
         };
-        (max_tokens, thinking)
+        ClaudeRequestThinking {
+            max_tokens,
+            thinking,
+            effort,
+        }
     }
+}
+
+/// What a Claude request sends for its output limit and thinking
+/// ([`ClaudeThinking::request`]).
+#[cfg_attr(not(any(feature = "anthropic", feature = "bedrock")), allow(dead_code))]
+pub(crate) struct ClaudeRequestThinking {
+    /// `max_tokens`.
+    pub(crate) max_tokens: u64,
+    /// `thinking`, when the request asks for it.
+    pub(crate) thinking: Option<ClaudeThinkingParam>,
+    /// Adaptive thinking's effort: the Messages API and Bedrock take it as
+    /// `output_config.effort`.
+    pub(crate) effort: Option<&'static str>,
+}
+
+/// Claude's `thinking` request field, on the Messages API and in
+/// Bedrock's `additionalModelRequestFields` alike.
+#[derive(Debug, serde::Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[cfg_attr(not(any(feature = "anthropic", feature = "bedrock")), allow(dead_code))]
+pub(crate) enum ClaudeThinkingParam {
+    /// `{type: "adaptive"}`: the model decides how much to think.
+    Adaptive,
+    /// `{type: "enabled", budget_tokens}`.
+    Enabled {
+        /// The most tokens the model may think.
+        budget_tokens: u64,
+    },
 }

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::builder::{MessageBuilder, message_stream};
@@ -11,7 +11,7 @@ use super::http::{
     DEFAULT_IDLE_TIMEOUT, ENDED_EARLY, PreparedRequest, RetryPolicy, client_settings, http_client,
     json_body, read_events,
 };
-use super::lowering::{anthropic_tool, sends_strict};
+use super::lowering::sends_strict;
 use crate::content::ContentBlock;
 use crate::context::Context;
 use crate::handoff::fit_transcript;
@@ -19,6 +19,8 @@ use crate::message::{AssistantMessage, Message, StopReason, UserContent};
 use crate::model::Model;
 use crate::stream::{AssistantEventStream, CacheRetention, ModelClient, StreamOptions};
 use crate::thinking::ClaudeThinking;
+
+mod wire;
 
 /// Default base URL.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -63,163 +65,153 @@ impl AnthropicClient {
 
     client_settings!();
 
-    /// The request body for a context.
+    /// The request body for a context (exposed for tests and debugging).
     pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {
-        let (max_tokens, thinking) = ClaudeThinking::request(model, options);
+        // Plain data with string keys: serializing it cannot fail.
+        serde_json::to_value(self.request(model, context, options)).unwrap_or_default()
+    }
+
+    /// The request for a context.
+    fn request(&self, model: &Model, context: &Context, options: &StreamOptions) -> wire::Request {
+        let claude = ClaudeThinking::request(model, options);
         let cache = self.cache_control(options.cache_retention);
         let mut messages = convert_messages(model, context);
-        if let Some(cache) = &cache {
+        if let Some(cache) = cache {
             mark_last_user_block(&mut messages, cache);
         }
-        let mut body = json!({
-            "model": model.id,
-            "max_tokens": max_tokens,
-            "messages": messages,
-            "stream": true,
+        let system = context.system_prompt.as_ref().map(|system| match cache {
+            Some(cache) if !system.is_empty() => wire::System::Blocks(vec![wire::Block::Text {
+                text: system.clone(),
+                cache_control: Some(cache),
+            }]),
+            _ => wire::System::Text(system.clone()),
         });
-        if let Some(system) = &context.system_prompt {
-            body["system"] = match &cache {
-                Some(cache) if !system.is_empty() => {
-                    json!([{"type": "text", "text": system, "cache_control": cache}])
-                }
-                _ => json!(system),
-            };
+        wire::Request {
+            model: model.id.clone(),
+            max_tokens: claude.max_tokens,
+            messages,
+            stream: true,
+            system,
+            tools: context.tools.iter().map(wire::Tool::new).collect(),
+            output_config: claude.effort.map(|effort| wire::OutputConfig { effort }),
+            // Anthropic refuses a temperature with thinking on.
+            temperature: options.temperature.filter(|_| claude.thinking.is_none()),
+            thinking: claude.thinking,
         }
-        if !context.tools.is_empty() {
-            body["tools"] = Value::Array(
-                context
-                    .tools
-                    .iter()
-                    .map(|t| anthropic_tool(t, sends_strict(t, false).unwrap_or(false)))
-                    .collect(),
-            );
-        }
-        match thinking {
-            Some(mut t) => {
-                // Anthropic refuses a temperature with thinking on.
-                if let Some(effort) = t.as_object_mut().and_then(|o| o.remove("effort")) {
-                    body["output_config"] = json!({"effort": effort});
-                }
-                body["thinking"] = t;
-            }
-            None => {
-                if let Some(t) = options.temperature {
-                    body["temperature"] = json!(t);
-                }
-            }
-        }
-        body
     }
-}
 
-impl AnthropicClient {
     /// The `cache_control` marker for `retention`: ephemeral, with a one
     /// hour lifetime for long retention on Anthropic's own endpoint (other
     /// endpoints, proxies among them, may refuse `ttl`).
-    fn cache_control(&self, retention: CacheRetention) -> Option<Value> {
-        match retention {
-            CacheRetention::None => None,
-            CacheRetention::Long if self.base_url.contains("api.anthropic.com") => {
-                Some(json!({"type": "ephemeral", "ttl": "1h"}))
-            }
-            _ => Some(json!({"type": "ephemeral"})),
-        }
+    fn cache_control(&self, retention: CacheRetention) -> Option<wire::CacheControl> {
+        let ttl = match retention {
+            CacheRetention::None => return None,
+            CacheRetention::Long if self.base_url.contains("api.anthropic.com") => Some("1h"),
+            _ => None,
+        };
+        Some(wire::CacheControl {
+            kind: "ephemeral",
+            ttl,
+        })
     }
 }
 
 /// Puts `cache` on the last block of the last user message: the prompt up
 /// to there is cached, and the next request reads it back.
-fn mark_last_user_block(messages: &mut [Value], cache: &Value) {
+fn mark_last_user_block(messages: &mut [wire::Message], cache: wire::CacheControl) {
     let last_block = messages
         .iter_mut()
         .rev()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_array_mut())
-        .and_then(|blocks| blocks.last_mut());
-    if let Some(block) = last_block.and_then(Value::as_object_mut) {
-        block.insert("cache_control".into(), cache.clone());
+        .find(|m| m.role == "user")
+        .and_then(|m| m.content.last_mut());
+    if let Some(block) = last_block {
+        block.set_cache_control(cache);
     }
 }
 
-fn block_json(block: &ContentBlock) -> Option<Value> {
+fn block_json(block: &ContentBlock) -> Option<wire::Block> {
     match block {
-        ContentBlock::Text(t) if !t.text.is_empty() => {
-            Some(json!({"type": "text", "text": t.text}))
-        }
-        ContentBlock::Image(i) => Some(json!({
-            "type": "image",
-            "source": {"type": "base64", "media_type": i.mime_type, "data": i.data}
-        })),
+        ContentBlock::Text(t) if !t.text.is_empty() => Some(wire::Block::text(&t.text)),
+        ContentBlock::Image(i) => Some(wire::Block::image(&i.mime_type, &i.data)),
         _ => None,
     }
 }
 
-fn convert_messages(model: &Model, context: &Context) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::new();
+fn convert_messages(model: &Model, context: &Context) -> Vec<wire::Message> {
+    let mut out: Vec<wire::Message> = Vec::new();
     let transcript = fit_transcript(&context.messages, model, API);
     for message in transcript.iter().map(AsRef::as_ref) {
         match message {
             Message::User(u) => {
-                let content: Vec<Value> = match &u.content {
-                    UserContent::Text(t) => vec![json!({"type": "text", "text": t})],
+                let content: Vec<wire::Block> = match &u.content {
+                    UserContent::Text(t) => vec![wire::Block::text(t)],
                     UserContent::Blocks(b) => b.iter().filter_map(block_json).collect(),
                 };
                 if !content.is_empty() {
-                    out.push(json!({"role": "user", "content": content}));
+                    out.push(wire::Message {
+                        role: "user",
+                        content,
+                    });
                 }
             }
             Message::Assistant(a) => {
-                let content: Vec<Value> = a
+                let content: Vec<wire::Block> = a
                     .content
                     .iter()
-                    .filter_map(|b| {
-                        match b {
+                    .filter_map(|b| match b {
                         // Unsigned thinking (cut short, or from a server
                         // that signs nothing) cannot go back as thinking.
                         ContentBlock::Thinking(t) => match &t.thinking_signature {
-                            Some(sig) => Some(
-                                json!({"type": "thinking", "thinking": t.thinking, "signature": sig}),
-                            ),
+                            Some(sig) => Some(wire::Block::Thinking {
+                                thinking: t.thinking.clone(),
+                                signature: sig.clone(),
+                            }),
                             None if !t.thinking.trim().is_empty() => {
-                                Some(json!({"type": "text", "text": t.thinking}))
+                                Some(wire::Block::text(&t.thinking))
                             }
                             None => None,
                         },
-                        ContentBlock::ToolCall(c) => Some(json!({
-                            "type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments
-                        })),
+                        ContentBlock::ToolCall(c) => Some(wire::Block::ToolUse {
+                            id: c.id.clone(),
+                            name: c.name.clone(),
+                            input: c.arguments.clone(),
+                        }),
                         other => block_json(other),
-                    }
                     })
                     .collect();
                 if !content.is_empty() {
-                    out.push(json!({"role": "assistant", "content": content}));
+                    out.push(wire::Message {
+                        role: "assistant",
+                        content,
+                    });
                 }
             }
             Message::ToolResult(r) => {
-                let mut inner: Vec<Value> = r.content.iter().filter_map(block_json).collect();
+                let mut inner: Vec<wire::Block> = r.content.iter().filter_map(block_json).collect();
                 if inner.is_empty() {
-                    inner.push(json!({"type": "text", "text": "(no output)"}));
+                    inner.push(wire::Block::text("(no output)"));
                 }
-                let block = json!({
-                    "type": "tool_result",
-                    "tool_use_id": r.tool_call_id,
-                    "content": inner,
-                    "is_error": r.is_error,
-                });
+                let block = wire::Block::ToolResult {
+                    tool_use_id: r.tool_call_id.clone(),
+                    content: inner,
+                    is_error: r.is_error,
+                    cache_control: None,
+                };
                 // Consecutive tool results travel in one user message.
                 match out.last_mut() {
                     Some(last)
-                        if last["role"] == "user"
-                            && last["content"]
-                                .as_array()
-                                .is_some_and(|c| c.iter().all(|b| b["type"] == "tool_result")) =>
+                        if last.role == "user"
+                            && last
+                                .content
+                                .iter()
+                                .all(|b| matches!(b, wire::Block::ToolResult { .. })) =>
                     {
-                        if let Some(list) = last["content"].as_array_mut() {
-                            list.push(block);
-                        }
+                        last.content.push(block);
                     }
-                    _ => out.push(json!({"role": "user", "content": [block]})),
+                    _ => out.push(wire::Message {
+                        role: "user",
+                        content: vec![block],
+                    }),
                 }
             }
         }
@@ -411,38 +403,123 @@ impl Stream {
     }
 }
 
+/// A non-streamed Messages response, as far as it is read (every field
+/// optional, as in [`Event`]).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct WholeMessage {
+    content: Option<Vec<WholeBlock>>,
+    stop_reason: Option<String>,
+    usage: Option<EventUsage>,
+}
+
+/// One content block of a [`WholeMessage`].
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct WholeBlock {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    text: Option<String>,
+    thinking: Option<String>,
+    signature: Option<String>,
+    id: Option<String>,
+    name: Option<String>,
+    /// The tool call's arguments, any JSON.
+    input: Option<Value>,
+}
+
 /// A non-streamed Messages response as the stream events it stands for.
-fn message_as_events(v: &Value) -> Vec<Value> {
+fn message_as_events(v: Value) -> Result<Vec<Event>, String> {
+    let invalid = |e: serde_json::Error| format!("Invalid response: {e}");
     if v["type"] == "error" {
-        return vec![v.clone()];
+        return Ok(vec![serde_json::from_value(v).map_err(invalid)?]);
     }
-    let mut events = vec![json!({"type": "message_start", "message": {"usage": v["usage"]}})];
-    for (i, block) in v["content"].as_array().into_iter().flatten().enumerate() {
-        let (start, delta) = match block["type"].as_str() {
+    let whole: WholeMessage = serde_json::from_value(v).map_err(invalid)?;
+    let output_tokens = whole.usage.as_ref().and_then(|u| u.output_tokens);
+    let event = |kind: &str| Event {
+        kind: Some(kind.to_string()),
+        ..Event::default()
+    };
+    let delta = |kind: &str| Delta {
+        kind: Some(kind.to_string()),
+        ..Delta::default()
+    };
+    let mut events = vec![Event {
+        message: Some(MessageStart { usage: whole.usage }),
+        ..event("message_start")
+    }];
+    for (i, block) in whole.content.into_iter().flatten().enumerate() {
+        let index = Some(i as u64);
+        let start = |kind: &str| BlockStart {
+            kind: Some(kind.to_string()),
+            ..BlockStart::default()
+        };
+        let (start, first) = match block.kind.as_deref() {
             Some("text") => (
-                json!({"type": "text", "text": ""}),
-                json!({"type": "text_delta", "text": block["text"]}),
+                start("text"),
+                Delta {
+                    text: block.text,
+                    ..delta("text_delta")
+                },
             ),
             Some("thinking") => (
-                json!({"type": "thinking", "thinking": ""}),
-                json!({"type": "thinking_delta", "thinking": block["thinking"]}),
+                start("thinking"),
+                Delta {
+                    thinking: block.thinking,
+                    ..delta("thinking_delta")
+                },
             ),
             Some("tool_use") => (
-                json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
-                json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+                BlockStart {
+                    id: block.id,
+                    name: block.name,
+                    ..start("tool_use")
+                },
+                Delta {
+                    partial_json: Some(block.input.unwrap_or_default().to_string()),
+                    ..delta("input_json_delta")
+                },
             ),
             _ => continue,
         };
-        events.push(json!({"type": "content_block_start", "index": i, "content_block": start}));
-        events.push(json!({"type": "content_block_delta", "index": i, "delta": delta}));
-        if let Some(sig) = block["signature"].as_str() {
-            events.push(json!({"type": "content_block_delta", "index": i, "delta": {"type": "signature_delta", "signature": sig}}));
+        events.push(Event {
+            index,
+            content_block: Some(start),
+            ..event("content_block_start")
+        });
+        events.push(Event {
+            index,
+            delta: Some(first),
+            ..event("content_block_delta")
+        });
+        if let Some(signature) = block.signature {
+            events.push(Event {
+                index,
+                delta: Some(Delta {
+                    signature: Some(signature),
+                    ..delta("signature_delta")
+                }),
+                ..event("content_block_delta")
+            });
         }
-        events.push(json!({"type": "content_block_stop", "index": i}));
+        events.push(Event {
+            index,
+            ..event("content_block_stop")
+        });
     }
-    events.push(json!({"type": "message_delta", "delta": {"stop_reason": v["stop_reason"]}, "usage": {"output_tokens": v["usage"]["output_tokens"]}}));
-    events.push(json!({"type": "message_stop"}));
-    events
+    events.push(Event {
+        delta: Some(Delta {
+            stop_reason: whole.stop_reason,
+            ..Delta::default()
+        }),
+        usage: Some(EventUsage {
+            output_tokens,
+            ..EventUsage::default()
+        }),
+        ..event("message_delta")
+    });
+    events.push(event("message_stop"));
+    Ok(events)
 }
 
 impl ModelClient for AnthropicClient {
@@ -456,7 +533,7 @@ impl ModelClient for AnthropicClient {
         base.api = Some(API.to_string());
         let (mut builder, events) = message_stream(base);
         builder.set_prices(model.cost);
-        let body = self.request_body(model, context, &options);
+        let body = self.request(model, context, &options);
         let url = format!("{}/v1/messages", self.base_url);
         let mut headers = vec![(
             "anthropic-version".to_string(),
@@ -489,7 +566,7 @@ impl ModelClient for AnthropicClient {
             &self.http,
             url,
             headers,
-            body,
+            &body,
             self.retry,
             self.idle_timeout,
             &context.tools,
@@ -510,13 +587,10 @@ impl ModelClient for AnthropicClient {
                 Err(stream) => stream,
                 Ok(body) => {
                     // A whole message: replay it as the events a stream would have sent.
-                    let mut outcome = body.map(|v| message_as_events(&v));
+                    let mut outcome = body.and_then(message_as_events);
                     if let Ok(events) = &mut outcome {
-                        for e in std::mem::take(events) {
-                            let applied = serde_json::from_value(e)
-                                .map_err(|e| format!("Invalid response: {e}"))
-                                .and_then(|event| state.apply(event));
-                            if let Err(err) = applied {
+                        for event in std::mem::take(events) {
+                            if let Err(err) = state.apply(event) {
                                 outcome = Err(err);
                                 break;
                             }

@@ -35,10 +35,11 @@ mod credentials;
 mod eventstream;
 mod sigv4;
 mod stream;
+mod wire;
 
 use std::time::SystemTime;
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use self::credentials::{AwsCredentials, BedrockAuth, CredentialsError};
@@ -207,66 +208,63 @@ impl BedrockClient {
 
     /// The request body for a context (exposed for tests and debugging).
     pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {
-        let claude = is_claude(&model.id);
-        let cache = cache_point(model, options.cache_retention);
-        let mut body = Map::new();
-        body.insert(
-            "messages".into(),
-            Value::Array(convert_messages(model, context, cache.as_ref())),
-        );
-        if let Some(system) = context.system_prompt.as_ref().filter(|s| !s.is_empty()) {
-            let mut blocks = vec![json!({ "text": system })];
-            blocks.extend(cache.clone());
-            body.insert("system".into(), Value::Array(blocks));
-        }
-        let mut inference = Map::new();
-        let mut thinking = None;
-        if claude {
-            let (max_tokens, t) = ClaudeThinking::request(model, options);
-            inference.insert("maxTokens".into(), json!(max_tokens));
-            thinking = t;
-        } else if let Some(max) = options
+        // Plain data with string keys: serializing it cannot fail.
+        serde_json::to_value(request(model, context, options)).unwrap_or_default()
+    }
+}
+
+/// The request for a context.
+fn request(model: &Model, context: &Context, options: &StreamOptions) -> wire::Request {
+    let cache = cache_point(model, options.cache_retention);
+    let mut system = Vec::new();
+    if let Some(text) = context.system_prompt.as_ref().filter(|s| !s.is_empty()) {
+        system.push(wire::Block::Text(text.clone()));
+        system.extend(cache.map(wire::Block::CachePoint));
+    }
+    let mut inference_config = wire::InferenceConfig::default();
+    let mut claude_fields = None;
+    if is_claude(&model.id) {
+        let claude = ClaudeThinking::request(model, options);
+        inference_config.max_tokens = Some(claude.max_tokens);
+        claude_fields = claude.thinking.map(|thinking| wire::ClaudeFields {
+            output_config: claude.effort.map(|effort| wire::OutputConfig { effort }),
+            // Budget thinking between tool calls is a beta.
+            anthropic_beta: match claude.effort {
+                Some(_) => Vec::new(),
+                None => vec![crate::thinking::INTERLEAVED_THINKING_BETA],
+            },
+            thinking,
+        });
+    } else {
+        inference_config.max_tokens = options
             .max_tokens
-            .or((model.max_tokens > 0).then_some(model.max_tokens))
-        {
-            inference.insert("maxTokens".into(), json!(max));
-        }
-        if let (Some(t), None) = (options.temperature, &thinking) {
-            // Claude refuses a temperature with thinking on.
-            inference.insert("temperature".into(), json!(t));
-        }
-        body.insert("inferenceConfig".into(), Value::Object(inference));
-        if !context.tools.is_empty() {
-            let tools: Vec<Value> = context
-                .tools
-                .iter()
-                .map(|t| {
-                    json!({"toolSpec": {
-                        "name": t.name,
-                        "description": t.description,
-                        "inputSchema": {"json": t.parameters},
-                    }})
-                })
-                .collect();
-            body.insert("toolConfig".into(), json!({ "tools": tools }));
-        }
-        if let Some(mut thinking) = thinking {
-            let mut fields = Map::new();
-            match thinking.as_object_mut().and_then(|o| o.remove("effort")) {
-                Some(effort) => {
-                    fields.insert("output_config".into(), json!({ "effort": effort }));
-                }
-                None => {
-                    fields.insert(
-                        "anthropic_beta".into(),
-                        json!([crate::thinking::INTERLEAVED_THINKING_BETA]),
-                    );
-                }
-            }
-            fields.insert("thinking".into(), thinking);
-            body.insert("additionalModelRequestFields".into(), Value::Object(fields));
-        }
-        Value::Object(body)
+            .or((model.max_tokens > 0).then_some(model.max_tokens));
+    }
+    if claude_fields.is_none() {
+        // Claude refuses a temperature with thinking on.
+        inference_config.temperature = options.temperature;
+    }
+    let tool_config = (!context.tools.is_empty()).then(|| wire::ToolConfig {
+        tools: context
+            .tools
+            .iter()
+            .map(|t| wire::Tool {
+                tool_spec: wire::ToolSpec {
+                    name: t.name.clone(),
+                    description: t.description.clone(),
+                    input_schema: wire::InputSchema {
+                        json: t.parameters.clone(),
+                    },
+                },
+            })
+            .collect(),
+    });
+    wire::Request {
+        messages: convert_messages(model, context, cache),
+        system,
+        inference_config,
+        tool_config,
+        additional_model_request_fields: claude_fields,
     }
 }
 
@@ -280,17 +278,21 @@ fn is_claude(id: &str) -> bool {
 /// The cache point to put after the system prompt and the last user turn:
 /// only Claude models take one here, none when caching is off, a one-hour
 /// lifetime for long retention.
-fn cache_point(model: &Model, retention: CacheRetention) -> Option<Value> {
-    match retention {
-        _ if !is_claude(&model.id) => None,
-        CacheRetention::None => None,
-        CacheRetention::Short => Some(json!({"cachePoint": {"type": "default"}})),
-        CacheRetention::Long => Some(json!({"cachePoint": {"type": "default", "ttl": "1h"}})),
-    }
+fn cache_point(model: &Model, retention: CacheRetention) -> Option<wire::CachePoint> {
+    let ttl = match retention {
+        _ if !is_claude(&model.id) => return None,
+        CacheRetention::None => return None,
+        CacheRetention::Short => None,
+        CacheRetention::Long => Some("1h"),
+    };
+    Some(wire::CachePoint {
+        kind: "default",
+        ttl,
+    })
 }
 
 /// The image formats Bedrock takes, from a MIME type.
-fn image_block(mime_type: &str, data: &str) -> Option<Value> {
+fn image_block(mime_type: &str, data: &str) -> Option<wire::Block> {
     let format = match mime_type.to_ascii_lowercase().as_str() {
         "image/png" => "png",
         "image/jpeg" | "image/jpg" => "jpeg",
@@ -304,42 +306,61 @@ fn image_block(mime_type: &str, data: &str) -> Option<Value> {
             return None;
         }
     };
-    Some(json!({"image": {"format": format, "source": {"bytes": data}}}))
+    Some(wire::Block::Image(wire::Image {
+        format,
+        source: wire::ImageSource {
+            bytes: data.to_string(),
+        },
+    }))
 }
 
-fn user_block(block: &ContentBlock) -> Option<Value> {
+fn user_block(block: &ContentBlock) -> Option<wire::Block> {
     match block {
-        ContentBlock::Text(t) if !t.text.trim().is_empty() => Some(json!({"text": t.text})),
+        ContentBlock::Text(t) if !t.text.trim().is_empty() => {
+            Some(wire::Block::Text(t.text.clone()))
+        }
         ContentBlock::Image(i) => image_block(&i.mime_type, &i.data),
         _ => None,
     }
 }
 
+/// Reasoning text, signed or not.
+fn reasoning(text: &str, signature: Option<&String>) -> wire::Block {
+    wire::Block::ReasoningContent(wire::ReasoningContent {
+        reasoning_text: wire::ReasoningText {
+            text: text.to_string(),
+            signature: signature.cloned(),
+        },
+    })
+}
+
 /// An assistant message fitted by [`fit_transcript`]: the thinking left is
 /// this model's own. Claude takes it back signed (unsigned, as text: Claude
 /// refuses it); other models take their reasoning text.
-fn assistant_blocks(message: &AssistantMessage, model: &Model) -> Vec<Value> {
+fn assistant_blocks(message: &AssistantMessage, model: &Model) -> Vec<wire::Block> {
     let claude = is_claude(&model.id);
     message
         .content
         .iter()
         .filter_map(|block| match block {
-            ContentBlock::Text(t) if !t.text.trim().is_empty() => Some(json!({"text": t.text})),
+            ContentBlock::Text(t) if !t.text.trim().is_empty() => {
+                Some(wire::Block::Text(t.text.clone()))
+            }
             ContentBlock::Thinking(t) if t.thinking.trim().is_empty() => None,
             ContentBlock::Thinking(t) => match (&t.thinking_signature, claude) {
-                (Some(sig), true) => Some(json!({"reasoningContent": {
-                    "reasoningText": {"text": t.thinking, "signature": sig}
-                }})),
-                (None, true) => Some(json!({"text": t.thinking})),
-                (_, false) => Some(json!({"reasoningContent": {
-                    "reasoningText": {"text": t.thinking}
-                }})),
+                (Some(sig), true) => Some(reasoning(&t.thinking, Some(sig))),
+                (None, true) => Some(wire::Block::Text(t.thinking.clone())),
+                (_, false) => Some(reasoning(&t.thinking, None)),
             },
-            ContentBlock::ToolCall(c) => Some(json!({"toolUse": {
-                "toolUseId": c.id,
-                "name": c.name,
-                "input": if c.arguments.is_object() { c.arguments.clone() } else { json!({}) },
-            }})),
+            ContentBlock::ToolCall(c) => Some(wire::Block::ToolUse(wire::ToolUse {
+                tool_use_id: c.id.clone(),
+                name: c.name.clone(),
+                input: if c.arguments.is_object() {
+                    c.arguments.clone()
+                } else {
+                    Value::Object(serde_json::Map::new())
+                },
+            })),
             _ => None,
         })
         .collect()
@@ -351,32 +372,36 @@ fn assistant_blocks(message: &AssistantMessage, model: &Model) -> Vec<Value> {
 /// assistant turns alternate: tool results are user content, and
 /// consecutive user content is one turn. `cache` goes after the last user
 /// turn.
-fn convert_messages(model: &Model, context: &Context, cache: Option<&Value>) -> Vec<Value> {
+fn convert_messages(
+    model: &Model,
+    context: &Context,
+    cache: Option<wire::CachePoint>,
+) -> Vec<wire::Message> {
     let transcript = fit_transcript(&context.messages, model, API);
-    let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    let mut turns: Vec<wire::Message> = Vec::new();
     for message in transcript.iter().map(|m| m.as_ref()) {
         let (role, content) = match message {
             Message::User(u) => (
                 "user",
                 match &u.content {
                     UserContent::Text(t) if t.trim().is_empty() => Vec::new(),
-                    UserContent::Text(t) => vec![json!({ "text": t })],
+                    UserContent::Text(t) => vec![wire::Block::Text(t.clone())],
                     UserContent::Blocks(b) => b.iter().filter_map(user_block).collect(),
                 },
             ),
             Message::Assistant(a) => ("assistant", assistant_blocks(a, model)),
             Message::ToolResult(r) => {
-                let mut inner: Vec<Value> = r.content.iter().filter_map(user_block).collect();
+                let mut inner: Vec<wire::Block> = r.content.iter().filter_map(user_block).collect();
                 if inner.is_empty() {
-                    inner.push(json!({"text": "(no output)"}));
+                    inner.push(wire::Block::Text("(no output)".into()));
                 }
                 (
                     "user",
-                    vec![json!({"toolResult": {
-                        "toolUseId": r.tool_call_id,
-                        "content": inner,
-                        "status": if r.is_error { "error" } else { "success" },
-                    }})],
+                    vec![wire::Block::ToolResult(wire::ToolResult {
+                        tool_use_id: r.tool_call_id.clone(),
+                        content: inner,
+                        status: if r.is_error { "error" } else { "success" },
+                    })],
                 )
             }
         };
@@ -384,19 +409,16 @@ fn convert_messages(model: &Model, context: &Context, cache: Option<&Value>) -> 
             continue;
         }
         match turns.last_mut() {
-            Some((last, blocks)) if *last == role => blocks.extend(content),
-            _ => turns.push((role, content)),
+            Some(last) if last.role == role => last.content.extend(content),
+            _ => turns.push(wire::Message { role, content }),
         }
     }
     if let Some(cache) = cache
-        && let Some((_, blocks)) = turns.iter_mut().rev().find(|(r, _)| *r == "user")
+        && let Some(last) = turns.iter_mut().rev().find(|m| m.role == "user")
     {
-        blocks.push(cache.clone());
+        last.content.push(wire::Block::CachePoint(cache));
     }
     turns
-        .into_iter()
-        .map(|(role, content)| json!({"role": role, "content": content}))
-        .collect()
 }
 
 /// The host (with a non-default port), path and query of a URL, as SigV4
@@ -470,27 +492,31 @@ impl ModelClient for BedrockClient {
             }
         };
         let url = self.url(&region, &model.id);
-        let body = self.request_body(model, context, &options);
-        // reqwest serialises the body with serde_json::to_vec, byte for
-        // byte what is signed here.
-        let bytes = serde_json::to_vec(&body).unwrap_or_default();
-        let mut headers: Vec<(String, String)> = model.header_pairs().collect();
-        match auth_headers(&auth, &url, &region, &headers, &bytes, SystemTime::now()) {
-            Ok(added) => headers.extend(added),
+        let body = request(model, context, &options);
+        let mut request = PreparedRequest::new(
+            &self.http,
+            url,
+            model.header_pairs().collect(),
+            &body,
+            self.retry,
+            self.idle_timeout,
+            &context.tools,
+        );
+        // The body is encoded once: the bytes signed are the bytes sent.
+        match auth_headers(
+            &auth,
+            &request.url,
+            &region,
+            &request.headers,
+            &request.body,
+            SystemTime::now(),
+        ) {
+            Ok(added) => request.headers.extend(added),
             Err(e) => {
                 builder.fail(StopReason::Error, e);
                 return events;
             }
         }
-        let request = PreparedRequest::new(
-            &self.http,
-            url,
-            headers,
-            body,
-            self.retry,
-            self.idle_timeout,
-            &context.tools,
-        );
         let cancel: CancellationToken = options.cancel;
         let idle = self.idle_timeout;
         tracing::debug!(model = %model.id, %region, "starting a Bedrock request");

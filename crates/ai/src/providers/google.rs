@@ -34,22 +34,29 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::builder::{MessageBuilder, message_stream};
+use super::builder::message_stream;
 use super::http::{
-    DEFAULT_IDLE_TIMEOUT, ENDED_EARLY, PreparedRequest, RetryPolicy, client_settings, http_client,
-    json_body, read_events,
+    DEFAULT_IDLE_TIMEOUT, PreparedRequest, RetryPolicy, client_settings, http_client, json_body,
+    read_events,
 };
 use super::lowering::{lower_for, tool_result_text_and_images};
 use crate::content::ContentBlock;
 use crate::context::Context;
 use crate::handoff::{fit_transcript, same_model};
-use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent, now_millis};
+use crate::message::{AssistantMessage, Message, StopReason, UserContent, now_millis};
 use crate::model::Model;
 use crate::stream::{AssistantEventStream, ModelClient, ReasoningEffort, StreamOptions};
+
+mod stream;
+mod wire;
+use self::stream::Stream;
+use self::wire::{
+    Content, FunctionCall, FunctionDeclaration, FunctionOutput, FunctionResponse, GenerationConfig,
+    Part, RequestBody, ThinkingConfig, ToolGroup,
+};
 
 /// The Gemini Developer API's base URL.
 pub const GOOGLE_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
@@ -166,16 +173,20 @@ impl GoogleClient {
 
     /// The request body for a context (exposed for tests and debugging).
     pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {
-        self.body(model, context, options, self.legacy_parameters)
+        let body = self.request(model, context, options, self.legacy_parameters);
+        // Plain data with string keys: serializing it cannot fail.
+        serde_json::to_value(body).unwrap_or_default()
     }
 
-    fn body(
+    /// The request for a context, its tools' schemas in the legacy form
+    /// when `legacy`.
+    fn request(
         &self,
         model: &Model,
         context: &Context,
         options: &StreamOptions,
         legacy: bool,
-    ) -> Value {
+    ) -> RequestBody {
         let api = self.api();
         let tools = if context.tools.is_empty() {
             Vec::new()
@@ -205,7 +216,7 @@ impl GoogleClient {
             temperature: options.temperature,
             thinking_config: thinking,
         };
-        let body = RequestBody {
+        RequestBody {
             contents: convert_contents(model, api, context),
             system_instruction: context.system_prompt.as_ref().map(|s| Content {
                 role: None,
@@ -213,9 +224,7 @@ impl GoogleClient {
             }),
             tools,
             generation_config: (!generation.is_empty()).then_some(generation),
-        };
-        // Plain data with string keys: serializing it cannot fail.
-        serde_json::to_value(body).unwrap_or_default()
+        }
     }
 }
 
@@ -276,138 +285,7 @@ fn thinking_config(
 }
 
 // ---------------------------------------------------------------------------
-// The request
-
-/// `streamGenerateContent`'s body, as far as we send it.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RequestBody {
-    contents: Vec<Content>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    system_instruction: Option<Content>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<ToolGroup>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    generation_config: Option<GenerationConfig>,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ToolGroup {
-    function_declarations: Vec<FunctionDeclaration>,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct FunctionDeclaration {
-    name: String,
-    description: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    parameters_json_schema: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    parameters: Option<Value>,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct GenerationConfig {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_output_tokens: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    temperature: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    thinking_config: Option<ThinkingConfig>,
-}
-
-impl GenerationConfig {
-    fn is_empty(&self) -> bool {
-        self.max_output_tokens.is_none()
-            && self.temperature.is_none()
-            && self.thinking_config.is_none()
-    }
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ThinkingConfig {
-    include_thoughts: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    thinking_budget: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    thinking_level: Option<&'static str>,
-}
-
-#[derive(Debug, Serialize)]
-struct Content {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    role: Option<&'static str>,
-    parts: Vec<Part>,
-}
-
-/// One part: exactly one of its data fields is set (`thought` and
-/// `thoughtSignature` ride along).
-#[derive(Debug, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Part {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    text: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    thought: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    thought_signature: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    inline_data: Option<Blob>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    function_call: Option<FunctionCall>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    function_response: Option<FunctionResponse>,
-}
-
-impl Part {
-    fn text(text: String) -> Self {
-        Part {
-            text: Some(text),
-            ..Part::default()
-        }
-    }
-
-    fn image(mime_type: &str, data: &str) -> Self {
-        Part {
-            inline_data: Some(Blob {
-                mime_type: mime_type.to_string(),
-                data: data.to_string(),
-            }),
-            ..Part::default()
-        }
-    }
-
-    fn is_function_response(&self) -> bool {
-        self.function_response.is_some()
-    }
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Blob {
-    mime_type: String,
-    data: String,
-}
-
-#[derive(Debug, Serialize)]
-struct FunctionCall {
-    name: String,
-    args: Value,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<String>,
-}
-
-#[derive(Debug, Serialize)]
-struct FunctionResponse {
-    name: String,
-    response: Value,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<String>,
-}
+// The transcript as contents
 
 /// What Gemini 3 accepts in place of a function call's signature when the
 /// call has none (another model's call): Pi sends the same.
@@ -541,9 +419,9 @@ fn convert_contents(model: &Model, api: &str, context: &Context) -> Vec<Content>
             Message::ToolResult(r) => {
                 let (text, attached) = tool_result_text_and_images(r);
                 let response = if r.is_error {
-                    serde_json::json!({ "error": text })
+                    FunctionOutput::Error(text)
                 } else {
-                    serde_json::json!({ "output": text })
+                    FunctionOutput::Output(text)
                 };
                 let part = Part {
                     function_response: Some(FunctionResponse {
@@ -593,300 +471,6 @@ fn convert_contents(model: &Model, api: &str, context: &Context) -> Vec<Content>
     merged
 }
 
-// ---------------------------------------------------------------------------
-// The stream
-
-/// One `GenerateContentResponse` chunk, as far as it is read. Every field is
-/// optional and unknown fields are ignored.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct Chunk {
-    candidates: Vec<Candidate>,
-    usage_metadata: Option<UsageMetadata>,
-    prompt_feedback: Option<PromptFeedback>,
-    error: Option<ApiError>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct Candidate {
-    content: Option<CandidateContent>,
-    finish_reason: Option<String>,
-    finish_message: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct CandidateContent {
-    parts: Vec<ResponsePart>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct ResponsePart {
-    text: Option<String>,
-    thought: Option<bool>,
-    thought_signature: Option<String>,
-    function_call: Option<ResponseCall>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct ResponseCall {
-    name: String,
-    args: Option<Value>,
-    id: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct UsageMetadata {
-    prompt_token_count: Option<u64>,
-    cached_content_token_count: Option<u64>,
-    candidates_token_count: Option<u64>,
-    thoughts_token_count: Option<u64>,
-    total_token_count: Option<u64>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct PromptFeedback {
-    block_reason: Option<String>,
-    block_reason_message: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct ApiError {
-    message: Option<String>,
-    status: Option<String>,
-}
-
-fn usage_from(u: &UsageMetadata) -> Usage {
-    let prompt = u.prompt_token_count.unwrap_or(0);
-    let cached = u.cached_content_token_count.unwrap_or(0);
-    let output = u.candidates_token_count.unwrap_or(0) + u.thoughts_token_count.unwrap_or(0);
-    let input = prompt.saturating_sub(cached);
-    Usage {
-        // `promptTokenCount` counts the cached tokens too.
-        input,
-        output,
-        cache_read: cached,
-        cache_write: 0,
-        total_tokens: u.total_token_count.unwrap_or(prompt + output),
-        cost: Default::default(),
-    }
-}
-
-/// The message for a `finishReason` that is not a normal end.
-fn finish_error(reason: &str, message: Option<&str>) -> String {
-    let what = match reason {
-        "SAFETY" => "the response was blocked by the safety filters",
-        "RECITATION" => "the response was blocked for reciting training data",
-        "BLOCKLIST" => "the response contained blocklisted terms",
-        "PROHIBITED_CONTENT" => "the response was blocked for prohibited content",
-        "SPII" => "the response was blocked for sensitive personal information",
-        "LANGUAGE" => "the response was in an unsupported language",
-        "MALFORMED_FUNCTION_CALL" => "the model produced a malformed function call",
-        "UNEXPECTED_TOOL_CALL" => "the model called a tool that was not offered",
-        _ => "the response stopped for another reason",
-    };
-    match message.filter(|m| !m.is_empty()) {
-        Some(m) => format!("Gemini stopped ({reason}): {what}: {m}"),
-        None => format!("Gemini stopped ({reason}): {what}"),
-    }
-}
-
-/// What a block of the message stands for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Thinking,
-    Text,
-}
-
-/// How the response ended, from its `finishReason`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Ending {
-    Stop,
-    Length,
-}
-
-/// Streaming state of one response.
-struct Stream {
-    b: MessageBuilder,
-    /// The text or thinking block parts are appended to.
-    open: Option<(usize, Kind)>,
-    /// The ids of this message's calls so far (made-up ones included).
-    call_ids: Vec<String>,
-    ending: Option<Ending>,
-}
-
-impl Stream {
-    fn new(b: MessageBuilder) -> Self {
-        Stream {
-            b,
-            open: None,
-            call_ids: Vec::new(),
-            ending: None,
-        }
-    }
-
-    /// Handles one SSE event; never asks to stop early (the stream closes
-    /// after the last chunk).
-    fn event(&mut self, data: &str) -> Result<bool, String> {
-        let chunk: Chunk =
-            serde_json::from_str(data).map_err(|e| format!("Invalid stream chunk: {e}"))?;
-        self.apply(chunk).map(|()| true)
-    }
-
-    fn apply(&mut self, chunk: Chunk) -> Result<(), String> {
-        if let Some(e) = chunk.error {
-            let message = e
-                .message
-                .unwrap_or_else(|| "the server reported an error".into());
-            return Err(match e.status {
-                Some(status) => format!("{status}: {message}"),
-                None => message,
-            });
-        }
-        self.b.start();
-        if let Some(u) = &chunk.usage_metadata {
-            self.b.message().usage = usage_from(u);
-        }
-        if let Some(reason) = chunk
-            .prompt_feedback
-            .as_ref()
-            .and_then(|f| f.block_reason.as_deref())
-        {
-            let detail = chunk
-                .prompt_feedback
-                .as_ref()
-                .and_then(|f| f.block_reason_message.as_deref())
-                .filter(|m| !m.is_empty());
-            return Err(match detail {
-                Some(m) => format!("Gemini blocked the prompt ({reason}): {m}"),
-                None => format!("Gemini blocked the prompt ({reason})"),
-            });
-        }
-        let Some(candidate) = chunk.candidates.into_iter().next() else {
-            return Ok(());
-        };
-        for part in candidate.content.map(|c| c.parts).unwrap_or_default() {
-            self.part(part);
-        }
-        match candidate.finish_reason.as_deref() {
-            None | Some("FINISH_REASON_UNSPECIFIED") => Ok(()),
-            Some("STOP") => {
-                self.ending = Some(Ending::Stop);
-                Ok(())
-            }
-            Some("MAX_TOKENS") => {
-                self.ending = Some(Ending::Length);
-                Ok(())
-            }
-            Some(other) => Err(finish_error(other, candidate.finish_message.as_deref())),
-        }
-    }
-
-    fn part(&mut self, part: ResponsePart) {
-        if let Some(call) = part.function_call {
-            self.close();
-            let id = match call.id.filter(|id| !id.is_empty()) {
-                Some(id) if !self.call_ids.contains(&id) => id,
-                _ => new_call_id(&call.name),
-            };
-            self.call_ids.push(id.clone());
-            let i = self.b.begin_tool_call(&id, &call.name);
-            let args = call
-                .args
-                .unwrap_or_else(|| Value::Object(Default::default()));
-            self.b.append_tool_args(i, &args.to_string());
-            if let Some(sig) = part.thought_signature.filter(|s| !s.is_empty()) {
-                self.b.set_thought_signature(i, sig);
-            }
-            self.b.end_tool_call(i);
-            return;
-        }
-        let Some(text) = part.text else {
-            // A signature on a part of its own belongs to the block before.
-            if let (Some(sig), Some((i, kind))) = (part.thought_signature, self.open) {
-                self.sign(i, kind, sig);
-            }
-            return;
-        };
-        let kind = if part.thought == Some(true) {
-            Kind::Thinking
-        } else {
-            Kind::Text
-        };
-        let index = match self.open {
-            Some((i, k)) if k == kind => i,
-            _ => {
-                self.close();
-                let i = match kind {
-                    Kind::Thinking => self.b.begin_thinking(),
-                    Kind::Text => self.b.begin_text(),
-                };
-                self.open = Some((i, kind));
-                i
-            }
-        };
-        if !text.is_empty() {
-            match kind {
-                Kind::Thinking => self.b.append_thinking(index, &text),
-                Kind::Text => self.b.append_text(index, &text),
-            }
-        }
-        if let Some(sig) = part.thought_signature {
-            self.sign(index, kind, sig);
-        }
-    }
-
-    /// Keeps the latest non-empty signature of a block.
-    fn sign(&mut self, index: usize, kind: Kind, signature: String) {
-        if signature.is_empty() {
-            return;
-        }
-        match kind {
-            Kind::Thinking => self.b.set_thinking_signature(index, signature),
-            Kind::Text => self.b.set_text_signature(index, signature),
-        }
-    }
-
-    /// Ends the open text or thinking block.
-    fn close(&mut self) {
-        match self.open.take() {
-            Some((i, Kind::Thinking)) => self.b.end_thinking(i),
-            Some((i, Kind::Text)) => self.b.end_text(i),
-            None => {}
-        }
-    }
-
-    /// A non-streamed answer: one `GenerateContentResponse`, or the JSON
-    /// array of chunks the endpoint sends without `alt=sse`.
-    fn replay(&mut self, body: Value) -> Result<(), String> {
-        let chunks = match body {
-            Value::Array(chunks) => chunks,
-            one => vec![one],
-        };
-        for chunk in chunks {
-            let chunk = Chunk::deserialize(chunk).map_err(|e| format!("Invalid response: {e}"))?;
-            self.apply(chunk)?;
-        }
-        Ok(())
-    }
-
-    /// The stop reason of a response that ended normally, or the error it is.
-    fn outcome(&mut self) -> Result<StopReason, String> {
-        match self.ending {
-            Some(_) if self.b.has_tool_calls() => Ok(StopReason::ToolUse),
-            Some(Ending::Stop) => Ok(StopReason::Stop),
-            Some(Ending::Length) => Ok(StopReason::Length),
-            None => Err(ENDED_EARLY.into()),
-        }
-    }
-}
-
 /// Whether a failed request's message is a 400 about a field the server
 /// does not know ("Invalid JSON payload received. Unknown name ..."): the
 /// sign of a server that takes only the legacy schema form.
@@ -905,10 +489,11 @@ impl ModelClient for GoogleClient {
         base.api = Some(self.api().to_string());
         let (mut builder, events) = message_stream(base);
         builder.set_prices(model.cost);
-        let body = self.request_body(model, context, &options);
+        let body = self.request(model, context, &options, self.legacy_parameters);
         // The second chance: the same request with the legacy schemas.
         let fallback = (!self.legacy_parameters && !context.tools.is_empty())
-            .then(|| self.body(model, context, &options, true));
+            .then(|| serde_json::to_vec(&self.request(model, context, &options, true)).ok())
+            .flatten();
         let request = PreparedRequest::new(
             &self.http,
             self.url(&model.id),
@@ -916,7 +501,7 @@ impl ModelClient for GoogleClient {
                 .into_iter()
                 .chain(model.header_pairs())
                 .collect(),
-            body,
+            &body,
             self.retry,
             self.idle_timeout,
             &context.tools,

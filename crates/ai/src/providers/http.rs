@@ -210,19 +210,23 @@ fn transport_message(error: &reqwest::Error, url: &str) -> String {
     }
 }
 
-/// POSTs `body` as JSON, retrying per `retry`. Returns the successful response.
+/// POSTs `body`, JSON already encoded, retrying per `retry`. Returns the
+/// successful response.
 pub(crate) async fn post_json(
     http: &reqwest::Client,
     url: &str,
     headers: &[(String, String)],
-    body: &Value,
+    body: &[u8],
     retry: RetryPolicy,
     idle: Option<Duration>,
     cancel: &CancellationToken,
 ) -> Result<reqwest::Response, RequestFailure> {
     let mut attempt = 0;
     loop {
-        let mut request = http.post(url).json(body);
+        let mut request = http
+            .post(url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_vec());
         for (k, v) in headers {
             request = request.header(k, v);
         }
@@ -303,25 +307,35 @@ pub(crate) struct PreparedRequest {
     pub(crate) http: reqwest::Client,
     pub(crate) url: String,
     pub(crate) headers: Vec<(String, String)>,
-    pub(crate) body: Value,
+    /// The request body as sent (Bedrock signs these very bytes).
+    pub(crate) body: Vec<u8>,
     pub(crate) retry: RetryPolicy,
     /// How long the server may stay silent.
     pub(crate) idle: Option<Duration>,
-    /// Why the provider would refuse one of the tool names (or a tool
-    /// requiring strict mode its schema cannot have), if it would.
+    /// Why the request cannot be sent, if it cannot: a tool name the
+    /// provider would refuse, a tool requiring strict mode its schema
+    /// cannot have, or a body that could not be encoded.
     pub(crate) bad_tool_name: Option<String>,
 }
 
 impl PreparedRequest {
+    /// A request of `body`, a provider's typed request, encoded here once.
     pub(crate) fn new(
         http: &reqwest::Client,
         url: String,
         headers: Vec<(String, String)>,
-        body: Value,
+        body: &impl serde::Serialize,
         retry: RetryPolicy,
         idle: Option<Duration>,
         tools: &[crate::tool::Tool],
     ) -> Self {
+        let (body, unencodable) = match serde_json::to_vec(body) {
+            Ok(bytes) => (bytes, None),
+            Err(e) => (
+                Vec::new(),
+                Some(format!("Could not encode the request: {e}")),
+            ),
+        };
         PreparedRequest {
             http: http.clone(),
             url,
@@ -329,17 +343,19 @@ impl PreparedRequest {
             body,
             retry,
             idle,
-            bad_tool_name: tools.iter().find_map(|t| {
-                super::lowering::check_tool_name(&t.name)
-                    .err()
-                    .map(|e| e.to_string())
-                    // A tool that requires constrained sampling its schema
-                    // cannot have is refused, not sent unconstrained.
-                    .or_else(|| {
-                        super::lowering::sends_strict(t, false)
-                            .err()
-                            .map(|e| e.to_string())
-                    })
+            bad_tool_name: unencodable.or_else(|| {
+                tools.iter().find_map(|t| {
+                    super::lowering::check_tool_name(&t.name)
+                        .err()
+                        .map(|e| e.to_string())
+                        // A tool that requires constrained sampling its schema
+                        // cannot have is refused, not sent unconstrained.
+                        .or_else(|| {
+                            super::lowering::sends_strict(t, false)
+                                .err()
+                                .map(|e| e.to_string())
+                        })
+                })
             }),
         }
     }
@@ -365,13 +381,14 @@ impl PreparedRequest {
     }
 
     /// [`open`](Self::open), with one second chance: when the request
-    /// fails, `resend` sees the error message and may give another body to
-    /// send once (a provider falling back to a form a server understands).
+    /// fails, `resend` sees the error message and may give another body
+    /// (encoded) to send once (a provider falling back to a form a server
+    /// understands).
     pub(crate) async fn open_or_resend(
         self,
         builder: &mut super::builder::MessageBuilder,
         cancel: &CancellationToken,
-        resend: impl FnOnce(&str) -> Option<Value>,
+        resend: impl FnOnce(&str) -> Option<Vec<u8>>,
     ) -> Option<reqwest::Response> {
         use crate::message::StopReason;
         if let Some(e) = self.bad_tool_name {

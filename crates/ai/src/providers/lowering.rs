@@ -385,20 +385,6 @@ pub(crate) fn tool_result_text_and_images(
     }
 }
 
-/// A tool in OpenAI Chat Completions shape.
-pub fn openai_tool(tool: &Tool, strict: bool) -> Value {
-    let parameters = openai_parameters(tool, strict);
-    let mut function = serde_json::json!({
-        "name": tool.name,
-        "description": tool.description,
-        "parameters": parameters,
-    });
-    if strict {
-        function["strict"] = Value::Bool(true);
-    }
-    serde_json::json!({"type": "function", "function": function})
-}
-
 /// A tool's parameters as OpenAI's APIs (Chat Completions, Responses)
 /// take them: the [`strict_schema`] when sent strict, else the
 /// [`clean_schema`].
@@ -410,24 +396,16 @@ pub fn openai_parameters(tool: &Tool, strict: bool) -> Value {
     }
 }
 
-/// A tool in Anthropic Messages shape; `strict` (see [`sends_strict`])
-/// adds Anthropic's `strict: true` and closes every object of the schema
-/// (`additionalProperties: false`, which Anthropic's strict mode requires;
-/// optional properties stay optional).
-pub fn anthropic_tool(tool: &Tool, strict: bool) -> Value {
+/// A tool's `input_schema` as Anthropic's Messages API takes it: the
+/// [`clean_schema`]; `strict` (see [`sends_strict`]) closes every object
+/// of it (`additionalProperties: false`, which Anthropic's strict mode
+/// requires; optional properties stay optional).
+pub fn anthropic_input_schema(tool: &Tool, strict: bool) -> Value {
     let mut input_schema = clean_schema(&tool.parameters);
     if strict {
         close_objects(&mut input_schema);
     }
-    let mut out = serde_json::json!({
-        "name": tool.name,
-        "description": tool.description,
-        "input_schema": input_schema,
-    });
-    if strict {
-        out["strict"] = Value::Bool(true);
-    }
-    out
+    input_schema
 }
 
 fn close_objects(node: &mut Value) {
@@ -728,40 +706,6 @@ mod tests {
     }
 
     #[test]
-    fn openai_golden() {
-        assert_eq!(
-            openai_tool(&tool(), false),
-            json!({"type":"function","function":{"name":"read","description":"Read a file","parameters":{
-                "type":"object",
-                "properties":{"path":{"type":"string","description":"Path"},"limit":{"type":"integer","minimum":0}},
-                "required":["path"]}}})
-        );
-    }
-
-    #[test]
-    fn openai_strict_golden() {
-        assert_eq!(
-            openai_tool(&tool(), true)["function"],
-            json!({"name":"read","description":"Read a file","strict":true,"parameters":{
-                "type":"object",
-                "properties":{"path":{"type":"string","description":"Path"},"limit":{"type":["integer","null"],"minimum":0}},
-                "required":["path","limit"],
-                "additionalProperties":false}})
-        );
-    }
-
-    #[test]
-    fn anthropic_golden() {
-        assert_eq!(
-            anthropic_tool(&tool(), false),
-            json!({"name":"read","description":"Read a file","input_schema":{
-                "type":"object",
-                "properties":{"path":{"type":"string","description":"Path"},"limit":{"type":"integer","minimum":0}},
-                "required":["path"]}})
-        );
-    }
-
-    #[test]
     fn names_are_checked() {
         assert!(check_tool_name("read_file-2").is_ok());
         assert_eq!(
@@ -838,18 +782,6 @@ mod tests {
         assert_eq!(
             refused.to_string(),
             "Tool \"any\" requires constrained sampling, but its schema cannot be sent strict: the root takes properties of its own choosing"
-        );
-    }
-
-    #[test]
-    fn anthropic_strict_closes_objects_and_keeps_optionals() {
-        assert_eq!(
-            anthropic_tool(&tool(), true),
-            json!({"name":"read","description":"Read a file","strict":true,"input_schema":{
-                "type":"object",
-                "properties":{"path":{"type":"string","description":"Path"},"limit":{"type":"integer","minimum":0}},
-                "required":["path"],
-                "additionalProperties":false}})
         );
     }
 

@@ -90,3 +90,6 @@ pub fn install_tls_provider() {
     #[cfg(not(any(feature = "tls-ring", feature = "tls-aws-lc")))]
     let _ = provider;
 }
+
+#[cfg(test)]
+mod wire_tests;

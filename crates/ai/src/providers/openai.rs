@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::builder::{MessageBuilder, message_stream};
@@ -12,13 +12,15 @@ use super::http::{
     DEFAULT_IDLE_TIMEOUT, ENDED_EARLY, PreparedRequest, RetryPolicy, StreamEnd, client_settings,
     http_client, json_body, read_events,
 };
-use super::lowering::{openai_tool, sends_strict, tool_result_text_and_images};
+use super::lowering::tool_result_text_and_images;
 use crate::content::ContentBlock;
 use crate::context::Context;
 use crate::handoff::fit_transcript;
 use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent};
-use crate::model::Model;
+use crate::model::{MaxTokensField, Model};
 use crate::stream::{AssistantEventStream, ModelClient, StreamOptions};
+
+mod wire;
 
 /// Default base URL.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -61,72 +63,85 @@ impl OpenAiClient {
 
     /// The request body for a context (exposed for tests and debugging).
     pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {
-        let mut body = json!({
-            "model": model.id,
-            "messages": convert_messages(model, context),
-            "stream": true,
-            "stream_options": {"include_usage": true},
-        });
-        if !context.tools.is_empty() {
-            body["tools"] = Value::Array(
-                context
-                    .tools
-                    .iter()
-                    // A refused `require` fails the request before it is
-                    // sent (`PreparedRequest`); here it is sent unconstrained.
-                    .map(|t| openai_tool(t, sends_strict(t, self.strict_tools).unwrap_or(false)))
-                    .collect(),
-            );
+        // Plain data with string keys: serializing it cannot fail.
+        serde_json::to_value(self.request(model, context, options)).unwrap_or_default()
+    }
+
+    /// The request for a context.
+    fn request(&self, model: &Model, context: &Context, options: &StreamOptions) -> wire::Request {
+        // `max_completion_tokens` unless the model's compat says the
+        // server knows only `max_tokens`.
+        let (max_completion_tokens, max_tokens) = match model.compat.max_tokens_field {
+            MaxTokensField::MaxCompletionTokens => (options.max_tokens, None),
+            MaxTokensField::MaxTokens => (None, options.max_tokens),
+        };
+        wire::Request {
+            model: model.id.clone(),
+            messages: convert_messages(model, context),
+            stream: true,
+            stream_options: wire::StreamOptions {
+                include_usage: true,
+            },
+            tools: context
+                .tools
+                .iter()
+                .map(|t| wire::Tool::new(t, self.strict_tools))
+                .collect(),
+            max_completion_tokens,
+            max_tokens,
+            temperature: options.temperature,
+            // Thinking: `reasoning_effort`, for a reasoning model whose server
+            // takes it (DeepSeek's reasoner, for one, thinks without being asked).
+            reasoning_effort: options
+                .reasoning
+                .filter(|_| {
+                    model.reasoning && model.compat.supports_reasoning_effort != Some(false)
+                })
+                .map(|effort| effort.as_str()),
         }
-        if let Some(max) = options.max_tokens {
-            // `max_completion_tokens` unless the model's compat says the
-            // server knows only `max_tokens`.
-            body[model.compat.max_tokens_field.as_str()] = json!(max);
-        }
-        if let Some(t) = options.temperature {
-            body["temperature"] = json!(t);
-        }
-        // Thinking: `reasoning_effort`, for a reasoning model whose server
-        // takes it (DeepSeek's reasoner, for one, thinks without being asked).
-        if let Some(effort) = options
-            .reasoning
-            .filter(|_| model.reasoning && model.compat.supports_reasoning_effort != Some(false))
-        {
-            body["reasoning_effort"] = json!(effort.as_str());
-        }
-        body
     }
 }
 
-fn image_url(mime: &str, data: &str) -> Value {
-    json!({"type": "image_url", "image_url": {"url": format!("data:{mime};base64,{data}")}})
-}
-
 /// Transcript -> Chat Completions messages.
-fn convert_messages(model: &Model, context: &Context) -> Vec<Value> {
+fn convert_messages(model: &Model, context: &Context) -> Vec<wire::Message> {
     let mut out = Vec::new();
     if let Some(system) = &context.system_prompt {
-        out.push(json!({"role": "system", "content": system}));
+        out.push(wire::Message::System {
+            content: system.clone(),
+        });
     }
     let transcript = fit_transcript(&context.messages, model, API);
     for message in transcript.iter().map(AsRef::as_ref) {
         match message {
             Message::User(u) => match &u.content {
-                UserContent::Text(t) => out.push(json!({"role": "user", "content": t})),
+                UserContent::Text(t) => out.push(wire::Message::User {
+                    content: wire::UserContent::Text(t.clone()),
+                }),
                 UserContent::Blocks(blocks) => {
-                    let parts: Vec<Value> = blocks
+                    let mut parts: Vec<wire::Part> = blocks
                         .iter()
                         .filter_map(|b| match b {
-                            ContentBlock::Text(t) => Some(json!({"type": "text", "text": t.text})),
-                            ContentBlock::Image(i) => Some(image_url(&i.mime_type, &i.data)),
+                            ContentBlock::Text(t) => Some(wire::Part::Text {
+                                text: t.text.clone(),
+                            }),
+                            ContentBlock::Image(i) => {
+                                Some(wire::Part::image(&i.mime_type, &i.data))
+                            }
                             _ => None,
                         })
                         .collect();
-                    if parts.len() == 1 && parts[0]["type"] == "text" {
-                        out.push(json!({"role": "user", "content": parts[0]["text"]}));
-                    } else if !parts.is_empty() {
-                        out.push(json!({"role": "user", "content": parts}));
-                    }
+                    let content = match parts.pop() {
+                        // A lone text goes as a string.
+                        Some(wire::Part::Text { text }) if parts.is_empty() => {
+                            wire::UserContent::Text(text)
+                        }
+                        Some(last) => {
+                            parts.push(last);
+                            wire::UserContent::Parts(parts)
+                        }
+                        None => continue,
+                    };
+                    out.push(wire::Message::User { content });
                 }
             },
             Message::Assistant(a) => {
@@ -136,32 +151,41 @@ fn convert_messages(model: &Model, context: &Context) -> Vec<Value> {
                     .filter_map(ContentBlock::as_text)
                     .collect::<Vec<_>>()
                     .join("");
-                let calls: Vec<Value> = a
+                let tool_calls = a
                     .tool_calls()
-                    .map(|c| {
-                        json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments.to_string()}})
+                    .map(|c| wire::ToolCall {
+                        id: c.id.clone(),
+                        kind: "function",
+                        function: wire::FunctionCall {
+                            name: c.name.clone(),
+                            arguments: c.arguments.to_string(),
+                        },
                     })
                     .collect();
-                let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
-                if !calls.is_empty() {
-                    m["tool_calls"] = Value::Array(calls);
-                }
-                out.push(m);
+                out.push(wire::Message::Assistant {
+                    content: (!text.is_empty()).then_some(text),
+                    tool_calls,
+                });
             }
             Message::ToolResult(r) => {
                 let (text, images) = tool_result_text_and_images(r);
-                let images: Vec<Value> = images
-                    .into_iter()
-                    .map(|i| image_url(&i.mime_type, &i.data))
-                    .collect();
-                out.push(json!({"role": "tool", "tool_call_id": r.tool_call_id, "content": text}));
+                out.push(wire::Message::Tool {
+                    tool_call_id: r.tool_call_id.clone(),
+                    content: text,
+                });
                 if !images.is_empty() {
                     // Tool messages cannot carry images: attach them in a user message.
-                    let mut parts = vec![
-                        json!({"type": "text", "text": "Attached image(s) from the tool result:"}),
-                    ];
-                    parts.extend(images);
-                    out.push(json!({"role": "user", "content": parts}));
+                    let mut parts = vec![wire::Part::Text {
+                        text: "Attached image(s) from the tool result:".into(),
+                    }];
+                    parts.extend(
+                        images
+                            .into_iter()
+                            .map(|i| wire::Part::image(&i.mime_type, &i.data)),
+                    );
+                    out.push(wire::Message::User {
+                        content: wire::UserContent::Parts(parts),
+                    });
                 }
             }
         }
@@ -393,23 +417,48 @@ impl Stream {
     }
 }
 
-/// A non-streamed `chat.completion` as one streaming chunk (message as delta,
-/// tool calls indexed).
-fn completion_as_chunk(v: &Value) -> Value {
-    if v.get("error").is_some_and(|e| !e.is_null()) {
-        return v.clone();
-    }
-    let choice = &v["choices"][0];
-    let mut delta = choice["message"].clone();
-    if let Some(calls) = delta.get_mut("tool_calls").and_then(Value::as_array_mut) {
+/// A non-streamed `chat.completion`, as far as it is read (every field
+/// optional, as in [`Chunk`]).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Completion {
+    /// Any shape, as in [`Chunk`].
+    error: Option<Value>,
+    usage: Option<ChunkUsage>,
+    choices: Option<Vec<CompletionChoice>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct CompletionChoice {
+    /// The whole message, read as one delta.
+    message: Option<Delta>,
+    finish_reason: Option<String>,
+}
+
+/// A non-streamed `chat.completion` as one streaming chunk (its first
+/// choice's message as the delta, tool calls indexed).
+fn completion_as_chunk(completion: Completion) -> Chunk {
+    let choice = completion
+        .choices
+        .into_iter()
+        .flatten()
+        .next()
+        .unwrap_or_default();
+    let mut delta = choice.message;
+    if let Some(calls) = delta.as_mut().and_then(|d| d.tool_calls.as_mut()) {
         for (i, call) in calls.iter_mut().enumerate() {
-            call["index"] = json!(i);
+            call.index = Some(i as u64);
         }
     }
-    json!({
-        "choices": [{"index": 0, "delta": delta, "finish_reason": choice["finish_reason"]}],
-        "usage": v["usage"],
-    })
+    Chunk {
+        error: completion.error,
+        usage: completion.usage,
+        choices: Some(vec![Choice {
+            delta,
+            finish_reason: choice.finish_reason,
+        }]),
+    }
 }
 
 fn stop_reason(finish: Option<&str>, has_calls: bool) -> StopReason {
@@ -432,7 +481,7 @@ impl ModelClient for OpenAiClient {
         base.api = Some(API.to_string());
         let (mut builder, events) = message_stream(base);
         builder.set_prices(model.cost);
-        let body = self.request_body(model, context, &options);
+        let body = self.request(model, context, &options);
         let url = format!("{}/chat/completions", self.base_url);
         let mut headers = vec![];
         if let Some(key) = &self.api_key {
@@ -443,7 +492,7 @@ impl ModelClient for OpenAiClient {
             &self.http,
             url,
             headers,
-            body,
+            &body,
             self.retry,
             self.idle_timeout,
             &context.tools,
@@ -466,9 +515,9 @@ impl ModelClient for OpenAiClient {
                 Ok(body) => {
                     // A whole completion: replay it as one chunk.
                     let outcome = body.and_then(|v| {
-                        let chunk = serde_json::from_value(completion_as_chunk(&v))
+                        let completion = serde_json::from_value(v)
                             .map_err(|e| format!("Invalid response: {e}"))?;
-                        state.apply(chunk)
+                        state.apply(completion_as_chunk(completion))
                     });
                     state.end_blocks();
                     let has_calls = state.b.has_tool_calls();
@@ -502,6 +551,8 @@ impl ModelClient for OpenAiClient {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn usage(v: Value) -> Usage {

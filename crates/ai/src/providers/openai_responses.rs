@@ -27,24 +27,29 @@
 //! `input_tokens_details` counts inside `input_tokens`; `output` is
 //! `output_tokens`, which already includes the reasoning tokens.
 
-use std::collections::{BTreeSet, HashMap};
-
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::builder::{MessageBuilder, message_stream};
+use super::builder::message_stream;
 use super::http::{
-    DEFAULT_IDLE_TIMEOUT, ENDED_EARLY, PreparedRequest, RetryPolicy, client_settings, http_client,
-    json_body, read_events,
+    DEFAULT_IDLE_TIMEOUT, PreparedRequest, RetryPolicy, client_settings, http_client, json_body,
+    read_events,
 };
 use super::lowering::{openai_parameters, sends_strict, tool_result_text_and_images};
 use crate::content::ContentBlock;
 use crate::context::Context;
 use crate::handoff::{fit_transcript, same_model};
-use crate::message::{AssistantMessage, Message, StopReason, Usage, UserContent};
+use crate::message::{AssistantMessage, Message, StopReason, UserContent};
 use crate::model::Model;
 use crate::stream::{AssistantEventStream, CacheRetention, ModelClient, StreamOptions};
+
+mod stream;
+mod wire;
+use self::stream::Stream;
+use self::wire::{
+    FunctionTool, InputItem, Item, Part, ReasoningParam, RequestBody, input_image, message,
+};
 
 /// OpenAI's base URL for the Responses API.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -178,7 +183,13 @@ impl OpenAiResponsesClient {
 
     /// The request body for a context (exposed for tests and debugging).
     pub fn request_body(&self, model: &Model, context: &Context, options: &StreamOptions) -> Value {
-        let body = RequestBody {
+        // Plain data with string keys: serializing it cannot fail.
+        serde_json::to_value(self.request(model, context, options)).unwrap_or_default()
+    }
+
+    /// The request for a context.
+    fn request(&self, model: &Model, context: &Context, options: &StreamOptions) -> RequestBody {
+        RequestBody {
             model: model.id.clone(),
             input: convert_input(model, self.api(), context),
             stream: true,
@@ -219,119 +230,12 @@ impl OpenAiResponsesClient {
                     effort: effort.as_str(),
                     summary: "auto",
                 }),
-        };
-        // Plain data with string keys: serializing it cannot fail.
-        serde_json::to_value(body).unwrap_or_default()
+        }
     }
 }
 
 // ---------------------------------------------------------------------------
-// The request
-
-/// `POST /responses`, as far as we send it.
-#[derive(Debug, Serialize)]
-struct RequestBody {
-    model: String,
-    input: Vec<InputItem>,
-    stream: bool,
-    store: bool,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    include: Vec<&'static str>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<FunctionTool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_output_tokens: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    temperature: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    prompt_cache_key: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    prompt_cache_retention: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reasoning: Option<ReasoningParam>,
-}
-
-#[derive(Debug, Serialize)]
-struct ReasoningParam {
-    effort: &'static str,
-    summary: &'static str,
-}
-
-#[derive(Debug, Serialize)]
-struct FunctionTool {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    name: String,
-    description: String,
-    parameters: Value,
-    strict: bool,
-}
-
-/// One input item: one we build, or a reasoning item replayed as stored.
-#[derive(Debug, Serialize)]
-#[serde(untagged)]
-enum InputItem {
-    Built(Item),
-    Stored(Value),
-}
-
-#[derive(Debug, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Item {
-    Message {
-        role: &'static str,
-        content: Vec<Part>,
-        /// An assistant message's item id.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        status: Option<&'static str>,
-    },
-    FunctionCall {
-        /// The `fc_` item id; left out for another model's calls.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        id: Option<String>,
-        call_id: String,
-        name: String,
-        arguments: String,
-    },
-    FunctionCallOutput {
-        call_id: String,
-        output: String,
-    },
-}
-
-#[derive(Debug, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Part {
-    InputText {
-        text: String,
-    },
-    InputImage {
-        image_url: String,
-        detail: &'static str,
-    },
-    OutputText {
-        text: String,
-        annotations: Vec<Value>,
-    },
-}
-
-fn input_image(mime: &str, data: &str) -> Part {
-    Part::InputImage {
-        image_url: format!("data:{mime};base64,{data}"),
-        detail: "auto",
-    }
-}
-
-fn message(role: &'static str, content: Vec<Part>) -> InputItem {
-    InputItem::Built(Item::Message {
-        role,
-        content,
-        id: None,
-        status: None,
-    })
-}
+// The transcript as input items
 
 /// An id part reduced to what the API accepts: `[A-Za-z0-9_-]`, at most
 /// 64 characters, no trailing `_`.
@@ -367,6 +271,16 @@ fn split_call_id(id: &str) -> (String, Option<String>) {
         }
         None => (clean_id(id), None),
     }
+}
+
+/// A text block's signature as Pi writes it: `{"v":1,"id":...}`, with the
+/// item's `phase` when it has one.
+#[derive(Serialize)]
+struct TextSignature<'a> {
+    v: u8,
+    id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    phase: Option<&'a str>,
 }
 
 /// The item id kept in a text block's signature: Pi's `{"v":1,"id":...}`,
@@ -512,441 +426,6 @@ fn convert_input(model: &Model, api: &str, context: &Context) -> Vec<InputItem> 
     out
 }
 
-// ---------------------------------------------------------------------------
-// The stream
-
-/// One streamed event, as far as it is read. Every field is optional and
-/// unknown fields and event types are ignored.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Event {
-    #[serde(rename = "type")]
-    kind: String,
-    output_index: Option<u64>,
-    item_id: Option<String>,
-    item: Option<Value>,
-    delta: Option<String>,
-    arguments: Option<String>,
-    response: Option<ResponseObject>,
-    code: Option<Value>,
-    message: Option<String>,
-}
-
-/// The `response` of the final events (and of a non-streamed answer).
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct ResponseObject {
-    status: Option<String>,
-    usage: Option<ResponseUsage>,
-    error: Option<ApiError>,
-    incomplete_details: Option<IncompleteDetails>,
-    output: Option<Vec<Value>>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct ApiError {
-    code: Option<Value>,
-    message: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct IncompleteDetails {
-    reason: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct ResponseUsage {
-    input_tokens: Option<u64>,
-    output_tokens: Option<u64>,
-    total_tokens: Option<u64>,
-    input_tokens_details: Option<InputTokensDetails>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct InputTokensDetails {
-    cached_tokens: Option<u64>,
-    cache_write_tokens: Option<u64>,
-}
-
-/// An output item (`reasoning`, `message`, `function_call`, others ignored).
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct OutputItem {
-    #[serde(rename = "type")]
-    kind: String,
-    id: Option<String>,
-    call_id: Option<String>,
-    name: Option<String>,
-    arguments: Option<String>,
-    content: Option<Vec<OutputContent>>,
-    summary: Option<Vec<SummaryPart>>,
-    phase: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct OutputContent {
-    text: Option<String>,
-    refusal: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct SummaryPart {
-    text: Option<String>,
-}
-
-fn usage_from(u: &ResponseUsage) -> Usage {
-    let input = u.input_tokens.unwrap_or(0);
-    let output = u.output_tokens.unwrap_or(0);
-    let details = u.input_tokens_details.as_ref();
-    let cached = details.and_then(|d| d.cached_tokens).unwrap_or(0);
-    let written = details.and_then(|d| d.cache_write_tokens).unwrap_or(0);
-    Usage {
-        // `input_tokens_details` is a breakdown of `input_tokens`.
-        input: input.saturating_sub(cached).saturating_sub(written),
-        // Reasoning tokens are part of `output_tokens` already.
-        output,
-        cache_read: cached,
-        cache_write: written,
-        total_tokens: u.total_tokens.unwrap_or(input + output),
-        cost: Default::default(),
-    }
-}
-
-fn code_text(code: Option<&Value>) -> Option<String> {
-    match code? {
-        Value::String(s) if !s.is_empty() => Some(s.clone()),
-        Value::Null | Value::String(_) => None,
-        other => Some(other.to_string()),
-    }
-}
-
-fn error_text(code: Option<&Value>, message: Option<&str>) -> String {
-    let message = message.filter(|m| !m.is_empty());
-    match (code_text(code), message) {
-        (Some(code), Some(m)) => format!("{code}: {m}"),
-        (Some(code), None) => code,
-        (None, Some(m)) => m.to_string(),
-        (None, None) => "the server reported an error without details".into(),
-    }
-}
-
-/// What a block of the message stands for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Thinking,
-    Text,
-    Call,
-}
-
-/// How the response ended, from its final event.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Ending {
-    Completed,
-    /// `response.incomplete`, with its reason.
-    Incomplete(Option<String>),
-}
-
-/// Streaming state of one response.
-struct Stream {
-    b: MessageBuilder,
-    /// `output_index` -> content index.
-    by_index: HashMap<u64, usize>,
-    /// Item id -> content index.
-    by_id: HashMap<String, usize>,
-    /// Blocks still open, by content index.
-    open: BTreeSet<usize>,
-    kinds: HashMap<usize, Kind>,
-    ending: Option<Ending>,
-}
-
-impl Stream {
-    fn new(b: MessageBuilder) -> Self {
-        Stream {
-            b,
-            by_index: HashMap::new(),
-            by_id: HashMap::new(),
-            open: BTreeSet::new(),
-            kinds: HashMap::new(),
-            ending: None,
-        }
-    }
-
-    /// The open block an event is about, of the kind it expects.
-    fn block(&self, event: &Event, kind: Kind) -> Option<usize> {
-        let index = event
-            .output_index
-            .and_then(|i| self.by_index.get(&i))
-            .or_else(|| event.item_id.as_ref().and_then(|id| self.by_id.get(id)))
-            .copied()?;
-        (self.open.contains(&index) && self.kinds.get(&index) == Some(&kind)).then_some(index)
-    }
-
-    /// Handles one SSE event; `Ok(false)` once the response is complete.
-    fn event(&mut self, name: Option<&str>, data: &str) -> Result<bool, String> {
-        let mut event: Event =
-            serde_json::from_str(data).map_err(|e| format!("Invalid stream event: {e}"))?;
-        if event.kind.is_empty() {
-            event.kind = name.unwrap_or_default().to_string();
-        }
-        self.apply(event)
-    }
-
-    fn apply(&mut self, event: Event) -> Result<bool, String> {
-        match event.kind.as_str() {
-            "response.created" | "response.in_progress" | "response.queued" => self.b.start(),
-            "response.output_item.added" => {
-                if let Some(item) = &event.item {
-                    self.item_added(event.output_index, item);
-                }
-            }
-            "response.reasoning_summary_part.added" => {
-                if let Some(i) = self.block(&event, Kind::Thinking) {
-                    let has_text = matches!(self.b.message().content.get(i),
-                        Some(ContentBlock::Thinking(t)) if !t.thinking.is_empty());
-                    if has_text {
-                        self.b.append_thinking(i, "\n\n");
-                    }
-                }
-            }
-            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                if let (Some(i), Some(d)) = (self.block(&event, Kind::Thinking), &event.delta) {
-                    self.b.append_thinking(i, d);
-                }
-            }
-            "response.output_text.delta" | "response.refusal.delta" => {
-                if let (Some(i), Some(d)) = (self.block(&event, Kind::Text), &event.delta) {
-                    self.b.append_text(i, d);
-                }
-            }
-            "response.function_call_arguments.delta" => {
-                if let (Some(i), Some(d)) = (self.block(&event, Kind::Call), &event.delta) {
-                    self.b.append_tool_args(i, d);
-                }
-            }
-            "response.function_call_arguments.done" => {
-                if let (Some(i), Some(args)) = (self.block(&event, Kind::Call), &event.arguments)
-                    && self.b.tool_args(i).is_empty()
-                {
-                    self.b.append_tool_args(i, args);
-                }
-            }
-            "response.output_item.done" => {
-                if let Some(item) = &event.item {
-                    self.item_done(event.output_index, item);
-                }
-            }
-            "response.completed" | "response.incomplete" => {
-                let response = event.response.unwrap_or_default();
-                if let Some(u) = &response.usage {
-                    self.b.message().usage = usage_from(u);
-                }
-                self.ending = Some(if event.kind == "response.incomplete" {
-                    Ending::Incomplete(response.incomplete_details.and_then(|d| d.reason))
-                } else {
-                    Ending::Completed
-                });
-                return Ok(false);
-            }
-            "response.failed" => {
-                let response = event.response.unwrap_or_default();
-                if let Some(u) = &response.usage {
-                    self.b.message().usage = usage_from(u);
-                }
-                return Err(match (response.error, response.incomplete_details) {
-                    (Some(e), _) => error_text(e.code.as_ref(), e.message.as_deref()),
-                    (None, Some(IncompleteDetails { reason: Some(r) })) => {
-                        format!("incomplete: {r}")
-                    }
-                    _ => "the response failed without details".into(),
-                });
-            }
-            "error" => {
-                return Err(error_text(event.code.as_ref(), event.message.as_deref()));
-            }
-            _ => {}
-        }
-        Ok(true)
-    }
-
-    fn item_added(&mut self, output_index: Option<u64>, raw: &Value) {
-        let Ok(item) = OutputItem::deserialize(raw) else {
-            return;
-        };
-        let (index, kind) = match item.kind.as_str() {
-            "reasoning" => (self.b.begin_thinking(), Kind::Thinking),
-            "message" => (self.b.begin_text(), Kind::Text),
-            "function_call" => {
-                let id = call_id(&item);
-                let i = self
-                    .b
-                    .begin_tool_call(&id, item.name.as_deref().unwrap_or(""));
-                if let Some(args) = item.arguments.as_deref() {
-                    self.b.append_tool_args(i, args);
-                }
-                (i, Kind::Call)
-            }
-            // Built-in tools (web search, ...) are not ours to show.
-            _ => return,
-        };
-        if let Some(o) = output_index {
-            self.by_index.insert(o, index);
-        }
-        if let Some(id) = item.id {
-            self.by_id.insert(id, index);
-        }
-        self.open.insert(index);
-        self.kinds.insert(index, kind);
-    }
-
-    fn item_done(&mut self, output_index: Option<u64>, raw: &Value) {
-        let Ok(item) = OutputItem::deserialize(raw) else {
-            return;
-        };
-        let lookup = Event {
-            output_index,
-            item_id: item.id.clone(),
-            ..Default::default()
-        };
-        let index = match item.kind.as_str() {
-            "reasoning" => {
-                let Some(i) = self.block(&lookup, Kind::Thinking) else {
-                    return;
-                };
-                let summary: Vec<&str> = item
-                    .summary
-                    .iter()
-                    .flatten()
-                    .filter_map(|p| p.text.as_deref())
-                    .collect();
-                let empty = matches!(self.b.message().content.get(i),
-                    Some(ContentBlock::Thinking(t)) if t.thinking.is_empty());
-                if empty && !summary.is_empty() {
-                    self.b.append_thinking(i, &summary.join("\n\n"));
-                }
-                // The whole item, to be replayed as it came.
-                self.b.append_signature(i, &raw.to_string());
-                self.b.end_thinking(i);
-                i
-            }
-            "message" => {
-                let Some(i) = self.block(&lookup, Kind::Text) else {
-                    return;
-                };
-                let empty = matches!(self.b.message().content.get(i),
-                    Some(ContentBlock::Text(t)) if t.text.is_empty());
-                if empty {
-                    let text: String = item
-                        .content
-                        .iter()
-                        .flatten()
-                        .filter_map(|c| c.text.as_deref().or(c.refusal.as_deref()))
-                        .collect();
-                    if !text.is_empty() {
-                        self.b.append_text(i, &text);
-                    }
-                }
-                if let Some(id) = &item.id {
-                    let mut signature = serde_json::json!({"v": 1, "id": id});
-                    if let Some(phase) = &item.phase {
-                        signature["phase"] = Value::String(phase.clone());
-                    }
-                    self.b.set_text_signature(i, signature.to_string());
-                }
-                self.b.end_text(i);
-                i
-            }
-            "function_call" => {
-                let Some(i) = self.block(&lookup, Kind::Call) else {
-                    return;
-                };
-                if self.b.tool_args(i).is_empty()
-                    && let Some(args) = item.arguments.as_deref()
-                {
-                    self.b.append_tool_args(i, args);
-                }
-                let id = call_id(&item);
-                self.b.set_tool_call_identity(i, Some(&id), None);
-                self.b.end_tool_call(i);
-                i
-            }
-            _ => return,
-        };
-        self.open.remove(&index);
-    }
-
-    /// Ends what the stream left open (a broken or cancelled stream).
-    fn end_blocks(&mut self) {
-        for i in std::mem::take(&mut self.open) {
-            match self.kinds.get(&i) {
-                Some(Kind::Thinking) => self.b.end_thinking(i),
-                Some(Kind::Text) => self.b.end_text(i),
-                Some(Kind::Call) => self.b.end_tool_call(i),
-                None => {}
-            }
-        }
-    }
-
-    /// A non-streamed response (a server that ignored `stream: true`),
-    /// replayed as the events it stands for.
-    fn replay(&mut self, response: &Value) -> Result<(), String> {
-        if let Some(e) = response.get("error").filter(|e| !e.is_null()) {
-            return Err(error_text(e.get("code"), e["message"].as_str()));
-        }
-        self.b.start();
-        let output = response["output"].as_array().cloned().unwrap_or_default();
-        for (i, item) in output.iter().enumerate() {
-            self.item_added(Some(i as u64), item);
-            self.item_done(Some(i as u64), item);
-        }
-        let status = response["status"].as_str().unwrap_or("completed");
-        let kind = if status == "incomplete" {
-            "response.incomplete"
-        } else if status == "failed" {
-            "response.failed"
-        } else {
-            "response.completed"
-        };
-        let event = Event {
-            kind: kind.to_string(),
-            response: ResponseObject::deserialize(response).ok(),
-            ..Default::default()
-        };
-        self.apply(event).map(|_| ())
-    }
-
-    /// The stop reason of a response that ended normally, or the error it
-    /// is.
-    fn outcome(&mut self) -> Result<StopReason, String> {
-        let has_calls = self.b.has_tool_calls();
-        match &self.ending {
-            Some(Ending::Completed) if has_calls => Ok(StopReason::ToolUse),
-            Some(Ending::Completed) => Ok(StopReason::Stop),
-            Some(Ending::Incomplete(Some(reason))) if reason == "content_filter" => Err(
-                "The response was cut short by the server's content filter (incomplete: content_filter)"
-                    .into(),
-            ),
-            Some(Ending::Incomplete(_)) => Ok(StopReason::Length),
-            None => Err(ENDED_EARLY.into()),
-        }
-    }
-}
-
-/// Our id of a function call: `call_id|item_id` (just the call id when the
-/// item has no id).
-fn call_id(item: &OutputItem) -> String {
-    let call = item.call_id.as_deref().unwrap_or("");
-    match item.id.as_deref().filter(|s| !s.is_empty()) {
-        Some(id) => format!("{call}|{id}"),
-        None => call.to_string(),
-    }
-}
-
 impl ModelClient for OpenAiResponsesClient {
     fn stream(
         &self,
@@ -958,7 +437,7 @@ impl ModelClient for OpenAiResponsesClient {
         base.api = Some(self.api().to_string());
         let (mut builder, events) = message_stream(base);
         builder.set_prices(model.cost);
-        let body = self.request_body(model, context, &options);
+        let body = self.request(model, context, &options);
         let request = PreparedRequest::new(
             &self.http,
             self.url(),
@@ -966,7 +445,7 @@ impl ModelClient for OpenAiResponsesClient {
                 .into_iter()
                 .chain(model.header_pairs())
                 .collect(),
-            body,
+            &body,
             self.retry,
             self.idle_timeout,
             &context.tools,

@@ -157,21 +157,6 @@ fn budgets_a_user_set_replace_the_gemini_defaults_up_to_the_models_top() {
 }
 
 #[test]
-fn usage_subtracts_cached_tokens_and_adds_thoughts() {
-    let u = usage_from(&UsageMetadata {
-        prompt_token_count: Some(100),
-        cached_content_token_count: Some(40),
-        candidates_token_count: Some(10),
-        thoughts_token_count: Some(5),
-        total_token_count: Some(115),
-    });
-    assert_eq!(
-        (u.input, u.cache_read, u.output, u.total_tokens),
-        (60, 40, 15, 115)
-    );
-}
-
-#[test]
 fn vertex_url() {
     let c = GoogleClient::vertex(vertex_base_url("p", "global"), None);
     assert_eq!(
