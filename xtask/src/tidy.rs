@@ -56,9 +56,17 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     // Skills and prompt templates: files in, text out; no agent types.
     ("agent-skills", &[]),
+    // Session files: messages in, JSONL out; no tools, settings or loop.
+    ("agent-sessions", &["agent-ai"]),
     (
         "coding-agent",
-        &["agent-ai", "agent-core", "agent-tool", "agent-skills"],
+        &[
+            "agent-ai",
+            "agent-core",
+            "agent-tool",
+            "agent-skills",
+            "agent-sessions",
+        ],
     ),
     (
         "agent-mcp",
@@ -67,13 +75,25 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // The terminal UI drives a session; nothing but the binary uses it.
     (
         "agent-tui",
-        &["agent-ai", "agent-core", "agent-tool", "coding-agent"],
+        &[
+            "agent-ai",
+            "agent-core",
+            "agent-tool",
+            "coding-agent",
+            "agent-sessions",
+        ],
     ),
     // A session as a page: reads session files, draws tools through the
     // session's registry; nothing but the binary uses it.
     (
         "agent-export",
-        &["agent-ai", "agent-core", "agent-tool", "coding-agent"],
+        &[
+            "agent-ai",
+            "agent-core",
+            "agent-tool",
+            "coding-agent",
+            "agent-sessions",
+        ],
     ),
     // The built-in slash commands over a session, for every front end.
     (
@@ -83,6 +103,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "agent-core",
             "agent-tool",
             "coding-agent",
+            "agent-sessions",
             "agent-export",
         ],
     ),
@@ -149,7 +170,12 @@ const DEV_ALLOWED: &[(&str, &[&str])] = &[
     // The tools' tests run them in a loop and a session's settings.
     (
         "tools-builtin",
-        &["agent-core", "coding-agent", "test-support"],
+        &[
+            "agent-core",
+            "coding-agent",
+            "agent-sessions",
+            "test-support",
+        ],
     ),
     // Messages of the model API in its tests.
     ("coding-agent", &["agent-ai"]),

@@ -54,7 +54,7 @@ pub struct SessionTools {
     /// Permission rules and who answers their questions.
     pub permissions: PermissionGate,
     /// Where the conversation is recorded.
-    pub session: Option<coding_agent::sessions::SessionManager>,
+    pub session: Option<agent_sessions::SessionManager>,
     /// The mutation queue of the tools' file system, when it is not this
     /// machine's (a remote keys files by its own paths).
     pub queue: Option<coding_agent::FileMutationQueue>,
@@ -207,10 +207,7 @@ pub fn attach_output(session: &AgentSession, mode: Mode, print: bool, cwd: PathB
 /// one of ours (in the agent directory's `sessions`): a session file from
 /// elsewhere (`--session PATH` into a repository, a `--session-dir` in a
 /// workspace) could name `exec:ANY COMMAND`, so its remote is only shown.
-fn header_remote(
-    session: &coding_agent::sessions::SessionManager,
-    args: &RunArgs,
-) -> Option<String> {
+fn header_remote(session: &agent_sessions::SessionManager, args: &RunArgs) -> Option<String> {
     let remote = session.header().remote.clone()?;
     let file = session.session_file()?;
     let file = agent_tool::path::canonical(file);

@@ -5,7 +5,8 @@
 //! [`build_system_prompt`] tells the model about them; [`Settings`] are
 //! layered global/project files, with project [`trust`]; [`permissions`]
 //! rules gate calls; [`Extension`]s register tools and intercept calls;
-//! [`sessions`] are the JSONL files a run is saved to and resumed from;
+//! sessions are the JSONL files a run is saved to and resumed from
+//! (the `agent-sessions` crate; [`session_dir`] is where they are kept);
 //! [`compaction`] keeps the transcript inside the window; [`rpc`] drives a
 //! session over stdin/stdout. [`AgentSessionBuilder`] assembles all of it.
 //!
@@ -22,8 +23,8 @@ mod extension;
 pub mod permissions;
 mod project_file;
 mod registry;
+mod restore;
 pub mod rpc;
-pub mod sessions;
 mod settings;
 mod skills;
 mod system_prompt;
@@ -44,7 +45,7 @@ pub use registry::{ToolRegistry, ToolSelection, ToolSource};
 pub use settings::{
     CompactionValues, DEFAULT_BASH_TIMEOUT_SECONDS, DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS,
     ImageSettings, KnownSettings, MAX_TIMEOUT_SECONDS, Seconds, Settings, SettingsError,
-    TuiModeSetting, agent_dir,
+    TuiModeSetting, agent_dir, session_dir,
 };
 pub use skills::BUILTIN_COMMANDS;
 pub use system_prompt::{

@@ -153,6 +153,13 @@ pub fn agent_dir() -> Option<PathBuf> {
     std::env::home_dir().map(|h| h.join(".pi").join("agent"))
 }
 
+/// Where the sessions of `cwd` are kept: Pi's
+/// `<agent dir>/sessions/--<cwd>--` ([`agent_sessions::default_session_dir`]
+/// under [`agent_dir`]); `None` without an agent directory.
+pub fn session_dir(cwd: &Path) -> Option<PathBuf> {
+    agent_dir().map(|dir| agent_sessions::default_session_dir(&dir, cwd))
+}
+
 impl Settings {
     /// Loads the global and the project settings for `cwd`.
     ///

@@ -403,10 +403,10 @@ async fn main() {
 /// Resuming a long session and appending to it: the file is read once and
 /// only ever grows by the new line.
 fn sessions(args: &Args) {
-    use coding_agent::sessions::SessionManager;
+    use agent_sessions::SessionManager;
     let dir = tempfile::tempdir().expect("temp dir");
     let mut session =
-        SessionManager::create(dir.path(), Some(dir.path().to_path_buf())).expect("session");
+        SessionManager::create(dir.path(), dir.path().to_path_buf()).expect("session");
     for i in 0..10_000 {
         let text = format!("message {i}: {}", "some words of a conversation ".repeat(6));
         let message = if i % 2 == 0 {

@@ -48,7 +48,7 @@ use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, Decoder, Fram
 
 use crate::AgentSession;
 use crate::permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
-use crate::sessions::{EntryKind, SessionManager};
+use agent_sessions::SessionManager;
 
 pub use command::{RpcCommand, RpcParseError, StreamingBehavior};
 
@@ -117,7 +117,7 @@ pub fn switch_model(
 /// one; answers the path written (see [`RpcOptions::export_html`]).
 pub type HtmlExporter = Arc<
     dyn Fn(
-            &crate::sessions::SessionManager,
+            &agent_sessions::SessionManager,
             Option<&std::path::Path>,
         ) -> Result<std::path::PathBuf, String>
         + Send

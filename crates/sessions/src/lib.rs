@@ -7,9 +7,10 @@
 //! {"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"…","message":{"role":"user",…}}
 //! ```
 //!
-//! [`SessionManager`] reads and appends the file; an
-//! [`AgentSession`](crate::AgentSession) built with one restores the
-//! conversation and records every message as it ends.
+//! [`SessionManager`] reads and appends the file; coding-agent's
+//! `AgentSession` built with one restores the conversation and records
+//! every message as it ends. This crate knows messages (`agent-ai`) and
+//! files, nothing of tools, settings or the agent directory.
 
 mod context;
 mod entry;
