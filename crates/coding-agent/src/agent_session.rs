@@ -9,11 +9,12 @@ use agent_core::{
     Agent, AgentError, AgentOptions, BeforeToolCallHook, ExecutionMode, IntoPrompt, RunOutcome,
 };
 
+use crate::agent_dir::agent_dir;
 use crate::compaction::{CompactionResult, CompactionSettings, SessionCompactor};
 use crate::extension::{Extension, ExtensionApi};
 use crate::permissions::{PermissionGate, PermissionPrompt, PermissionRules};
 use crate::registry::{ToolRegistry, ToolSelection};
-use crate::settings::{Settings, agent_dir};
+use crate::settings::Settings;
 use crate::system_prompt::{SystemPromptOptions, build_system_prompt, load_context_files};
 use agent_sessions::SessionManager;
 use agent_tool::{Extensions, FileMutationQueue, ToolDefinition, WorkingDir};

@@ -16,6 +16,7 @@
 //! of a tool is a path from the tool's own declaration
 //! ([`agent_tool::PathArgument`]).
 
+mod agent_dir;
 mod agent_session;
 pub mod compaction;
 pub mod env_vars;
@@ -31,6 +32,7 @@ mod system_prompt;
 pub mod trust;
 mod user_bash;
 
+pub use agent_dir::{agent_dir, session_dir};
 pub use agent_session::{
     AgentSession, AgentSessionBuilder, IMAGES_BLOCKED_TEXT, SessionBuildError, tool_extensions,
 };
@@ -45,7 +47,7 @@ pub use registry::{ToolRegistry, ToolSelection, ToolSource};
 pub use settings::{
     CompactionValues, DEFAULT_BASH_TIMEOUT_SECONDS, DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS,
     ImageSettings, KnownSettings, MAX_TIMEOUT_SECONDS, Seconds, Settings, SettingsError,
-    TuiModeSetting, agent_dir, session_dir,
+    TuiModeSetting,
 };
 pub use skills::BUILTIN_COMMANDS;
 pub use system_prompt::{

@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use crate::agent_dir::agent_dir;
 use crate::project_file::{MAX_PROJECT_FILE_BYTES, read_regular_file};
 
 pub use known::{CompactionValues, ImageSettings, KnownSettings, Seconds, TuiModeSetting};
@@ -141,23 +142,6 @@ fn merge_key(values: &mut Map<String, Value>, key: String, value: Value) {
             values.insert(key, value);
         }
     }
-}
-
-/// Where the global settings live (see the module docs).
-pub fn agent_dir() -> Option<PathBuf> {
-    for var in ["CODING_AGENT_DIR", "PI_CODING_AGENT_DIR"] {
-        if let Some(dir) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-            return Some(PathBuf::from(dir));
-        }
-    }
-    std::env::home_dir().map(|h| h.join(".pi").join("agent"))
-}
-
-/// Where the sessions of `cwd` are kept: Pi's
-/// `<agent dir>/sessions/--<cwd>--` ([`agent_sessions::default_session_dir`]
-/// under [`agent_dir`]); `None` without an agent directory.
-pub fn session_dir(cwd: &Path) -> Option<PathBuf> {
-    agent_dir().map(|dir| agent_sessions::default_session_dir(&dir, cwd))
 }
 
 impl Settings {
