@@ -62,6 +62,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // Permission rules: tools known by their declarations, the loop by its
     // hook; no settings files, sessions or front ends.
     ("agent-permissions", &["agent-core", "agent-tool"]),
+    // Session files: messages in, JSONL out; no tools, settings or loop.
+    ("agent-sessions", &["agent-ai"]),
     (
         "coding-agent",
         &[
@@ -70,6 +72,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "agent-tool",
             "agent-skills",
             "agent-permissions",
+            "agent-sessions",
         ],
     ),
     (
@@ -91,13 +94,20 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "agent-tool",
             "agent-permissions",
             "coding-agent",
+            "agent-sessions",
         ],
     ),
     // A session as a page: reads session files, draws tools through the
     // session's registry; nothing but the binary uses it.
     (
         "agent-export",
-        &["agent-ai", "agent-core", "agent-tool", "coding-agent"],
+        &[
+            "agent-ai",
+            "agent-core",
+            "agent-tool",
+            "coding-agent",
+            "agent-sessions",
+        ],
     ),
     // The built-in slash commands over a session, for every front end.
     (
@@ -107,6 +117,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "agent-core",
             "agent-tool",
             "coding-agent",
+            "agent-sessions",
             "agent-export",
         ],
     ),
@@ -197,8 +208,10 @@ const DEV_ALLOWED: &[(&str, &[&str])] = &[
     ("agent-remote", &["tools-builtin"]),
     // The tools' tests and benchmark run them in a loop (a scripted model).
     ("tools-builtin", &["agent-ai", "agent-core", "test-support"]),
-    // Messages of the model API in its tests; the benchmark's harness.
-    ("coding-agent", &["agent-ai", "test-support"]),
+    // Messages of the model API in its tests.
+    ("coding-agent", &["agent-ai"]),
+    // The benchmarks' harness.
+    ("agent-sessions", &["test-support"]),
     // The MCP server's tests serve the seven tools; the sign-in tests talk
     // to a loopback authorization server.
     ("agent-mcp", &["test-support", "tools-builtin"]),

@@ -9,7 +9,7 @@ use std::time::Duration;
 use agent_codemode::{
     CodemodeTool, MemoryStore, STORE_ENTRY_TYPE, ScriptStore, WorkerSandbox, replay_store,
 };
-use coding_agent::sessions::EntryKind;
+use agent_sessions::EntryKind;
 use coding_agent::{AgentSession, Seconds, Settings, ToolDefinition};
 use serde_json::{Map, Value};
 

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_export::{ExportFormat, ExportOptions, default_file_name, write_export};
+use agent_sessions::SessionManager;
 use coding_agent::ToolRegistry;
-use coding_agent::sessions::SessionManager;
 
 use crate::args::ExportArgs;
 

@@ -3,7 +3,7 @@
 use std::io::IsTerminal;
 use std::path::Path;
 
-use coding_agent::sessions::SessionManager;
+use agent_sessions::{SessionError, SessionManager};
 
 use crate::args::RunArgs;
 
@@ -12,20 +12,32 @@ pub async fn open(args: &RunArgs, cwd: &Path) -> Result<Option<SessionManager>, 
     if args.no_session {
         return Ok(None);
     }
-    let dir = args.session_dir.clone();
+    // Without a directory (none given, no agent directory) the run is
+    // kept in memory, as without a file of its own.
+    let dir = args
+        .session_dir
+        .clone()
+        .or_else(|| coding_agent::session_dir(cwd));
     let manager = if let Some(path) = &args.session {
         SessionManager::open_or_create(path, cwd)
     } else if args.continue_session {
-        SessionManager::continue_recent(cwd, dir)
+        match &dir {
+            Some(dir) => SessionManager::continue_recent(cwd, dir),
+            None => Ok(SessionManager::in_memory(cwd)),
+        }
     } else if let Some(prefix) = &args.resume {
         let path = if prefix.is_empty() {
-            pick(cwd, dir.clone()).await?
+            pick(cwd, dir.as_deref()).await?
         } else {
-            SessionManager::find(cwd, dir.clone(), prefix).map_err(|e| e.to_string())?
+            let dir = dir.ok_or_else(|| SessionError::NotFound(prefix.clone()).to_string())?;
+            SessionManager::find(cwd, &dir, prefix).map_err(|e| e.to_string())?
         };
         SessionManager::open(&path)
     } else {
-        SessionManager::create(cwd, dir)
+        match dir {
+            Some(dir) => SessionManager::create(cwd, dir),
+            None => Ok(SessionManager::in_memory(cwd)),
+        }
     }
     .map_err(|e| e.to_string())?;
     for warning in manager.load_warnings() {
@@ -38,8 +50,10 @@ pub async fn open(args: &RunArgs, cwd: &Path) -> Result<Option<SessionManager>, 
 pub use agent_commands::describe;
 
 /// `-r` without an id: a numbered list on a terminal, a clear error elsewhere.
-async fn pick(cwd: &Path, dir: Option<std::path::PathBuf>) -> Result<std::path::PathBuf, String> {
-    let sessions = SessionManager::list(cwd, dir);
+async fn pick(cwd: &Path, dir: Option<&Path>) -> Result<std::path::PathBuf, String> {
+    let sessions = dir
+        .map(|dir| SessionManager::list(cwd, dir))
+        .unwrap_or_default();
     if sessions.is_empty() {
         return Err(format!("no sessions to resume for {}", cwd.display()));
     }

@@ -300,7 +300,7 @@ impl agent_tui::SlashCommands for TuiCommands {
     fn sessions(
         &self,
         session: &AgentSession,
-    ) -> coding_agent::prelude::BoxFuture<'static, Vec<coding_agent::sessions::SessionInfo>> {
+    ) -> coding_agent::prelude::BoxFuture<'static, Vec<agent_sessions::SessionInfo>> {
         let (commands, session) = (self.0.clone(), session.clone());
         // Every session file's head is read: off the UI task.
         Box::pin(async move {

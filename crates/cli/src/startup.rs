@@ -265,7 +265,7 @@ fn selection(args: &RunArgs) -> ToolSelection {
 /// elsewhere (`--session PATH` into a repository, a `--session-dir` in a
 /// workspace, where a command could have planted it) could name
 /// `exec:ANY COMMAND`, so its remote is only shown.
-fn header_remote(session: &coding_agent::sessions::SessionManager) -> Option<String> {
+fn header_remote(session: &agent_sessions::SessionManager) -> Option<String> {
     let remote = session.header().remote.clone()?;
     let file = agent_tool::path::canonical(session.session_file()?);
     let ours = coding_agent::agent_dir()

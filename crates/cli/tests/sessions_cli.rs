@@ -308,7 +308,7 @@ fn compaction_by_reported_usage_keeps_calls_with_their_results() {
     let file = &session_files(&d)[0];
     let text = std::fs::read_to_string(file).unwrap();
     assert!(text.contains("\"type\":\"compaction\""));
-    let resumed = coding_agent::sessions::SessionManager::open(file)
+    let resumed = agent_sessions::SessionManager::open(file)
         .unwrap()
         .context();
     assert!(

@@ -9,13 +9,14 @@ use agent_core::{
     Agent, AgentError, AgentOptions, BeforeToolCallHook, ExecutionMode, IntoPrompt, RunOutcome,
 };
 
+use crate::agent_dir::agent_dir;
 use crate::compaction::{CompactionResult, CompactionSettings, SessionCompactor};
 use crate::extension::{Extension, ExtensionApi};
 use crate::registry::{ToolRegistry, ToolSelection};
-use crate::sessions::SessionManager;
-use crate::settings::{Settings, agent_dir};
+use crate::settings::Settings;
 use crate::system_prompt::{SystemPromptOptions, build_system_prompt, load_context_files};
 use agent_permissions::{PermissionGate, PermissionPrompt};
+use agent_sessions::SessionManager;
 use agent_tool::{Extensions, FileMutationQueue, ToolDefinition, WorkingDir};
 
 /// What every tool call of a session gets in its context: the
@@ -753,10 +754,9 @@ impl AgentSession {
             return;
         }
         let mut earlier = match self.session_manager() {
-            Some(manager) => manager
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .tool_results(),
+            Some(manager) => {
+                crate::restore::earlier_results(&manager.lock().unwrap_or_else(|p| p.into_inner()))
+            }
             None => Default::default(),
         };
         // Outside every lock: a restore function may call back into the session.

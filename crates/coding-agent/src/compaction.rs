@@ -21,7 +21,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
-use crate::sessions::{COMPACTION_SUMMARY_INTRO, COMPACTION_SUMMARY_OUTRO, SessionManager};
+use agent_sessions::{COMPACTION_SUMMARY_INTRO, COMPACTION_SUMMARY_OUTRO, SessionManager};
 
 /// Compaction settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

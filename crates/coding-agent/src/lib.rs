@@ -5,7 +5,8 @@
 //! [`build_system_prompt`] tells the model about them; [`Settings`] are
 //! layered global/project files, with project [`trust`]; `agent_permissions`
 //! rules gate calls; [`Extension`]s register tools and intercept calls;
-//! [`sessions`] are the JSONL files a run is saved to and resumed from;
+//! sessions are the JSONL files a run is saved to and resumed from
+//! (the `agent-sessions` crate; [`session_dir`] is where they are kept);
 //! [`compaction`] keeps the transcript inside the window; [`rpc`] drives a
 //! session over stdin/stdout. [`AgentSessionBuilder`] assembles all of it.
 //!
@@ -15,20 +16,22 @@
 //! of a tool is a path from the tool's own declaration
 //! ([`agent_tool::PathArgument`]).
 
+mod agent_dir;
 mod agent_session;
 pub mod compaction;
 pub mod env_vars;
 mod extension;
 mod project_file;
 mod registry;
+mod restore;
 pub mod rpc;
-pub mod sessions;
 mod settings;
 mod skills;
 mod system_prompt;
 pub mod trust;
 mod user_bash;
 
+pub use agent_dir::{agent_dir, session_dir};
 pub use agent_session::{
     AgentSession, AgentSessionBuilder, IMAGES_BLOCKED_TEXT, SessionBuildError, tool_extensions,
 };
@@ -43,7 +46,7 @@ pub use registry::{ToolRegistry, ToolSelection, ToolSource};
 pub use settings::{
     CodemodeValues, CompactionValues, DEFAULT_BASH_TIMEOUT_SECONDS,
     DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS, ImageSettings, KnownSettings, MAX_TIMEOUT_SECONDS,
-    Seconds, Settings, SettingsError, TuiModeSetting, agent_dir,
+    Seconds, Settings, SettingsError, TuiModeSetting,
 };
 pub use skills::BUILTIN_COMMANDS;
 pub use system_prompt::{

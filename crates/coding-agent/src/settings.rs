@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use crate::agent_dir::agent_dir;
 use crate::project_file::{MAX_PROJECT_FILE_BYTES, read_regular_file};
 
 pub use known::{
@@ -146,16 +147,6 @@ fn merge_key(values: &mut Map<String, Value>, key: String, value: Value) {
             values.insert(key, value);
         }
     }
-}
-
-/// Where the global settings live (see the module docs).
-pub fn agent_dir() -> Option<PathBuf> {
-    for var in ["CODING_AGENT_DIR", "PI_CODING_AGENT_DIR"] {
-        if let Some(dir) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-            return Some(PathBuf::from(dir));
-        }
-    }
-    std::env::home_dir().map(|h| h.join(".pi").join("agent"))
 }
 
 impl Settings {

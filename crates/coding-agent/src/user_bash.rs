@@ -10,7 +10,7 @@ use agent_tool::ToolCallContext;
 use serde_json::{Value, json};
 
 use crate::AgentSession;
-use crate::sessions::{EntryKind, bash_execution_text};
+use agent_sessions::{EntryKind, bash_execution_text};
 
 /// What a user's command gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,7 +95,7 @@ impl AgentSession {
                 store
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .append(EntryKind::Message {
+                    .append(EntryKind::OtherMessage {
                         message: record.clone(),
                     })
         {

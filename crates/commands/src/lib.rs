@@ -242,7 +242,7 @@ impl Commands {
     /// `/resume ID` finds (the session directory as `/new` uses it). Reads
     /// every session file's head, so a front end that must not wait calls
     /// it off its own task.
-    pub fn sessions(&self, session: &AgentSession) -> Vec<coding_agent::sessions::SessionInfo> {
+    pub fn sessions(&self, session: &AgentSession) -> Vec<agent_sessions::SessionInfo> {
         session::list(self, session)
     }
 

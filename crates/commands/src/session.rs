@@ -4,8 +4,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use agent_sessions::{SessionError, SessionInfo, SessionManager, iso_timestamp};
 use coding_agent::agent_ai::{Message, Usage};
-use coding_agent::sessions::{SessionInfo, SessionManager, default_session_dir, iso_timestamp};
 use coding_agent::{AgentSession, sanitize_terminal_text};
 
 use crate::{Commands, first_argument};
@@ -33,7 +33,7 @@ pub(crate) fn session_dir(commands: &Commands, session: &AgentSession) -> Option
                 .ok()
                 .flatten()
         })
-        .or_else(|| default_session_dir(session.cwd()))
+        .or_else(|| coding_agent::session_dir(session.cwd()))
 }
 
 /// `/session`.
@@ -100,8 +100,11 @@ pub(crate) fn info(session: &AgentSession) -> Result<String, String> {
 
 /// `/new`.
 pub(crate) fn new_session(commands: &Commands, session: &AgentSession) -> Result<String, String> {
-    let manager = SessionManager::create(session.cwd(), session_dir(commands, session))
-        .map_err(|e| e.to_string())?;
+    // Without any session directory the new session is kept in memory.
+    let manager = match session_dir(commands, session) {
+        Some(dir) => SessionManager::create(session.cwd(), dir).map_err(|e| e.to_string())?,
+        None => SessionManager::in_memory(session.cwd()),
+    };
     let file = manager
         .session_file()
         .map(|p| p.display().to_string())
@@ -127,7 +130,9 @@ pub fn describe(index: usize, info: &SessionInfo) -> String {
 
 /// This directory's sessions, newest first.
 pub(crate) fn list(commands: &Commands, session: &AgentSession) -> Vec<SessionInfo> {
-    SessionManager::list(session.cwd(), session_dir(commands, session))
+    session_dir(commands, session)
+        .map(|dir| SessionManager::list(session.cwd(), &dir))
+        .unwrap_or_default()
 }
 
 /// `/resume [ID]`.
@@ -150,8 +155,9 @@ pub(crate) fn resume(
             .join("\n")
             + "\n(/resume ID to continue one)");
     }
-    let dir = session_dir(commands, session);
-    let path = SessionManager::find(session.cwd(), dir, prefix).map_err(|e| e.to_string())?;
+    let dir = session_dir(commands, session)
+        .ok_or_else(|| SessionError::NotFound(prefix.to_string()).to_string())?;
+    let path = SessionManager::find(session.cwd(), &dir, prefix).map_err(|e| e.to_string())?;
     let manager = SessionManager::open(&path).map_err(|e| e.to_string())?;
     session.switch_session(manager).map_err(|e| e.to_string())?;
     Ok(format!("resumed {}", path.display()))

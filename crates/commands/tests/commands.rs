@@ -6,9 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agent_commands::{Clipboard, Commands};
+use agent_sessions::SessionManager;
 use coding_agent::agent_ai::providers::scripted::ScriptedClient;
 use coding_agent::agent_ai::{Model, ThinkingLevel};
-use coding_agent::sessions::SessionManager;
 use coding_agent::{AgentSession, AgentSessionBuilder};
 
 fn session(dir: &Path, answers: &[&str]) -> AgentSession {
@@ -19,7 +19,7 @@ fn session(dir: &Path, answers: &[&str]) -> AgentSession {
     let client = ScriptedClient::from_jsonl(&script).expect("a script");
     let mut model = Model::new("scripted", "demo");
     model.reasoning = true;
-    let manager = SessionManager::create(dir, Some(dir.join("sessions"))).expect("a session file");
+    let manager = SessionManager::create(dir, dir.join("sessions")).expect("a session file");
     AgentSessionBuilder::new(model, Arc::new(client))
         .cwd(dir)
         .session_manager(manager)

@@ -6,9 +6,9 @@
 use std::time::{Duration, Instant};
 
 use agent_export::{ExportOptions, export_html};
+use agent_sessions::{EntryKind, SessionManager};
 use coding_agent::agent_ai::Message;
 use coding_agent::serde_json::json;
-use coding_agent::sessions::{EntryKind, SessionManager};
 
 fn median(mut runs: Vec<Duration>) -> Duration {
     runs.sort();
@@ -39,20 +39,20 @@ fn session() -> SessionManager {
                       "cost": {"input": 0.036, "output": 0.0045, "cacheRead": 0.003, "cacheWrite": 0.0, "total": 0.0435}},
             "stopReason": "toolUse", "timestamp": 0});
         session
-            .append(EntryKind::Message { message: calls })
+            .append(EntryKind::message_from_value(calls))
             .expect("append");
         for id in [format!("r{turn}"), format!("g{turn}")] {
             let result = json!({"role": "toolResult", "toolCallId": id, "toolName": "read",
                 "content": [{"type": "text", "text": output}], "isError": false, "timestamp": 0});
             session
-                .append(EntryKind::Message { message: result })
+                .append(EntryKind::message_from_value(result))
                 .expect("append");
         }
         let answer = json!({"role": "assistant", "model": "claude-sonnet-4-5", "content": [
             {"type": "text", "text": "It fails because `\"\".parse::<u32>()` is an error; handle the empty case first.\n\n- check `s.is_empty()`\n- return a clear error"}],
             "usage": {"input": 30000, "output": 120, "cost": {"total": 0.09}}, "stopReason": "stop", "timestamp": 0});
         session
-            .append(EntryKind::Message { message: answer })
+            .append(EntryKind::message_from_value(answer))
             .expect("append");
     }
     session

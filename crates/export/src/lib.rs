@@ -17,7 +17,7 @@
 //!
 //! ```
 //! use agent_export::{ExportOptions, export_html};
-//! use coding_agent::sessions::SessionManager;
+//! use agent_sessions::SessionManager;
 //! use coding_agent::agent_ai::Message;
 //!
 //! let mut session = SessionManager::in_memory(std::path::Path::new("/work"));
@@ -25,7 +25,7 @@
 //! let html = export_html(&session, &ExportOptions::default());
 //! assert!(html.contains("hello &lt;b&gt;world&lt;/b&gt;"));
 //! assert!(html.contains("Content-Security-Policy"));
-//! # Ok::<(), coding_agent::sessions::SessionError>(())
+//! # Ok::<(), agent_sessions::SessionError>(())
 //! ```
 
 mod escape;
@@ -39,8 +39,8 @@ mod tree;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use agent_sessions::SessionManager;
 use coding_agent::ToolRegistry;
-use coding_agent::sessions::SessionManager;
 
 /// The lines of a tool's output shown before "show all", by default.
 pub const DEFAULT_VISIBLE_OUTPUT_LINES: usize = 100;
@@ -150,9 +150,9 @@ pub fn export_jsonl(session: &SessionManager) -> String {
     use coding_agent::serde_json::{Value, json};
     let header = json!({
         "type": "session",
-        "version": coding_agent::sessions::SESSION_VERSION,
+        "version": agent_sessions::SESSION_VERSION,
         "id": session.session_id(),
-        "timestamp": coding_agent::sessions::iso_now(),
+        "timestamp": agent_sessions::iso_now(),
         "cwd": session.header().cwd,
     });
     let mut out = header.to_string();
@@ -184,7 +184,7 @@ pub fn default_file_name(session: &SessionManager, format: ExportFormat) -> Stri
             format!("coding-agent-session-{stem}.html")
         }
         ExportFormat::Jsonl => {
-            let now = coding_agent::sessions::iso_now().replace([':', '.'], "-");
+            let now = agent_sessions::iso_now().replace([':', '.'], "-");
             format!("session-{now}.jsonl")
         }
     }

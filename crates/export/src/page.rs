@@ -4,9 +4,10 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
+use agent_sessions::{EntryKind, SessionManager};
 use base64::Engine;
+use coding_agent::agent_ai::Message;
 use coding_agent::serde_json::Value;
-use coding_agent::sessions::{EntryKind, SessionManager};
 use coding_agent::{RenderContext, Theme};
 use sha2::{Digest, Sha256};
 
@@ -31,10 +32,16 @@ pub(crate) fn page(session: &SessionManager, options: &ExportOptions<'_>) -> Str
     let mut labels: HashMap<&str, Option<&str>> = HashMap::new();
     for (i, entry) in entries.iter().enumerate() {
         match &entry.kind {
-            EntryKind::Message { message } => {
-                // Only a tool result answers a call (any other role
-                // carrying the field is ignored); which one is decided when
-                // the call is drawn.
+            // Only a tool result answers a call (any other role carrying
+            // the field is ignored); which one is decided when the call is
+            // drawn.
+            EntryKind::Message {
+                message: Message::ToolResult(result),
+            } => results
+                .entry(result.tool_call_id.as_str())
+                .or_default()
+                .push(i),
+            EntryKind::OtherMessage { message } => {
                 if message.get("role").and_then(Value::as_str) == Some("toolResult")
                     && let Some(id) = message.get("toolCallId").and_then(Value::as_str)
                 {
@@ -127,7 +134,7 @@ fn push_summary(out: &mut String, session: &SessionManager, title: &str) {
     let mut messages = 0usize;
     let mut models: Vec<String> = Vec::new();
     for entry in session.entries() {
-        let EntryKind::Message { message } = &entry.kind else {
+        let Some(message) = entry.kind.message_json() else {
             continue;
         };
         messages += 1;
@@ -234,7 +241,9 @@ fn push_tree_item(
     let entry = &tree.entries[i];
     let label = labels.get(entry.id.as_str()).copied().flatten();
     let text = match &entry.kind {
-        EntryKind::Message { message } => message_label(message),
+        EntryKind::Message { .. } | EntryKind::OtherMessage { .. } => {
+            entry.kind.message_json().and_then(|m| message_label(&m))
+        }
         EntryKind::Compaction { .. } => Some("▣ compaction".to_string()),
         EntryKind::BranchSummary { .. } => Some("▣ branch summary".to_string()),
         _ => None,

@@ -5,9 +5,9 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use agent_sessions::{EntryKind, SessionEntry};
 use coding_agent::agent_ai::ContentBlock;
 use coding_agent::serde_json::Value;
-use coding_agent::sessions::{EntryKind, SessionEntry};
 use coding_agent::{
     AgentToolResult, RenderContext, RenderResultOptions, StyledText, Theme, ToolRegistry,
     default_render_call, default_render_result,
@@ -43,7 +43,11 @@ impl Renderer<'_> {
     pub fn push_entry(&self, out: &mut String, i: usize) {
         let entry = &self.entries[i];
         match &entry.kind {
-            EntryKind::Message { message } => self.push_message(out, i, message),
+            EntryKind::Message { .. } | EntryKind::OtherMessage { .. } => {
+                if let Some(message) = entry.kind.message_json() {
+                    self.push_message(out, i, &message);
+                }
+            }
             EntryKind::ModelChange { provider, model_id } => {
                 push_note(
                     out,
@@ -191,13 +195,10 @@ impl Renderer<'_> {
                     let name = block.get("name").and_then(Value::as_str).unwrap_or("tool");
                     let args = block.get("arguments").unwrap_or(&Value::Null);
                     let id = block.get("id").and_then(Value::as_str).unwrap_or("");
-                    let result =
-                        self.claim_result(i, id)
-                            .and_then(|r| match &self.entries[r].kind {
-                                EntryKind::Message { message } => Some(message),
-                                _ => None,
-                            });
-                    self.push_card(out, name, args, result);
+                    let result = self
+                        .claim_result(i, id)
+                        .and_then(|r| self.entries[r].kind.message_json());
+                    self.push_card(out, name, args, result.as_deref());
                 }
                 Some("image") => push_image(out, block),
                 _ => {}

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use coding_agent::sessions::SessionEntry;
+use agent_sessions::SessionEntry;
 
 /// The tree over a session's entries (indices into `entries`).
 pub(crate) struct Tree<'a> {
@@ -134,7 +134,7 @@ impl<'a> Tree<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coding_agent::sessions::EntryKind;
+    use agent_sessions::EntryKind;
 
     fn entry(id: &str, parent: Option<&str>) -> SessionEntry {
         SessionEntry {

@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use agent_export::{ExportFormat, ExportOptions, export_html, write_export};
-use coding_agent::sessions::SessionManager;
+use agent_sessions::SessionManager;
 use serde_json::{Value, json};
 
 fn session_file(dir: &Path, entries: &[Value]) -> PathBuf {

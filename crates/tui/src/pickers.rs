@@ -15,8 +15,8 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 use agent_ai::Model;
+use agent_sessions::{SessionEntry, SessionInfo};
 use agent_tool::StyledLine;
-use coding_agent::sessions::{SessionEntry, SessionInfo};
 use crossterm::event::KeyEvent;
 use serde_json::{Map, Value};
 

@@ -314,7 +314,7 @@ impl Bench {
     }
 
     /// The in-process figures of `cargo bench -p tools-builtin --bench
-    /// tools`, over the same inputs, and of `cargo bench -p coding-agent
+    /// tools`, over the same inputs, and of `cargo bench -p agent-sessions
     /// --bench sessions`, printed and kept with the others.
     pub(super) fn in_process_rows(
         &mut self,
@@ -330,7 +330,7 @@ impl Bench {
         ];
         for (package, bench, inputs) in [
             ("tools-builtin", "tools", &tools[..]),
-            ("coding-agent", "sessions", &[][..]),
+            ("agent-sessions", "sessions", &[][..]),
         ] {
             println!("\n==> in-process figures (cargo bench -p {package} --bench {bench})");
             let out = Command::new("cargo")

@@ -48,8 +48,8 @@ use tokio_util::bytes::{Bytes, BytesMut};
 use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, Decoder, FramedRead};
 
 use crate::AgentSession;
-use crate::sessions::{EntryKind, SessionManager};
 use agent_permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
+use agent_sessions::SessionManager;
 
 pub use command::{RpcCommand, RpcParseError, StreamingBehavior};
 
@@ -118,7 +118,7 @@ pub fn switch_model(
 /// one; answers the path written (see [`RpcOptions::export_html`]).
 pub type HtmlExporter = Arc<
     dyn Fn(
-            &crate::sessions::SessionManager,
+            &agent_sessions::SessionManager,
             Option<&std::path::Path>,
         ) -> Result<std::path::PathBuf, String>
         + Send

@@ -214,14 +214,17 @@ impl Server {
                     ),
                     None => (self.options.session_dir.clone(), false),
                 };
-                let mut manager = if recorded || dir.is_some() {
-                    SessionManager::create(
-                        self.session.cwd(),
-                        dir.or_else(|| self.options.session_dir.clone()),
-                    )
-                    .map_err(|e| e.to_string())?
-                } else {
-                    SessionManager::in_memory(self.session.cwd())
+                // A recorded session goes on being recorded: in its own
+                // directory, the one asked for, or the default one.
+                let dir = match dir {
+                    Some(dir) => Some(dir),
+                    None if recorded => crate::session_dir(self.session.cwd()),
+                    None => None,
+                };
+                let mut manager = match dir {
+                    Some(dir) => SessionManager::create(self.session.cwd(), dir)
+                        .map_err(|e| e.to_string())?,
+                    None => SessionManager::in_memory(self.session.cwd()),
                 };
                 if let Some(parent) = parent_session {
                     manager
@@ -320,12 +323,9 @@ impl Server {
                     let entry = manager
                         .entry(&entry_id)
                         .ok_or_else(|| format!("no entry {entry_id} in this session"))?;
-                    let EntryKind::Message { message } = &entry.kind else {
-                        return Err(format!("entry {entry_id} is not a user message"));
-                    };
-                    let Some(Message::User(user)) = crate::sessions::message_from_json(message)
-                    else {
-                        return Err(format!("entry {entry_id} is not a user message"));
+                    let text = match entry.kind.agent_message().as_deref() {
+                        Some(Message::User(user)) => user.text(),
+                        _ => return Err(format!("entry {entry_id} is not a user message")),
                     };
                     let forked = match entry.parent_id.clone() {
                         Some(parent) => manager.fork(Some(&parent)),
@@ -337,7 +337,7 @@ impl Server {
                         }
                     }
                     .map_err(|e| e.to_string())?;
-                    (forked, user.text())
+                    (forked, text)
                 };
                 self.session
                     .switch_session(forked)
@@ -353,18 +353,11 @@ impl Server {
                 let messages: Vec<RpcForkMessage> = manager
                     .path_to(manager.leaf_id())
                     .into_iter()
-                    .filter_map(|e| match &e.kind {
-                        EntryKind::Message { message } => {
-                            match crate::sessions::message_from_json(message) {
-                                Some(Message::User(u)) if message["role"] == "user" => {
-                                    Some(RpcForkMessage {
-                                        entry_id: e.id.clone(),
-                                        text: u.text(),
-                                    })
-                                }
-                                _ => None,
-                            }
-                        }
+                    .filter_map(|e| match e.kind.agent_message().as_deref() {
+                        Some(Message::User(u)) => Some(RpcForkMessage {
+                            entry_id: e.id.clone(),
+                            text: u.text(),
+                        }),
                         _ => None,
                     })
                     .collect();

@@ -133,9 +133,9 @@ pub struct TrustStore {
 
 impl TrustStore {
     /// The records in the user's agent directory
-    /// ([`agent_dir`](crate::settings::agent_dir)); `None` without a home.
+    /// ([`agent_dir`](crate::agent_dir::agent_dir)); `None` without a home.
     pub fn in_agent_dir() -> Option<Self> {
-        crate::settings::agent_dir().map(|d| Self::at(d.join(TRUST_FILE_NAME)))
+        crate::agent_dir::agent_dir().map(|d| Self::at(d.join(TRUST_FILE_NAME)))
     }
 
     /// The records in `path`.

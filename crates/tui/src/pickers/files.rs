@@ -15,7 +15,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use coding_agent::sessions::{EntryKind, SessionManager};
+use agent_sessions::{EntryKind, SessionManager};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 /// Longest label or session name, in characters.

@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use coding_agent::sessions::{SessionInfo, iso_timestamp};
+use agent_sessions::{SessionInfo, iso_timestamp};
 use crossterm::event::KeyEvent;
 
 use super::edit::{EditFor, LineEdit};

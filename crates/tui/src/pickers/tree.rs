@@ -4,9 +4,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use coding_agent::sessions::{EntryKind, SessionEntry};
+use agent_ai::{Message, StopReason};
+use agent_sessions::{EntryKind, SessionEntry};
 use crossterm::event::KeyEvent;
-use serde_json::Value;
 
 use super::edit::{EditFor, LineEdit};
 use super::{Picker, PickerOutcome};
@@ -520,31 +520,28 @@ pub(super) fn tree_nodes(entries: &[SessionEntry], leaf: Option<&str>) -> Vec<Tr
 
 fn classify(e: &SessionEntry) -> NodeClass {
     match &e.kind {
-        EntryKind::Message { message } => {
-            match message.get("role").and_then(Value::as_str).unwrap_or("") {
-                "user" => NodeClass::User,
-                "toolResult" => NodeClass::ToolResult,
-                "assistant" => {
-                    let has_text = message
-                        .get("content")
-                        .and_then(Value::as_array)
-                        .is_some_and(|blocks| {
-                            blocks.iter().any(|b| {
-                                b.get("type").and_then(Value::as_str) == Some("text")
-                                    && b.get("text")
-                                        .and_then(Value::as_str)
-                                        .is_some_and(|t| !t.trim().is_empty())
-                            })
-                        });
-                    let stop = message.get("stopReason").and_then(Value::as_str);
-                    let failed = stop.is_some_and(|s| s != "stop" && s != "toolUse");
+        EntryKind::Message { .. } | EntryKind::OtherMessage { .. } => {
+            match e.kind.agent_message().as_deref() {
+                Some(Message::User(_)) => NodeClass::User,
+                Some(Message::ToolResult(_)) => NodeClass::ToolResult,
+                Some(Message::Assistant(a)) => {
+                    let has_text = a
+                        .content
+                        .iter()
+                        .any(|b| b.as_text().is_some_and(|t| !t.trim().is_empty()));
+                    let failed = !matches!(a.stop_reason, StopReason::Stop | StopReason::ToolUse);
                     if has_text || failed {
                         NodeClass::Answer
                     } else {
                         NodeClass::ToolCalls
                     }
                 }
-                _ => NodeClass::Other,
+                // Kept as JSON and not readable as agent-ai's: by its role.
+                None => match e.kind.role() {
+                    Some("user") => NodeClass::User,
+                    Some("toolResult") => NodeClass::ToolResult,
+                    _ => NodeClass::Other,
+                },
             }
         }
         EntryKind::Label { .. }
@@ -558,7 +555,7 @@ fn classify(e: &SessionEntry) -> NodeClass {
 
 /// One line about an entry (as `/tree` writes it, wider).
 fn describe(e: &SessionEntry) -> String {
-    coding_agent::sessions::describe_entry(e, 120)
+    agent_sessions::describe_entry(e, 120)
 }
 
 #[cfg(test)]
@@ -575,9 +572,9 @@ mod tests {
             id: id.into(),
             parent_id: parent.map(str::to_string),
             timestamp: "2025-01-02T03:04:05.678Z".into(),
-            kind: EntryKind::Message {
-                message: serde_json::json!({"role": role, "content": content}),
-            },
+            kind: EntryKind::message_from_value(
+                serde_json::json!({"role": role, "content": content}),
+            ),
         }
     }
 

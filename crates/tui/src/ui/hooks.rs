@@ -44,15 +44,19 @@ pub trait SlashCommands: Send + Sync {
     fn sessions(
         &self,
         session: &AgentSession,
-    ) -> BoxFuture<'static, Vec<coding_agent::sessions::SessionInfo>> {
+    ) -> BoxFuture<'static, Vec<agent_sessions::SessionInfo>> {
         let cwd = session.cwd().to_path_buf();
-        let dir = session.session_manager().and_then(|store| {
-            let manager = store.lock().unwrap_or_else(|p| p.into_inner());
-            manager.session_dir().map(std::path::Path::to_path_buf)
-        });
+        let dir = session
+            .session_manager()
+            .and_then(|store| {
+                let manager = store.lock().unwrap_or_else(|p| p.into_inner());
+                manager.session_dir().map(std::path::Path::to_path_buf)
+            })
+            .or_else(|| coding_agent::session_dir(&cwd));
         Box::pin(async move {
             tokio::task::spawn_blocking(move || {
-                coding_agent::sessions::SessionManager::list(&cwd, dir)
+                dir.map(|dir| agent_sessions::SessionManager::list(&cwd, &dir))
+                    .unwrap_or_default()
             })
             .await
             .unwrap_or_default()
@@ -69,7 +73,7 @@ pub trait SlashCommands: Send + Sync {
                 let manager = store.lock().unwrap_or_else(|p| p.into_inner());
                 manager.session_dir().map(std::path::Path::to_path_buf)
             })
-            .or_else(|| coding_agent::sessions::default_session_dir(session.cwd()))
+            .or_else(|| coding_agent::session_dir(session.cwd()))
     }
 }
 

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use agent_ai::Model;
+use agent_sessions::{EntryKind, SessionEntry, SessionInfo};
 use agent_tool::StyledLine;
 use agent_tui::UiTheme;
 use agent_tui::app::{Action, App};
@@ -15,7 +16,6 @@ use agent_tui::pickers::{Picker, PickerData, PickerKind, TreeFilter, picker_comm
 use agent_tui::selector::{Selector, SelectorItem, SelectorKey};
 use agent_tui::text::{line_width, plain};
 use agent_tui::transcript::Transcript;
-use coding_agent::sessions::{EntryKind, SessionEntry, SessionInfo};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{CJK, COMBINING, FAMILY, cx, framed, snapshot, status};
@@ -468,7 +468,7 @@ fn entry(id: &str, parent: Option<&str>, message: serde_json::Value) -> SessionE
         id: id.into(),
         parent_id: parent.map(str::to_string),
         timestamp: "2025-01-02T03:04:05.678Z".into(),
-        kind: EntryKind::Message { message },
+        kind: EntryKind::message_from_value(message),
     }
 }
 

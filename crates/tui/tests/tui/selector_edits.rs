@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use agent_ai::{AssistantMessage, ContentBlock, Message};
+use agent_sessions::{EntryKind, SessionEntry, SessionInfo, SessionManager};
 use agent_tui::UiTheme;
 use agent_tui::app::{Action, App};
 use agent_tui::pickers::{
@@ -16,7 +17,6 @@ use agent_tui::pickers::{
 };
 use agent_tui::text::plain;
 use agent_tui::transcript::Transcript;
-use coding_agent::sessions::{EntryKind, SessionEntry, SessionInfo, SessionManager};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::{cx, status};
@@ -69,7 +69,7 @@ fn message(id: &str, parent: Option<&str>, role: &str, text: &str) -> SessionEnt
         id: id.into(),
         parent_id: parent.map(str::to_string),
         timestamp: "2025-01-02T03:04:05.678Z".into(),
-        kind: EntryKind::Message { message },
+        kind: EntryKind::message_from_value(message),
     }
 }
 
@@ -198,7 +198,7 @@ fn answer(text: &str) -> Message {
 
 /// A session file in `dir` with a question and an answer; its manager.
 fn session(cwd: &Path, dir: &Path, question: &str) -> SessionManager {
-    let mut m = SessionManager::create(cwd, Some(dir.to_path_buf())).expect("a session");
+    let mut m = SessionManager::create(cwd, dir.to_path_buf()).expect("a session");
     m.append_message(&Message::user(question)).expect("written");
     m.append_message(&answer("an answer")).expect("written");
     m
@@ -337,7 +337,7 @@ fn two_sessions(tmp: &Path) -> (PathBuf, Vec<SessionInfo>, SessionManager, Sessi
             .expect("opened");
         file.set_modified(at).expect("set");
     }
-    let list = SessionManager::list(tmp, Some(dir.clone()));
+    let list = SessionManager::list(tmp, &dir);
     assert_eq!(list.len(), 2);
     (dir, list, older, newer)
 }
@@ -373,7 +373,7 @@ fn the_resume_picker_renames_a_session_in_its_file() {
     assert!(view(&mut a).contains("(loading...)"));
     a.key(ctrl('w'));
     let done = rename_session(&dir, &path, &name);
-    let relisted = SessionManager::list(tmp.path(), Some(dir.clone()));
+    let relisted = SessionManager::list(tmp.path(), &dir);
     if let Some(p) = a.picker.as_mut() {
         p.load(PickerData::SessionsEdited(done, relisted));
     }
@@ -480,7 +480,7 @@ fn a_session_is_deleted_after_a_yes_and_only_inside_the_directory() {
         "{done:?}"
     );
     assert!(!target.exists());
-    let relisted = SessionManager::list(tmp.path(), Some(dir.clone()));
+    let relisted = SessionManager::list(tmp.path(), &dir);
     if let Some(p) = a.picker.as_mut() {
         p.load(PickerData::SessionsEdited(done, relisted));
     }

@@ -1,14 +1,15 @@
 //! Reading a session file: validation, old layouts, broken trees.
 
+use std::fs::{File, Metadata};
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::entry::{SessionEntry, SessionHeader, new_entry_id};
-use super::manager::io;
-use super::manager::{SessionError, SessionManager};
+use crate::entry::{SessionEntry, SessionHeader, new_entry_id};
+use crate::manager::io;
+use crate::manager::{SessionError, SessionManager};
 
 impl SessionManager {
     /// Opens an existing file; its last entry is the leaf.
@@ -18,23 +19,15 @@ impl SessionManager {
     pub fn open(path: &Path) -> Result<Self, SessionError> {
         // Without blocking on a FIFO: `--session PATH` may name a file in
         // a workspace that a command could have replaced.
-        let bytes = agent_tool::regular_file::open_regular(path, Default::default())
-            .and_then(|file| {
-                let mut bytes = Vec::new();
-                if let Some(mut file) = file {
-                    std::io::Read::read_to_end(&mut file, &mut bytes)?;
-                    Ok(bytes)
-                } else {
-                    Err(std::io::Error::from(std::io::ErrorKind::NotFound))
-                }
-            })
+        let bytes = open_session(path, Links::Follow)
+            .and_then(|(file, meta)| read_all(file, &meta))
             .map_err(io(path))?;
         Self::parse(path, &bytes)
     }
 
     /// Builds the manager from a file's bytes (invalid UTF-8, e.g. a torn
     /// multi-byte character, is replaced, not fatal).
-    pub(super) fn parse(path: &Path, bytes: &[u8]) -> Result<Self, SessionError> {
+    pub(crate) fn parse(path: &Path, bytes: &[u8]) -> Result<Self, SessionError> {
         let text = String::from_utf8_lossy(bytes);
         let mut header = None;
         let mut manager = Self::blank(Path::new("/"), path.parent().map(Path::to_path_buf));
@@ -68,7 +61,7 @@ impl SessionManager {
                 }
                 continue;
             }
-            match SessionEntry::from_json_owned(value) {
+            match SessionEntry::from_json(value) {
                 Some(entry) => manager.index(entry),
                 None => {
                     let warning = format!(
@@ -167,21 +160,48 @@ impl SessionManager {
     }
 }
 
+/// Whether a symbolic link as the file's name is followed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Links {
+    Follow,
+    Refuse,
+}
+
+/// Opens a session file without blocking (a FIFO planted under the name
+/// returns at once instead of waiting for a writer), accepted only when the
+/// opened descriptor is a regular file.
+fn open_session(path: &Path, links: Links) -> std::io::Result<(File, Metadata)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut flags =
+        rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::CLOEXEC | rustix::fs::OFlags::NOCTTY;
+    if links == Links::Refuse {
+        flags |= rustix::fs::OFlags::NOFOLLOW;
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok((file, meta))
+}
+
+fn read_all(mut file: File, meta: &Metadata) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// A session file's bytes if we may trust it: a regular file (a symbolic
 /// link is refused), owned by us, not writable by everyone. The
 /// checks are made on the opened file, not on the name.
-pub(super) fn read_trusted_session(path: &Path) -> Result<Vec<u8>, String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW;
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(flags.bits() as i32)
-        .open(path)
-        .map_err(|e| e.to_string())?;
-    let meta = file.metadata().map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
-    }
+pub(crate) fn read_trusted_session(path: &Path) -> Result<Vec<u8>, String> {
+    let (file, meta) = open_session(path, Links::Refuse).map_err(|e| e.to_string())?;
     // Not root's either (unlike context files): we could not append to it.
     let me = rustix::process::geteuid().as_raw();
     if meta.uid() != me {
@@ -190,7 +210,5 @@ pub(super) fn read_trusted_session(path: &Path) -> Result<Vec<u8>, String> {
     if meta.mode() & 0o002 != 0 {
         return Err("writable by everyone".into());
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
-    Ok(bytes)
+    read_all(file, &meta).map_err(|e| e.to_string())
 }

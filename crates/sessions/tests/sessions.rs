@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use agent_ai::{AssistantMessage, ContentBlock, Message, ToolCall};
-use coding_agent::sessions::{ABORTED_TOOL_RESULT, EntryKind, SessionManager};
+use agent_sessions::{ABORTED_TOOL_RESULT, EntryKind, SessionManager};
 use serde_json::{Value, json};
 
 fn fixture() -> std::path::PathBuf {
@@ -29,6 +29,28 @@ fn a_session_written_by_pi_loads() {
         session.load_warnings().is_empty(),
         "{:?}",
         session.load_warnings()
+    );
+    // Pi's user, assistant and tool result lines are typed; its command
+    // line (a role agent-ai has none for) is kept as JSON.
+    let kinds: Vec<(&str, bool)> = session
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::Message { .. } => Some((e.id.as_str(), true)),
+            EntryKind::OtherMessage { .. } => Some((e.id.as_str(), false)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("a0000003", true),
+            ("a0000004", true),
+            ("a0000005", true),
+            ("a0000006", true),
+            ("a0000007", false),
+            ("a000000d", true)
+        ]
     );
     // The leaf is the last line: the branch that left the bash/todo path.
     assert_eq!(session.leaf_id(), Some("a000000d"));
@@ -142,7 +164,7 @@ fn assistant_with_call(id: &str) -> Message {
 #[test]
 fn a_run_killed_mid_tool_resumes_with_a_valid_conversation() {
     let dir = tempfile::tempdir().unwrap();
-    let mut session = SessionManager::create(dir.path(), Some(dir.path().join("s"))).unwrap();
+    let mut session = SessionManager::create(dir.path(), dir.path().join("s")).unwrap();
     session.append_message(&Message::user("run it")).unwrap();
     session
         .append_message(&assistant_with_call("call_1"))
@@ -171,7 +193,7 @@ fn a_run_killed_mid_tool_resumes_with_a_valid_conversation() {
 fn branches_and_forks() {
     let dir = tempfile::tempdir().unwrap();
     let sessions = dir.path().join("s");
-    let mut session = SessionManager::create(dir.path(), Some(sessions.clone())).unwrap();
+    let mut session = SessionManager::create(dir.path(), sessions.clone()).unwrap();
     let first = session.append_message(&Message::user("first")).unwrap();
     session.append_message(&Message::user("second")).unwrap();
     session.branch(&first).unwrap();
@@ -199,18 +221,15 @@ fn branches_and_forks() {
         json!(file.display().to_string())
     );
     assert_eq!(fork_lines.len(), 2);
-    assert_eq!(
-        SessionManager::list(dir.path(), Some(sessions.clone())).len(),
-        2
-    );
+    assert_eq!(SessionManager::list(dir.path(), &sessions).len(), 2);
     let prefix = &fork.session_id()[..8];
     assert_eq!(
-        SessionManager::find(dir.path(), Some(sessions), prefix).unwrap(),
+        SessionManager::find(dir.path(), &sessions, prefix).unwrap(),
         fork_file
     );
     // Pi's directory naming.
     assert_eq!(
-        coding_agent::sessions::session_dir_name(Path::new("/home/u/my proj")),
+        agent_sessions::session_dir_name(Path::new("/home/u/my proj")),
         "--home-u-my proj--"
     );
     assert!(matches!(fork.entries()[0].kind, EntryKind::Message { .. }));
@@ -271,14 +290,13 @@ fn a_torn_last_line_inside_a_utf8_character_keeps_the_session_newest() {
     set_mtime(&old, 60);
     set_mtime(&new, 1);
 
-    let list = SessionManager::list(Path::new("/w"), Some(dir.path().to_path_buf()));
+    let list = SessionManager::list(Path::new("/w"), dir.path());
     let ids: Vec<&str> = list.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(ids, ["new-session", "old-session"]);
     assert_eq!(list[0].first_message, "newer");
     assert_eq!(list[0].message_count, 1);
 
-    let resumed =
-        SessionManager::continue_recent(Path::new("/w"), Some(dir.path().to_path_buf())).unwrap();
+    let resumed = SessionManager::continue_recent(Path::new("/w"), dir.path()).unwrap();
     assert_eq!(resumed.session_id(), "new-session");
     assert_eq!(resumed.context().messages.len(), 1);
     assert_eq!(
@@ -287,8 +305,7 @@ fn a_torn_last_line_inside_a_utf8_character_keeps_the_session_newest() {
         "{:?}",
         resumed.load_warnings()
     );
-    let found =
-        SessionManager::find(Path::new("/w"), Some(dir.path().to_path_buf()), "new").unwrap();
+    let found = SessionManager::find(Path::new("/w"), dir.path(), "new").unwrap();
     assert_eq!(found, new);
 }
 
@@ -381,25 +398,25 @@ fn continuing_never_takes_another_directorys_session() {
     std::fs::create_dir_all(&one).unwrap();
     std::fs::create_dir_all(&two).unwrap();
     assert_eq!(
-        coding_agent::sessions::session_dir_name(&one),
-        coding_agent::sessions::session_dir_name(&two)
+        agent_sessions::session_dir_name(&one),
+        agent_sessions::session_dir_name(&two)
     );
     let shared = base.join("sessions");
-    let mut first = SessionManager::create(&one, Some(shared.clone())).unwrap();
+    let mut first = SessionManager::create(&one, shared.clone()).unwrap();
     first
         .append_message(&Message::user("project one's secret"))
         .unwrap();
-    let mut other = SessionManager::continue_recent(&two, Some(shared.clone())).unwrap();
+    let mut other = SessionManager::continue_recent(&two, &shared).unwrap();
     other.append_message(&Message::user("hello")).unwrap();
     let text = std::fs::read_to_string(other.session_file().unwrap()).unwrap();
     assert!(!text.contains("project one's secret"), "{text}");
     assert!(
-        SessionManager::list(&two, Some(shared.clone()))
+        SessionManager::list(&two, &shared)
             .iter()
             .all(|s| s.cwd == two.display().to_string())
     );
     // Each directory still continues its own.
-    let again = SessionManager::continue_recent(&one, Some(shared)).unwrap();
+    let again = SessionManager::continue_recent(&one, &shared).unwrap();
     assert_eq!(again.session_file(), first.session_file());
 }
 
@@ -409,7 +426,7 @@ fn session_files_are_the_owners_alone() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let sessions = dir.path().join("deep/sessions");
-    let mut session = SessionManager::create(dir.path(), Some(sessions.clone())).unwrap();
+    let mut session = SessionManager::create(dir.path(), sessions.clone()).unwrap();
     session.append_message(&Message::user("private")).unwrap();
     let file = session.session_file().unwrap().to_path_buf();
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
@@ -417,190 +434,70 @@ fn session_files_are_the_owners_alone() {
     assert_eq!(mode(&sessions), 0o700);
 }
 
-mod restore {
-    //! A tool that keeps its state in its results' `details` gets that state
-    //! back when its session file is reopened, forked or switched.
-
-    use std::sync::{Arc, Mutex};
-
-    use agent_ai::Model;
-    use agent_ai::providers::scripted::ScriptedClient;
-    use coding_agent::sessions::SessionManager;
-    use coding_agent::{AgentSession, AgentSessionBuilder, Settings, ToolDefinition};
-    use coding_agent::{AgentToolResult, EarlierResult, tool};
-    use serde_json::{Value, json};
-
-    type Todos = Arc<Mutex<Vec<String>>>;
-
-    /// A todo tool: each call adds an item and records the whole list in
-    /// `details`; restoring takes the list from the latest result.
-    fn todo_tool(todos: Todos, restored: Arc<Mutex<Vec<Vec<String>>>>) -> ToolDefinition {
-        let run = todos.clone();
-        tool("todo")
-            .description("Adds an item to the todo list.")
-            .execute(move |args: Value, _cx| {
-                let todos = run.clone();
-                async move {
-                    let mut list = todos.lock().unwrap();
-                    list.push(args["item"].as_str().unwrap_or_default().to_string());
-                    Ok(AgentToolResult::text(format!("{} open", list.len()))
-                        .with_details(json!({ "todos": *list })))
-                }
-            })
-            .with_restore(move |earlier: &[EarlierResult]| {
-                let ids: Vec<String> = earlier.iter().map(|r| r.tool_call_id.clone()).collect();
-                restored.lock().unwrap().push(ids);
-                let latest = earlier.iter().rev().find(|r| !r.is_error);
-                *todos.lock().unwrap() = latest
-                    .and_then(|r| serde_json::from_value(r.details["todos"].clone()).ok())
-                    .unwrap_or_default();
-            })
+/// Numbers by value (Pi writes a zero cost as `0`, agent-ai as `0.0`);
+/// everything else exactly.
+fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_json(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, x)| y.get(k).is_some_and(|y| same_json(x, y)))
+        }
+        _ => a == b,
     }
+}
 
-    /// Another tool whose details look like the todo tool's: they must not
-    /// reach it.
-    fn decoy() -> ToolDefinition {
-        tool("decoy")
-            .description("Returns todo-shaped details.")
-            .execute(|_: Value, _cx| async {
-                Ok(AgentToolResult::text("ok").with_details(json!({"todos": ["decoy"]})))
-            })
+#[test]
+fn a_fork_of_pis_file_keeps_every_message() {
+    let dir = tempfile::tempdir().unwrap();
+    // A copy: the fork is written beside the file it comes from.
+    let copy = dir.path().join("pi.jsonl");
+    std::fs::copy(fixture(), &copy).unwrap();
+    let mut session = SessionManager::open(&copy).unwrap();
+    // The branch with the command the user ran (a message agent-ai has no
+    // role for), and a line of a newer writer's role after it.
+    session.branch("a000000b").unwrap();
+    let odd = json!({"role": "reviewNote", "text": "later", "score": 0.5});
+    let odd_id = session
+        .append(EntryKind::message_from_value(odd.clone()))
+        .unwrap();
+    assert!(matches!(
+        session.entry(&odd_id).unwrap().kind,
+        EntryKind::OtherMessage { .. }
+    ));
+    let fork = session.fork(None).unwrap();
+    let written = lines(fork.session_file().unwrap());
+    let original: std::collections::HashMap<String, String> = std::fs::read_to_string(fixture())
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            (v["id"].as_str().unwrap_or("").to_string(), l.to_string())
+        })
+        .collect();
+    let text = std::fs::read_to_string(fork.session_file().unwrap()).unwrap();
+    let mut bash_seen = false;
+    for (value, line) in written.iter().skip(1).zip(text.lines().skip(1)) {
+        let id = value["id"].as_str().unwrap();
+        if id == odd_id {
+            assert_eq!(value["message"], odd);
+            continue;
+        }
+        let before = &original[id];
+        if value["message"]["role"] == "bashExecution" {
+            // Kept as JSON: written back byte for byte.
+            assert_eq!(line, before);
+            bash_seen = true;
+        } else {
+            let before: Value = serde_json::from_str(before).unwrap();
+            assert!(same_json(value, &before), "{line}\n{before}");
+        }
     }
-
-    fn session(
-        script: &str,
-        manager: SessionManager,
-        todos: &Todos,
-        restored: &Arc<Mutex<Vec<Vec<String>>>>,
-    ) -> AgentSession {
-        let client = ScriptedClient::from_jsonl(script).unwrap();
-        AgentSessionBuilder::new(Model::new("scripted", "demo"), Arc::new(client))
-            .cwd(std::env::temp_dir())
-            .settings(Settings::default())
-            .context_files(false)
-            .tool(todo_tool(todos.clone(), restored.clone()))
-            .tool(decoy())
-            .session_manager(manager)
-            .build()
-            .unwrap()
-    }
-
-    const RUN: &str = r#"
-{"content":[{"type":"toolCall","id":"c1","name":"todo","arguments":{"item":"milk"}}]}
-{"content":[{"type":"toolCall","id":"c2","name":"todo","arguments":{"item":"eggs"}},{"type":"toolCall","id":"d1","name":"decoy","arguments":{}}]}
-{"content":[{"type":"text","text":"noted"}]}
-"#;
-
-    #[tokio::test]
-    async fn a_reopened_forked_or_new_session_restores_the_tool_state() {
-        let dir = tempfile::tempdir().unwrap();
-        let sessions = dir.path().join("sessions");
-        let first = SessionManager::create(dir.path(), Some(sessions)).unwrap();
-        let todos: Todos = Default::default();
-        let restored = Arc::new(Mutex::new(Vec::new()));
-        let s = session(RUN, first, &todos, &restored);
-        // A new session: the tool is told there is nothing earlier.
-        assert_eq!(*restored.lock().unwrap(), [Vec::<String>::new()]);
-        s.prompt("remember milk and eggs").await.unwrap();
-        assert_eq!(*todos.lock().unwrap(), ["milk", "eggs"]);
-        let file = s
-            .session_manager()
-            .unwrap()
-            .lock()
-            .unwrap()
-            .session_file()
-            .unwrap()
-            .to_path_buf();
-        drop(s);
-
-        // Reopened by another process: a fresh tool with empty state.
-        let todos: Todos = Default::default();
-        let restored = Arc::new(Mutex::new(Vec::new()));
-        let reopened = SessionManager::open(&file).unwrap();
-        let s = session(r#"{"content":[]}"#, reopened, &todos, &restored);
-        assert_eq!(*todos.lock().unwrap(), ["milk", "eggs"]);
-        assert_eq!(*restored.lock().unwrap(), [vec!["c1", "c2"]]);
-
-        // A fork at the first result: the branch holds only "milk".
-        let manager = s.session_manager().unwrap();
-        let first_result = {
-            let m = manager.lock().unwrap();
-            let entry = m
-                .entries()
-                .iter()
-                .find(|e| {
-                    matches!(&e.kind, coding_agent::sessions::EntryKind::Message { message }
-                        if message["toolCallId"] == "c1")
-                })
-                .unwrap();
-            m.fork(Some(&entry.id)).unwrap()
-        };
-        s.switch_session(first_result).unwrap();
-        assert_eq!(*todos.lock().unwrap(), ["milk"]);
-
-        // A new, empty session clears the state.
-        let mut fresh = SessionManager::in_memory(dir.path());
-        fresh.new_session(None).unwrap();
-        s.switch_session(fresh).unwrap();
-        assert!(todos.lock().unwrap().is_empty());
-    }
-
-    #[test]
-    fn results_of_the_current_branch_only_with_their_arguments() {
-        let mut m = SessionManager::in_memory(std::path::Path::new("/tmp"));
-        let call = |id: &str, item: &str| {
-            let mut a = agent_ai::AssistantMessage::empty("p", "m");
-            a.content
-                .push(agent_ai::ContentBlock::ToolCall(agent_ai::ToolCall::new(
-                    id,
-                    "todo",
-                    json!({ "item": item }),
-                )));
-            agent_ai::Message::Assistant(a)
-        };
-        let result = |id: &str, details: Value, is_error: bool| {
-            agent_ai::Message::ToolResult(agent_ai::ToolResultMessage {
-                tool_call_id: id.into(),
-                tool_name: "todo".into(),
-                content: vec![],
-                details,
-                usage: None,
-                added_tool_names: vec![],
-                is_error,
-                timestamp: 0,
-            })
-        };
-        m.append_message(&agent_ai::Message::user("go")).unwrap();
-        m.append_message(&call("c1", "milk")).unwrap();
-        let fork_point = m
-            .append_message(&result("c1", json!({"n": 1}), false))
-            .unwrap();
-        m.append_message(&call("c2", "eggs")).unwrap();
-        m.append_message(&result("c2", json!({}), true)).unwrap();
-        let on_main = &m.tool_results()["todo"];
-        assert_eq!(
-            on_main
-                .iter()
-                .map(|r| (
-                    r.tool_call_id.as_str(),
-                    r.arguments["item"].as_str(),
-                    r.is_error
-                ))
-                .collect::<Vec<_>>(),
-            [("c1", Some("milk"), false), ("c2", Some("eggs"), true)]
-        );
-        // Another branch from the first result: c2 is not on it.
-        m.branch(&fork_point).unwrap();
-        m.append_message(&call("c3", "tea")).unwrap();
-        m.append_message(&result("c3", json!({"n": 2}), false))
-            .unwrap();
-        let on_branch = &m.tool_results()["todo"];
-        assert_eq!(
-            on_branch
-                .iter()
-                .map(|r| (r.tool_call_id.as_str(), r.details.clone()))
-                .collect::<Vec<_>>(),
-            [("c1", json!({"n": 1})), ("c3", json!({"n": 2}))]
-        );
-    }
+    assert!(bash_seen);
+    // The header, the eleven entries of the branch and the odd one.
+    assert_eq!(written.len(), 1 + 11 + 1);
 }

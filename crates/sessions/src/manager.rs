@@ -9,11 +9,10 @@ use std::path::{Path, PathBuf};
 use agent_ai::Message;
 use serde_json::Value;
 
-use super::context::{SessionContext, build_context};
-use super::entry::{
+use crate::context::{SessionContext, build_context};
+use crate::entry::{
     EntryKind, SESSION_VERSION, SessionEntry, SessionHeader, iso_now, new_entry_id,
 };
-use super::listing::default_session_dir;
 
 /// What can go wrong with a session file.
 #[derive(Debug, thiserror::Error)]
@@ -42,7 +41,7 @@ pub enum SessionError {
     NoEntry(String),
 }
 
-pub(super) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SessionError + '_ {
+pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SessionError + '_ {
     move |source| SessionError::Io {
         path: path.to_path_buf(),
         source,
@@ -56,12 +55,12 @@ pub(super) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SessionError + '
 /// added; the file is never rewritten, so a crash loses at most the line
 /// being written. Loading skips a torn or unreadable line with a warning,
 /// and the messages handed to the model always have a result for every
-/// tool call (see [`build_context`](super::build_context)).
+/// tool call (see [`build_context`](crate::build_context)).
 ///
 /// ```
-/// use coding_agent::sessions::SessionManager;
+/// use agent_sessions::SessionManager;
 /// let dir = tempfile::tempdir().unwrap();
-/// let mut session = SessionManager::create(dir.path(), Some(dir.path().join("sessions"))).unwrap();
+/// let mut session = SessionManager::create(dir.path(), dir.path().join("sessions")).unwrap();
 /// session.append_message(&agent_ai::Message::user("hello")).unwrap();
 /// let file = session.session_file().unwrap().to_path_buf();
 /// let reopened = SessionManager::open(&file).unwrap();
@@ -69,19 +68,19 @@ pub(super) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SessionError + '
 /// ```
 #[derive(Debug)]
 pub struct SessionManager {
-    pub(super) cwd: PathBuf,
-    pub(super) session_dir: Option<PathBuf>,
-    pub(super) file: Option<PathBuf>,
-    pub(super) header: SessionHeader,
-    pub(super) entries: Vec<SessionEntry>,
-    pub(super) by_id: HashMap<String, usize>,
-    pub(super) leaf: Option<String>,
-    pub(super) writer: Option<File>,
-    pub(super) warnings: Vec<String>,
+    pub(crate) cwd: PathBuf,
+    pub(crate) session_dir: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
+    pub(crate) header: SessionHeader,
+    pub(crate) entries: Vec<SessionEntry>,
+    pub(crate) by_id: HashMap<String, usize>,
+    pub(crate) leaf: Option<String>,
+    pub(crate) writer: Option<File>,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl SessionManager {
-    pub(super) fn blank(cwd: &Path, session_dir: Option<PathBuf>) -> Self {
+    pub(crate) fn blank(cwd: &Path, session_dir: Option<PathBuf>) -> Self {
         SessionManager {
             cwd: cwd.to_path_buf(),
             session_dir,
@@ -103,14 +102,14 @@ impl SessionManager {
         }
     }
 
-    /// A new session for `cwd` in `session_dir` (default:
-    /// [`default_session_dir`]). The file appears with the first entry.
+    /// A new session for `cwd` in `session_dir` (Pi's is
+    /// [`default_session_dir`](crate::default_session_dir)). The file
+    /// appears with the first entry.
     ///
     /// # Errors
     /// The directory cannot be created.
-    pub fn create(cwd: &Path, session_dir: Option<PathBuf>) -> Result<Self, SessionError> {
-        let dir = session_dir.or_else(|| default_session_dir(cwd));
-        let mut manager = Self::blank(cwd, dir);
+    pub fn create(cwd: &Path, session_dir: PathBuf) -> Result<Self, SessionError> {
+        let mut manager = Self::blank(cwd, Some(session_dir));
         manager.new_session(None)?;
         Ok(manager)
     }
@@ -136,7 +135,7 @@ impl SessionManager {
         Self::blank(cwd, None)
     }
 
-    pub(super) fn index(&mut self, entry: SessionEntry) {
+    pub(crate) fn index(&mut self, entry: SessionEntry) {
         self.leaf = Some(entry.id.clone());
         self.by_id.insert(entry.id.clone(), self.entries.len());
         self.entries.push(entry);
@@ -234,8 +233,9 @@ impl SessionManager {
     /// # Errors
     /// As [`SessionManager::append`].
     pub fn append_message(&mut self, message: &Message) -> Result<String, SessionError> {
-        let message = serde_json::to_value(message).unwrap_or(Value::Null);
-        self.append(EntryKind::Message { message })
+        self.append(EntryKind::Message {
+            message: message.clone(),
+        })
     }
 
     /// Appends a model change.
@@ -366,7 +366,7 @@ impl SessionManager {
     /// level this agent knows: what a resumed session goes on with.
     ///
     /// ```
-    /// use coding_agent::sessions::SessionManager;
+    /// use agent_sessions::SessionManager;
     /// let mut session = SessionManager::in_memory(std::path::Path::new("/tmp"));
     /// assert_eq!(session.recorded_thinking_level(), None);
     /// session.append_thinking_level_change("high").unwrap();
@@ -388,73 +388,9 @@ impl SessionManager {
         build_context(&self.path_to(self.leaf.as_deref()))
     }
 
-    /// The earlier calls of every tool on the current branch, by tool name,
-    /// each list root first: what tools rebuild their state from (see
-    /// [`ToolDefinition::with_restore`](agent_tool::ToolDefinition::with_restore)).
-    /// Results compaction took out of the model's context are included.
-    ///
-    /// ```
-    /// use agent_ai::{AssistantMessage, ContentBlock, Message, ToolCall, ToolResultMessage};
-    /// use coding_agent::sessions::SessionManager;
-    /// use serde_json::json;
-    ///
-    /// let mut session = SessionManager::in_memory(std::path::Path::new("/tmp"));
-    /// let mut asked = AssistantMessage::empty("p", "m");
-    /// asked.content.push(ContentBlock::ToolCall(ToolCall::new("c1", "todo", json!({"item": "milk"}))));
-    /// session.append_message(&Message::Assistant(asked)).unwrap();
-    /// let result = ToolResultMessage {
-    ///     tool_call_id: "c1".into(),
-    ///     tool_name: "todo".into(),
-    ///     content: vec![ContentBlock::text("1 open")],
-    ///     details: json!({"todos": ["milk"]}),
-    ///     usage: None,
-    ///     added_tool_names: vec![],
-    ///     is_error: false,
-    ///     timestamp: 0,
-    /// };
-    /// session.append_message(&Message::ToolResult(result)).unwrap();
-    ///
-    /// let earlier = &session.tool_results()["todo"];
-    /// assert_eq!(earlier[0].arguments, json!({"item": "milk"}));
-    /// assert_eq!(earlier[0].details, json!({"todos": ["milk"]}));
-    /// ```
-    pub fn tool_results(&self) -> HashMap<String, Vec<agent_tool::EarlierResult>> {
-        let mut arguments: HashMap<&str, &Value> = HashMap::new();
-        let mut by_tool: HashMap<String, Vec<agent_tool::EarlierResult>> = HashMap::new();
-        for entry in self.path_to(self.leaf.as_deref()) {
-            let EntryKind::Message { message } = &entry.kind else {
-                continue;
-            };
-            let text = |key: &str| message.get(key).and_then(Value::as_str);
-            match text("role") {
-                Some("assistant") => {
-                    let blocks = message.get("content").and_then(Value::as_array);
-                    for block in blocks.into_iter().flatten() {
-                        if block.get("type").and_then(Value::as_str) == Some("toolCall")
-                            && let Some(id) = block.get("id").and_then(Value::as_str)
-                        {
-                            arguments.insert(id, block.get("arguments").unwrap_or(&Value::Null));
-                        }
-                    }
-                }
-                Some("toolResult") => {
-                    let (Some(id), Some(name)) = (text("toolCallId"), text("toolName")) else {
-                        continue;
-                    };
-                    by_tool
-                        .entry(name.to_string())
-                        .or_default()
-                        .push(agent_tool::EarlierResult {
-                            tool_call_id: id.to_string(),
-                            arguments: arguments.get(id).map_or(Value::Null, |a| (*a).clone()),
-                            details: message.get("details").cloned().unwrap_or(Value::Null),
-                            is_error: message.get("isError").and_then(Value::as_bool) == Some(true),
-                        });
-                }
-                _ => {}
-            }
-        }
-        by_tool
+    /// The entries of the current branch, root first.
+    pub fn branch_entries(&self) -> Vec<&SessionEntry> {
+        self.path_to(self.leaf.as_deref())
     }
 
     /// Every entry, in file order.

@@ -6,10 +6,9 @@ use std::path::{Path, PathBuf};
 use agent_ai::Message;
 use serde_json::Value;
 
-use super::entry::{SessionHeader, parse_iso_millis};
-use super::load::read_trusted_session;
-use super::manager::{SessionError, SessionManager};
-use crate::settings::agent_dir;
+use crate::entry::{SessionHeader, parse_iso_millis};
+use crate::load::read_trusted_session;
+use crate::manager::{SessionError, SessionManager};
 
 /// A session file found by [`SessionManager::list`].
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +36,7 @@ pub struct SessionInfo {
 /// Whether a session recorded for `recorded` belongs to `cwd` (the same
 /// text, or the same directory once symlinks are resolved). A session
 /// without a recorded directory is kept: nothing says it is another's.
-pub(super) fn same_directory(recorded: &str, cwd: &Path) -> bool {
+pub(crate) fn same_directory(recorded: &str, cwd: &Path) -> bool {
     if recorded.is_empty() || Path::new(recorded) == cwd {
         return true;
     }
@@ -54,34 +53,37 @@ pub fn session_dir_name(cwd: &Path) -> String {
     format!("--{}--", trimmed.replace(['/', '\\', ':'], "-"))
 }
 
-/// `<agent dir>/sessions/--<cwd>--`.
-pub fn default_session_dir(cwd: &Path) -> Option<PathBuf> {
-    agent_dir().map(|d| d.join("sessions").join(session_dir_name(cwd)))
+/// `<agent dir>/sessions/--<cwd>--`, where Pi keeps the sessions of `cwd`.
+/// The agent directory is the caller's to find (`~/.pi/agent` or what the
+/// environment names): this crate reads no settings or variables.
+///
+/// ```
+/// use std::path::Path;
+/// let dir = agent_sessions::default_session_dir(Path::new("/home/u/.pi/agent"), Path::new("/work/p"));
+/// assert_eq!(dir, Path::new("/home/u/.pi/agent/sessions/--work-p--"));
+/// ```
+pub fn default_session_dir(agent_dir: &Path, cwd: &Path) -> PathBuf {
+    agent_dir.join("sessions").join(session_dir_name(cwd))
 }
 
 impl SessionManager {
-    /// The most recent session of `cwd` in `session_dir`, or a new one.
+    /// The most recent session of `cwd` in `session_dir`, or a new one
+    /// there.
     ///
     /// # Errors
     /// As [`SessionManager::open`] and [`SessionManager::create`].
-    pub fn continue_recent(cwd: &Path, session_dir: Option<PathBuf>) -> Result<Self, SessionError> {
-        let dir = session_dir.or_else(|| default_session_dir(cwd));
-        if let Some(dir) = &dir {
-            // The newest session we may trust; checked again on the open
-            // file, so one swapped in after the listing is not taken either.
-            for info in Self::list_dir(dir)
-                .into_iter()
-                .filter(|i| same_directory(&i.cwd, cwd))
-            {
-                match read_trusted_session(&info.path) {
-                    Ok(bytes) => return Self::parse(&info.path, &bytes),
-                    Err(reason) => {
-                        tracing::info!(path = %info.path.display(), %reason, "skipping session file")
-                    }
+    pub fn continue_recent(cwd: &Path, session_dir: &Path) -> Result<Self, SessionError> {
+        // The newest session we may trust; checked again on the open
+        // file, so one swapped in after the listing is not taken either.
+        for info in Self::list(cwd, session_dir) {
+            match read_trusted_session(&info.path) {
+                Ok(bytes) => return Self::parse(&info.path, &bytes),
+                Err(reason) => {
+                    tracing::info!(path = %info.path.display(), %reason, "skipping session file")
                 }
             }
         }
-        Self::create(cwd, dir)
+        Self::create(cwd, session_dir.to_path_buf())
     }
 
     /// The sessions of `cwd`, most recently written first.
@@ -97,14 +99,11 @@ impl SessionManager {
     /// directories can share a folder name (`/a/b-c` and `/a-b/c` both
     /// become `--a-b-c--`), and one project's transcript must not be
     /// continued from the other.
-    pub fn list(cwd: &Path, session_dir: Option<PathBuf>) -> Vec<SessionInfo> {
-        match session_dir.or_else(|| default_session_dir(cwd)) {
-            Some(dir) => Self::list_dir(&dir)
-                .into_iter()
-                .filter(|i| same_directory(&i.cwd, cwd))
-                .collect(),
-            None => Vec::new(),
-        }
+    pub fn list(cwd: &Path, session_dir: &Path) -> Vec<SessionInfo> {
+        Self::list_dir(session_dir)
+            .into_iter()
+            .filter(|i| same_directory(&i.cwd, cwd))
+            .collect()
     }
 
     fn list_dir(dir: &Path) -> Vec<SessionInfo> {
@@ -133,11 +132,7 @@ impl SessionManager {
     ///
     /// # Errors
     /// None or several match.
-    pub fn find(
-        cwd: &Path,
-        session_dir: Option<PathBuf>,
-        prefix: &str,
-    ) -> Result<PathBuf, SessionError> {
+    pub fn find(cwd: &Path, session_dir: &Path, prefix: &str) -> Result<PathBuf, SessionError> {
         let matches: Vec<SessionInfo> = Self::list(cwd, session_dir)
             .into_iter()
             .filter(|s| {
@@ -164,7 +159,7 @@ impl SessionManager {
 
 /// Header and summary of one file, without building its tree. Bytes that
 /// are not UTF-8 (a torn last line can end inside a character) are replaced.
-pub(super) fn session_info(path: &Path, bytes: &[u8]) -> Option<SessionInfo> {
+pub(crate) fn session_info(path: &Path, bytes: &[u8]) -> Option<SessionInfo> {
     let text = String::from_utf8_lossy(bytes);
     let mut lines = text.lines();
     let header: SessionHeader = serde_json::from_str(lines.next()?).ok()?;
@@ -198,7 +193,7 @@ pub(super) fn session_info(path: &Path, bytes: &[u8]) -> Option<SessionInfo> {
                 if info.first_message.is_empty()
                     && value["message"]["role"] == "user"
                     && let Some(Message::User(u)) =
-                        super::context::message_from_json(&value["message"])
+                        crate::context::message_from_json(&value["message"])
                 {
                     info.first_message = u.text();
                 }

@@ -1,7 +1,7 @@
 //! In-process figures of sessions: resuming a long session file and
 //! appending to it.
 //!
-//! `cargo bench -p coding-agent --bench sessions` (`--json` for
+//! `cargo bench -p agent-sessions --bench sessions` (`--json` for
 //! machine-readable rows, `--runs N`, `--only TEXT`); `cargo xtask bench`
 //! runs it with the tools' figures.
 
@@ -16,10 +16,10 @@ fn main() {
 /// Resuming a long session and appending to it: the file is read once and
 /// only ever grows by the new line.
 fn sessions(args: &Args) {
-    use coding_agent::sessions::SessionManager;
+    use agent_sessions::SessionManager;
     let dir = tempfile::tempdir().expect("temp dir");
     let mut session =
-        SessionManager::create(dir.path(), Some(dir.path().to_path_buf())).expect("session");
+        SessionManager::create(dir.path(), dir.path().to_path_buf()).expect("session");
     for i in 0..10_000 {
         let text = format!("message {i}: {}", "some words of a conversation ".repeat(6));
         let message = if i % 2 == 0 {

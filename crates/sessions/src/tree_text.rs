@@ -3,8 +3,8 @@
 use agent_ai::Message;
 use serde_json::Value;
 
-use super::entry::{EntryKind, SessionEntry};
-use super::manager::SessionManager;
+use crate::entry::{EntryKind, SessionEntry};
+use crate::manager::SessionManager;
 
 impl SessionManager {
     /// The tree as text, one entry a line, the current path marked `*`.
@@ -63,20 +63,12 @@ pub fn describe_entry(entry: &SessionEntry, width: usize) -> String {
     };
     match &entry.kind {
         EntryKind::Message { message } => {
+            format!("{}: {}", message.role(), clip(&message_text(message)))
+        }
+        EntryKind::OtherMessage { message } => {
             let role = message.get("role").and_then(Value::as_str).unwrap_or("?");
-            let text = super::context::message_from_json(message)
-                .map(|m| match m {
-                    Message::User(u) => u.text(),
-                    Message::Assistant(a) => {
-                        let calls: Vec<String> = a.tool_calls().map(|c| c.name.clone()).collect();
-                        if calls.is_empty() {
-                            a.text()
-                        } else {
-                            format!("[{}] {}", calls.join(", "), a.text())
-                        }
-                    }
-                    Message::ToolResult(r) => format!("{}: {}", r.tool_name, r.text()),
-                })
+            let text = crate::context::message_from_json(message)
+                .map(|m| message_text(&m))
                 .unwrap_or_default();
             format!("{role}: {}", clip(&text))
         }
@@ -93,5 +85,22 @@ pub fn describe_entry(entry: &SessionEntry, width: usize) -> String {
             label.as_deref().unwrap_or("(cleared)")
         ),
         EntryKind::SessionInfo { name } => format!("name: {}", name.as_deref().unwrap_or("")),
+    }
+}
+
+/// A message's text as one entry line shows it: an answer's tool calls by
+/// name before its text, a result after its tool's name.
+fn message_text(message: &Message) -> String {
+    match message {
+        Message::User(u) => u.text(),
+        Message::Assistant(a) => {
+            let calls: Vec<&str> = a.tool_calls().map(|c| c.name.as_str()).collect();
+            if calls.is_empty() {
+                a.text()
+            } else {
+                format!("[{}] {}", calls.join(", "), a.text())
+            }
+        }
+        Message::ToolResult(r) => format!("{}: {}", r.tool_name, r.text()),
     }
 }

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use agent_ai::{ContentBlock, Message, ToolResultMessage, UserContent, UserMessage};
 use serde_json::Value;
 
-use super::entry::{EntryKind, SessionEntry, parse_iso_millis};
+use crate::entry::{EntryKind, SessionEntry, parse_iso_millis};
 
 /// What a session's current branch amounts to.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -41,7 +41,10 @@ fn user_text(text: String, timestamp: i64) -> Message {
     })
 }
 
-/// A stored message (any of Pi's roles) as a message for the model.
+/// A stored message kept as JSON (any of Pi's roles; see
+/// [`EntryKind::OtherMessage`](crate::EntryKind::OtherMessage)) as a message
+/// for the model: Pi's own roles become user text, and a user, assistant
+/// or tool result message is read for what agent-ai can use of it.
 pub fn message_from_json(message: &Value) -> Option<Message> {
     let timestamp = message
         .get("timestamp")
@@ -136,7 +139,10 @@ pub fn build_context(path: &[&SessionEntry]) -> SessionContext {
             EntryKind::ModelChange { provider, model_id } => {
                 ctx.model = Some((provider.clone(), model_id.clone()))
             }
-            EntryKind::Message { message }
+            EntryKind::Message {
+                message: Message::Assistant(a),
+            } => ctx.model = Some((a.provider.clone(), a.model.clone())),
+            EntryKind::OtherMessage { message }
                 if message.get("role").and_then(Value::as_str) == Some("assistant") =>
             {
                 let field = |k: &str| {
@@ -154,7 +160,8 @@ pub fn build_context(path: &[&SessionEntry]) -> SessionContext {
     }
     let push = |ctx: &mut SessionContext, entry: &SessionEntry| {
         let message = match &entry.kind {
-            EntryKind::Message { message } => message_from_json(message),
+            EntryKind::Message { message } => Some(message.clone()),
+            EntryKind::OtherMessage { message } => message_from_json(message),
             EntryKind::CustomMessage { content, .. } => {
                 content_message(content, parse_iso_millis(&entry.timestamp))
             }
