@@ -99,14 +99,14 @@ const SYSTEM_PARTS: [SystemPart; 2] = [
     SystemPart {
         program: "/usr/bin/bwrap",
         install: "apt-get install -y bubblewrap",
-        groups: "the sandbox tests (crates/cli/tests/sandbox.rs, crates/sandbox/tests/it/sandbox.rs)",
-        filter: "not (binary(sandbox) | test(/^sandbox::/))",
+        groups: "the sandbox tests (crates/cli/tests/it/sandbox.rs, crates/sandbox/tests/it/sandbox.rs)",
+        filter: "not test(/^sandbox::/)",
     },
     SystemPart {
         program: "/usr/sbin/sshd",
         install: "apt-get install -y openssh-server openssh-client",
-        groups: "the SSH remote tests (crates/cli/tests/remote_ssh.rs)",
-        filter: "not binary(remote_ssh)",
+        groups: "the SSH remote tests (crates/cli/tests/it/remote_ssh.rs)",
+        filter: "not test(/^remote_ssh::/)",
     },
 ];
 

@@ -7,7 +7,6 @@ use serde_json::json;
 
 use crate::tui_harness::{COLS, PATIENCE, Tui};
 
-#[path = "tui_pty/clipboard.rs"]
 mod clipboard;
 
 #[test]

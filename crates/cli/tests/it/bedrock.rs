@@ -12,7 +12,7 @@ const MODEL: &str = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
 /// The binary with no AWS settings of the machine: an empty home, no AWS
 /// variables.
 fn bin(home: &std::path::Path) -> std::process::Command {
-    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"));
+    let mut c = std::process::Command::new(crate::bin());
     for var in [
         "OPENAI_API_KEY",
         "ANTHROPIC_API_KEY",

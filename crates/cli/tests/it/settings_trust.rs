@@ -7,7 +7,7 @@ use std::process::Stdio;
 use serde_json::{Value, json};
 
 fn bin(agent_dir: &Path) -> std::process::Command {
-    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"));
+    let mut c = std::process::Command::new(crate::bin());
     c.env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
         .env("CODING_AGENT_DIR", agent_dir)

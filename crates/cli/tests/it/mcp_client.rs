@@ -38,7 +38,7 @@ fn agent(
     let script = dir.join("script.jsonl");
     let text: String = script_turns.iter().map(|t| format!("{t}\n")).collect();
     std::fs::write(&script, text).unwrap();
-    std::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+    std::process::Command::new(crate::bin())
         .env("CODING_AGENT_DIR", dir.join("agent-dir"))
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
@@ -367,7 +367,7 @@ async fn a_server_that_needs_sign_in_says_how_and_gets_no_foreign_token() {
         json!({"mcpServers": {"hosted": {"url": format!("{}/mcp", server.base)}}}).to_string(),
     )
     .unwrap();
-    let out = tokio::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+    let out = tokio::process::Command::new(crate::bin())
         .env("CODING_AGENT_DIR", &agent_dir)
         .arg("--mcp-config")
         .arg(&config)

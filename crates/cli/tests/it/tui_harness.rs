@@ -78,7 +78,7 @@ impl Tui {
                 pixel_height: 0,
             })
             .expect("a pseudo-terminal");
-        let mut cmd = CommandBuilder::new(assert_cmd::cargo::cargo_bin!("coding-agent"));
+        let mut cmd = CommandBuilder::new(crate::bin());
         cmd.args(["--provider", "scripted", "--script"]);
         cmd.arg(script);
         cmd.arg("--no-session");

@@ -10,7 +10,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 fn agent(agent_dir: &Path, ws: &Path) -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"));
+    let mut c = Command::new(crate::bin());
     c.env("CODING_AGENT_DIR", agent_dir).current_dir(ws);
     c
 }
@@ -116,7 +116,7 @@ fn hostile_session(root: &Path) -> PathBuf {
 }
 
 fn export(root: &Path, session: &Path, args: &[&str]) -> String {
-    let out = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+    let out = Command::new(crate::bin())
         .current_dir(root)
         .arg("export")
         .arg(session)
@@ -219,7 +219,7 @@ fn a_missing_or_foreign_file_is_a_clear_error_and_writes_nothing() {
         (root.path().join("nope.jsonl"), "nope.jsonl"),
         (foreign, "notes.txt"),
     ] {
-        let out = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+        let out = Command::new(crate::bin())
             .current_dir(root.path())
             .arg("export")
             .arg(&input)
@@ -235,7 +235,7 @@ fn a_missing_or_foreign_file_is_a_clear_error_and_writes_nothing() {
         .map(|e| e.file_name())
         .collect();
     assert_eq!(left.len(), 1, "{left:?}");
-    let out = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+    let out = Command::new(crate::bin())
         .args(["export", "x.jsonl", "--format", "pdf"])
         .output()
         .unwrap();

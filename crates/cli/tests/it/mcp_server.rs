@@ -16,11 +16,10 @@ async fn connect(
     extra: &[&str],
     agent_dir: &std::path::Path,
 ) -> RunningService<RoleClient, ()> {
-    let command = tokio::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
-        .configure(|c| {
-            c.arg("mcp").arg("--cwd").arg(cwd).args(extra);
-            c.env("CODING_AGENT_DIR", agent_dir);
-        });
+    let command = tokio::process::Command::new(crate::bin()).configure(|c| {
+        c.arg("mcp").arg("--cwd").arg(cwd).args(extra);
+        c.env("CODING_AGENT_DIR", agent_dir);
+    });
     ().serve(TokioChildProcess::new(command).expect("spawn"))
         .await
         .expect("initialise")
@@ -183,11 +182,10 @@ async fn a_long_call_reports_progress() {
     let dir = tempfile::tempdir().unwrap();
     let agent = tempfile::tempdir().unwrap();
     let log = ProgressLog::default();
-    let command = tokio::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
-        .configure(|c| {
-            c.arg("mcp").arg("--cwd").arg(dir.path());
-            c.env("CODING_AGENT_DIR", agent.path());
-        });
+    let command = tokio::process::Command::new(crate::bin()).configure(|c| {
+        c.arg("mcp").arg("--cwd").arg(dir.path());
+        c.env("CODING_AGENT_DIR", agent.path());
+    });
     let client = log
         .clone()
         .serve(TokioChildProcess::new(command).unwrap())
@@ -240,11 +238,10 @@ async fn log_messages_follow_the_level_the_client_sets() {
     let agent = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), "x\n").unwrap();
     let log = LogMessages::default();
-    let command = tokio::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
-        .configure(|c| {
-            c.arg("mcp").arg("--cwd").arg(dir.path());
-            c.env("CODING_AGENT_DIR", agent.path());
-        });
+    let command = tokio::process::Command::new(crate::bin()).configure(|c| {
+        c.arg("mcp").arg("--cwd").arg(dir.path());
+        c.env("CODING_AGENT_DIR", agent.path());
+    });
     let client = log
         .clone()
         .serve(TokioChildProcess::new(command).unwrap())

@@ -56,7 +56,7 @@ fn fixture() -> Fixture {
 }
 
 fn agent(f: &Fixture) -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"));
+    let mut c = Command::new(crate::bin());
     c.env("TMPDIR", f.base.join("tmp"))
         .env("HOME", f.base.join("home"))
         .env("CODING_AGENT_DIR", f.base.join("agent"))
@@ -419,7 +419,7 @@ fn bash_fails_closed_naming_what_is_missing() {
         assert!(!f.ws.join("ran").exists());
     }
     // Out of descriptors: the refusal says so and blames no kernel feature.
-    let bin = assert_cmd::cargo::cargo_bin!("coding-agent");
+    let bin = crate::bin();
     let out = Command::new("sh")
         .arg("-c")
         .arg(format!(
@@ -515,13 +515,12 @@ async fn the_mcp_server_is_confined_by_default_and_catches_a_swapped_symlink() {
     use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
     let f = fixture();
     std::fs::create_dir_all(f.ws.join("sw")).unwrap();
-    let command = tokio::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
-        .configure(|c| {
-            c.arg("mcp").arg("--cwd").arg(&f.ws);
-            c.env("TMPDIR", f.base.join("tmp"))
-                .env("HOME", f.base.join("home"))
-                .env("CODING_AGENT_DIR", f.base.join("agent"));
-        });
+    let command = tokio::process::Command::new(crate::bin()).configure(|c| {
+        c.arg("mcp").arg("--cwd").arg(&f.ws);
+        c.env("TMPDIR", f.base.join("tmp"))
+            .env("HOME", f.base.join("home"))
+            .env("CODING_AGENT_DIR", f.base.join("agent"));
+    });
     let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
     let call = |name: &str, args: Value| {
         client.call_tool(
@@ -567,14 +566,13 @@ async fn the_mcp_server_is_confined_by_default_and_catches_a_swapped_symlink() {
     client.cancel().await.unwrap();
 
     // --sandbox off opts out.
-    let command = tokio::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
-        .configure(|c| {
-            c.arg("mcp")
-                .arg("--cwd")
-                .arg(&f.ws)
-                .args(["--sandbox", "off"]);
-            c.env("CODING_AGENT_DIR", f.base.join("agent"));
-        });
+    let command = tokio::process::Command::new(crate::bin()).configure(|c| {
+        c.arg("mcp")
+            .arg("--cwd")
+            .arg(&f.ws)
+            .args(["--sandbox", "off"]);
+        c.env("CODING_AGENT_DIR", f.base.join("agent"));
+    });
     let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
     let r = client
         .call_tool(
@@ -699,7 +697,7 @@ fn escape_table_of_commands() {
             .arg(format!(
                 "exec 7>>'{}'; exec '{}' tool bash --sandbox workspace-write --cwd '{}' --args \"$1\"",
                 w.display(),
-                assert_cmd::cargo::cargo_bin!("coding-agent").display(),
+                crate::bin().display(),
                 f.ws.display()
             ))
             .arg("sh")
@@ -1076,7 +1074,7 @@ fn confinement_holds_unprivileged_and_in_a_container() {
         "touch made-inside; touch {out_dir}/x 2>&1; python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>&1 | tail -1; cat /proc/1/cmdline | tr '\\0' ' '; echo; echo end"
     )})
     .to_string();
-    let bin = assert_cmd::cargo::cargo_bin!("coding-agent");
+    let bin = crate::bin();
     for how in ["user namespace", "unprivileged"] {
         let mut c = if how == "unprivileged" {
             let mut c = Command::new("setpriv");

@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-fn bin() -> PathBuf {
-    assert_cmd::cargo::cargo_bin!("coding-agent").to_path_buf()
-}
+use crate::bin;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

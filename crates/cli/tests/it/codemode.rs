@@ -29,7 +29,7 @@ fn write_script(dir: &Path, turns: &[Value]) -> PathBuf {
 }
 
 fn run_json(agent: &Path, ws: &Path, script: &Path, extra: &[&str]) -> (Vec<Value>, String) {
-    let out = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+    let out = Command::new(crate::bin())
         .env("CODING_AGENT_DIR", agent)
         .arg("--script")
         .arg(script)
@@ -265,7 +265,7 @@ fn sigint_mid_script_leaves_no_process() {
             json!({"content": [{"type": "text", "text": "never"}]}),
         ],
     );
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+    let mut child = Command::new(crate::bin())
         .env("CODING_AGENT_DIR", &agent)
         .arg("--script")
         .arg(&script)

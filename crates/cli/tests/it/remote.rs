@@ -17,9 +17,7 @@ use test_support::tool_call::execute_one;
 /// The uid the `exec:` remote runs as.
 const OTHER: u32 = 65534;
 
-fn bin() -> PathBuf {
-    assert_cmd::cargo::cargo_bin!("coding-agent").to_path_buf()
-}
+use crate::bin;
 
 /// Whether this process can switch users (the suite runs as root in CI).
 fn can_switch_users() -> bool {
@@ -122,9 +120,7 @@ fn results(out: &std::process::Output) -> (Vec<Value>, String) {
     (results, stderr)
 }
 
-fn text(v: &Value) -> String {
-    v["content"][0]["text"].as_str().unwrap_or("").to_string()
-}
+use test_support::cli::first_text as text;
 
 /// The seven tools, one case each, plus the checks that only hold when
 /// they really ran as the other user.

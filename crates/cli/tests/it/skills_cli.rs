@@ -49,7 +49,7 @@ fn dirs() -> Dirs {
 }
 
 fn agent(d: &Dirs) -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"));
+    let mut c = Command::new(crate::bin());
     c.env("CODING_AGENT_DIR", &d.agent)
         .env("HOME", &d.root)
         .arg("--cwd")
@@ -93,7 +93,7 @@ fn sent_user_text(d: &Dirs, prompt: &str) -> String {
 }
 
 fn trust(d: &Dirs) {
-    let out = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+    let out = Command::new(crate::bin())
         .env("CODING_AGENT_DIR", &d.agent)
         .env("HOME", &d.root)
         .arg("trust")

@@ -59,7 +59,7 @@ fn sigkill_mid_write_never_tears_a_file() {
     };
     let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
     for i in 0..iterations() {
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+        let mut child = std::process::Command::new(crate::bin())
             .args(["tool", "--batch"])
             .arg(&batch)
             .stdin(Stdio::null())
@@ -81,7 +81,7 @@ fn sigkill_mid_write_never_tears_a_file() {
         );
     }
     // The next successful write cleans up what the killed processes left.
-    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+    let out = std::process::Command::new(crate::bin())
         .args(["tool", "write", "--cwd"])
         .arg(dir.path())
         .args([

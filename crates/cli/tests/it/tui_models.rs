@@ -3,8 +3,8 @@
 
 use serde_json::json;
 
-use super::tui_harness::Tui;
-use super::tui_pty::hi_script;
+use crate::tui_harness::Tui;
+use crate::tui_pty::hi_script;
 
 #[test]
 fn ctrl_p_cycles_through_enabled_models_or_the_models_flag() {

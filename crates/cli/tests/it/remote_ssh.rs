@@ -16,9 +16,7 @@ use test_support::tool_call::execute_one;
 /// The remote user the server logs in.
 const USER: &str = "ca-remote-test";
 
-fn bin() -> PathBuf {
-    assert_cmd::cargo::cargo_bin!("coding-agent").to_path_buf()
-}
+use crate::bin;
 
 struct Sshd {
     server: test_support::sshd::LoopbackSshd,
@@ -124,9 +122,7 @@ impl Sshd {
     }
 }
 
-fn text(v: &Value) -> String {
-    v["content"][0]["text"].as_str().unwrap_or("").to_string()
-}
+use test_support::cli::first_text as text;
 
 #[test]
 fn the_seven_tools_over_ssh_and_clear_errors_for_keys() {

@@ -50,7 +50,7 @@ fn scene(deny: &[&str]) -> Scene {
 }
 
 fn agent(s: &Scene) -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"));
+    let mut c = Command::new(crate::bin());
     c.env("HOME", s.base.join("home"))
         .env("CODING_AGENT_DIR", s.base.join("agent"))
         .stdin(Stdio::null());
@@ -301,7 +301,7 @@ fn a_denied_context_file_stays_out_of_the_prompt() {
     )
     .unwrap();
     let prompt = || {
-        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+        let out = std::process::Command::new(crate::bin())
             .args(["--print-system-prompt", "--cwd"])
             .arg(&ws)
             .env("CODING_AGENT_DIR", &agent_dir)

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
+use test_support::cli::{of_type, script};
 
 fn setup(settings: Value) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -17,19 +18,12 @@ fn setup(settings: Value) -> (tempfile::TempDir, std::path::PathBuf, std::path::
     (dir, agent, ws)
 }
 
-fn script(dir: &Path, turns: &[Value]) -> std::path::PathBuf {
-    let path = dir.join("script.jsonl");
-    let text: String = turns.iter().map(|t| format!("{t}\n")).collect();
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
 fn bash_call(id: &str, command: &str) -> Value {
     json!({"type": "toolCall", "id": id, "name": "bash", "arguments": {"command": command}})
 }
 
 fn events(agent: &Path, ws: &Path, script: &Path, extra: &[&str]) -> Vec<Value> {
-    let out = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+    let out = Command::new(crate::bin())
         .env("CODING_AGENT_DIR", agent)
         .arg("--script")
         .arg(script)
@@ -43,10 +37,6 @@ fn events(agent: &Path, ws: &Path, script: &Path, extra: &[&str]) -> Vec<Value> 
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
-}
-
-fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == kind).collect()
 }
 
 #[test]
@@ -169,7 +159,7 @@ fn a_project_cannot_allow_itself_commands() {
 fn the_tool_command_obeys_the_rules() {
     let (_dir, agent, ws) = setup(json!({"permissions": {"deny": ["Write(**/*.lock)", "Grep"]}}));
     let run = |name: &str, args: Value| -> Value {
-        let out = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+        let out = Command::new(crate::bin())
             .env("CODING_AGENT_DIR", &agent)
             .args(["tool", name, "--cwd"])
             .arg(&ws)
@@ -202,14 +192,13 @@ async fn mcp_refuses_what_needs_approval() {
     use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
     let (_dir, agent, ws) =
         setup(json!({"permissions": {"ask": ["Bash(touch:*)"], "deny": ["Bash(rm:*)"]}}));
-    let command = tokio::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
-        .configure(|c| {
-            c.arg("mcp")
-                .arg("--cwd")
-                .arg(&ws)
-                .args(["--sandbox", "off"]);
-            c.env("CODING_AGENT_DIR", &agent);
-        });
+    let command = tokio::process::Command::new(crate::bin()).configure(|c| {
+        c.arg("mcp")
+            .arg("--cwd")
+            .arg(&ws)
+            .args(["--sandbox", "off"]);
+        c.env("CODING_AGENT_DIR", &agent);
+    });
     let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
     let call = |command: &str| {
         client.call_tool(
@@ -264,7 +253,7 @@ fn the_terminal_asks_yes_no_always() {
     );
     let agent_cmd = format!(
         "{} --script {} --cwd {} go",
-        assert_cmd::cargo::cargo_bin!("coding-agent").display(),
+        crate::bin().display(),
         script_file.display(),
         ws.display()
     );
@@ -393,7 +382,7 @@ fn unusable_permission_settings_stop_the_agent_naming_file_and_key() {
         }
         let turn = json!({"content": [{"type": "text", "text": "never shown"}]});
         let script = script(dir.path(), &[turn]);
-        let out = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+        let out = Command::new(crate::bin())
             .env("CODING_AGENT_DIR", &agent)
             .arg("--script")
             .arg(&script)

@@ -6,40 +6,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use test_support::agent_loop::tool_call;
+use test_support::cli::script;
 use test_support::http_server;
 
-#[path = "cli/tui_harness.rs"]
-mod tui_harness;
-
-#[path = "cli/tui_models.rs"]
-mod tui_models;
-
-#[path = "cli/tui_pty.rs"]
-mod tui_pty;
-
-#[path = "cli/tui_keyboard.rs"]
-mod tui_keyboard;
-
-#[path = "cli/codemode.rs"]
-mod codemode;
-
-fn bin() -> std::process::Command {
-    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"));
-    c.env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env(
-            "CODING_AGENT_DIR",
-            std::env::temp_dir().join("coding-agent-cli-test-no-such-dir"),
-        )
-        .stdin(Stdio::null());
-    c
-}
-
-fn script(dir: &Path, turns: &[Value]) -> std::path::PathBuf {
-    let path = dir.join("script.jsonl");
-    let text: String = turns.iter().map(|t| format!("{t}\n")).collect();
-    std::fs::write(&path, text).unwrap();
-    path
+/// The binary with no credentials, an agent directory that does not
+/// exist, and no input.
+fn agent() -> std::process::Command {
+    test_support::cli::command(
+        crate::bin(),
+        &std::env::temp_dir().join("coding-agent-cli-test-no-such-dir"),
+    )
 }
 
 #[test]
@@ -53,7 +29,7 @@ fn print_mode_prints_the_final_answer() {
             json!({"content":[{"type":"text","text":"The file says alpha."}]}),
         ],
     );
-    let out = bin()
+    let out = agent()
         .args(["--script"])
         .arg(&s)
         .arg("--cwd")
@@ -85,7 +61,7 @@ fn print_mode_shows_escapes_on_a_terminal_and_passes_them_to_a_pipe() {
             json!({"content":[{"type":"text","text":"copied\u{1b}]52;c;cm0gLXJmIH4=\u{7}\u{1b}[2Jdone"}]}),
         ],
     );
-    let piped = bin()
+    let piped = agent()
         .args(["--script"])
         .arg(&s)
         .arg("--cwd")
@@ -100,7 +76,7 @@ fn print_mode_shows_escapes_on_a_terminal_and_passes_them_to_a_pipe() {
     // `script` gives the binary a pseudo-terminal for its stdout.
     let command = format!(
         "{} --script {} --cwd {} -p hi",
-        assert_cmd::cargo::cargo_bin!("coding-agent").display(),
+        crate::bin().display(),
         s.display(),
         dir.path().display()
     );
@@ -136,7 +112,7 @@ fn json_mode_parallel_batch_order() {
             json!({"content":[{"type":"text","text":"done"}]}),
         ],
     );
-    let out = bin()
+    let out = agent()
         .args(["--script"])
         .arg(&s)
         .arg("--cwd")
@@ -188,7 +164,7 @@ async fn tools_flag_limits_what_the_model_is_offered() {
     let base = format!("{}/v1", server.base);
     let cwd = dir.path().to_path_buf();
     let out = tokio::task::spawn_blocking(move || {
-        bin()
+        agent()
             .args([
                 "--provider",
                 "openai",
@@ -232,7 +208,7 @@ async fn tools_flag_limits_what_the_model_is_offered() {
 #[test]
 fn list_tools_and_print_system_prompt() {
     let dir = tempfile::tempdir().unwrap();
-    let out = bin()
+    let out = agent()
         .arg("--cwd")
         .arg(dir.path())
         .arg("--list-tools")
@@ -258,7 +234,7 @@ fn list_tools_and_print_system_prompt() {
     assert_eq!(tools[7]["active"], false);
     assert_eq!(tools[0]["parameters"]["required"], json!(["path"]));
 
-    let out = bin()
+    let out = agent()
         .arg("--cwd")
         .arg(dir.path())
         .args(["--print-system-prompt", "--exclude-tools", "bash"])
@@ -276,15 +252,15 @@ fn list_tools_and_print_system_prompt() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let out = bin().arg("--no-such-flag").output().unwrap();
+    let out = agent().arg("--no-such-flag").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let out = bin()
+    let out = agent()
         .args(["tool", "nope", "--args", "{}"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("Unknown tool name: nope"));
-    let out = bin()
+    let out = agent()
         .args(["tool", "read", "--args", "{not json"])
         .output()
         .unwrap();
@@ -294,7 +270,7 @@ fn usage_errors_exit_2() {
 #[test]
 fn missing_key_says_what_to_set() {
     let dir = tempfile::tempdir().unwrap();
-    let out = bin()
+    let out = agent()
         .arg("--cwd")
         .arg(dir.path())
         .args(["-p", "hi"])
@@ -307,7 +283,7 @@ fn missing_key_says_what_to_set() {
         "{err}"
     );
     assert!(err.contains("coding-agent demo"), "{err}");
-    let out = bin()
+    let out = agent()
         .arg("--cwd")
         .arg(dir.path())
         .args(["--provider", "anthropic", "-p", "hi"])
@@ -332,7 +308,7 @@ async fn api_flag_selects_the_responses_api_for_any_server() {
     let base = format!("{}/v1", server.base);
     let cwd = dir.path().to_path_buf();
     let out = tokio::task::spawn_blocking(move || {
-        bin()
+        agent()
             .args(["--api", "openai-responses", "--base-url", &base])
             .args(["--api-key", "sk-x", "--model", "gpt-fake", "--no-session"])
             .arg("--cwd")
@@ -378,7 +354,7 @@ async fn a_sessions_requests_carry_its_id_for_the_prompt_cache() {
     let run = |retention: Option<&'static str>| {
         let (base, agent_dir, cwd) = (base.clone(), agent_dir.clone(), dir.path().to_path_buf());
         tokio::task::spawn_blocking(move || {
-            let mut c = bin();
+            let mut c = agent();
             c.args(["--api", "openai-responses", "--base-url", &base])
                 .args(["--api-key", "sk-x", "--model", "gpt-fake"])
                 .env("CODING_AGENT_DIR", &agent_dir)
@@ -443,7 +419,7 @@ fn model_error_exits_1() {
         dir.path(),
         &[json!({"content":[],"stopReason":"error","errorMessage":"boom"})],
     );
-    let out = bin()
+    let out = agent()
         .args(["--script"])
         .arg(&s)
         .arg("--cwd")
@@ -459,7 +435,7 @@ fn model_error_exits_1() {
 fn tool_command_single_and_batch() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
-    let out = bin()
+    let out = agent()
         .args(["tool", "read", "--cwd"])
         .arg(dir.path())
         .args(["--args", r#"{"path":"a.txt","limit":"1"}"#])
@@ -472,7 +448,7 @@ fn tool_command_single_and_batch() {
         json!({"content":[{"type":"text","text":"one\n\n[1 more lines in file. Use offset=2 to continue.]"}],"details":null,"isError":false})
     );
 
-    let out = bin()
+    let out = agent()
         .args(["tool", "read", "--cwd"])
         .arg(dir.path())
         .args(["--args", r#"{"path":"missing"}"#])
@@ -493,7 +469,7 @@ fn tool_command_single_and_batch() {
     let batch = dir.path().join("cases.jsonl");
     std::fs::write(&batch, input).unwrap();
     let started = Instant::now();
-    let out = bin()
+    let out = agent()
         .args(["tool", "--batch"])
         .arg(&batch)
         .output()
@@ -523,7 +499,7 @@ fn tool_command_single_and_batch() {
 #[test]
 fn demo_runs_all_seven_tools() {
     let dir = tempfile::tempdir().unwrap();
-    let out = bin()
+    let out = agent()
         .args(["demo", "--mode", "json", "--dir"])
         .arg(dir.path())
         .output()
@@ -559,7 +535,7 @@ fn demo_never_overwrites_an_existing_directory() {
     std::fs::write(dir.path().join("README.md"), "mine\n").unwrap();
     std::fs::write(dir.path().join("notes.txt"), "keep\n").unwrap();
     for extra in [&[][..], &["--allow-non-empty"][..]] {
-        let out = bin()
+        let out = agent()
             .args(["demo", "--dir"])
             .arg(dir.path())
             .args(extra)
@@ -582,7 +558,7 @@ fn demo_never_overwrites_an_existing_directory() {
     }
     assert!(
         String::from_utf8_lossy(
-            &bin()
+            &agent()
                 .args(["demo", "--dir"])
                 .arg(dir.path())
                 .output()
@@ -593,7 +569,7 @@ fn demo_never_overwrites_an_existing_directory() {
     );
     // Beside other files, when asked.
     std::fs::remove_file(dir.path().join("README.md")).unwrap();
-    let out = bin()
+    let out = agent()
         .args(["demo", "--mode", "json", "--allow-non-empty", "--dir"])
         .arg(dir.path())
         .output()
@@ -622,7 +598,7 @@ fn sigint_during_a_long_bash_call_leaves_no_child() {
             json!({"content":[{"type":"text","text":"never"}]}),
         ],
     );
-    let mut child = bin()
+    let mut child = agent()
         .args(["--script"])
         .arg(&s)
         .arg("--cwd")
@@ -686,7 +662,7 @@ fn sigterm_and_sighup_cancel_like_ctrl_c() {
                 json!({"content":[{"type":"text","text":"never"}]}),
             ],
         );
-        let mut child = bin()
+        let mut child = agent()
             .args(["--script"])
             .arg(&s)
             .arg("--cwd")
@@ -750,7 +726,7 @@ fn a_batch_line_that_is_not_utf8_gets_an_error_and_the_rest_run() {
     cases.push(b'\n');
     let batch = dir.path().join("cases.jsonl");
     std::fs::write(&batch, cases).unwrap();
-    let out = bin()
+    let out = agent()
         .args(["tool", "--batch"])
         .arg(&batch)
         .arg("--cwd")
@@ -798,7 +774,7 @@ fn six_hundred_parallel_bash_calls_fit_in_1024_file_descriptors() {
         .arg("-c")
         .arg("ulimit -n 1024 && exec \"$@\"")
         .arg("sh")
-        .arg(assert_cmd::cargo::cargo_bin!("coding-agent"))
+        .arg(crate::bin())
         .args(["--script"])
         .arg(&s)
         .arg("--cwd")
@@ -845,7 +821,7 @@ fn text_mode_never_passes_control_sequences_through() {
             json!({"content":[{"type":"text","text":"done \u{1b}[2J"}]}),
         ],
     );
-    let out = bin()
+    let out = agent()
         .args(["--script"])
         .arg(&s)
         .arg("--cwd")

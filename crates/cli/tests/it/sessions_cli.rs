@@ -41,7 +41,7 @@ fn script(d: &Dirs, name: &str, turns: &[Value]) -> PathBuf {
 }
 
 fn agent(d: &Dirs) -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"));
+    let mut c = Command::new(crate::bin());
     c.env("CODING_AGENT_DIR", &d.agent).arg("--cwd").arg(&d.ws);
     c
 }
@@ -227,10 +227,7 @@ fn resume_by_id_and_no_session() {
 }
 
 fn json_events(out: &std::process::Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
+    test_support::cli::json_lines(&out.stdout)
 }
 
 #[test]
@@ -814,7 +811,7 @@ fn continue_never_resumes_a_session_another_user_planted() {
         let base = root.path();
         chmod(base, 0o755);
         let bin = base.join("coding-agent");
-        std::fs::copy(assert_cmd::cargo::cargo_bin!("coding-agent"), &bin).unwrap();
+        std::fs::copy(crate::bin(), &bin).unwrap();
         chmod(&bin, 0o755);
         let home = base.join("home");
         let ws = base.join("ws");

@@ -20,7 +20,7 @@ fn run_on_terminal(dir: &Path, ws: &Path, answer: &str) -> String {
     .unwrap();
     let agent_cmd = format!(
         "{} --script {} --cwd {} go",
-        assert_cmd::cargo::cargo_bin!("coding-agent").display(),
+        crate::bin().display(),
         script.display(),
         ws.display()
     );

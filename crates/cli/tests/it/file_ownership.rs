@@ -30,7 +30,7 @@ fn scene() -> Option<Scene> {
     let root = tempfile::tempdir().unwrap();
     std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let bin = root.path().join("coding-agent");
-    std::fs::copy(assert_cmd::cargo::cargo_bin!("coding-agent"), &bin).unwrap();
+    std::fs::copy(crate::bin(), &bin).unwrap();
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
     let agent_dir = root.path().join("agent");
     std::fs::create_dir(&agent_dir).unwrap();

@@ -50,12 +50,7 @@ impl Server {
 }
 
 fn start(cwd: &std::path::Path, agent_dir: &std::path::Path, extra: &[&str]) -> Server {
-    start_with(
-        Command::new(assert_cmd::cargo::cargo_bin!("coding-agent")),
-        cwd,
-        agent_dir,
-        extra,
-    )
+    start_with(Command::new(crate::bin()), cwd, agent_dir, extra)
 }
 
 /// Starts `command` (the binary, or a wrapper running it) as the server.
@@ -391,7 +386,7 @@ fn the_token_can_come_from_a_file() {
     let cmdline = std::fs::read(format!("/proc/{}/cmdline", server.child.id())).unwrap();
     assert!(!String::from_utf8_lossy(&cmdline).contains("file-token-value"));
     // On the command line: served, with a warning.
-    let out = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+    let out = Command::new(crate::bin())
         .args(["mcp", "--http", "127.0.0.1:0", "--auth-token", "argv-token"])
         .arg("--cwd")
         .arg(dir.path())
@@ -556,9 +551,7 @@ async fn parallel_calls_stay_within_the_open_file_limit() {
     wrapper.args([
         "-c",
         "ulimit -n 256 && exec \"$0\" \"$@\"",
-        assert_cmd::cargo::cargo_bin!("coding-agent")
-            .to_str()
-            .unwrap(),
+        crate::bin().to_str().unwrap(),
     ]);
     let server = start_with(wrapper, dir.path(), agent.path(), &["--auth-token", "tok"]);
     let client = server.client().await;
@@ -589,7 +582,7 @@ async fn parallel_calls_stay_within_the_open_file_limit() {
 #[test]
 fn a_non_loopback_address_needs_a_token() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(assert_cmd::cargo::cargo_bin!("coding-agent"))
+    let out = Command::new(crate::bin())
         .args(["mcp", "--http", "0.0.0.0:0", "--cwd"])
         .arg(dir.path())
         .env("CODING_AGENT_DIR", dir.path())
