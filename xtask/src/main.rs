@@ -99,7 +99,7 @@ const SYSTEM_PARTS: [SystemPart; 2] = [
     SystemPart {
         program: "/usr/bin/bwrap",
         install: "apt-get install -y bubblewrap",
-        groups: "the sandbox tests (crates/cli/tests/it/sandbox.rs, crates/sandbox/tests/it/sandbox.rs)",
+        groups: "the sandbox tests (crates/cli/tests/it/sandbox/, crates/sandbox/tests/it/sandbox.rs)",
         filter: "not test(/^sandbox::/)",
     },
     SystemPart {

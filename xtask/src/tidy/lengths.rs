@@ -12,29 +12,14 @@ pub(super) const MAX_LINES: usize = 700;
 /// given, and says why it is long.
 pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
     (
-        "crates/cli/tests/it/sandbox.rs",
-        2211,
-        "the sandbox's end-to-end cases: to become modules of one test binary (issue 35)",
-    ),
-    (
         "tests/tests/it/agent_loop.rs",
         1499,
         "the loop's contract cases: to become modules (issue 35)",
     ),
     (
-        "crates/cli/tests/it/sessions_cli.rs",
-        1372,
-        "session files through the binary: to become modules (issue 35)",
-    ),
-    (
         "crates/sandbox/src/policy.rs",
         1323,
         "the policy with its path rules: to split (issue 35)",
-    ),
-    (
-        "crates/cli/tests/it/remote.rs",
-        1288,
-        "the remote's end-to-end cases: to become modules (issue 35)",
     ),
     (
         "crates/local-ops/src/replace.rs",
@@ -65,11 +50,6 @@ pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
         "crates/ai/src/providers/lowering.rs",
         809,
         "schema lowering per API with its tests: to split (issue 35)",
-    ),
-    (
-        "crates/cli/tests/it/cli.rs",
-        870,
-        "the binary's cases: to become modules (issue 35)",
     ),
     (
         "crates/coding-agent/src/settings.rs",
