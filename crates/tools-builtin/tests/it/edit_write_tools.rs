@@ -402,7 +402,7 @@ fn two_processes_editing_one_file_lose_no_edit() {
             std::process::Command::new(&exe)
                 .args([
                     "--exact",
-                    "edit_race_child",
+                    "edit_write_tools::edit_race_child",
                     "--nocapture",
                     "--test-threads=1",
                 ])

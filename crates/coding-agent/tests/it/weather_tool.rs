@@ -1,16 +1,16 @@
 //! The weather example against a real HTTP server on 127.0.0.1.
 
-#[path = "../examples/weather_tool.rs"]
+#[path = "../../examples/weather_tool.rs"]
 #[allow(dead_code, unreachable_pub)]
-mod weather_tool;
+mod example;
 
 use std::time::{Duration, Instant};
 
 use agent_core::CancellationToken;
 use coding_agent::{ToolCallContext, ToolDefinition};
+use example::WeatherTool;
+use example::fake_server::{self, Reply};
 use serde_json::json;
-use weather_tool::WeatherTool;
-use weather_tool::fake_server::{self, Reply};
 
 async fn tool_for(
     route: impl Fn(&str) -> Reply + Send + Sync + 'static,
