@@ -27,11 +27,6 @@ pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
         "atomic replacement with its ownership and mode rules: to split (issue 35)",
     ),
     (
-        "crates/coding-agent/src/agent_session.rs",
-        964,
-        "the session assembly (builder, session switching, compaction and restore wiring): to split (issue 35)",
-    ),
-    (
         "tests/tests/it/providers.rs",
         930,
         "provider wire cases: to become modules (issue 35)",
@@ -50,11 +45,6 @@ pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
         "crates/ai/src/providers/lowering.rs",
         809,
         "schema lowering per API with its tests: to split (issue 35)",
-    ),
-    (
-        "crates/coding-agent/src/settings.rs",
-        818,
-        "settings with their tests: to become typed (issue 35)",
     ),
     (
         "crates/tools-builtin/src/edit_core.rs",
