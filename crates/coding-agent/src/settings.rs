@@ -461,8 +461,8 @@ fn non_empty(value: &Option<String>) -> Option<String> {
 }
 
 /// A timeout setting: `None` when `0` (disabled), clamped to
-/// [`MAX_TIMEOUT_SECONDS`], the default when absent; the same clamp as
-/// the tools' copy ([`agent_tool::timeout_setting`]).
+/// [`MAX_TIMEOUT_SECONDS`], the default when absent: the clamp every
+/// timeout setting goes through ([`agent_tool::timeout_seconds`]).
 fn timeout(value: Option<Seconds>, default: f64) -> Option<f64> {
     agent_tool::timeout_seconds(value.map(|Seconds(t)| t), default)
 }

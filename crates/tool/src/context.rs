@@ -80,41 +80,49 @@ pub fn timeout_seconds(value: Option<f64>, default: f64) -> Option<f64> {
     }
 }
 
-/// [`timeout_seconds`] of a setting's JSON value (a value that is no
-/// number gives `default`).
-///
-/// ```
-/// use agent_tool::timeout_setting;
-/// use serde_json::json;
-/// assert_eq!(timeout_setting(Some(&json!(0)), 180.0), None);
-/// assert_eq!(timeout_setting(Some(&json!("5")), 180.0), Some(180.0));
-/// ```
-pub fn timeout_setting(value: Option<&serde_json::Value>, default: f64) -> Option<f64> {
-    timeout_seconds(value.and_then(serde_json::Value::as_f64), default)
-}
-
 /// The session's settings as tools read them: the merged values in force
 /// (a project's code-running keys only once the project is trusted), as
-/// JSON. A tool reads its own keys (`shellPath`, `images.autoResize`) from
-/// here, so tools need no dependency on the product layer's settings type.
+/// JSON. A tool declares the keys it reads as a struct and reads them typed
+/// with [`ToolSettings::read`], so tools need no dependency on the product
+/// layer's settings type; [`get`](ToolSettings::get) and
+/// [`get_path`](ToolSettings::get_path) are there for a key a tool reads
+/// only once.
 ///
 /// ```
 /// use agent_tool::ToolSettings;
 /// use serde_json::json;
-/// let settings = ToolSettings::from_value(json!({"images": {"autoResize": false}}));
+///
+/// #[derive(serde::Deserialize, Default)]
+/// #[serde(rename_all = "camelCase", default)]
+/// struct Images { auto_resize: Option<bool> }
+/// #[derive(serde::Deserialize, Default)]
+/// #[serde(default)]
+/// struct ReadSettings { images: Images }
+///
+/// let settings = ToolSettings::from_value(json!({"images": {"autoResize": false}, "theme": "dark"}));
+/// let read: ReadSettings = settings.read();
+/// assert_eq!(read.images.auto_resize, Some(false));
 /// assert_eq!(settings.get_path("images.autoResize"), Some(&json!(false)));
 /// assert!(settings.get("shellPath").is_none());
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ToolSettings {
-    values: std::sync::Arc<serde_json::Map<String, serde_json::Value>>,
+    /// Always a JSON object; kept as a `Value` so [`ToolSettings::read`]
+    /// deserializes from it without a copy.
+    values: std::sync::Arc<serde_json::Value>,
+}
+
+impl Default for ToolSettings {
+    fn default() -> Self {
+        Self::new(serde_json::Map::new())
+    }
 }
 
 impl ToolSettings {
     /// Settings holding these top-level keys.
     pub fn new(values: serde_json::Map<String, serde_json::Value>) -> Self {
         ToolSettings {
-            values: std::sync::Arc::new(values),
+            values: std::sync::Arc::new(serde_json::Value::Object(values)),
         }
     }
 
@@ -123,6 +131,20 @@ impl ToolSettings {
         match value {
             serde_json::Value::Object(map) => Self::new(map),
             _ => Self::default(),
+        }
+    }
+
+    /// The settings a tool reads, typed: `T` names the keys it wants (serde
+    /// renames, `#[serde(default)]`); other keys are ignored. Values of the
+    /// wrong type give `T::default()` with a warning: settings files are
+    /// checked when they are loaded, so only values set in code get here.
+    pub fn read<T: serde::de::DeserializeOwned + Default>(&self) -> T {
+        match T::deserialize(&*self.values) {
+            Ok(read) => read,
+            Err(error) => {
+                tracing::warn!(%error, "tool settings of the wrong type; using the defaults");
+                T::default()
+            }
         }
     }
 

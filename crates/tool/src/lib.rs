@@ -64,7 +64,6 @@ pub mod wildcard;
 pub use closure_tool::{ToolBuilder, tool};
 pub use context::{
     DEFAULT_BASH_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, ToolSettings, WorkingDir, timeout_seconds,
-    timeout_setting,
 };
 pub use decorate::{Decorated, decorate};
 pub use definition::{

@@ -9,7 +9,7 @@ use agent_tool::{AgentToolResult, ToolError};
 use agent_tool::{
     DEFAULT_BASH_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, RenderContext, RenderResultOptions,
     StyledLine, StyledText, Theme, ToolCallContext, ToolDefinition, ToolHints, ToolSettings,
-    TypedTool, timeout_setting,
+    TypedTool, timeout_seconds,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -40,6 +40,18 @@ pub struct SpawnContext {
 
 /// Rewrites a command before it is spawned.
 pub type SpawnHook = Arc<dyn Fn(SpawnContext) -> SpawnContext + Send + Sync>;
+
+/// The settings the bash tool reads when its options leave them unset.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct BashSettings {
+    /// `bashTimeoutSeconds`: a call's timeout when it names none (`0`: none).
+    bash_timeout_seconds: Option<f64>,
+    /// `shellPath`: the shell commands run in.
+    shell_path: Option<String>,
+    /// `shellCommandPrefix`: text run before every command.
+    shell_command_prefix: Option<String>,
+}
 
 /// Options of the bash tool; unset fields fall back to the settings.
 #[derive(Clone, Default)]
@@ -117,7 +129,10 @@ impl TypedTool for BashTool {
         params: BashParams,
         cx: ToolCallContext,
     ) -> Result<AgentToolResult, ToolError> {
-        let settings = cx.get::<ToolSettings>().cloned().unwrap_or_default();
+        let settings: BashSettings = cx
+            .get::<ToolSettings>()
+            .map(ToolSettings::read)
+            .unwrap_or_default();
         let (on_update, cancel) = (cx.updates, cx.cancel);
         if cancel.is_cancelled() {
             return Err(ToolError::new("Command aborted"));
@@ -135,10 +150,7 @@ impl TypedTool for BashTool {
             }
             Some(0.0) => None,
             Some(t) => Some(t),
-            None => timeout_setting(
-                settings.get("bashTimeoutSeconds"),
-                DEFAULT_BASH_TIMEOUT_SECONDS,
-            ),
+            None => timeout_seconds(settings.bash_timeout_seconds, DEFAULT_BASH_TIMEOUT_SECONDS),
         };
         if !self.processes.working_dir_exists(&self.cwd) {
             return Err(ToolError::new(format!(
@@ -146,17 +158,13 @@ impl TypedTool for BashTool {
                 self.cwd.display()
             )));
         }
-        let shell_path = self
-            .options
-            .shell_path
-            .clone()
-            .or_else(|| settings.get_str("shellPath").map(str::to_string));
+        let shell_path = self.options.shell_path.clone().or(settings.shell_path);
         let shell = self.processes.resolve_shell(shell_path.as_deref())?;
         let prefix = self
             .options
             .command_prefix
             .clone()
-            .or_else(|| settings.get_str("shellCommandPrefix").map(str::to_string));
+            .or(settings.shell_command_prefix);
         let command = match prefix {
             Some(p) => format!("{p}\n{}", params.command),
             None => params.command.clone(),

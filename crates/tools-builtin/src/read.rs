@@ -89,8 +89,7 @@ impl TypedTool for ReadTool {
         let files = self.files.clone();
         let auto_resize = ctx
             .get::<ToolSettings>()
-            .and_then(|s| s.get_path("images.autoResize"))
-            .and_then(Value::as_bool)
+            .and_then(|s| s.read::<ReadSettings>().images.auto_resize)
             .unwrap_or(true);
         let model_sees_images = ctx
             .get::<agent_tool::Model>()
@@ -573,6 +572,21 @@ fn read_text<R: Read>(
         }
     };
     Ok(result)
+}
+
+/// The settings the read tool reads (`images.autoResize`).
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct ReadSettings {
+    images: ImageSettings,
+}
+
+/// `images.*` as the read tool reads it.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct ImageSettings {
+    /// Shrink large images before the model sees them (default on).
+    auto_resize: Option<bool>,
 }
 
 #[cfg(test)]
