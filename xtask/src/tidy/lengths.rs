@@ -27,11 +27,6 @@ pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
         "session files through the binary: to become modules (issue 35)",
     ),
     (
-        "crates/sandbox/src/policy.rs",
-        1323,
-        "the policy with its path rules: to split (issue 35)",
-    ),
-    (
         "crates/cli/tests/remote.rs",
         1288,
         "the remote's end-to-end cases: to become modules (issue 35)",
