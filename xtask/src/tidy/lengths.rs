@@ -32,11 +32,6 @@ pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
         "the remote's end-to-end cases: to become modules (issue 35)",
     ),
     (
-        "crates/local-ops/src/replace.rs",
-        1088,
-        "atomic replacement with its ownership and mode rules: to split (issue 35)",
-    ),
-    (
         "crates/coding-agent/src/agent_session.rs",
         973,
         "the session assembly: to shrink as agent-sessions leaves (issue 35)",
