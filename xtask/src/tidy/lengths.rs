@@ -67,11 +67,6 @@ pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
         "settings with their tests: to become typed (issue 35)",
     ),
     (
-        "crates/tools-builtin/src/edit_core.rs",
-        726,
-        "edit matching and its notices: to split (issue 35)",
-    ),
-    (
         "crates/tui/tests/tui.rs",
         717,
         "the UI's cases: to become modules (issue 35)",
