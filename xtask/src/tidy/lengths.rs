@@ -47,11 +47,6 @@ pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
         "product-layer cases: to become modules (issue 35)",
     ),
     (
-        "crates/remote/src/connection.rs",
-        883,
-        "the channel with its start-up script: to split (issue 35)",
-    ),
-    (
         "crates/ai/src/providers/lowering.rs",
         809,
         "schema lowering per API with its tests: to split (issue 35)",
