@@ -47,11 +47,6 @@ pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
         "product-layer cases: to become modules (issue 35)",
     ),
     (
-        "crates/ai/src/providers/lowering.rs",
-        809,
-        "schema lowering per API with its tests: to split (issue 35)",
-    ),
-    (
         "crates/cli/tests/cli.rs",
         870,
         "the binary's cases: to become modules (issue 35)",
