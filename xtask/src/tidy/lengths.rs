@@ -17,11 +17,6 @@ pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
         "the sandbox's end-to-end cases: to become modules of one test binary (issue 35)",
     ),
     (
-        "tests/tests/it/agent_loop.rs",
-        1499,
-        "the loop's contract cases: to become modules (issue 35)",
-    ),
-    (
         "crates/cli/tests/sessions_cli.rs",
         1372,
         "session files through the binary: to become modules (issue 35)",
@@ -35,16 +30,6 @@ pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
         "crates/coding-agent/src/agent_session.rs",
         973,
         "the session assembly: to shrink as agent-sessions leaves (issue 35)",
-    ),
-    (
-        "tests/tests/it/providers.rs",
-        930,
-        "provider wire cases: to become modules (issue 35)",
-    ),
-    (
-        "tests/tests/it/product_layer.rs",
-        928,
-        "product-layer cases: to become modules (issue 35)",
     ),
     (
         "crates/cli/tests/cli.rs",
