@@ -18,7 +18,7 @@ use agent_tui::transcript::Transcript;
 use coding_agent::sessions::{EntryKind, SessionEntry, SessionInfo};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{CJK, COMBINING, FAMILY, cx, framed, snapshot, status};
+use crate::support::{CJK, COMBINING, FAMILY, cx, framed, snapshot, status};
 
 #[path = "selector_edits.rs"]
 mod edits;
