@@ -2,7 +2,24 @@
 //! marked temporary name, then linked or renamed into place, and the
 //! leftovers of killed writers removed.
 
-use super::*;
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use rustix::fs::{AtFlags, CWD, FileType, FlockOperation, Mode, OFlags, RenameFlags};
+use rustix::io::Errno;
+
+use crate::random::random_hex;
+
+use super::attributes::{carry_over_attributes, current_umask};
+use super::{
+    Fallback, MAX_ATTEMPTS, Place, TEMP_MARKER, TEMP_PREFIX, TEMP_SUFFIX, Target,
+    is_permission_error, proc_fd, rename_refusal, same_file,
+};
 
 /// A new file in a directory, unnamed (`O_TMPFILE`) where the file system
 /// allows, until [`NewFile::link_as`] or [`NewFile::rename_over`] names it.

@@ -1,7 +1,15 @@
 //! Ownership and mode rules: carrying a file's owner, group, mode and
 //! extended attributes (ACLs exactly) over to a new inode, and the umask.
 
-use super::*;
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+
+use rustix::fs::Mode;
+use rustix::io::Errno;
+
+use super::{Fallback, TEMP_MARKER, Target};
 
 /// The access ACL's extended attribute.
 const ACL_ACCESS: &str = "system.posix_acl_access";

@@ -1,7 +1,19 @@
 //! Writing into the same inode: the synced backup made first, the write,
 //! and where the backup goes.
 
-use super::*;
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{AtFlags, CWD, Mode, OFlags};
+
+use crate::random::random_hex;
+
+use super::{BACKUP_INFIX, BACKUP_NAME_KEEP, Place, Target, proc_fd};
 
 /// A synced copy of a file's old content.
 struct Backup {

@@ -52,15 +52,12 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agent_tool::ops::{WriteConflict, WriteMethod, WriteOutcome};
 
-use crate::random::random_hex;
-use rustix::fs::{AtFlags, CWD, FileType, FlockOperation, Mode, OFlags, RenameFlags, Stat};
+use rustix::fs::{AtFlags, CWD, FileType, FlockOperation, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
 mod atomic;
@@ -68,7 +65,6 @@ mod attributes;
 mod in_place;
 
 use atomic::{create_new, replace_by_rename};
-use attributes::{carry_over_attributes, current_umask};
 use in_place::write_in_place;
 
 /// Prefix of the (briefly) named temporary files of the atomic path.

@@ -3,21 +3,17 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use agent_sandbox::SandboxMode;
 use agent_tool::CancellationToken;
-use sha2::Digest;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::mpsc;
 
 use crate::protocol::{
-    Hello, LINE_PREFIX, MAX_RESPONSE_BODY, Op, PROTOCOL_VERSION, READY_LINE, Reply, Request,
-    Response, Start, read_frame_limited, read_frame_sized, write_frame,
+    Hello, MAX_RESPONSE_BODY, Op, Reply, Request, Response, read_frame_sized, write_frame,
 };
 use crate::{RemoteError, RemoteOptions, RemoteTarget};
 

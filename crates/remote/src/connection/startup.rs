@@ -2,7 +2,23 @@
 //! the upload it may ask for, the greeting, and how a transport that ended
 //! too early is told apart.
 
-use super::*;
+use std::io;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use agent_sandbox::SandboxMode;
+use sha2::Digest;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout};
+
+use crate::protocol::{
+    Hello, LINE_PREFIX, MAX_RESPONSE_BODY, PROTOCOL_VERSION, READY_LINE, Reply, Response, Start,
+    read_frame_limited, write_frame,
+};
+use crate::{RemoteError, RemoteOptions, RemoteTarget};
+
+use super::lock;
 
 /// The shell script that brings the helper up on the other side: use a
 /// compatible `coding-agent` on PATH, else a cached upload, else ask for
