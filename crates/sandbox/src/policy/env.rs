@@ -80,7 +80,7 @@ fn name_words(name: &str) -> Vec<String> {
 }
 
 /// A policy's environment rules, its `secretEnv` patterns compiled: see
-/// [`SandboxPolicy::env_filter`].
+/// [`SandboxPolicy::env_filter`](super::SandboxPolicy::env_filter).
 #[derive(Debug, Clone)]
 pub struct EnvFilter<'p> {
     pub(super) pass_env: &'p [String],
@@ -89,7 +89,7 @@ pub struct EnvFilter<'p> {
 }
 
 impl EnvFilter<'_> {
-    /// As [`SandboxPolicy::hides_env`].
+    /// As [`SandboxPolicy::hides_env`](super::SandboxPolicy::hides_env).
     pub fn hides_env(&self, name: &str) -> bool {
         if self.pass_env.iter().any(|p| p == name) {
             return false;
@@ -118,7 +118,7 @@ impl EnvFilter<'_> {
                 .is_none_or(|set| set.is_match(name.to_ascii_lowercase()))
     }
 
-    /// As [`SandboxPolicy::hides_var`].
+    /// As [`SandboxPolicy::hides_var`](super::SandboxPolicy::hides_var).
     pub fn hides_var(&self, name: &str, value: &str) -> bool {
         if self.pass_env.iter().any(|p| p == name) {
             return false;
