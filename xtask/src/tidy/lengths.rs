@@ -10,53 +10,7 @@ pub(super) const MAX_LINES: usize = 700;
 
 /// Files longer than [`MAX_LINES`]: each may not grow past the length
 /// given, and says why it is long.
-pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[
-    (
-        "tests/tests/it/agent_loop.rs",
-        1499,
-        "the loop's contract cases: to become modules (issue 35)",
-    ),
-    (
-        "crates/sandbox/src/policy.rs",
-        1323,
-        "the policy with its path rules: to split (issue 35)",
-    ),
-    (
-        "crates/local-ops/src/replace.rs",
-        1088,
-        "atomic replacement with its ownership and mode rules: to split (issue 35)",
-    ),
-    (
-        "tests/tests/it/providers.rs",
-        930,
-        "provider wire cases: to become modules (issue 35)",
-    ),
-    (
-        "tests/tests/it/product_layer.rs",
-        928,
-        "product-layer cases: to become modules (issue 35)",
-    ),
-    (
-        "crates/remote/src/connection.rs",
-        883,
-        "the channel with its start-up script: to split (issue 35)",
-    ),
-    (
-        "crates/ai/src/providers/lowering.rs",
-        809,
-        "schema lowering per API with its tests: to split (issue 35)",
-    ),
-    (
-        "crates/tools-builtin/src/edit_core.rs",
-        726,
-        "edit matching and its notices: to split (issue 35)",
-    ),
-    (
-        "crates/tui/tests/tui.rs",
-        717,
-        "the UI's cases: to become modules (issue 35)",
-    ),
-];
+pub(super) const LONG_FILES: &[(&str, usize, &str)] = &[];
 
 /// Rust files over [`MAX_LINES`] lines that are not in `exceptions`,
 /// exceptions that grew, and exceptions no longer needed (a file split

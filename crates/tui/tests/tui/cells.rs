@@ -14,7 +14,7 @@ use agent_tui::markdown::{MarkdownStream, render};
 use agent_tui::text::plain;
 use agent_tui::transcript::Transcript;
 
-use super::{CJK, COMBINING, FAMILY, cx, framed, snapshot, status};
+use crate::support::{CJK, COMBINING, FAMILY, cx, framed, snapshot, status};
 
 fn code_answer() -> String {
     format!(

@@ -19,7 +19,7 @@ use agent_tui::transcript::Transcript;
 use coding_agent::{AgentSessionBuilder, AgentTool, ToolDefinition};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{cx, press, status, typed};
+use crate::support::{cx, press, status, typed};
 
 #[derive(Debug)]
 struct Probe;

@@ -14,7 +14,7 @@ use agent_tui::transcript::Transcript;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use proptest::prelude::*;
 
-use super::{cx, status};
+use crate::support::{cx, status};
 
 fn app() -> App {
     App::new(Transcript::new(UiTheme::plain()), cx(), status())
@@ -253,20 +253,20 @@ fn up_keeps_a_draft_and_ctrl_r_searches_history_in_the_live_region() {
 fn enter_steers_alt_enter_queues_and_esc_gives_them_back() {
     use crossterm::event::{KeyCode, KeyModifiers};
     let mut app = app();
-    super::typed(&mut app, "first prompt");
+    crate::support::typed(&mut app, "first prompt");
     assert_eq!(
-        super::press(&mut app, KeyCode::Enter),
+        crate::support::press(&mut app, KeyCode::Enter),
         Some(Action::Prompt("first prompt".into()))
     );
     app.run_started(Instant::now());
-    super::typed(&mut app, "steer me");
+    crate::support::typed(&mut app, "steer me");
     assert_eq!(
-        super::press(&mut app, KeyCode::Enter),
+        crate::support::press(&mut app, KeyCode::Enter),
         Some(Action::Steer("steer me".into()))
     );
-    super::typed(&mut app, "later");
+    crate::support::typed(&mut app, "later");
     assert_eq!(
-        app.key(super::key(KeyCode::Enter, KeyModifiers::ALT)),
+        app.key(crate::support::key(KeyCode::Enter, KeyModifiers::ALT)),
         Some(Action::FollowUp("later".into()))
     );
     let shown = plain(&app.compose(60, 30, Instant::now(), None).0);
@@ -277,25 +277,25 @@ fn enter_steers_alt_enter_queues_and_esc_gives_them_back() {
     assert!(shown.contains("esc to interrupt"), "{shown}");
     // Alt+Up takes the queue back into the editor; queue it again.
     assert_eq!(
-        app.key(super::key(KeyCode::Up, KeyModifiers::ALT)),
+        app.key(crate::support::key(KeyCode::Up, KeyModifiers::ALT)),
         Some(Action::TakeBackQueued)
     );
     assert_eq!(app.editor.text(), "steer me\nlater");
     assert!(app.queued.is_empty());
     app.editor.clear();
-    super::typed(&mut app, "steer me");
+    crate::support::typed(&mut app, "steer me");
     assert_eq!(
-        super::press(&mut app, KeyCode::Enter),
+        crate::support::press(&mut app, KeyCode::Enter),
         Some(Action::Steer("steer me".into()))
     );
-    super::typed(&mut app, "later");
-    app.key(super::key(KeyCode::Enter, KeyModifiers::ALT));
+    crate::support::typed(&mut app, "later");
+    app.key(crate::support::key(KeyCode::Enter, KeyModifiers::ALT));
     // The steering message was delivered: no longer queued.
     app.agent_event(&AgentEvent::MessageStart {
         message: Message::user("steer me"),
     });
     assert_eq!(
-        super::press(&mut app, KeyCode::Esc),
+        crate::support::press(&mut app, KeyCode::Esc),
         Some(Action::Interrupt)
     );
     app.run_ended();
@@ -310,9 +310,9 @@ fn enter_steers_alt_enter_queues_and_esc_gives_them_back() {
 #[test]
 fn ctrl_c_clears_then_interrupts_then_exits_twice() {
     use crossterm::event::{KeyCode, KeyModifiers};
-    let ctrl_c = super::key(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let ctrl_c = crate::support::key(KeyCode::Char('c'), KeyModifiers::CONTROL);
     let mut app = app();
-    super::typed(&mut app, "some text");
+    crate::support::typed(&mut app, "some text");
     assert_eq!(app.key(ctrl_c), None);
     assert!(app.editor.is_empty());
     app.run_started(Instant::now());
@@ -323,24 +323,27 @@ fn ctrl_c_clears_then_interrupts_then_exits_twice() {
         None,
         "the first one on an idle, empty editor arms"
     );
-    super::typed(&mut app, "a");
-    super::press(&mut app, KeyCode::Backspace);
+    crate::support::typed(&mut app, "a");
+    crate::support::press(&mut app, KeyCode::Backspace);
     assert_eq!(app.key(ctrl_c), None, "another key disarms");
     assert_eq!(app.key(ctrl_c), Some(Action::Exit));
     // Shift+Enter and Alt+Enter (idle) are new lines; /commands go out whole.
-    super::typed(&mut app, "a");
-    app.key(super::key(KeyCode::Enter, KeyModifiers::SHIFT));
-    app.key(super::key(KeyCode::Enter, KeyModifiers::ALT));
-    super::typed(&mut app, "b");
+    crate::support::typed(&mut app, "a");
+    app.key(crate::support::key(KeyCode::Enter, KeyModifiers::SHIFT));
+    app.key(crate::support::key(KeyCode::Enter, KeyModifiers::ALT));
+    crate::support::typed(&mut app, "b");
     assert_eq!(app.editor.text(), "a\n\nb");
     app.editor.clear();
-    super::typed(&mut app, "/tree");
+    crate::support::typed(&mut app, "/tree");
     assert_eq!(
-        super::press(&mut app, KeyCode::Enter),
+        crate::support::press(&mut app, KeyCode::Enter),
         Some(Action::Command("/tree".into()))
     );
-    super::typed(&mut app, "/exit");
-    assert_eq!(super::press(&mut app, KeyCode::Enter), Some(Action::Exit));
+    crate::support::typed(&mut app, "/exit");
+    assert_eq!(
+        crate::support::press(&mut app, KeyCode::Enter),
+        Some(Action::Exit)
+    );
 }
 
 /// Keys a person might press, printable or not.

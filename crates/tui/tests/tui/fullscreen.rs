@@ -16,7 +16,7 @@ use agent_tui::transcript::Transcript;
 use base64::Engine as _;
 use crossterm::event::{KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 
-use super::{CJK, FAMILY, Term, cx, framed, key, sample_app, snapshot, status};
+use crate::support::{CJK, FAMILY, Term, cx, framed, key, sample_app, snapshot, status};
 
 #[path = "fullscreen_lazy.rs"]
 mod lazy;

@@ -19,7 +19,7 @@ use agent_tui::text;
 use agent_tui::transcript::Transcript;
 use crossterm::event::{KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 
-use super::super::{CJK, cx, key, status};
+use crate::support::{CJK, cx, key, status};
 
 fn tool(i: usize, lines: usize) -> CellKind {
     let result: String = (0..lines).map(|l| format!("tool {i} line {l}\n")).collect();

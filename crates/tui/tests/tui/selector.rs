@@ -18,7 +18,7 @@ use agent_tui::text::{line_width, plain};
 use agent_tui::transcript::Transcript;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{CJK, COMBINING, FAMILY, cx, framed, snapshot, status};
+use crate::support::{CJK, COMBINING, FAMILY, cx, framed, snapshot, status};
 
 #[path = "selector_edits.rs"]
 mod edits;
