@@ -8,7 +8,8 @@
 //! 3. The product layer names no concrete tool: in coding-agent a built-in
 //!    tool name appears only where listed in [`PRODUCT_EXCEPTIONS`], in
 //!    agent-permissions only where listed in [`PERMISSIONS_EXCEPTIONS`],
-//!    each with the reason; agent-tui and agent-export name none at all.
+//!    in agent-rpc only where listed in [`RPC_EXCEPTIONS`], each with the
+//!    reason; agent-tui, agent-export and agent-commands name none at all.
 //! 4. Every file access of a tool goes through the operations: the tool
 //!    modules of tools-builtin touch no file system or process API directly
 //!    (except [`OPS_EXCEPTIONS`]), named outright or brought in by a `use`
@@ -85,6 +86,18 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "coding-agent",
         ],
     ),
+    // Pi's RPC mode: a front end driving a session with JSON lines;
+    // nothing but the binary uses it.
+    (
+        "agent-rpc",
+        &[
+            "agent-ai",
+            "agent-core",
+            "agent-permissions",
+            "coding-agent",
+            "agent-sessions",
+        ],
+    ),
     // The terminal UI drives a session; nothing but the binary uses it.
     (
         "agent-tui",
@@ -143,19 +156,23 @@ const PRODUCT_EXCEPTIONS: &[(&str, &str, &str)] = &[
         "shell programs (`bash`) whose arguments are command lines, in what trust pins, not tools",
     ),
     (
-        "rpc/server.rs",
+        "system_prompt.rs",
+        "has(\"bash\")",
+        "Pi's prompt advises bash for exploration only when bash is active and grep, find and ls are not",
+    ),
+];
+
+/// Where agent-rpc may spell a built-in tool's name, and why.
+const RPC_EXCEPTIONS: &[(&str, &str, &str)] = &[
+    (
+        "server.rs",
         "\"bash\"",
         "the names of Pi's RPC commands (`bash`), not of tools",
     ),
     (
-        "rpc/response_tests.rs",
+        "response_tests.rs",
         "\"bash\"",
         "the `bash` RPC command's response, pinned on the wire; a command, not a tool",
-    ),
-    (
-        "system_prompt.rs",
-        "has(\"bash\")",
-        "Pi's prompt advises bash for exploration only when bash is active and grep, find and ls are not",
     ),
 ];
 
@@ -261,6 +278,12 @@ pub fn tidy(root: &Path) -> Result<()> {
         PERMISSIONS_EXCEPTIONS,
         &mut problems,
     )?;
+    names_no_tool(
+        &root.join("crates/rpc/src"),
+        &names,
+        RPC_EXCEPTIONS,
+        &mut problems,
+    )?;
     // The UI draws tools through their renderers only.
     names_no_tool(&root.join("crates/tui/src"), &names, &[], &mut problems)?;
     names_no_tool(&root.join("crates/export/src"), &names, &[], &mut problems)?;
@@ -277,7 +300,7 @@ pub fn tidy(root: &Path) -> Result<()> {
         bail!("tidy:\n  {}", problems.join("\n  "));
     }
     println!(
-        "tidy: crate graph (normal and dev arrows), every dependency noted in the README, source lines per crate in ARCHITECTURE.md, no tool names in agent-core, coding-agent, agent-permissions, agent-tui or agent-export, tools use the operations, documented paths exist, files within {MAX_LINES} lines"
+        "tidy: crate graph (normal and dev arrows), every dependency noted in the README, source lines per crate in ARCHITECTURE.md, no tool names in agent-core, coding-agent, agent-permissions, agent-rpc, agent-tui, agent-export or agent-commands, tools use the operations, documented paths exist, files within {MAX_LINES} lines"
     );
     Ok(())
 }

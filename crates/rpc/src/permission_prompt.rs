@@ -4,7 +4,7 @@
 use super::*;
 
 /// Permission questions over the protocol; give it to the session builder
-/// ([`AgentSessionBuilder::permission_prompt`](crate::AgentSessionBuilder::permission_prompt))
+/// ([`AgentSessionBuilder::permission_prompt`](coding_agent::AgentSessionBuilder::permission_prompt))
 /// and the same value to [`run_rpc`].
 #[derive(Clone, Default)]
 pub struct RpcPermissionPrompt {
