@@ -43,7 +43,7 @@ use agent_ai::{ContentBlock, ImageContent, Message, Model, UserContent, UserMess
 use agent_core::{AgentEvent, CancellationToken};
 use futures::StreamExt;
 use futures::future::BoxFuture;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::bytes::{Bytes, BytesMut};
