@@ -50,12 +50,25 @@ pub struct SandboxLayer {
     pub exclude_tmp: Option<bool>,
 }
 
+/// The keys of a `sandbox` settings object.
+const LAYER_KEYS: [&str; 8] = [
+    "mode",
+    "roots",
+    "additionalDirectories",
+    "denyRead",
+    "network",
+    "passEnv",
+    "secretEnv",
+    "excludeTmp",
+];
+
 impl SandboxLayer {
     /// The layer a settings file's `sandbox` value gives (none: an empty
     /// layer); `source` names the file in messages (`project`).
     ///
     /// # Errors
-    /// A key of the wrong shape, named.
+    /// A key of the wrong shape, or one that is not a sandbox setting,
+    /// named.
     ///
     /// ```
     /// use agent_sandbox::{SandboxLayer, SandboxMode};
@@ -64,6 +77,9 @@ impl SandboxLayer {
     /// assert_eq!(layer.mode, Some(SandboxMode::ReadOnly));
     /// assert_eq!(layer.deny_read, ["db/**"]);
     /// assert!(SandboxLayer::from_value(Some(&serde_json::json!({"mode": 1})), "").is_err());
+    /// // A misspelt key names itself instead of dropping a protection.
+    /// let typo = SandboxLayer::from_value(Some(&serde_json::json!({"denyread": ["x"]})), "project");
+    /// assert!(typo.unwrap_err().to_string().contains("sandbox.denyread (project)"));
     /// ```
     pub fn from_value(value: Option<&Value>, source: &str) -> Result<Self, SandboxConfigError> {
         let label = if source.is_empty() {
@@ -71,6 +87,24 @@ impl SandboxLayer {
         } else {
             format!(" ({source})")
         };
+        match value {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(map)) => {
+                // A misspelt key would silently drop a protection the user
+                // believes in (`denyread`), so it stops the start instead.
+                if let Some(key) = map.keys().find(|k| !LAYER_KEYS.contains(&k.as_str())) {
+                    return Err(SandboxConfigError(format!(
+                        "sandbox.{key}{label} is not a sandbox setting (the settings are {})",
+                        LAYER_KEYS.join(", ")
+                    )));
+                }
+            }
+            Some(other) => {
+                return Err(SandboxConfigError(format!(
+                    "sandbox{label} must be an object, not {other}"
+                )));
+            }
+        }
         let list = |key: &str| strings(value, key, &label);
         let flag = |key: &str| flag_of_key(value, key, &format!("sandbox.{key}{label}"));
         Ok(SandboxLayer {

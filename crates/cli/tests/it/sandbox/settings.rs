@@ -2,6 +2,51 @@
 
 use super::*;
 
+/// A misspelt sandbox key (`denyread`) or a `sandbox` that is not an
+/// object stops the agent naming it: a protection silently left unread
+/// would fail open. Nothing runs, not even the read the tool was asked for.
+#[test]
+fn a_misspelt_sandbox_setting_stops_the_agent_naming_it() {
+    let f = fixture();
+    for (user, project, named) in [
+        (
+            r#"{"sandbox": {"denyread": ["a.txt"]}}"#,
+            None,
+            "sandbox.denyread",
+        ),
+        (
+            "{}",
+            Some(r#"{"sandbox": {"mode": "read-only", "netwrok": false}}"#),
+            "sandbox.netwrok (project)",
+        ),
+        (
+            r#"{"sandbox": "read-only"}"#,
+            None,
+            "sandbox must be an object",
+        ),
+    ] {
+        std::fs::write(f.base.join("agent/settings.json"), user).unwrap();
+        let _ = std::fs::remove_dir_all(f.ws.join(".pi"));
+        if let Some(project) = project {
+            std::fs::create_dir_all(f.ws.join(".pi")).unwrap();
+            std::fs::write(f.ws.join(".pi/settings.json"), project).unwrap();
+        }
+        let out = agent(&f)
+            .args(["tool", "read", "--cwd"])
+            .arg(&f.ws)
+            .args(["--args", r#"{"path":"a.txt"}"#])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{named}: {err}");
+        assert!(err.contains(named), "{named}: {err}");
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("inside"),
+            "{named}: the file was read"
+        );
+    }
+}
+
 #[test]
 fn a_project_cannot_loosen_but_can_tighten() {
     let f = fixture();
