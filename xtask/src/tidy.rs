@@ -64,6 +64,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("agent-permissions", &["agent-core", "agent-tool"]),
     // Session files: messages in, JSONL out; no tools, settings or loop.
     ("agent-sessions", &["agent-ai"]),
+    // Project trust: the records and the pins of held-back values; paths
+    // and regular-file reads from agent-tool, the project's skill and
+    // template files from agent-skills; no settings, loop or model.
+    ("agent-trust", &["agent-tool", "agent-skills"]),
     (
         "coding-agent",
         &[
@@ -73,6 +77,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "agent-skills",
             "agent-permissions",
             "agent-sessions",
+            "agent-trust",
         ],
     ),
     (
@@ -83,6 +88,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "agent-tool",
             "agent-permissions",
             "coding-agent",
+            "agent-trust",
         ],
     ),
     // The terminal UI drives a session; nothing but the binary uses it.
@@ -119,6 +125,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "coding-agent",
             "agent-sessions",
             "agent-export",
+            "agent-trust",
         ],
     ),
     // Codemode: scripts whose tool calls go through the loop's nested-call
@@ -137,11 +144,6 @@ const ASSEMBLERS: &[&str] = &["coding-agent-cli", "integration-tests", "xtask"];
 
 /// Where coding-agent may spell a built-in tool's name, and why.
 const PRODUCT_EXCEPTIONS: &[(&str, &str, &str)] = &[
-    (
-        "trust/pins.rs",
-        "\"zsh\"",
-        "shell programs (`bash`) whose arguments are command lines, in what trust pins, not tools",
-    ),
     (
         "rpc/server.rs",
         "\"bash\"",
