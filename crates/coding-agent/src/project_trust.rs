@@ -1,39 +1,10 @@
 //! Project trust applied to [`Settings`]: the project's held-back values
-//! ([`Settings::held_back`]: the keys of [`RUNS_CODE_KEYS`] and
-//! [`WEAKENS_USER_KEYS`]) are applied when the user trusts the project
-//! with them, asked about on a terminal, or left out with one warning.
-//! The records and the pins are [`agent_trust`]'s; this is the glue, and
-//! the question's and the warning's wording.
-//!
-//! ```
-//! use coding_agent::{Settings, TrustOutcome, resolve_project_trust};
-//! use agent_trust::TrustStore;
-//! use serde_json::json;
-//!
-//! let dir = tempfile::tempdir().unwrap();
-//! let store = TrustStore::at(dir.path().join("trusted-projects.json"));
-//! let project = dir.path();
-//! let mut settings = Settings::merged(
-//!     json!({"shellPath": "/bin/bash"}),
-//!     json!({"shellPath": "/tmp/evil", "bashTimeoutSeconds": 5}),
-//! );
-//! // Held back: the project's shell is not used, its other settings are.
-//! assert_eq!(settings.shell_path().as_deref(), Some("/bin/bash"));
-//! assert_eq!(settings.bash_timeout_seconds(), Some(5.0));
-//! // Not trusted, and no terminal to ask on: left out, with a warning.
-//! let outcome = resolve_project_trust(&mut settings, project, Some(&store), None);
-//! assert!(matches!(outcome, TrustOutcome::Ignored { .. }));
-//! assert_eq!(settings.shell_path().as_deref(), Some("/bin/bash"));
-//!
-//! // Once the user trusts these values, they are applied.
-//! store.trust(project, settings.held_back()).unwrap();
-//! let outcome = resolve_project_trust(&mut settings, project, Some(&store), None);
-//! assert_eq!(outcome, TrustOutcome::Applied);
-//! assert_eq!(settings.shell_path().as_deref(), Some("/tmp/evil"));
-//! ```
-//!
-//! [`RUNS_CODE_KEYS`]: crate::RUNS_CODE_KEYS
-//! [`WEAKENS_USER_KEYS`]: crate::WEAKENS_USER_KEYS
+//! ([`Settings::held_back`]: the keys of
+//! [`RUNS_CODE_KEYS`](crate::RUNS_CODE_KEYS) and
+//! [`WEAKENS_USER_KEYS`](crate::WEAKENS_USER_KEYS)) are applied when the
+//! user trusts the project with them, asked about on a terminal, or left
+//! out with one warning. The records and the pins are [`agent_trust`]'s;
+//! this is the glue, and the question's and the warning's wording.
 
 use std::path::Path;
 
@@ -58,12 +29,39 @@ pub enum TrustOutcome {
 }
 
 /// Applies the project's held-back settings if `store` (the user's:
-/// [`TrustStore::in_agent_dir`] of [`agent_dir`](crate::agent_dir)) trusts
-/// them with their current values, else asks `ask` (a terminal question; `None` in
-/// modes without one) and records a yes. The settings stay held back
-/// otherwise, and the outcome carries the warning to show.
+/// [`TrustStore::in_agent_dir`] of [`agent_dir`](crate::agent_dir))
+/// trusts them with their current values, else asks `ask` (a terminal
+/// question; `None` in modes without one) and records a yes. The settings
+/// stay held back otherwise, and the outcome carries the warning to show.
 ///
 /// `project` is the directory whose `.pi/settings.json` was read.
+///
+/// ```
+/// use coding_agent::{Settings, TrustOutcome, resolve_project_trust};
+/// use agent_trust::TrustStore;
+/// use serde_json::json;
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let store = TrustStore::at(dir.path().join("trusted-projects.json"));
+/// let project = dir.path();
+/// let mut settings = Settings::merged(
+///     json!({"shellPath": "/bin/bash"}),
+///     json!({"shellPath": "/tmp/evil", "bashTimeoutSeconds": 5}),
+/// );
+/// // Held back: the project's shell is not used, its other settings are.
+/// assert_eq!(settings.shell_path().as_deref(), Some("/bin/bash"));
+/// assert_eq!(settings.bash_timeout_seconds(), Some(5.0));
+/// // Not trusted, and no terminal to ask on: left out, with a warning.
+/// let outcome = resolve_project_trust(&mut settings, project, Some(&store), None);
+/// assert!(matches!(outcome, TrustOutcome::Ignored { .. }));
+/// assert_eq!(settings.shell_path().as_deref(), Some("/bin/bash"));
+///
+/// // Once the user trusts these values, they are applied.
+/// store.trust(project, settings.held_back()).unwrap();
+/// let outcome = resolve_project_trust(&mut settings, project, Some(&store), None);
+/// assert_eq!(outcome, TrustOutcome::Applied);
+/// assert_eq!(settings.shell_path().as_deref(), Some("/tmp/evil"));
+/// ```
 pub fn resolve_project_trust(
     settings: &mut Settings,
     project: &Path,
