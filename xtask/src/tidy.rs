@@ -8,7 +8,8 @@
 //! 3. The product layer names no concrete tool: in coding-agent a built-in
 //!    tool name appears only where listed in [`PRODUCT_EXCEPTIONS`], in
 //!    agent-permissions only where listed in [`PERMISSIONS_EXCEPTIONS`],
-//!    each with the reason; agent-tui and agent-export name none at all.
+//!    in agent-rpc only where listed in [`RPC_EXCEPTIONS`], each with the
+//!    reason; agent-tui, agent-export and agent-commands name none at all.
 //! 4. Every file access of a tool goes through the operations: the tool
 //!    modules of tools-builtin touch no file system or process API directly
 //!    (except [`OPS_EXCEPTIONS`]), named outright or brought in by a `use`
@@ -22,7 +23,14 @@
 //!    README's dependency notes (licence, purpose), and every row a crate
 //!    (`tidy/dependencies.rs`).
 //! 9. ARCHITECTURE.md's source lines per crate are within 10% of the
-//!    truth (`tidy/source_lines.rs`).
+//!    truth, and a crate with a line budget stays within it
+//!    (`tidy/source_lines.rs`: coding-agent, 4,500 lines of non-test
+//!    source).
+//! 10. No test asserts elapsed time but a hang guard marked as one
+//!     (`tidy/test_rules.rs`).
+//! 11. One integration-test binary per package (`tidy/test_rules.rs`).
+//! 12. No `json!` builds what providers, RPC or session files send
+//!     (`tidy/wire.rs`).
 //!
 //! Test modules (from `#[cfg(test)]` on) and comments are not checked.
 
@@ -36,8 +44,10 @@ mod dependencies;
 mod docs;
 mod lengths;
 mod source_lines;
+mod test_rules;
 #[cfg(test)]
 mod tests;
+mod wire;
 
 use docs::documented_paths_exist;
 use lengths::{LONG_FILES, MAX_LINES, file_lengths};
@@ -89,6 +99,18 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "agent-permissions",
             "coding-agent",
             "agent-trust",
+        ],
+    ),
+    // Pi's RPC mode: a front end driving a session with JSON lines;
+    // nothing but the binary uses it.
+    (
+        "agent-rpc",
+        &[
+            "agent-ai",
+            "agent-core",
+            "agent-permissions",
+            "coding-agent",
+            "agent-sessions",
         ],
     ),
     // The terminal UI drives a session; nothing but the binary uses it.
@@ -143,23 +165,18 @@ const ALLOWED: &[(&str, &[&str])] = &[
 const ASSEMBLERS: &[&str] = &["coding-agent-cli", "integration-tests", "xtask"];
 
 /// Where coding-agent may spell a built-in tool's name, and why.
-const PRODUCT_EXCEPTIONS: &[(&str, &str, &str)] = &[
-    (
-        "rpc/server.rs",
-        "\"bash\"",
-        "the names of Pi's RPC commands (`bash`), not of tools",
-    ),
-    (
-        "rpc/response_tests.rs",
-        "\"bash\"",
-        "the `bash` RPC command's response, pinned on the wire; a command, not a tool",
-    ),
-    (
-        "system_prompt.rs",
-        "has(\"bash\")",
-        "Pi's prompt advises bash for exploration only when bash is active and grep, find and ls are not",
-    ),
-];
+const PRODUCT_EXCEPTIONS: &[(&str, &str, &str)] = &[(
+    "system_prompt.rs",
+    "has(\"bash\")",
+    "Pi's prompt advises bash for exploration only when bash is active and grep, find and ls are not",
+)];
+
+/// Where agent-rpc may spell a built-in tool's name, and why.
+const RPC_EXCEPTIONS: &[(&str, &str, &str)] = &[(
+    "server.rs",
+    "\"bash\"",
+    "the names of Pi's RPC commands (`bash`), not of tools",
+)];
 
 /// Where agent-permissions may spell a built-in tool's name, and why: the
 /// words of the rule grammar and the model of bash.
@@ -263,6 +280,12 @@ pub fn tidy(root: &Path) -> Result<()> {
         PERMISSIONS_EXCEPTIONS,
         &mut problems,
     )?;
+    names_no_tool(
+        &root.join("crates/rpc/src"),
+        &names,
+        RPC_EXCEPTIONS,
+        &mut problems,
+    )?;
     // The UI draws tools through their renderers only.
     names_no_tool(&root.join("crates/tui/src"), &names, &[], &mut problems)?;
     names_no_tool(&root.join("crates/export/src"), &names, &[], &mut problems)?;
@@ -275,11 +298,20 @@ pub fn tidy(root: &Path) -> Result<()> {
     operations_only(&root.join("crates/tools-builtin/src"), &mut problems)?;
     documented_paths_exist(root, &mut problems)?;
     file_lengths(root, LONG_FILES, &mut problems)?;
+    let sources = test_rules::read_rust_files(root, &["crates", "tests", "xtask/src"])?;
+    // The checker's own cases spell the pattern they plant.
+    let sources: Vec<_> = sources
+        .into_iter()
+        .filter(|(path, _)| !path.starts_with("xtask/src/tidy"))
+        .collect();
+    test_rules::elapsed_assertions(&sources, &mut problems);
+    test_rules::one_test_binary(&test_targets(root)?, &mut problems);
+    wire::typed_wire(root, wire::TYPED_WIRE, wire::WIRE_EXCEPTIONS, &mut problems)?;
     if !problems.is_empty() {
         bail!("tidy:\n  {}", problems.join("\n  "));
     }
     println!(
-        "tidy: crate graph (normal and dev arrows), every dependency noted in the README, source lines per crate in ARCHITECTURE.md, no tool names in agent-core, coding-agent, agent-permissions, agent-tui or agent-export, tools use the operations, documented paths exist, files within {MAX_LINES} lines"
+        "tidy: crate graph (normal and dev arrows), every dependency noted in the README, source lines per crate in ARCHITECTURE.md, no tool names in agent-core, coding-agent, agent-permissions, agent-rpc, agent-tui, agent-export or agent-commands, tools use the operations, documented paths exist, files within {MAX_LINES} lines, coding-agent within its line budget, no elapsed-time assertions but hang guards, one integration-test binary per package, no json! on the typed wire"
     );
     Ok(())
 }
@@ -288,8 +320,8 @@ pub fn tidy(root: &Path) -> Result<()> {
 /// (package name, kind: `normal`, `dev` or `build`).
 pub type Package = (String, PathBuf, Vec<(String, String)>);
 
-/// The workspace's packages, from `cargo metadata`.
-pub fn workspace_packages(root: &Path) -> Result<Vec<Package>> {
+/// `cargo metadata` of the workspace's own packages.
+fn metadata(root: &Path) -> Result<Value> {
     let output = Command::new("cargo")
         .args([
             "metadata",
@@ -307,7 +339,37 @@ pub fn workspace_packages(root: &Path) -> Result<Vec<Package>> {
             String::from_utf8_lossy(&output.stderr)
         );
     }
-    let metadata: Value = serde_json::from_slice(&output.stdout)?;
+    Ok(serde_json::from_slice(&output.stdout)?)
+}
+
+/// Each workspace package with its integration-test targets' names.
+fn test_targets(root: &Path) -> Result<Vec<(String, Vec<String>)>> {
+    let metadata = metadata(root)?;
+    let packages = metadata["packages"]
+        .as_array()
+        .context("cargo metadata without packages")?;
+    Ok(packages
+        .iter()
+        .map(|p| {
+            let tests = p["targets"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|t| {
+                    t["kind"]
+                        .as_array()
+                        .is_some_and(|k| k.iter().any(|k| k == "test"))
+                })
+                .filter_map(|t| t["name"].as_str().map(str::to_string))
+                .collect();
+            (p["name"].as_str().unwrap_or_default().to_string(), tests)
+        })
+        .collect())
+}
+
+/// The workspace's packages, from `cargo metadata`.
+pub fn workspace_packages(root: &Path) -> Result<Vec<Package>> {
+    let metadata = metadata(root)?;
     let packages = metadata["packages"]
         .as_array()
         .context("cargo metadata without packages")?;
@@ -340,6 +402,7 @@ fn crate_graph(root: &Path, problems: &mut Vec<String>) -> Result<()> {
     dependencies::dependency_notes(&packages, &readme, problems);
     let architecture = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap_or_default();
     source_lines::check(&packages, &architecture, problems)?;
+    source_lines::budgets(&packages, source_lines::BUDGETS, problems)?;
     let members: Vec<&str> = packages.iter().map(|(n, _, _)| n.as_str()).collect();
     let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
     for (name, _, deps) in &packages {
@@ -406,6 +469,15 @@ fn builtin_tool_names(root: &Path) -> Result<Vec<String>> {
         .collect())
 }
 
+/// Whether `path` holds a module's unit tests in a file of their own
+/// (`tests.rs`, `*_tests.rs`, declared under `#[cfg(test)]`): test code like
+/// an inline test module.
+pub(super) fn is_test_file(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n == "tests.rs" || n.ends_with("_tests.rs"))
+}
+
 /// The non-test, non-comment lines of every `.rs` file under `dir`, with
 /// their path relative to `dir` and their line number.
 fn code_lines(dir: &Path) -> Result<Vec<(String, usize, String)>> {
@@ -418,11 +490,7 @@ fn code_lines(dir: &Path) -> Result<Vec<(String, usize, String)>> {
                 stack.push(path);
                 continue;
             }
-            // A module's unit tests in a file of their own (`mod tests;`
-            // under `#[cfg(test)]`) are test code like an inline one.
-            if path.extension().is_none_or(|x| x != "rs")
-                || path.file_name().is_some_and(|n| n == "tests.rs")
-            {
+            if path.extension().is_none_or(|x| x != "rs") || is_test_file(&path) {
                 continue;
             }
             let text = std::fs::read_to_string(&path)?;

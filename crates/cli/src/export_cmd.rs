@@ -68,6 +68,6 @@ fn export(
 }
 
 /// RPC `export_html`, with the session's own tools drawing the cards.
-pub fn rpc_exporter(registry: ToolRegistry) -> coding_agent::rpc::HtmlExporter {
+pub fn rpc_exporter(registry: ToolRegistry) -> agent_rpc::HtmlExporter {
     Arc::new(move |session, output| export(session, ExportFormat::Html, &registry, output))
 }

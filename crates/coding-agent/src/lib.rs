@@ -9,8 +9,9 @@
 //! rules gate calls; [`Extension`]s register tools and intercept calls;
 //! sessions are the JSONL files a run is saved to and resumed from
 //! (the `agent-sessions` crate; [`session_dir`] is where they are kept);
-//! [`compaction`] keeps the transcript inside the window; [`rpc`] drives a
-//! session over stdin/stdout. [`AgentSessionBuilder`] assembles all of it.
+//! [`compaction`] keeps the transcript inside the window.
+//! [`AgentSessionBuilder`] assembles all of it; front ends (the terminal UI,
+//! Pi's RPC mode in the `agent-rpc` crate) drive the session it builds.
 //!
 //! Tools are written with the `agent-tool` crate (re-exported as
 //! [`agent_tool`], its items at this crate's root for convenience): this
@@ -22,10 +23,10 @@ mod agent_dir;
 mod agent_session;
 pub mod compaction;
 mod extension;
+mod model_switch;
 mod project_trust;
 mod registry;
 mod restore;
-pub mod rpc;
 mod settings;
 mod skills;
 mod system_prompt;
@@ -41,6 +42,7 @@ pub use extension::{
     ToolResultEvent, ToolResultHandler, ToolResultPatch, discover_extensions,
     non_executable_extension_files,
 };
+pub use model_switch::{ModelResolver, switch_model};
 pub use project_trust::{TrustOutcome, resolve_project_trust};
 pub use registry::{ToolRegistry, ToolSelection, ToolSource};
 pub use settings::{

@@ -33,8 +33,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use coding_agent::AgentSession;
+pub use coding_agent::ModelResolver;
 use coding_agent::agent_ai::Model;
-pub use coding_agent::rpc::ModelResolver;
 
 pub use clipboard::{Clipboard, ClipboardError};
 pub use session::describe;

@@ -32,7 +32,7 @@ pub(crate) fn model(
         Some((p, id)) if !p.is_empty() && !id.is_empty() => (p.to_string(), id.to_string()),
         _ => (current.provider.clone(), rest.to_string()),
     };
-    let model = coding_agent::rpc::switch_model(
+    let model = coding_agent::switch_model(
         session,
         &commands.models,
         commands.resolve_model.as_ref(),

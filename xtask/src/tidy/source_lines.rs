@@ -24,6 +24,51 @@ pub(super) fn source_lines(dir: &Path) -> Result<usize> {
     Ok(total)
 }
 
+/// Crates held under a number of non-test source lines, and why: a crate
+/// that keeps growing is doing more than its one job.
+pub(super) const BUDGETS: &[(&str, usize, &str)] = &[(
+    "coding-agent",
+    4_500,
+    "the product's own jobs only; a new capability goes into a crate of its own",
+)];
+
+/// Lines of the `.rs` files under `dir/src` that are not tests: test files
+/// left out, each file counted up to its `#[cfg(test)]`.
+pub(super) fn non_test_lines(dir: &Path) -> Result<usize> {
+    let mut total = 0;
+    for path in super::lengths::rust_files(&[dir.join("src")])? {
+        if super::is_test_file(&path) {
+            continue;
+        }
+        total += std::fs::read_to_string(&path)?
+            .lines()
+            .take_while(|l| !l.trim_start().starts_with("#[cfg(test)]"))
+            .count();
+    }
+    Ok(total)
+}
+
+/// Problems: a crate over its budget, a budget naming no package.
+pub(super) fn budgets(
+    packages: &[Package],
+    budgets: &[(&str, usize, &str)],
+    problems: &mut Vec<String>,
+) -> Result<()> {
+    for (name, budget, why) in budgets {
+        let Some((_, dir, _)) = packages.iter().find(|(n, _, _)| n == name) else {
+            problems.push(format!("{name} has a line budget but is no package"));
+            continue;
+        };
+        let lines = non_test_lines(dir)?;
+        if lines > *budget {
+            problems.push(format!(
+                "{name} has {lines} lines of non-test source, over its budget of {budget} ({why})"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// `(crate, lines)` of the table's rows (`` | `name` | 1234 | ... ``).
 pub(super) fn rows(architecture: &str) -> Vec<(String, usize)> {
     let Some(start) = architecture.find(&format!("\n{SECTION}\n")) else {

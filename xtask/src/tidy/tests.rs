@@ -194,3 +194,98 @@ fn a_crate_without_a_line_count_or_with_a_stale_one_is_caught() {
     assert!(problems[0].contains("says b has 1000 lines; it has 50"));
     assert!(problems[1].contains("no row for c (0 lines)"));
 }
+
+#[test]
+fn an_elapsed_time_assertion_is_caught_unless_it_is_a_hang_guard() {
+    let files = vec![(
+        "t.rs".to_string(),
+        [
+            "assert!(start.elapsed() < Duration::from_millis(380));",
+            "let fast = t.elapsed() < limit;",
+            "assert!(",
+            "    started.elapsed() < Duration::from_secs(5),",
+            "assert!(t.elapsed() < Duration::from_secs(60)); // hang guard",
+            "let took = start.elapsed(); if took > x { println!() }",
+            "// assert!(t.elapsed() < d) in a comment",
+        ]
+        .join("\n"),
+    )];
+    let mut problems = Vec::new();
+    super::test_rules::elapsed_assertions(&files, &mut problems);
+    let lines: Vec<_> = problems
+        .iter()
+        .filter_map(|p| p.split(' ').next())
+        .collect();
+    assert_eq!(lines, ["t.rs:1", "t.rs:2", "t.rs:4"], "{problems:#?}");
+}
+
+#[test]
+fn a_second_test_binary_is_caught() {
+    let mut problems = Vec::new();
+    super::test_rules::one_test_binary(
+        &[
+            ("agent-core".into(), vec!["it".into()]),
+            ("agent-tool".into(), vec!["it".into(), "extra".into()]),
+            ("xtask".into(), vec![]),
+        ],
+        &mut problems,
+    );
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert!(
+        problems[0].starts_with("agent-tool builds 2"),
+        "{problems:#?}"
+    );
+}
+
+#[test]
+fn json_on_the_typed_wire_is_caught() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("wire");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("body.rs"),
+        "fn a() { json!({\"model\": m}) }\nfn b() { json!({\"_raw\": r}) }\n// json! in a comment\n#[cfg(test)]\nmod tests { fn c() { json!({}) } }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("body_tests.rs"), "fn d() { json!({}) }\n").unwrap();
+    let mut problems = Vec::new();
+    super::wire::typed_wire(
+        root.path(),
+        &["wire", "gone"],
+        &[("wire/body.rs", "\"_raw\"", "read, never sent")],
+        &mut problems,
+    )
+    .unwrap();
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(problems[0].starts_with("wire/body.rs:1 "), "{problems:#?}");
+    assert!(problems[1].contains("gone is named"), "{problems:#?}");
+}
+
+#[test]
+fn a_crate_over_its_line_budget_is_caught() {
+    let root = tempfile::tempdir().unwrap();
+    let src = root.path().join("src");
+    std::fs::create_dir_all(src.join("m")).unwrap();
+    std::fs::write(
+        src.join("lib.rs"),
+        "a\nb\nc\n#[cfg(test)]\nmod tests {\n}\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("m/tests.rs"), "x\ny\nz\nw\n").unwrap();
+    std::fs::write(src.join("m/mod.rs"), "d\n").unwrap();
+    let packages: Vec<Package> = vec![("big".into(), root.path().to_path_buf(), vec![])];
+    let mut problems = Vec::new();
+    super::source_lines::budgets(&packages, &[("big", 4, "")], &mut problems).unwrap();
+    assert!(
+        problems.is_empty(),
+        "4 lines of non-test source: {problems:#?}"
+    );
+    super::source_lines::budgets(&packages, &[("big", 3, ""), ("gone", 1, "")], &mut problems)
+        .unwrap();
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(problems[0].contains("big has 4 lines"), "{problems:#?}");
+    assert!(
+        problems[1].contains("gone has a line budget"),
+        "{problems:#?}"
+    );
+}

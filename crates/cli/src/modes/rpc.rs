@@ -1,9 +1,9 @@
 //! `--mode rpc`: the session driven by Pi's protocol on stdin and stdout
-//! (`coding_agent::rpc::run_rpc`); a rule's question goes to the client.
+//! (`agent_rpc::run_rpc`); a rule's question goes to the client.
 
 use std::sync::Arc;
 
-use coding_agent::rpc::{RpcOptions, RpcPermissionPrompt, run_rpc};
+use agent_rpc::{RpcOptions, RpcPermissionPrompt, run_rpc};
 
 use crate::args::RunArgs;
 use crate::startup::{Purpose, SessionPlan};

@@ -11,7 +11,7 @@ pub fn switchable(
     args: &RunArgs,
     settings: &Settings,
     current: &Model,
-) -> (Vec<Model>, Option<coding_agent::rpc::ModelResolver>) {
+) -> (Vec<Model>, Option<coding_agent::ModelResolver>) {
     if current.provider == "scripted" {
         return (Vec::new(), None);
     }
@@ -27,7 +27,7 @@ pub fn switchable(
             .cloned(),
     );
     let (args, settings, current) = (args.clone(), settings.clone(), current.clone());
-    let resolve: coding_agent::rpc::ModelResolver = Arc::new(move |provider, id| {
+    let resolve: coding_agent::ModelResolver = Arc::new(move |provider, id| {
         let mut args = args.clone();
         // The flags' endpoint and key belong to the provider they started
         // with; another provider comes from the registry and environment.

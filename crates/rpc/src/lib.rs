@@ -1,4 +1,6 @@
-//! RPC mode: an [`AgentSession`] driven by JSON lines, Pi's protocol, so an
+//! # agent-rpc
+//!
+//! Pi's RPC mode: an [`AgentSession`] driven by JSON lines, Pi's protocol, so an
 //! editor or another program can embed the agent.
 //!
 //! - Input: one command a line, split on `\n` only (a trailing `\r` is
@@ -41,15 +43,15 @@ use agent_ai::{ContentBlock, ImageContent, Message, Model, UserContent, UserMess
 use agent_core::{AgentEvent, CancellationToken};
 use futures::StreamExt;
 use futures::future::BoxFuture;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::bytes::{Bytes, BytesMut};
 use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, Decoder, FramedRead};
 
-use crate::AgentSession;
 use agent_permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
 use agent_sessions::SessionManager;
+use coding_agent::{AgentSession, ModelResolver};
 
 pub use command::{RpcCommand, RpcParseError, StreamingBehavior};
 
@@ -76,44 +78,6 @@ pub struct RpcOptions {
     pub builtin_commands: Vec<(String, String)>,
 }
 
-/// Switches `session` to `provider/model_id`: through `resolve` when there
-/// is one (any provider and API it knows), else among `models`, else (no
-/// list) to another id of the current provider. RPC `set_model` and the
-/// `/model` command both come through here.
-///
-/// # Errors
-/// `Model not found: provider/id`, or the resolver's own error.
-pub fn switch_model(
-    session: &crate::AgentSession,
-    models: &[Model],
-    resolve: Option<&ModelResolver>,
-    provider: &str,
-    model_id: &str,
-) -> Result<Model, String> {
-    if let Some(resolve) = resolve {
-        let (model, client) = resolve(provider, model_id)?;
-        session.set_model_and_client(model.clone(), client);
-        return Ok(model);
-    }
-    let current = session.agent().state().model;
-    let model = if models.is_empty() {
-        (provider == current.provider).then(|| {
-            let mut m = current.clone();
-            m.id = model_id.to_string();
-            m.name = model_id.to_string();
-            m
-        })
-    } else {
-        models
-            .iter()
-            .find(|m| m.provider == provider && m.id == model_id)
-            .cloned()
-    };
-    let model = model.ok_or_else(|| format!("Model not found: {provider}/{model_id}"))?;
-    session.set_model(model.clone());
-    Ok(model)
-}
-
 /// Writes a session as an HTML page at the given path, or at a default
 /// one; answers the path written (see [`RpcOptions::export_html`]).
 pub type HtmlExporter = Arc<
@@ -123,12 +87,6 @@ pub type HtmlExporter = Arc<
         ) -> Result<std::path::PathBuf, String>
         + Send
         + Sync,
->;
-
-/// Finds a model by provider and id, with a client that serves it (see
-/// [`RpcOptions::resolve_model`]).
-pub type ModelResolver = Arc<
-    dyn Fn(&str, &str) -> Result<(Model, Arc<dyn agent_ai::ModelClient>), String> + Send + Sync,
 >;
 
 impl std::fmt::Debug for RpcOptions {

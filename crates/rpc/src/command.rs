@@ -18,7 +18,7 @@ pub enum StreamingBehavior {
 /// ignored, as Pi does; a missing or mistyped field is an error naming it.
 ///
 /// ```
-/// use coding_agent::rpc::{RpcCommand, RpcParseError};
+/// use agent_rpc::{RpcCommand, RpcParseError};
 /// let command = RpcCommand::parse(&serde_json::json!({"type": "bash", "command": "ls"})).unwrap();
 /// assert!(matches!(command, RpcCommand::Bash { ref command } if command == "ls"));
 /// let err = RpcCommand::parse(&serde_json::json!({"type": "fly"})).unwrap_err();

@@ -4,7 +4,7 @@
 use super::*;
 
 /// Permission questions over the protocol; give it to the session builder
-/// ([`AgentSessionBuilder::permission_prompt`](crate::AgentSessionBuilder::permission_prompt))
+/// ([`AgentSessionBuilder::permission_prompt`](coding_agent::AgentSessionBuilder::permission_prompt))
 /// and the same value to [`run_rpc`].
 #[derive(Clone, Default)]
 pub struct RpcPermissionPrompt {
@@ -36,6 +36,25 @@ impl RpcPermissionPrompt {
     }
 }
 
+/// The choices a question offers, in Pi's words.
+const ANSWERS: [&str; 3] = ["Allow", "Deny", "Always allow"];
+
+/// The `extension_ui_request` line a permission question is sent as: Pi's
+/// `select` request, with the call and the rule's decision for a client
+/// that shows more than the title.
+#[derive(serde::Serialize)]
+struct UiRequest {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    id: String,
+    method: &'static str,
+    title: String,
+    options: [&'static str; 3],
+    tool: String,
+    args: Value,
+    decision: Value,
+}
+
 impl PermissionPrompt for RpcPermissionPrompt {
     fn ask(&self, request: PermissionRequest) -> BoxFuture<'static, PermissionAnswer> {
         let id = uuid::Uuid::new_v4().to_string();
@@ -45,16 +64,16 @@ impl PermissionPrompt for RpcPermissionPrompt {
             state.pending.insert(id.clone(), tx);
             state.output.clone()
         };
-        let message = json!({
-            "type": "extension_ui_request",
-            "id": id,
-            "method": "select",
-            "title": request.question(),
-            "options": ["Allow", "Deny", "Always allow"],
-            "tool": request.tool,
-            "args": request.args,
-            "decision": request.decision.to_json("rules"),
-        });
+        let message = UiRequest {
+            kind: "extension_ui_request",
+            id: id.clone(),
+            method: "select",
+            title: request.question(),
+            options: ANSWERS,
+            decision: request.decision.to_json("rules"),
+            tool: request.tool,
+            args: request.args,
+        };
         Box::pin(async move {
             let Some(output) = output else {
                 return PermissionAnswer::No;

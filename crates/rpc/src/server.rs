@@ -34,7 +34,7 @@ impl Server {
     }
 
     fn switch_model(&self, provider: &str, model_id: &str) -> Result<Model, String> {
-        super::switch_model(
+        coding_agent::switch_model(
             &self.session,
             &self.options.models,
             self.options.resolve_model.as_ref(),
@@ -218,7 +218,7 @@ impl Server {
                 // directory, the one asked for, or the default one.
                 let dir = match dir {
                     Some(dir) => Some(dir),
-                    None if recorded => crate::session_dir(self.session.cwd()),
+                    None if recorded => coding_agent::session_dir(self.session.cwd()),
                     None => None,
                 };
                 let mut manager = match dir {
@@ -413,20 +413,23 @@ impl Server {
                     });
                 let commands: Vec<RpcCommandInfo> = builtins
                     .chain(
-                        agent_skills::list_commands(&resources, crate::BUILTIN_COMMANDS)
-                            .into_iter()
-                            .map(|c| RpcCommandInfo {
-                                name: c.name,
-                                description: c.description,
-                                source: c.source.as_str().into(),
-                                file: Some(RpcCommandFile {
-                                    argument_hint: c.argument_hint,
-                                    source_info: RpcSourceInfo {
-                                        path: c.path,
-                                        scope: c.origin.as_str().into(),
-                                    },
-                                }),
+                        coding_agent::agent_skills::list_commands(
+                            &resources,
+                            coding_agent::BUILTIN_COMMANDS,
+                        )
+                        .into_iter()
+                        .map(|c| RpcCommandInfo {
+                            name: c.name,
+                            description: c.description,
+                            source: c.source.as_str().into(),
+                            file: Some(RpcCommandFile {
+                                argument_hint: c.argument_hint,
+                                source_info: RpcSourceInfo {
+                                    path: c.path,
+                                    scope: c.origin.as_str().into(),
+                                },
                             }),
+                        }),
                     )
                     .collect();
                 Ok(Some(RpcData::Commands { commands }))

@@ -12,7 +12,7 @@ use serde_json::Value;
 /// One response line of the RPC protocol.
 ///
 /// ```
-/// use coding_agent::rpc::{RpcData, RpcResponse};
+/// use agent_rpc::{RpcData, RpcResponse};
 ///
 /// let ok = RpcResponse::success(Some(1.into()), "get_last_assistant_text",
 ///     Some(RpcData::LastAssistantText { text: "hi".into() }));
@@ -166,7 +166,7 @@ pub enum RpcData {
         level: ThinkingLevel,
     },
     /// `compact`: `{summary, firstKeptEntryId, tokensBefore, details}`
-    /// (see [`crate::compaction::CompactionResult::to_json`]).
+    /// (see [`coding_agent::compaction::CompactionResult::to_json`]).
     Compaction(Value),
     /// `bash`: the user's command and its output.
     Bash(RpcBashResult),
