@@ -74,6 +74,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("agent-permissions", &["agent-core", "agent-tool"]),
     // Session files: messages in, JSONL out; no tools, settings or loop.
     ("agent-sessions", &["agent-ai"]),
+    // Project trust: the records and the pins of held-back values; paths
+    // and regular-file reads from agent-tool, the project's skill and
+    // template files from agent-skills; no settings, loop or model.
+    ("agent-trust", &["agent-tool", "agent-skills"]),
     (
         "coding-agent",
         &[
@@ -83,6 +87,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "agent-skills",
             "agent-permissions",
             "agent-sessions",
+            "agent-trust",
         ],
     ),
     (
@@ -93,6 +98,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "agent-tool",
             "agent-permissions",
             "coding-agent",
+            "agent-trust",
         ],
     ),
     // Pi's RPC mode: a front end driving a session with JSON lines;
@@ -141,6 +147,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "coding-agent",
             "agent-sessions",
             "agent-export",
+            "agent-trust",
         ],
     ),
     // Codemode: scripts whose tool calls go through the loop's nested-call
@@ -158,18 +165,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
 const ASSEMBLERS: &[&str] = &["coding-agent-cli", "integration-tests", "xtask"];
 
 /// Where coding-agent may spell a built-in tool's name, and why.
-const PRODUCT_EXCEPTIONS: &[(&str, &str, &str)] = &[
-    (
-        "trust/pins.rs",
-        "\"zsh\"",
-        "shell programs (`bash`) whose arguments are command lines, in what trust pins, not tools",
-    ),
-    (
-        "system_prompt.rs",
-        "has(\"bash\")",
-        "Pi's prompt advises bash for exploration only when bash is active and grep, find and ls are not",
-    ),
-];
+const PRODUCT_EXCEPTIONS: &[(&str, &str, &str)] = &[(
+    "system_prompt.rs",
+    "has(\"bash\")",
+    "Pi's prompt advises bash for exploration only when bash is active and grep, find and ls are not",
+)];
 
 /// Where agent-rpc may spell a built-in tool's name, and why.
 const RPC_EXCEPTIONS: &[(&str, &str, &str)] = &[(

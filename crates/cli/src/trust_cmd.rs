@@ -1,11 +1,12 @@
 //! `coding-agent trust [DIR]` and the trust question of interactive runs
-//! (see `coding_agent::trust`).
+//! (the records are `agent_trust`'s; `coding_agent::resolve_project_trust`
+//! applies them to the settings).
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
-use coding_agent::Settings;
-use coding_agent::trust::{TrustError, TrustOutcome, TrustStore, resolve_project_trust};
+use agent_trust::{TrustError, TrustState, TrustStore};
+use coding_agent::{Settings, TrustOutcome, resolve_project_trust};
 
 use crate::args::TrustArgs;
 
@@ -19,7 +20,7 @@ pub fn apply(settings: &mut Settings, cwd: &Path, may_ask: bool) -> bool {
     for warning in settings.warnings() {
         eprintln!("coding-agent: warning: {}", shown(warning));
     }
-    let store = TrustStore::in_agent_dir();
+    let store = user_trust_store();
     let can_ask = may_ask && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut ask = |question: &str| -> bool {
         eprint!("{} [y/N] ", shown(question));
@@ -41,18 +42,14 @@ pub fn apply(settings: &mut Settings, cwd: &Path, may_ask: bool) -> bool {
             false
         }
         TrustOutcome::Applied => true,
-        _ => store.is_some_and(|s| {
-            matches!(
-                s.state(cwd, settings.held_back()),
-                Ok(coding_agent::trust::TrustState::Trusted)
-            )
-        }),
+        _ => store
+            .is_some_and(|s| matches!(s.state(cwd, settings.held_back()), Ok(TrustState::Trusted))),
     }
 }
 
 /// `coding-agent trust`.
 pub fn run(args: TrustArgs) -> i32 {
-    let Some(store) = TrustStore::in_agent_dir() else {
+    let Some(store) = user_trust_store() else {
         eprintln!("coding-agent trust: no agent directory (set CODING_AGENT_DIR or HOME)");
         return 2;
     };
@@ -119,7 +116,7 @@ pub fn run(args: TrustArgs) -> i32 {
         }
     };
     let held = settings.held_back();
-    let pins = coding_agent::trust::pins(&dir, held);
+    let pins = agent_trust::pins(&dir, held);
     if let Err(e) = store.trust_pinned(&dir, held, &pins) {
         eprintln!("coding-agent trust: {}", shown(&e));
         if matches!(e, TrustError::CannotPin { .. }) {
@@ -150,6 +147,11 @@ pub fn run(args: TrustArgs) -> i32 {
         );
     }
     0
+}
+
+/// The user's trust records, in the agent directory; `None` without one.
+fn user_trust_store() -> Option<TrustStore> {
+    coding_agent::agent_dir().map(|dir| TrustStore::in_agent_dir(&dir))
 }
 
 /// `text` as it may be printed on a terminal: names and messages here come

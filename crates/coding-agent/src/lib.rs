@@ -3,7 +3,9 @@
 //! The product layer: the agent session around `agent_core::Agent`. The
 //! [`ToolRegistry`] decides which tools exist, are allowed and are active;
 //! [`build_system_prompt`] tells the model about them; [`Settings`] are
-//! layered global/project files, with project [`trust`]; `agent_permissions`
+//! layered global/project files, whose code-running values wait for the
+//! user to trust the project ([`resolve_project_trust`], over the
+//! `agent-trust` crate's records); `agent_permissions`
 //! rules gate calls; [`Extension`]s register tools and intercept calls;
 //! sessions are the JSONL files a run is saved to and resumed from
 //! (the `agent-sessions` crate; [`session_dir`] is where they are kept);
@@ -20,16 +22,14 @@
 mod agent_dir;
 mod agent_session;
 pub mod compaction;
-pub mod env_vars;
 mod extension;
 mod model_switch;
-mod project_file;
+mod project_trust;
 mod registry;
 mod restore;
 mod settings;
 mod skills;
 mod system_prompt;
-pub mod trust;
 mod user_bash;
 
 pub use agent_dir::{agent_dir, session_dir};
@@ -43,12 +43,12 @@ pub use extension::{
     non_executable_extension_files,
 };
 pub use model_switch::{ModelResolver, switch_model};
-pub use project_file::MAX_PROJECT_FILE_BYTES;
+pub use project_trust::{TrustOutcome, resolve_project_trust};
 pub use registry::{ToolRegistry, ToolSelection, ToolSource};
 pub use settings::{
     CodemodeValues, CompactionValues, DEFAULT_BASH_TIMEOUT_SECONDS,
     DEFAULT_STREAM_IDLE_TIMEOUT_SECONDS, ImageSettings, KnownSettings, MAX_TIMEOUT_SECONDS,
-    Seconds, Settings, SettingsError, TuiModeSetting,
+    RUNS_CODE_KEYS, Seconds, Settings, SettingsError, TuiModeSetting, WEAKENS_USER_KEYS,
 };
 pub use skills::BUILTIN_COMMANDS;
 pub use system_prompt::{

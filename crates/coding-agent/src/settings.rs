@@ -15,7 +15,7 @@
 //! project may only tighten ([`TIGHTEN_ONLY_KEYS`]), and keys that start
 //! programs ([`RUNS_CODE_KEYS`]) or would weaken the user's own setup
 //! ([`WEAKENS_USER_KEYS`]), held back until the user trusts the project
-//! ([`trust`](crate::trust)). `docs/settings.md` lists every key.
+//! ([`resolve_project_trust`](crate::resolve_project_trust)). `docs/settings.md` lists every key.
 //!
 //! Settings never fail open: a file that exists but cannot be read, is not a
 //! regular file, is larger than 1 MiB, is not valid JSON, or holds a known key
@@ -34,8 +34,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use agent_tool::regular_file::read_regular_file;
+use agent_trust::MAX_PROJECT_FILE_BYTES;
+
 use crate::agent_dir::agent_dir;
-use crate::project_file::{MAX_PROJECT_FILE_BYTES, read_regular_file};
 
 pub use known::{
     CodemodeValues, CompactionValues, ImageSettings, KnownSettings, Seconds, TuiModeSetting,
@@ -90,7 +92,8 @@ pub struct Settings {
 }
 
 /// Keys whose values start programs: a project's values of these are held
-/// back until the user trusts the project (see [`trust`](crate::trust)).
+/// back until the user trusts the project (see
+/// [`resolve_project_trust`](crate::resolve_project_trust)).
 /// Every new key that runs code belongs here.
 pub const RUNS_CODE_KEYS: [&str; 6] = [
     "mcpServers",
@@ -304,7 +307,8 @@ impl Settings {
 
     /// The project file's values of code-running keys ([`RUNS_CODE_KEYS`])
     /// and of keys that weaken the user's setup ([`WEAKENS_USER_KEYS`])
-    /// that are not applied; see [`trust`](crate::trust).
+    /// that are not applied; see
+    /// [`resolve_project_trust`](crate::resolve_project_trust).
     pub fn held_back(&self) -> &Map<String, Value> {
         &self.held_back
     }

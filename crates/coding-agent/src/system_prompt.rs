@@ -174,7 +174,7 @@ pub fn build_system_prompt(options: &SystemPromptOptions) -> String {
 /// are never read. A file is skipped, and the skip logged at `info` level
 /// (`--verbose` shows it), when it is not owned by the current user or root,
 /// when it or its directory is writable by everyone, or when it is not a
-/// regular file of at most [`MAX_PROJECT_FILE_BYTES`](crate::MAX_PROJECT_FILE_BYTES).
+/// regular file of at most [`MAX_PROJECT_FILE_BYTES`](agent_trust::MAX_PROJECT_FILE_BYTES).
 pub fn load_context_files(cwd: &Path, agent_dir: Option<&Path>) -> Vec<ContextFile> {
     let mut files = Vec::new();
     let read = |path: PathBuf| -> Option<ContextFile> {
@@ -253,7 +253,7 @@ pub fn context_files_through(files: &dyn agent_tool::FileOps, cwd: &Path) -> Vec
     let top = files.real_path(dirs[0]);
     let read = |path: PathBuf| -> Option<ContextFile> {
         let info = files.metadata(&path).ok()?;
-        if !info.is_file || info.len > crate::MAX_PROJECT_FILE_BYTES {
+        if !info.is_file || info.len > agent_trust::MAX_PROJECT_FILE_BYTES {
             return None;
         }
         let real = files.real_path(&path);
@@ -350,7 +350,7 @@ fn trusted_context_file(path: &Path) -> Result<Option<String>, String> {
             dir.display()
         ));
     }
-    crate::project_file::read_regular_file(path, crate::MAX_PROJECT_FILE_BYTES)
+    agent_tool::regular_file::read_regular_file(path, agent_trust::MAX_PROJECT_FILE_BYTES)
         .map_err(|e| e.to_string())
 }
 

@@ -70,7 +70,8 @@ fn write_atomically(path: &std::path::Path, text: &str) -> Result<(), String> {
 /// `/trust`: whether this project's settings may start programs, and how
 /// to change it.
 pub(crate) fn trust(session: &AgentSession) -> Result<String, String> {
-    let store = coding_agent::trust::TrustStore::in_agent_dir()
+    let store = coding_agent::agent_dir()
+        .map(|dir| agent_trust::TrustStore::in_agent_dir(&dir))
         .ok_or("no agent directory (set CODING_AGENT_DIR or HOME)")?;
     let projects = store.projects().map_err(|e| e.to_string())?;
     let cwd = session.cwd();

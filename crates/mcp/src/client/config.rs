@@ -365,7 +365,7 @@ fn parse_oauth(value: &Value) -> Result<crate::oauth::McpOAuthConfig, String> {
 }
 
 /// `${VAR}` and `${VAR:-default}` replaced by the environment's values
-/// (the one expansion trust pins by: [`coding_agent::env_vars::expand`]).
+/// (the one expansion trust pins by: [`agent_trust::env_vars::expand`]).
 fn expand_env(text: &str) -> Result<String, String> {
-    coding_agent::env_vars::expand(text).map_err(|e| e.to_string())
+    agent_trust::env_vars::expand(text).map_err(|e| e.to_string())
 }

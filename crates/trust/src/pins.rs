@@ -1,5 +1,5 @@
 //! What trust pins: the files a project's held-back values will run, by
-//! content, or why they cannot be pinned (see the parent module's docs).
+//! content, or why they cannot be pinned (see the crate's docs).
 
 use std::path::{Path, PathBuf};
 

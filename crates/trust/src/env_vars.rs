@@ -1,6 +1,6 @@
 //! `${VAR}` and `${VAR:-default}` in settings strings (the `mcpServers`
 //! entries): one expansion, shared by the code that starts the servers
-//! (`agent_mcp`) and by [`trust`](crate::trust), which pins the files the
+//! (`agent_mcp`) and by [`pins`](crate::pins), which pins the files the
 //! expanded command will run, not the text before expansion.
 
 /// A `${...}` that cannot be expanded.
@@ -26,7 +26,7 @@ pub enum ExpandError {
 /// `$VAR`, no `~`, no globs (the servers are not started through a shell).
 ///
 /// ```
-/// use coding_agent::env_vars::expand;
+/// use agent_trust::env_vars::expand;
 /// assert_eq!(expand("${CODING_AGENT_NO_SUCH_VAR:-srv.sh}").unwrap(), "srv.sh");
 /// assert!(expand("${CODING_AGENT_NO_SUCH_VAR}").is_err());
 /// ```

@@ -1,12 +1,15 @@
+//! # agent-trust
+//!
 //! Project trust: whether a project's own settings may run code.
 //!
 //! A cloned repository is written by someone else. Its `.pi/settings.json`
-//! may hold settings that start programs ([`RUNS_CODE_KEYS`]: MCP servers,
-//! the shell and its prefix, and every later key of that kind); those would
-//! run outside the sandbox, before any permission rule sees them. It may
-//! also hold settings that would weaken the user's own setup
-//! ([`WEAKENS_USER_KEYS`]: the extensions' timeouts). So these are held
-//! back ([`Settings::held_back`]) until the user trusts the project:
+//! may hold settings that start programs (MCP servers, the shell and its
+//! prefix, extensions); those would run outside the sandbox, before any
+//! permission rule sees them. It may also hold settings that would weaken
+//! the user's own setup (the extensions' timeouts). The caller holds these
+//! values back (coding-agent's `Settings::held_back`, its
+//! `RUNS_CODE_KEYS` and `WEAKENS_USER_KEYS`) and asks this crate whether
+//! the user trusts the project with them. The user trusts a project:
 //!
 //! - explicitly, with `coding-agent trust [DIR]`, or by answering the
 //!   terminal question of an interactive run;
@@ -14,7 +17,7 @@
 //!   the settings out, with one warning naming the file and the keys.
 //!
 //! A trust record is kept in the user's agent directory
-//! (`trusted-projects.json`, mode 0600), keyed by the project's canonical
+//! ([`TRUST_FILE_NAME`], mode 0600), keyed by the project's canonical
 //! path, and it holds the very values the user approved. If the project's
 //! code-running settings change afterwards (a sandboxed command may write
 //! `.pi/settings.json` when the directory did not exist yet), they are held
@@ -34,27 +37,31 @@
 //! shows. Records written before pins had this format (`pinFormat` 2) are
 //! asked about again, saying why ([`TrustState::Outdated`]).
 //!
+//! The crate knows no settings format: the held-back values are a JSON
+//! object, keyed as in the settings file. Asking the user, and applying
+//! the values once trusted, is the caller's part (coding-agent's
+//! `resolve_project_trust`).
+//!
 //! ```
-//! use coding_agent::Settings;
-//! use coding_agent::trust::{TrustState, TrustStore};
-//! use serde_json::json;
+//! use agent_trust::{TrustState, TrustStore};
+//! use serde_json::{Map, Value, json};
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! let store = TrustStore::at(dir.path().join("trusted-projects.json"));
 //! let project = dir.path();
-//! let mut settings = Settings::merged(
-//!     json!({"shellPath": "/bin/bash"}),
-//!     json!({"shellPath": "/tmp/evil", "bashTimeoutSeconds": 5}),
-//! );
-//! // Held back: the project's shell is not used, its other settings are.
-//! assert_eq!(settings.shell_path().as_deref(), Some("/bin/bash"));
-//! assert_eq!(settings.bash_timeout_seconds(), Some(5.0));
-//! assert_eq!(store.state(project, settings.held_back()).unwrap(), TrustState::NotTrusted);
+//! // What the caller held back of the project's settings: its shell.
+//! let held_back: Map<String, Value> =
+//!     serde_json::from_value(json!({"shellPath": "/tmp/evil"})).unwrap();
+//! assert_eq!(store.state(project, &held_back).unwrap(), TrustState::NotTrusted);
 //!
-//! store.trust(project, settings.held_back()).unwrap();
-//! assert_eq!(store.state(project, settings.held_back()).unwrap(), TrustState::Trusted);
-//! settings.apply_held_back();
-//! assert_eq!(settings.shell_path().as_deref(), Some("/tmp/evil"));
+//! store.trust(project, &held_back).unwrap();
+//! assert_eq!(store.state(project, &held_back).unwrap(), TrustState::Trusted);
+//!
+//! // Other values are not what the user trusted.
+//! let changed: Map<String, Value> =
+//!     serde_json::from_value(json!({"shellPath": "/tmp/worse"})).unwrap();
+//! assert_eq!(store.state(project, &changed).unwrap(), TrustState::Changed);
+//! assert!(store.revoke(project).unwrap());
 //! ```
 
 use std::io::{self, Write};
@@ -63,14 +70,26 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::Settings;
-use crate::project_file::read_regular_file;
 use agent_tool::path::canonical;
+use agent_tool::regular_file::read_regular_file;
 
-pub use crate::settings::{RUNS_CODE_KEYS, WEAKENS_USER_KEYS};
+pub mod env_vars;
+mod pins;
+#[cfg(test)]
+mod tests;
+
+use pins::PIN_FORMAT;
+pub use pins::{MAX_PINNED_BYTES, MAX_PINNED_FILES, Pins, pins};
 
 /// The trust file's name inside the agent directory.
 pub const TRUST_FILE_NAME: &str = "trusted-projects.json";
+
+/// The largest file a project controls that is read: settings and context
+/// files (coding-agent reads them with this bound), and the trust records
+/// themselves (1 MiB). Such files are read only when regular (see
+/// [`agent_tool::regular_file`]), so a FIFO cannot hang start-up and a link
+/// to `/dev/zero` cannot exhaust memory.
+pub const MAX_PROJECT_FILE_BYTES: u64 = 1024 * 1024;
 
 /// Whether a project's held-back settings may be applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,10 +151,10 @@ pub struct TrustStore {
 }
 
 impl TrustStore {
-    /// The records in the user's agent directory
-    /// ([`agent_dir`](crate::agent_dir::agent_dir)); `None` without a home.
-    pub fn in_agent_dir() -> Option<Self> {
-        crate::agent_dir::agent_dir().map(|d| Self::at(d.join(TRUST_FILE_NAME)))
+    /// The records in the agent directory `dir` (its [`TRUST_FILE_NAME`];
+    /// coding-agent's `agent_dir()` finds the user's).
+    pub fn in_agent_dir(dir: &Path) -> Self {
+        Self::at(dir.join(TRUST_FILE_NAME))
     }
 
     /// The records in `path`.
@@ -149,8 +168,8 @@ impl TrustStore {
     }
 
     /// Whether `project` is trusted with `held_back` (the project's
-    /// code-running values, [`Settings::held_back`]), the files they run
-    /// pinned afresh ([`pins`]).
+    /// code-running values, as the caller held them back), the files they
+    /// run pinned afresh ([`pins`]).
     ///
     /// # Errors
     /// An unreadable, malformed or unsafe trust file (the caller treats the
@@ -163,8 +182,12 @@ impl TrustStore {
         self.state_with(project, held_back, &pins(project, held_back))
     }
 
-    /// [`state`](Self::state) with the pins already taken.
-    fn state_with(
+    /// [`state`](Self::state) with the pins already taken ([`pins`]), so
+    /// that the pins a question shows are the ones judged.
+    ///
+    /// # Errors
+    /// As [`state`](Self::state).
+    pub fn state_with(
         &self,
         project: &Path,
         held_back: &Map<String, Value>,
@@ -223,7 +246,7 @@ impl TrustStore {
         records.insert(
             project_key(project),
             json!({
-                "trustedAt": agent_ai::now_millis(),
+                "trustedAt": now_millis(),
                 "settings": held_back,
                 "pinFormat": PIN_FORMAT,
                 "files": pins.files,
@@ -260,7 +283,7 @@ impl TrustStore {
         }
     }
 
-    fn load(&self) -> Result<Map<String, Value>, TrustError> {
+    pub(crate) fn load(&self) -> Result<Map<String, Value>, TrustError> {
         match std::fs::symlink_metadata(&self.path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Map::new()),
             Err(e) => return Err(self.error(e)),
@@ -285,7 +308,7 @@ impl TrustStore {
                 }
             }
         }
-        let text = read_regular_file(&self.path, crate::MAX_PROJECT_FILE_BYTES)
+        let text = read_regular_file(&self.path, MAX_PROJECT_FILE_BYTES)
             .map_err(|e| self.error(e))?
             .unwrap_or_default();
         if text.trim().is_empty() {
@@ -299,7 +322,7 @@ impl TrustStore {
         }
     }
 
-    fn save(&self, records: Map<String, Value>) -> Result<(), TrustError> {
+    pub(crate) fn save(&self, records: Map<String, Value>) -> Result<(), TrustError> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|e| self.error(e))?;
         let text = serde_json::to_string_pretty(&json!({"version": 1, "projects": records}))
@@ -309,7 +332,7 @@ impl TrustStore {
         let temp = dir.join(format!(
             ".{TRUST_FILE_NAME}.{}.{}",
             std::process::id(),
-            agent_ai::now_millis()
+            now_millis()
         ));
         let written = std::fs::OpenOptions::new()
             .write(true)
@@ -331,116 +354,16 @@ impl TrustStore {
     }
 }
 
-mod pins;
-#[cfg(test)]
-mod tests;
-
-use pins::PIN_FORMAT;
-pub use pins::{MAX_PINNED_BYTES, MAX_PINNED_FILES, Pins, pins};
-
 /// A project's key in the records: its canonical path.
 fn project_key(project: &Path) -> String {
     canonical(project).to_string_lossy().into_owned()
 }
 
-/// What [`resolve_project_trust`] did with the held-back settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum TrustOutcome {
-    /// The project holds no code-running settings.
-    NothingHeldBack,
-    /// Trusted (before, or by the answer just given): applied.
-    Applied,
-    /// Left out; the warning says why.
-    Ignored {
-        /// One line naming the file and the keys, for the user.
-        warning: String,
-    },
-}
-
-/// Applies the project's held-back settings if `store` trusts them with
-/// their current values, else asks `ask` (a terminal question; `None` in
-/// modes without one) and records a yes. The settings stay held back
-/// otherwise, and the outcome carries the warning to show.
-///
-/// `project` is the directory whose `.pi/settings.json` was read.
-pub fn resolve_project_trust(
-    settings: &mut Settings,
-    project: &Path,
-    store: Option<&TrustStore>,
-    ask: Option<&mut dyn FnMut(&str) -> bool>,
-) -> TrustOutcome {
-    if settings.held_back().is_empty() {
-        return TrustOutcome::NothingHeldBack;
-    }
-    let file = project.join(".pi").join("settings.json");
-    let keys = settings
-        .held_back()
-        .keys()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join(", ");
-    let pins = pins(project, settings.held_back());
-    let state = match store.map(|s| s.state_with(project, settings.held_back(), &pins)) {
-        Some(Ok(state)) => state,
-        Some(Err(e)) => {
-            tracing::warn!("{e}");
-            TrustState::NotTrusted
-        }
-        None => TrustState::NotTrusted,
-    };
-    if state == TrustState::Trusted {
-        settings.apply_held_back();
-        return TrustOutcome::Applied;
-    }
-    let mut why = match state {
-        TrustState::Changed => {
-            "they, or the project files they run, changed after you trusted this project".to_string()
-        }
-        TrustState::Outdated => "this project was trusted by an earlier coding-agent, which pinned fewer of the files it runs".to_string(),
-        _ => "this project is not trusted".to_string(),
-    };
-    if !pins.unpinnable.is_empty() {
-        // Named in the warning and the question alike: the user must know
-        // why this project is asked about every time.
-        why.push_str(&format!(
-            "; it cannot be trusted for good, so it is asked about each time, because not everything it runs can be pinned: {}",
-            pins.unpinnable.join("; ")
-        ));
-    }
-    if let Some(ask) = ask {
-        let shown = serde_json::to_string_pretty(&Value::Object(settings.held_back().clone()))
-            .unwrap_or_default();
-        let mut question = format!(
-            "{} wants to run programs outside the sandbox ({why}):\n{shown}\n",
-            file.display()
-        );
-        for (link, target) in &pins.links_out {
-            question.push_str(&format!(
-                "{link} is a link out of the project to {} (pinned by its content)\n",
-                target.display()
-            ));
-        }
-        question.push_str("Trust this project and use these settings?");
-        if ask(&question) {
-            if let Some(store) = store
-                && let Err(e) = store.trust_pinned(project, settings.held_back(), &pins)
-            {
-                tracing::warn!("the trust was not recorded: {e}");
-            }
-            settings.apply_held_back();
-            return TrustOutcome::Applied;
-        }
-    }
-    let next = if pins.unpinnable.is_empty() {
-        format!(
-            "review the file, then run `coding-agent trust {}`",
-            crate::shell_quote(&project.display().to_string())
-        )
-    } else {
-        "review the file, then answer the question of an interactive run".to_string()
-    };
-    TrustOutcome::Ignored {
-        warning: format!("{}: ignoring {keys}: {why} ({next})", file.display()),
-    }
+/// Milliseconds since the Unix epoch (0 before it): when a record was
+/// written.
+fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
