@@ -7,6 +7,26 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
+/// Whether `ident` appears in `text` as a whole word.
+fn names(text: &str, ident: &str) -> bool {
+    text.match_indices(ident).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + ident.len()..].chars().next();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !word(before) && !word(after)
+    })
+}
+
+/// The texts a Rust file pulls in with `include_str!("...")`: Markdown
+/// whose Rust blocks run as doctests use crates too.
+fn included_texts(file: &Path, text: &str) -> Vec<String> {
+    text.split("include_str!(\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .filter_map(|relative| std::fs::read_to_string(file.parent()?.join(relative)).ok())
+        .collect()
+}
+
 fn mentions(dirs: &[PathBuf], ident: &str) -> bool {
     dirs.iter().any(|dir| {
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -21,12 +41,10 @@ fn mentions(dirs: &[PathBuf], ident: &str) -> bool {
                 return false;
             }
             std::fs::read_to_string(&path).is_ok_and(|text| {
-                text.match_indices(ident).any(|(i, _)| {
-                    let before = text[..i].chars().next_back();
-                    let after = text[i + ident.len()..].chars().next();
-                    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-                    !word(before) && !word(after)
-                })
+                names(&text, ident)
+                    || included_texts(&path, &text)
+                        .iter()
+                        .any(|doc| names(doc, ident))
             })
         })
     })
