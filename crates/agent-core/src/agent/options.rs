@@ -1,4 +1,4 @@
-//! What an [`Agent`] starts with.
+//! What an [`Agent`](crate::Agent) starts with.
 
 use std::sync::Arc;
 
@@ -9,7 +9,7 @@ use crate::hooks::{AfterToolCallHook, BeforeToolCallHook};
 use crate::queue_mode::QueueMode;
 use crate::tool::{AgentTool, ExecutionMode};
 
-/// Everything an [`Agent`] starts with.
+/// Everything an [`Agent`](crate::Agent) starts with.
 pub struct AgentOptions {
     /// System prompt.
     pub system_prompt: String,
@@ -34,26 +34,26 @@ pub struct AgentOptions {
     /// Rewrites each request's transcript before it is sent.
     pub transform_context: Option<ContextTransform>,
     /// The most tool calls that execute at once (see
-    /// [`AgentLoopConfig::max_parallel_tools`]).
+    /// [`AgentLoopConfig::max_parallel_tools`](crate::AgentLoopConfig::max_parallel_tools)).
     pub max_parallel_tools: usize,
     /// How hard a reasoning model thinks (see
-    /// [`AgentLoopConfig::reasoning`]).
+    /// [`AgentLoopConfig::reasoning`](crate::AgentLoopConfig::reasoning)).
     pub reasoning: Option<agent_ai::ReasoningEffort>,
-    /// Thinking token budgets (see [`AgentLoopConfig::thinking_budgets`]).
+    /// Thinking token budgets (see [`AgentLoopConfig::thinking_budgets`](crate::AgentLoopConfig::thinking_budgets)).
     pub thinking_budgets: agent_ai::ThinkingBudgets,
     /// The conversation's id for prompt caching (see
-    /// [`AgentLoopConfig::session_id`]).
+    /// [`AgentLoopConfig::session_id`](crate::AgentLoopConfig::session_id)).
     pub session_id: Option<String>,
-    /// Prompt-cache lifetime (see [`AgentLoopConfig::cache_retention`]).
+    /// Prompt-cache lifetime (see [`AgentLoopConfig::cache_retention`](crate::AgentLoopConfig::cache_retention)).
     pub cache_retention: agent_ai::CacheRetention,
     /// Explains calls to tools that are not active (see
-    /// [`AgentLoopConfig::unknown_tool_message`]).
+    /// [`AgentLoopConfig::unknown_tool_message`](crate::AgentLoopConfig::unknown_tool_message)).
     pub unknown_tool_message: Option<UnknownToolMessage>,
     /// Keeps the transcript inside the context window (see
-    /// [`AgentLoopConfig::compactor`]).
+    /// [`AgentLoopConfig::compactor`](crate::AgentLoopConfig::compactor)).
     pub compactor: Option<Arc<dyn crate::ContextCompactor>>,
     /// Typed values every tool call receives (see
-    /// [`AgentLoopConfig::tool_extensions`]).
+    /// [`AgentLoopConfig::tool_extensions`](crate::AgentLoopConfig::tool_extensions)).
     pub tool_extensions: crate::Extensions,
 }
 

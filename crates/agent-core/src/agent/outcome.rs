@@ -1,9 +1,9 @@
-//! How a run of an [`Agent`](super::Agent) ends: its outcome, or why it was
+//! How a run of an [`Agent`](crate::Agent)(super::Agent) ends: its outcome, or why it was
 //! refused or failed.
 
 use agent_ai::{Message, StopReason, Usage};
 
-/// Why an [`Agent`] call was refused or its run failed.
+/// Why an [`Agent`](crate::Agent) call was refused or its run failed.
 ///
 /// Its `Debug` form (what `?` in `main` prints) is one short line, not the
 /// run's transcript: the outcome is there for code through
@@ -26,7 +26,7 @@ pub enum AgentError {
     /// response); the outcome holds the message and what the run produced.
     #[error("the model request failed: {}", .0.error_message.as_deref().unwrap_or("unknown error"))]
     RunFailed(Box<RunOutcome>),
-    /// The run was cancelled with [`Agent::abort`].
+    /// The run was cancelled with [`Agent::abort`](crate::Agent::abort).
     #[error("the run was aborted")]
     Aborted(Box<RunOutcome>),
 }
@@ -57,7 +57,7 @@ impl AgentError {
     }
 }
 
-/// How a run ended: what [`Agent::prompt`] and [`Agent::continue_run`]
+/// How a run ended: what [`Agent::prompt`](crate::Agent::prompt) and [`Agent::continue_run`](crate::Agent::continue_run)
 /// return (inside [`AgentError::RunFailed`] or [`AgentError::Aborted`] when
 /// it did not end well).
 #[derive(Debug, Clone, PartialEq)]
