@@ -248,6 +248,7 @@ const DEV_ALLOWED: &[(&str, &[&str])] = &[
             "agent-core",
             "agent-tool",
             "coding-agent",
+            "agent-sessions",
             "test-support",
             "tools-builtin",
         ],
